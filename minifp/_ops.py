@@ -1,0 +1,184 @@
+"""The op registry: each op is its forward, one gradient per input, and its autocast category.
+
+Forwards and gradients are pure array math on float32 arrays through `xp`
+(numpy or cupy). They never round, cast, unbroadcast or touch the graph: the
+dispatcher in _tensor.py does all of that, once, for every op.
+A gradient takes (xp, g, ans, *inputs, **params) and returns the gradient
+with respect to its input, in the broadcast shape.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+LOWER, FLOAT32, PROMOTE = "lower_precision", "float32", "promote"
+
+
+@dataclass(frozen=True)
+class Op:
+    """One primitive: its forward, a gradient function per input (None: not differentiable), its category."""
+
+    name: str
+    forward: Callable
+    grads: tuple
+    category: str = PROMOTE
+    layout: bool = False   # moves values without arithmetic: may run on storage arrays directly
+    returns_bool: bool = False
+
+
+OPS: dict[str, Op] = {}
+
+
+def defop(name, forward, *grads, category=PROMOTE, layout=False, returns_bool=False):
+    """Register a primitive."""
+    OPS[name] = Op(name, forward, grads, category, layout, returns_bool)
+    return OPS[name]
+
+
+# -- elementwise arithmetic -------------------------------------------------
+defop("add", lambda xp, x, y: x + y, lambda xp, g, ans, x, y: g, lambda xp, g, ans, x, y: g)
+defop("sub", lambda xp, x, y: x - y, lambda xp, g, ans, x, y: g, lambda xp, g, ans, x, y: -g)
+defop("mul", lambda xp, x, y: x * y, lambda xp, g, ans, x, y: g * y, lambda xp, g, ans, x, y: g * x)
+defop("div", lambda xp, x, y: x / y, lambda xp, g, ans, x, y: g / y, lambda xp, g, ans, x, y: -g * ans / y)
+defop("neg", lambda xp, x: -x, lambda xp, g, ans, x: -g)
+defop("pow", lambda xp, x, y: x ** y,
+      lambda xp, g, ans, x, y: g * y * x ** xp.where(y == 0, 1, y - 1),
+      lambda xp, g, ans, x, y: g * ans * xp.log(xp.where(x > 0, x, 1)),
+      category=FLOAT32)
+
+
+def _pick(xp, g, win, tie):
+    """g where this input won, half of g on ties (as PyTorch's maximum/minimum), zero elsewhere."""
+    return xp.where(win, g, xp.where(tie, g * 0.5, 0))
+
+
+defop("maximum", lambda xp, x, y: xp.maximum(x, y),
+      lambda xp, g, ans, x, y: _pick(xp, g, x > y, x == y), lambda xp, g, ans, x, y: _pick(xp, g, y > x, x == y))
+defop("minimum", lambda xp, x, y: xp.minimum(x, y),
+      lambda xp, g, ans, x, y: _pick(xp, g, x < y, x == y), lambda xp, g, ans, x, y: _pick(xp, g, y < x, x == y))
+defop("where", lambda xp, c, x, y: xp.where(c, x, y), None,
+      lambda xp, g, ans, c, x, y: xp.where(c, g, 0), lambda xp, g, ans, c, x, y: xp.where(c, 0, g))
+
+# -- unary math ---------------------------------------------------------------
+defop("exp", lambda xp, x: xp.exp(x), lambda xp, g, ans, x: g * ans, category=FLOAT32)
+defop("log", lambda xp, x: xp.log(x), lambda xp, g, ans, x: g / x, category=FLOAT32)
+defop("sqrt", lambda xp, x: xp.sqrt(x), lambda xp, g, ans, x: g * 0.5 / ans)
+defop("tanh", lambda xp, x: xp.tanh(x), lambda xp, g, ans, x: g * (1 - ans * ans))
+defop("sigmoid", lambda xp, x: 1 / (1 + xp.exp(-x)), lambda xp, g, ans, x: g * ans * (1 - ans))
+defop("relu", lambda xp, x: xp.maximum(x, 0), lambda xp, g, ans, x: xp.where(x > 0, g, 0))
+defop("abs", lambda xp, x: xp.abs(x), lambda xp, g, ans, x: g * xp.sign(x))
+
+# -- comparisons (no gradient, bool results) -----------------------------------
+for _name, _fn in {"lt": lambda xp, x, y: x < y, "le": lambda xp, x, y: x <= y, "gt": lambda xp, x, y: x > y,
+                   "ge": lambda xp, x, y: x >= y, "eq": lambda xp, x, y: x == y,
+                   "ne": lambda xp, x, y: x != y}.items():
+    defop(_name, _fn, None, None, returns_bool=True)
+
+
+# -- reductions (float32 accumulation) -----------------------------------------
+def _keep(xp, a, shape, axis, keepdims):
+    """Re-insert reduced axes so `a` broadcasts against the input."""
+    if keepdims or axis is None:
+        return a if axis is not None else xp.reshape(a, (1,) * len(shape))
+    axes = (axis,) if isinstance(axis, int) else axis
+    return xp.expand_dims(a, tuple(ax % len(shape) for ax in axes))
+
+
+def _count(shape, axis):
+    axes = range(len(shape)) if axis is None else ((axis,) if isinstance(axis, int) else axis)
+    n = 1
+    for ax in axes:
+        n *= shape[ax]
+    return n
+
+
+defop("sum", lambda xp, x, axis=None, keepdims=False: xp.sum(x, axis=axis, keepdims=keepdims),
+      lambda xp, g, ans, x, axis=None, keepdims=False:
+      xp.broadcast_to(_keep(xp, g, x.shape, axis, keepdims), x.shape), category=FLOAT32)
+defop("mean", lambda xp, x, axis=None, keepdims=False: xp.mean(x, axis=axis, keepdims=keepdims),
+      lambda xp, g, ans, x, axis=None, keepdims=False:
+      xp.broadcast_to(_keep(xp, g, x.shape, axis, keepdims) / _count(x.shape, axis), x.shape), category=FLOAT32)
+
+
+def _max_grad(xp, g, ans, x, axis=None, keepdims=False):
+    hit = x == _keep(xp, ans, x.shape, axis, keepdims)
+    return xp.where(hit, _keep(xp, g, x.shape, axis, keepdims) / xp.sum(hit, axis=axis, keepdims=True), 0)
+
+
+defop("max", lambda xp, x, axis=None, keepdims=False: xp.max(x, axis=axis, keepdims=keepdims), _max_grad)
+
+
+def _softmax(xp, x, axis=-1):
+    e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
+    return e / xp.sum(e, axis=axis, keepdims=True)
+
+
+def _log_softmax(xp, x, axis=-1):
+    shifted = x - xp.max(x, axis=axis, keepdims=True)
+    return shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
+
+
+defop("softmax", _softmax, lambda xp, g, ans, x, axis=-1: ans * (g - xp.sum(g * ans, axis=axis, keepdims=True)),
+      category=FLOAT32)
+defop("log_softmax", _log_softmax,
+      lambda xp, g, ans, x, axis=-1: g - xp.exp(ans) * xp.sum(g, axis=axis, keepdims=True), category=FLOAT32)
+
+# -- products -------------------------------------------------------------------
+
+
+def _matmul_grad_x(xp, g, ans, x, y):
+    if y.ndim == 1:
+        return xp.multiply.outer(g, y) if x.ndim > 1 else g * y
+    gx = g[..., None, :] if x.ndim == 1 else g
+    out = gx @ xp.swapaxes(y, -1, -2)
+    return out[..., 0, :] if x.ndim == 1 else out
+
+
+def _matmul_grad_y(xp, g, ans, x, y):
+    if x.ndim == 1:
+        return xp.multiply.outer(x, g) if y.ndim > 1 else g * x
+    gy = g[..., :, None] if y.ndim == 1 else g
+    out = xp.swapaxes(x, -1, -2) @ gy
+    return out[..., 0] if y.ndim == 1 else out
+
+
+defop("matmul", lambda xp, x, y: x @ y, _matmul_grad_x, _matmul_grad_y, category=LOWER)
+
+# -- layout: no arithmetic, values move unchanged ------------------------------------
+
+
+def _unindex(xp, g, ans, x, index):
+    out = xp.zeros(x.shape, g.dtype)
+    xp.add.at(out, index, g)
+    return out
+
+
+defop("reshape", lambda xp, x, shape: xp.reshape(x, shape),
+      lambda xp, g, ans, x, shape: xp.reshape(g, x.shape), layout=True)
+defop("transpose", lambda xp, x, axes=None: xp.transpose(x, axes),
+      lambda xp, g, ans, x, axes=None: xp.transpose(g, None if axes is None else xp.argsort(axes)), layout=True)
+defop("getitem", lambda xp, x, index: x[index], _unindex, layout=True)
+defop("cast", lambda xp, x: x, lambda xp, g, ans, x: g, layout=True)
+
+
+def _concat_grad(i):
+    def grad(xp, g, ans, *xs, axis=0):
+        start = sum(x.shape[axis] for x in xs[:i])
+        return xp.take(g, range(start, start + xs[i].shape[axis]), axis=axis)
+    return grad
+
+
+class _EachInput(tuple):
+    """The gradients of an op with any number of inputs: the i-th made on demand."""
+
+    def __new__(cls, make):
+        self = super().__new__(cls)
+        self.make = make
+        return self
+
+    def __getitem__(self, i):
+        return self.make(i)
+
+
+OPS["concatenate"] = Op("concatenate", lambda xp, *xs, axis=0: xp.concatenate(xs, axis=axis),
+                        _EachInput(_concat_grad), layout=True)

@@ -1,0 +1,219 @@
+"""Rounding float32/float64 -> format and widening format -> float32.
+
+Two implementations side by side: `_round_bits`, a Numba kernel over the raw
+bits, and `round_reference`, plain float64 array math (frexp / rint) that also
+runs on CuPy. The tests compare them with each other and with the casts of
+numpy and ml_dtypes.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numba
+import numpy as np
+
+from ._formats import Format, as_format
+
+MODES = ("nearest", "toward_zero", "stochastic")
+_MODE_ID = {m: i for i, m in enumerate(MODES)}
+
+# Source layouts the kernel reads: (unsigned view, mantissa bits, exponent bias, exponent mask).
+_SOURCES = {np.dtype(np.float32): (np.int32, 23, 127, 0xFF), np.dtype(np.float64): (np.int64, 52, 1023, 0x7FF)}
+_CODES = {8: np.uint8, 16: np.uint16}
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def _round_bits(src, out, rbits, src_man, src_bias, src_emask, m, emin, bias, sign_shift,
+                subnormals, max_code, overflow_code, nan_code, mode, decode):
+    """Round each source float (given as raw bits) into the format; write codes, or float32 values if `decode`."""
+    # Everything in int64: sign-extended source bits, significands below 2**53, shifts below 63.
+    man_mask = (1 << src_man) - 1
+    src_sign_shift = src.itemsize * 8 - 1
+    for i in numba.prange(src.size):
+        b = np.int64(src[i])
+        sign = (b >> src_sign_shift) & 1
+        e_field = (b >> src_man) & src_emask
+        sig = b & man_mask
+        if e_field == src_emask:                       # inf or NaN in the source
+            code = nan_code if sig != 0 else overflow_code
+        elif e_field == 0 and sig == 0:                # +-0 keeps its sign
+            code = 0
+        else:
+            if e_field == 0:                           # source subnormal: no implicit bit
+                e = 1 - src_bias
+            else:
+                e = e_field - src_bias
+                sig |= 1 << src_man
+            # The quantum is 2**(max(e, emin) - m): drop `shift` bits of the significand.
+            shift = src_man - m + max(0, emin - e)
+            if shift > 62:                             # far below the smallest subnormal
+                q = 0
+                up = mode == 2 and shift - 32 < 53 and np.int64(rbits[i]) < (sig >> (shift - 32))
+            else:
+                q = sig >> shift
+                rem = sig & ((1 << shift) - 1)
+                if mode == 0:
+                    half = (1 << shift) >> 1
+                    up = shift > 0 and (rem > half or (rem == half and (q & 1) == 1))
+                elif mode == 1:
+                    up = False
+                else:                                  # round up with probability rem / 2**shift (32-bit)
+                    frac32 = rem >> (shift - 32) if shift >= 32 else rem << (32 - shift)
+                    up = np.int64(rbits[i]) < frac32
+            # Normal results: exponent field max(e, emin) + bias; a carry out of q bumps it, as it should.
+            code = ((max(e, emin) + bias - 1) << m) + q + int(up)
+            if code > max_code:                         # toward zero never rounds up past max (IEEE)
+                code = max_code if mode == 1 else overflow_code
+            elif not subnormals and code < (1 << m):
+                code = 0
+        if decode:
+            if code > max_code:
+                # max_code + 1 is inf where the format has infinities (its NaN code then lies higher).
+                value = math.inf if code == max_code + 1 and nan_code != max_code + 1 else math.nan
+            else:
+                e_out = code >> m
+                value = math.ldexp((code & ((1 << m) - 1)) + (e_out > 0) * (1 << m), max(e_out, 1) - bias - m)
+            out[i] = -value if sign else value
+        else:
+            out[i] = code | (sign << sign_shift)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def _round_nearest_f32(bits, x, out, m, emin, bias, sign_shift, subnormals, max_code, overflow_code, nan_code):
+    """_round_bits for float32 sources and round-to-nearest-even, branch-free so that it vectorises.
+
+    Every intermediate is cast back to int32 (np.right_shift keeps the type): Numba
+    widens integer arithmetic to 64 bits, and the casts let LLVM keep eight 32-bit
+    lanes per AVX2 instruction. All values are below 2**31, so signed compares are safe.
+    """
+    i32 = np.int32
+    shift = i32(23 - m)
+    round_bias = i32((1 << (22 - m)) - 1)           # half an ulp minus one; the ulp's own bit breaks ties
+    rebias = i32((127 - bias) << m)
+    # Results below the format's smallest normal: scale to units of the smallest subnormal and let
+    # float32's own nearest-even addition of 2**23 round to an integer. (Formats with 8 exponent
+    # bits share float32's subnormals, and the bit formula covers them: no input is below 0.)
+    min_normal = i32((emin + 127) << 23 if bias != 127 else 0)
+    scale = np.float32(2.0 ** min(m - emin, 127))
+    magic = np.float32(2.0 ** 23)
+    min_code = i32(0 if subnormals else 1 << m)
+    max_c, over_c, nan_c, sshift = i32(max_code), i32(overflow_code), i32(nan_code), i32(sign_shift)
+    for i in numba.prange(bits.size):
+        b = bits[i]
+        a = i32(b & i32(0x7FFFFFFF))
+        code = i32(np.right_shift(i32(i32(a + round_bias) + i32(np.right_shift(a, shift) & i32(1))), shift) - rebias)
+        small = i32((abs(x[i]) * scale + magic) - magic)
+        code = small if a < min_normal else code
+        code = over_c if code > max_c else code
+        code = nan_c if a > i32(0x7F800000) else code
+        code = i32(0) if code < min_code else code
+        out[i] = i32(code | np.left_shift(i32(np.right_shift(b, i32(31)) & i32(1)), sshift))
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def _gather(codes, table, out):
+    """out[i] = table[codes[i]]: widening through a table of every value of a <= 16-bit format."""
+    for i in numba.prange(codes.size):
+        out[i] = table[codes[i]]
+
+
+def _random_bits(rng, shape):
+    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    return rng.integers(0, 2**32, size=shape, dtype=np.uint32)
+
+
+def _check(x, fmt, mode):
+    fmt = as_format(fmt)
+    if mode not in _MODE_ID:
+        raise ValueError(f"unknown rounding mode {mode!r}; valid modes: {', '.join(MODES)}")
+    if x.dtype not in _SOURCES:
+        x = x.astype(np.float32) if x.dtype.kind in "biuf" else x
+        if x.dtype not in _SOURCES:
+            raise TypeError(f"round_to takes a float32 or float64 array, got dtype {x.dtype}")
+    return x, fmt
+
+
+def round_to(x, fmt, mode="nearest", rng=None):
+    """Round a float32/float64 array into `fmt`; returns an array of the format's storage dtype."""
+    x, fmt = _check(_asarray(x), fmt, mode)
+    if fmt.is_float32 and x.dtype == np.float32:
+        return x.copy()
+    if not isinstance(x, np.ndarray) or numba.config.DISABLE_JIT:
+        # CuPy arrays (and pure-Python runs) take the array-math path.
+        return round_reference(x, fmt, mode, _random_bits(rng, x.shape) if mode == "stochastic" else None)
+    return round_kernel(x, fmt, mode, rng)
+
+
+def round_kernel(x, fmt, mode="nearest", rng=None):
+    """round_to through the Numba kernel alone (the tests call it directly, also with NUMBA_DISABLE_JIT)."""
+    x, fmt = _check(np.ascontiguousarray(x), fmt, mode)
+    view, src_man, src_bias, src_emask = _SOURCES[x.dtype]
+    storage = fmt.storage
+    decode = storage == np.float32
+    out = np.empty(x.shape, np.float32 if decode else _CODES[storage.itemsize * 8])
+    if mode == "nearest" and x.dtype == np.float32 and not decode:
+        _round_nearest_f32(x.reshape(-1).view(np.int32), x.reshape(-1), out.reshape(-1), fmt.man_bits, fmt.emin,
+                           fmt.bias, fmt.bits - 1, fmt.subnormals, fmt.max_code, fmt.overflow_code, fmt.nan_code)
+        return out.view(storage)
+    rbits = _random_bits(rng, x.size) if mode == "stochastic" else np.empty(0, np.uint32)
+    _round_bits(x.reshape(-1).view(view), out.reshape(-1), rbits, src_man, src_bias, src_emask,
+                fmt.man_bits, fmt.emin, fmt.bias, fmt.bits - 1, fmt.subnormals, fmt.max_code,
+                fmt.overflow_code, fmt.nan_code, _MODE_ID[mode], decode)
+    return out if decode else out.view(storage)
+
+
+def round_reference(x, fmt, mode="nearest", rbits=None):
+    """Plain array-math reference of round_to, in float64 (works for NumPy and CuPy arrays)."""
+    xp = _xp(x)
+    fmt = as_format(fmt)
+    x = x.astype(xp.float64)
+    _, e = xp.frexp(x)                                   # |x| = f * 2**e with f in [0.5, 1)
+    quantum_exp = xp.maximum(e - 1, fmt.emin) - fmt.man_bits
+    q = xp.ldexp(x, -quantum_exp)                        # exact: a power-of-two scaling
+    if mode == "nearest":
+        q = xp.rint(q)                                   # ties to even
+    elif mode == "toward_zero":
+        q = xp.trunc(q)
+    else:
+        frac = xp.abs(q) - xp.floor(xp.abs(q))
+        up = rbits.reshape(x.shape) < xp.floor(frac * 2.0**32)
+        q = xp.sign(q) * (xp.floor(xp.abs(q)) + up)
+    y = xp.ldexp(q, quantum_exp)
+    y = xp.where(x == 0, x, y)                           # keep the sign of zeros
+    if not fmt.subnormals:
+        y = xp.where(xp.abs(y) < 2.0**fmt.emin, 0.0 * x, y)
+    big = float(fmt.decode(fmt.max_code))
+    over = float(fmt.decode(fmt.overflow_code))
+    y = xp.where(xp.abs(y) > big, xp.copysign(big if mode == "toward_zero" else over, x), y)
+    if fmt.overflow == "saturate":
+        y = xp.where(xp.isinf(x), xp.copysign(big, x), y)
+    y = xp.where(xp.isnan(x), xp.nan, y)
+    return y.astype(fmt.storage)
+
+
+@functools.lru_cache(maxsize=None)
+def _table(fmt: Format):
+    """float32 value of every code of a <= 16-bit format, indexed by its code."""
+    return fmt.decode(np.arange(1 << fmt.bits)).astype(np.float32)
+
+
+def widen(a, fmt=None):
+    """Format storage -> float32 values (exact)."""
+    if a.dtype == np.float32:
+        return a
+    if not isinstance(a, np.ndarray) or numba.config.DISABLE_JIT or a.dtype.itemsize > 2:
+        return a.astype(np.float32)
+    fmt = as_format(a.dtype) if fmt is None else fmt
+    out = np.empty(a.shape, np.float32)
+    _gather(np.ascontiguousarray(a).reshape(-1).view(_CODES[a.dtype.itemsize * 8]), _table(fmt), out.reshape(-1))
+    return out
+
+
+def _asarray(x):
+    return x if hasattr(x, "__array_namespace__") or isinstance(x, np.ndarray) else np.asarray(x)
+
+
+def _xp(a):
+    from ._backend import array_module
+    return array_module(a)
