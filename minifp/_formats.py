@@ -87,7 +87,6 @@ class Format:
     def decode(self, code):
         """Values (float64) of integer encodings; the reference decoder."""
         code = np.asarray(code, dtype=np.int64)
-        sign = np.where(code >> (self.exp_bits + self.man_bits) & 1, -1.0, 1.0)
         mag = code & ((1 << (self.exp_bits + self.man_bits)) - 1)
         exp_field, man = mag >> self.man_bits, mag & ((1 << self.man_bits) - 1)
         normal = np.ldexp(1.0 + man / 2.0**self.man_bits, exp_field - self.bias)
@@ -95,7 +94,7 @@ class Format:
         value = np.where(exp_field == 0, sub, normal)
         value = np.where(mag > self.max_code, np.inf, value)
         value = np.where(mag > self.max_code + (1 if self.infinities else 0), np.nan, value)
-        return sign * value
+        return np.where(code >> (self.exp_bits + self.man_bits) & 1, -value, value)   # -NaN keeps its sign
 
 
 @dataclass(frozen=True)

@@ -24,15 +24,20 @@ class Op:
     category: str = PROMOTE
     layout: bool = False   # moves values without arithmetic: may run on storage arrays directly
     returns_bool: bool = False
+    example: Callable | None = None   # rng -> (args, params) for the gradient check, where shapes matter
 
 
 OPS: dict[str, Op] = {}
 
 
-def defop(name, forward, *grads, category=PROMOTE, layout=False, returns_bool=False):
+def defop(name, forward, *grads, category=PROMOTE, layout=False, returns_bool=False, example=None):
     """Register a primitive."""
-    OPS[name] = Op(name, forward, grads, category, layout, returns_bool)
+    OPS[name] = Op(name, forward, grads, category, layout, returns_bool, example)
     return OPS[name]
+
+
+def _u(rng, *shape):
+    return rng.uniform(0.5, 2.0, shape)
 
 
 # -- elementwise arithmetic -------------------------------------------------
@@ -57,7 +62,8 @@ defop("maximum", lambda xp, x, y: xp.maximum(x, y),
 defop("minimum", lambda xp, x, y: xp.minimum(x, y),
       lambda xp, g, ans, x, y: _pick(xp, g, x < y, x == y), lambda xp, g, ans, x, y: _pick(xp, g, y < x, x == y))
 defop("where", lambda xp, c, x, y: xp.where(c, x, y), None,
-      lambda xp, g, ans, c, x, y: xp.where(c, g, 0), lambda xp, g, ans, c, x, y: xp.where(c, 0, g))
+      lambda xp, g, ans, c, x, y: xp.where(c, g, 0), lambda xp, g, ans, c, x, y: xp.where(c, 0, g),
+      example=lambda rng: ((rng.random((3, 4)) > 0.5, _u(rng, 3, 4), _u(rng, 4)), {}))
 
 # -- unary math ---------------------------------------------------------------
 defop("exp", lambda xp, x: xp.exp(x), lambda xp, g, ans, x: g * ans, category=FLOAT32)
@@ -94,10 +100,12 @@ def _count(shape, axis):
 
 defop("sum", lambda xp, x, axis=None, keepdims=False: xp.sum(x, axis=axis, keepdims=keepdims),
       lambda xp, g, ans, x, axis=None, keepdims=False:
-      xp.broadcast_to(_keep(xp, g, x.shape, axis, keepdims), x.shape), category=FLOAT32)
+      xp.broadcast_to(_keep(xp, g, x.shape, axis, keepdims), x.shape), category=FLOAT32,
+      example=lambda rng: ((_u(rng, 3, 4, 2),), {"axis": (0, 2)}))
 defop("mean", lambda xp, x, axis=None, keepdims=False: xp.mean(x, axis=axis, keepdims=keepdims),
       lambda xp, g, ans, x, axis=None, keepdims=False:
-      xp.broadcast_to(_keep(xp, g, x.shape, axis, keepdims) / _count(x.shape, axis), x.shape), category=FLOAT32)
+      xp.broadcast_to(_keep(xp, g, x.shape, axis, keepdims) / _count(x.shape, axis), x.shape), category=FLOAT32,
+      example=lambda rng: ((_u(rng, 3, 4),), {"axis": 0, "keepdims": True}))
 
 
 def _max_grad(xp, g, ans, x, axis=None, keepdims=False):
@@ -105,7 +113,8 @@ def _max_grad(xp, g, ans, x, axis=None, keepdims=False):
     return xp.where(hit, _keep(xp, g, x.shape, axis, keepdims) / xp.sum(hit, axis=axis, keepdims=True), 0)
 
 
-defop("max", lambda xp, x, axis=None, keepdims=False: xp.max(x, axis=axis, keepdims=keepdims), _max_grad)
+defop("max", lambda xp, x, axis=None, keepdims=False: xp.max(x, axis=axis, keepdims=keepdims), _max_grad,
+      example=lambda rng: ((_u(rng, 3, 4),), {"axis": 1}))
 
 
 def _softmax(xp, x, axis=-1):
@@ -142,9 +151,14 @@ def _matmul_grad_y(xp, g, ans, x, y):
     return out[..., 0] if y.ndim == 1 else out
 
 
-defop("matmul", lambda xp, x, y: x @ y, _matmul_grad_x, _matmul_grad_y, category=LOWER)
+defop("matmul", lambda xp, x, y: x @ y, _matmul_grad_x, _matmul_grad_y, category=LOWER,
+      example=lambda rng: ((_u(rng, 2, 3, 4), _u(rng, 4, 5)), {}))
 
 # -- layout: no arithmetic, values move unchanged ------------------------------------
+
+
+def _argsort(axes):
+    return sorted(range(len(axes)), key=lambda i: axes[i])
 
 
 def _unindex(xp, g, ans, x, index):
@@ -154,10 +168,13 @@ def _unindex(xp, g, ans, x, index):
 
 
 defop("reshape", lambda xp, x, shape: xp.reshape(x, shape),
-      lambda xp, g, ans, x, shape: xp.reshape(g, x.shape), layout=True)
+      lambda xp, g, ans, x, shape: xp.reshape(g, x.shape), layout=True,
+      example=lambda rng: ((_u(rng, 3, 4),), {"shape": (2, 6)}))
 defop("transpose", lambda xp, x, axes=None: xp.transpose(x, axes),
-      lambda xp, g, ans, x, axes=None: xp.transpose(g, None if axes is None else xp.argsort(axes)), layout=True)
-defop("getitem", lambda xp, x, index: x[index], _unindex, layout=True)
+      lambda xp, g, ans, x, axes=None: xp.transpose(g, None if axes is None else tuple(_argsort(axes))),
+      layout=True, example=lambda rng: ((_u(rng, 2, 3, 4),), {"axes": (1, 2, 0)}))
+defop("getitem", lambda xp, x, index: x[index], _unindex, layout=True,
+      example=lambda rng: ((_u(rng, 4, 5),), {"index": (slice(1, 3), [0, 2, 2])}))
 defop("cast", lambda xp, x: x, lambda xp, g, ans, x: g, layout=True)
 
 
@@ -181,4 +198,5 @@ class _EachInput(tuple):
 
 
 OPS["concatenate"] = Op("concatenate", lambda xp, *xs, axis=0: xp.concatenate(xs, axis=axis),
-                        _EachInput(_concat_grad), layout=True)
+                        _EachInput(_concat_grad), layout=True,
+                        example=lambda rng: ((_u(rng, 2, 3), _u(rng, 4, 3), _u(rng, 1, 3)), {"axis": 0}))

@@ -73,7 +73,7 @@ def _round_bits(src, out, rbits, src_man, src_bias, src_emask, m, emin, bias, si
                 value = math.inf if code == max_code + 1 and nan_code != max_code + 1 else math.nan
             else:
                 e_out = code >> m
-                value = math.ldexp((code & ((1 << m) - 1)) + (e_out > 0) * (1 << m), max(e_out, 1) - bias - m)
+                value = math.ldexp((code & ((1 << m) - 1)) + (e_out > 0) * (1 << m), int(max(e_out, 1) - bias - m))
             out[i] = -value if sign else value
         else:
             out[i] = code | (sign << sign_shift)
@@ -165,9 +165,11 @@ def round_kernel(x, fmt, mode="nearest", rng=None):
 
 def round_reference(x, fmt, mode="nearest", rbits=None):
     """Plain array-math reference of round_to, in float64 (works for NumPy and CuPy arrays)."""
-    xp = _xp(x)
-    fmt = as_format(fmt)
-    x = x.astype(xp.float64)
+    with np.errstate(all="ignore"):
+        return _reference(_xp(x), x.astype(np.float64), as_format(fmt), mode, rbits)
+
+
+def _reference(xp, x, fmt, mode, rbits):
     _, e = xp.frexp(x)                                   # |x| = f * 2**e with f in [0.5, 1)
     quantum_exp = xp.maximum(e - 1, fmt.emin) - fmt.man_bits
     q = xp.ldexp(x, -quantum_exp)                        # exact: a power-of-two scaling
@@ -186,9 +188,8 @@ def round_reference(x, fmt, mode="nearest", rbits=None):
     big = float(fmt.decode(fmt.max_code))
     over = float(fmt.decode(fmt.overflow_code))
     y = xp.where(xp.abs(y) > big, xp.copysign(big if mode == "toward_zero" else over, x), y)
-    if fmt.overflow == "saturate":
-        y = xp.where(xp.isinf(x), xp.copysign(big, x), y)
-    y = xp.where(xp.isnan(x), xp.nan, y)
+    y = xp.where(xp.isinf(x), xp.copysign(big if fmt.overflow == "saturate" else over, x), y)
+    y = xp.where(xp.isnan(x), xp.copysign(xp.nan, x), y)
     return y.astype(fmt.storage)
 
 

@@ -1,0 +1,148 @@
+"""Rounding is exact: kernels against numpy/ml_dtypes casts and against the float64 reference."""
+import ml_dtypes
+import numba
+import numpy as np
+import pytest
+
+import minifp as mf
+from minifp import _rounding as R
+
+JIT = not numba.config.DISABLE_JIT
+NATIVE = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16,
+          "float8_e4m3": ml_dtypes.float8_e4m3fn, "float8_e5m2": ml_dtypes.float8_e5m2}
+
+
+def edge_sample(fmt, n_random=2**22 if JIT else 2**12, seed=0):
+    """float32 values around every value of `fmt`: each one, the midpoints to its neighbours, and one
+    float32 ulp either side of them; every float32 exponent; random bit patterns; inf, NaN, zeros."""
+    rng = np.random.default_rng(seed)
+    np.seterr(all="ignore")
+    pos = mf.Format.decode(fmt, np.arange(1 << (fmt.bits - 1)))
+    pos = np.unique(pos[np.isfinite(pos)])
+    pos = np.append(pos, 2 * pos[-1] - pos[-2])                    # one step past max: the overflow boundary
+    mids = ((pos[1:] + pos[:-1]) / 2).astype(np.float32)          # exact: at most p+1 bits
+    around = np.concatenate([pos.astype(np.float32), mids, np.nextafter(mids, np.float32(np.inf)),
+                             np.nextafter(mids, np.float32(0))])
+    every_exponent = (np.arange(256, dtype=np.uint32)[:, None] << 23 |
+                      rng.integers(0, 1 << 23, (256, 64), dtype=np.uint32)).view(np.float32).ravel()
+    random_bits = rng.integers(0, 2**32, n_random, dtype=np.uint32).view(np.float32)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan], np.float32)
+    x = np.concatenate([around, -around, every_exponent, random_bits, special])
+    return x if JIT else x[:: max(1, x.size // 50_000)]
+
+
+def same_bits(a, b):
+    """Equal bit patterns, any NaN equal to any NaN of the same sign."""
+    a, b = np.asarray(a), np.asarray(b)
+    ai, bi = a.view(f"u{a.itemsize}"), b.view(f"u{b.itemsize}")
+    nan_a, nan_b = np.isnan(a.astype(np.float32)), np.isnan(b.astype(np.float32))
+    sign = ai >> (8 * a.itemsize - 1)
+    ok = np.where(nan_a & nan_b, sign == bi >> (8 * b.itemsize - 1), ai == bi)
+    return int((~ok).sum())
+
+
+@pytest.mark.parametrize("name", NATIVE)
+def test_kernel_matches_native_casts(name):
+    fmt = mf.FORMATS[name]
+    x = edge_sample(fmt)
+    with np.errstate(all="ignore"):
+        expected = x.astype(NATIVE[name])
+    assert same_bits(R.round_kernel(x, fmt), expected) == 0
+    assert same_bits(R.round_reference(x, fmt), expected) == 0
+
+
+@pytest.mark.parametrize("name", NATIVE)
+def test_float64_sources_round_once(name):
+    # Values just off a float16 tie in float64 would be tied after a float32 step: no double rounding.
+    fmt = mf.FORMATS[name]
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(20_000) * np.exp2(rng.integers(-30, 20, 20_000)) + 2.0**-60
+    assert same_bits(R.round_kernel(x, fmt), R.round_reference(x, fmt)) == 0
+
+
+CUSTOM = [mf.Format(3, 4), mf.Format(6, 12, subnormals=False), mf.Format(8, 23), mf.tf32, mf.Format(2, 1),
+          mf.Format(4, 3, overflow="saturate"), mf.Format(7, 20, infinities=False), mf.Format(5, 2, subnormals=False)]
+
+
+@pytest.mark.parametrize("fmt", CUSTOM, ids=str)
+@pytest.mark.parametrize("mode", ["nearest", "toward_zero", "stochastic"])
+@pytest.mark.parametrize("src", [np.float32, np.float64])
+def test_kernel_matches_float64_reference(fmt, mode, src):
+    rng = np.random.default_rng(2)
+    n = 100_000 if JIT else 3_000
+    with np.errstate(all="ignore"):
+        x = (rng.standard_normal(n) * np.exp2(rng.integers(-150, 130, n))).astype(src)
+    x[:6] = [0.0, -0.0, np.inf, -np.inf, np.nan, 2.0**-149]
+    rbits = R._random_bits(7, n) if mode == "stochastic" else None
+    with np.errstate(all="ignore"):
+        assert same_bits(R.round_kernel(x, fmt, mode, rng=7), R.round_reference(x, fmt, mode, rbits)) == 0
+
+
+@pytest.mark.parametrize("x, expected", [(65519.99, 65504.0), (65520.0, np.inf), (-65520.0, -np.inf),
+                                         (2.0**-25, 0.0), (2.0**-25 * (1 + 2**-10), 2.0**-24),
+                                         (1 + 2**-11, 1.0), (1 + 3 * 2**-11, 1 + 2**-9)])
+def test_float16_edges(x, expected):
+    assert mf.round_to(np.array([x], np.float32), "float16")[0] == np.float16(expected)
+
+
+def test_signed_zero_and_nan_survive():
+    out = mf.round_to(np.array([-0.0, np.nan, -1e-30], np.float32), "float16")
+    assert np.signbit(out[0]) and out[0] == 0
+    assert np.isnan(out[1])
+    assert np.signbit(out[2]) and out[2] == 0
+
+
+@pytest.mark.parametrize("x, default, saturate", [(448.0, 448.0, 448.0), (464.0, 448.0, 448.0),
+                                                   (464.01, np.nan, 448.0), (1e6, np.nan, 448.0),
+                                                   (-500.0, np.nan, -448.0), (np.inf, np.nan, 448.0)])
+def test_e4m3_overflow(x, default, saturate):
+    sat = mf.Format(4, 3, infinities=False, overflow="saturate")
+    got = mf.round_to(np.array([x], np.float32), "float8_e4m3").astype(np.float32)[0]
+    assert got == default or (np.isnan(default) and np.isnan(got))
+    assert mf.round_to(np.array([x], np.float32), sat).astype(np.float32)[0] == saturate
+
+
+def test_toward_zero_truncates_and_never_overflows():
+    x = np.array([1 + 2**-10 - 2**-20, -(1 + 2**-10 - 2**-20), 70000.0, np.inf], np.float32)
+    out = mf.round_to(x, "float16", mode="toward_zero").astype(np.float32)
+    assert out.tolist() == [1.0, -1.0, 65504.0, np.inf]
+
+
+def test_stochastic_rounding_is_unbiased_reproducible_and_lands_on_neighbours():
+    x = np.full(200_000, 1 + 2**-12, np.float32)             # a quarter of the way from 1 to 1 + 2**-10
+    a = mf.round_to(x, "float16", mode="stochastic", rng=3).astype(np.float64)
+    b = mf.round_to(x, "float16", mode="stochastic", rng=3).astype(np.float64)
+    assert np.array_equal(a, b)
+    assert set(np.unique(a)) == {1.0, 1 + 2**-10}
+    share_up = (a > 1).mean()
+    assert abs(share_up - 0.25) < 4 * np.sqrt(0.25 * 0.75 / x.size)
+    assert abs(a.mean() - (1 + 2**-12)) < 1e-5
+    exact = np.array([1.5, -2.0], np.float32)                # representable values never move
+    assert mf.round_to(exact, "float16", mode="stochastic", rng=0).tolist() == [1.5, -2.0]
+
+
+def test_storage_dtypes():
+    x = np.ones(4, np.float32)
+    assert mf.round_to(x, "float16").dtype == np.float16
+    assert mf.round_to(x, "bfloat16").dtype == ml_dtypes.bfloat16
+    assert mf.round_to(x, "float8_e4m3").dtype == ml_dtypes.float8_e4m3fn
+    assert mf.round_to(x, "float8_e5m2").dtype == ml_dtypes.float8_e5m2
+    assert mf.round_to(x, "tf32").dtype == np.float32
+    assert mf.round_to(x, mf.Format(3, 4)).dtype == np.float32
+
+
+def test_tf32_keeps_ten_mantissa_bits():
+    x = np.array([1 + 2**-10, 1 + 2**-11, 1 + 3 * 2**-11, 2.0**-130], np.float32)
+    assert mf.round_to(x, "tf32").tolist() == [1 + 2**-10, 1.0, 1 + 2**-9, 2.0**-130]
+
+
+def test_widen_is_exact_for_every_code():
+    for name, native in NATIVE.items():
+        codes = np.arange(1 << mf.FORMATS[name].bits, dtype=np.uint16 if mf.FORMATS[name].bits == 16 else np.uint8)
+        stored = codes.view(native)
+        assert same_bits(R.widen(stored), stored.astype(np.float32)) == 0
+
+
+def test_unknown_mode_names_the_valid_ones():
+    with pytest.raises(ValueError, match="unknown rounding mode 'up'.*nearest, toward_zero, stochastic"):
+        mf.round_to(np.ones(3, np.float32), "float16", mode="up")
