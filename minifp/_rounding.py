@@ -212,7 +212,8 @@ def widen(a, fmt=None):
 
 
 def _asarray(x):
-    return x if hasattr(x, "__array_namespace__") or isinstance(x, np.ndarray) else np.asarray(x)
+    """NumPy arrays for anything host-side (lists, NumPy scalars); CuPy arrays as they are."""
+    return np.asarray(x) if _xp(x) is np else x
 
 
 def _xp(a):
