@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import ml_dtypes
 import numpy as np
@@ -32,47 +33,47 @@ class Format:
             object.__setattr__(self, "name", f"e{self.exp_bits}m{self.man_bits}{suffix}")
 
     # -- derived layout -------------------------------------------------
-    @property
+    @cached_property
     def bits(self) -> int:
         """Total bits of one encoded value."""
         return 1 + self.exp_bits + self.man_bits
 
-    @property
+    @cached_property
     def bias(self) -> int:
         return (1 << (self.exp_bits - 1)) - 1
 
-    @property
+    @cached_property
     def emin(self) -> int:
         """Exponent of the smallest normal number."""
         return 1 - self.bias
 
-    @property
+    @cached_property
     def max_code(self) -> int:
         """Encoding (sign bit clear) of the largest finite value."""
         all_ones = (1 << (self.exp_bits + self.man_bits)) - 1
         # IEEE-like formats reserve the top exponent for inf/NaN; "fn" formats reserve only all-ones for NaN.
         return all_ones - (1 << self.man_bits) if self.infinities else all_ones - 1
 
-    @property
+    @cached_property
     def nan_code(self) -> int:
         """Encoding of the canonical quiet NaN (sign bit clear)."""
         top = ((1 << self.exp_bits) - 1) << self.man_bits
         return top | (1 << (self.man_bits - 1)) if self.infinities else top | ((1 << self.man_bits) - 1)
 
-    @property
+    @cached_property
     def overflow_code(self) -> int:
         """What a value rounding past max becomes: inf, NaN for formats without inf, or max when saturating."""
         if self.overflow == "saturate":
             return self.max_code
         return self.max_code + 1 if self.infinities else self.nan_code
 
-    @property
+    @cached_property
     def storage(self) -> np.dtype:
         """The NumPy dtype that holds this format's values."""
         key = (self.exp_bits, self.man_bits, self.infinities, self.subnormals)
         return np.dtype(_STORAGE.get(key, np.float32))
 
-    @property
+    @cached_property
     def is_float32(self) -> bool:
         return (self.exp_bits, self.man_bits) == (8, 23)
 

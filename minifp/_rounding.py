@@ -13,6 +13,7 @@ import math
 import numba
 import numpy as np
 
+from ._backend import array_module as _xp
 from ._formats import Format, as_format
 
 MODES = ("nearest", "toward_zero", "stochastic")
@@ -21,6 +22,9 @@ _MODE_ID = {m: i for i, m in enumerate(MODES)}
 # Source layouts the kernel reads: (unsigned view, mantissa bits, exponent bias, exponent mask).
 _SOURCES = {np.dtype(np.float32): (np.int32, 23, 127, 0xFF), np.dtype(np.float64): (np.int64, 52, 1023, 0x7FF)}
 _CODES = {8: np.uint8, 16: np.uint16}
+# Below this many elements a parallel kernel's start-up costs more than the work: use the native
+# casts, which agree with the kernels on all 2**32 float32 inputs (benchmarks/exhaustive.py).
+SMALL = 4096
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
@@ -139,6 +143,8 @@ def round_to(x, fmt, mode="nearest", rng=None):
     x, fmt = _check(_asarray(x), fmt, mode)
     if fmt.is_float32 and x.dtype == np.float32:
         return x.copy()
+    if x.size <= SMALL and mode == "nearest" and x.dtype == np.float32 and as_format(fmt.storage) == fmt:
+        return x.astype(fmt.storage)
     if not isinstance(x, np.ndarray) or numba.config.DISABLE_JIT:
         # CuPy arrays (and pure-Python runs) take the array-math path.
         return round_reference(x, fmt, mode, _random_bits(rng, x.shape) if mode == "stochastic" else None)
@@ -203,7 +209,7 @@ def widen(a, fmt=None):
     """Format storage -> float32 values (exact)."""
     if a.dtype == np.float32:
         return a
-    if not isinstance(a, np.ndarray) or numba.config.DISABLE_JIT or a.dtype.itemsize > 2:
+    if not isinstance(a, np.ndarray) or numba.config.DISABLE_JIT or a.dtype.itemsize > 2 or a.size <= SMALL:
         return a.astype(np.float32)
     fmt = as_format(a.dtype) if fmt is None else fmt
     out = np.empty(a.shape, np.float32)
@@ -214,8 +220,3 @@ def widen(a, fmt=None):
 def _asarray(x):
     """NumPy arrays for anything host-side (lists, NumPy scalars); CuPy arrays as they are."""
     return np.asarray(x) if _xp(x) is np else x
-
-
-def _xp(a):
-    from ._backend import array_module
-    return array_module(a)
