@@ -63,3 +63,5 @@ __all__ = ["Format", "FORMATS", "ROUNDING_MODES", "Tensor", "abs", "bfloat16", "
            "float16", "float32", "float8_e4m3", "float8_e5m2", "log", "log_softmax", "matmul", "max", "maximum",
            "mean", "minimum", "no_grad", "promote_types", "relu", "reshape", "round_to", "sigmoid", "softmax",
            "sqrt", "sum", "tanh", "tensor", "tf32", "transpose", "where"]
+
+from . import amp, mixed_precision, optim  # noqa: E402  (they build on the names above)

@@ -1,0 +1,271 @@
+"""Automatic mixed precision, PyTorch's face: autocast, loss scales as data, GradScaler."""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from . import _tensor
+from ._formats import as_format, float16
+from ._rounding import round_to
+from ._tensor import Tensor, tensor
+
+__all__ = ["autocast", "NoOpLossScale", "StaticLossScale", "DynamicLossScale", "all_finite", "GradScaler"]
+
+
+# -- autocast -------------------------------------------------------------------------------
+
+
+class autocast:
+    """Run ops in `dtype` by their autocast category (PyTorch's CUDA lists); a context manager or decorator.
+
+    lower_precision ops (matmul) cast float inputs to `dtype`; float32 ops (exp, log, pow, sum, mean,
+    softmax, log_softmax) cast them to float32; the rest run in the promoted format of their inputs.
+    Nested regions stack; `enabled=False` inside one runs ops in their inputs' own formats.
+    """
+
+    def __init__(self, dtype=float16, enabled=True):
+        self.fmt = as_format(dtype)
+        self.enabled = enabled
+
+    def __enter__(self):
+        _tensor._autocast_stack.append(self.fmt if self.enabled else None)
+        return self
+
+    def __exit__(self, *exc):
+        _tensor._autocast_stack.pop()
+        if not _tensor._autocast_stack:
+            _tensor._cast_cache.clear()     # the cast cache lives as long as the outermost region
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with autocast(self.fmt, self.enabled):
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+def is_autocast_enabled():
+    """True inside an enabled autocast region."""
+    return bool(_tensor._autocast_stack) and _tensor._autocast_stack[-1] is not None
+
+
+# -- loss scales as data (after google-deepmind/jmp) -------------------------------------------
+
+
+def all_finite(grads):
+    """True when no gradient (tensors or arrays, None skipped) holds an inf or NaN."""
+    return all(bool(np.isfinite((g if isinstance(g, Tensor) else tensor(g)).float32()).all())
+               for g in grads if g is not None)
+
+
+def _mul(x, factor):
+    """x times a float32 factor, rounded once into x's own format (a float16 gradient stays float16)."""
+    if x is None:
+        return None
+    return (x if isinstance(x, Tensor) else tensor(x)) * factor
+
+
+@dataclass(frozen=True)
+class NoOpLossScale:
+    """No scaling: scale and unscale are the identity."""
+
+    loss_scale = np.float32(1.0)
+
+    def scale(self, x):
+        return x
+
+    def unscale(self, grads):
+        return grads
+
+    def adjust(self, grads_finite):
+        return self
+
+
+@dataclass(frozen=True)
+class StaticLossScale:
+    """A fixed loss scale."""
+
+    loss_scale: float
+
+    def __post_init__(self):
+        object.__setattr__(self, "loss_scale", np.float32(self.loss_scale))
+
+    def scale(self, x):
+        return _mul(x, self.loss_scale)
+
+    def unscale(self, grads):
+        inv = np.float32(1.0 / np.float64(self.loss_scale))
+        return [_mul(g, inv) for g in grads]
+
+    def adjust(self, grads_finite):
+        return self
+
+
+@dataclass(frozen=True)
+class DynamicLossScale(StaticLossScale):
+    """A loss scale that backs off on overflow and grows after `period` good steps.
+
+    adjust(grads_finite) returns the next state:
+
+        if grads_finite:
+            if counter == period - 1:          # period finite steps in a row
+                loss_scale = loss_scale * factor, unless that is not finite
+            counter = (counter + 1) % period
+        else:
+            loss_scale = max(min_loss_scale, loss_scale * backoff)   # backoff defaults to 1 / factor
+            counter = 0
+
+    All arithmetic on the scale is float32, as PyTorch and TensorFlow keep it.
+    """
+
+    counter: int = 0
+    period: int = 2000
+    factor: float = 2.0
+    min_loss_scale: float = 1.0
+    backoff: float | None = None
+
+    def adjust(self, grads_finite):
+        scale = self.loss_scale
+        if grads_finite:
+            if self.counter == self.period - 1:
+                with np.errstate(over="ignore"):
+                    grown = np.float32(scale * np.float32(self.factor))
+                scale = grown if np.isfinite(grown) else scale
+            return replace(self, loss_scale=scale, counter=(self.counter + 1) % self.period)
+        backoff = np.float32(1 / self.factor if self.backoff is None else self.backoff)
+        return replace(self, loss_scale=max(np.float32(self.min_loss_scale), np.float32(scale * backoff)), counter=0)
+
+
+# -- GradScaler (PyTorch) --------------------------------------------------------------------
+
+READY, UNSCALED, STEPPED = "ready", "unscaled", "stepped"
+
+
+class GradScaler:
+    """PyTorch's GradScaler over DynamicLossScale: scale the loss, unscale_, step (skipped on inf/NaN), update.
+
+    Beyond PyTorch: `last_step_skipped`, `first_nonfinite` (the name of the first parameter whose
+    gradient held inf or NaN) and `history` (per update: the scale used and whether a step was skipped).
+    """
+
+    def __init__(self, init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000,
+                 enabled=True):
+        self._enabled = enabled
+        if enabled:
+            if growth_factor <= 1.0:
+                raise ValueError(f"The growth factor must be > 1.0 (got {growth_factor}).")
+            if backoff_factor >= 1.0:
+                raise ValueError(f"The backoff factor must be < 1.0 (got {backoff_factor}).")
+        self._state = DynamicLossScale(init_scale, period=growth_interval, factor=growth_factor,
+                                       min_loss_scale=0.0, backoff=backoff_factor)
+        self._per_optimizer = {}
+        self.last_step_skipped = False
+        self.first_nonfinite = None
+        self.history = []
+
+    def is_enabled(self):
+        return self._enabled
+
+    def get_scale(self):
+        """The current scale as a Python float (1.0 when disabled)."""
+        return float(self._state.loss_scale) if self._enabled else 1.0
+
+    def get_growth_factor(self):
+        return self._state.factor
+
+    def get_backoff_factor(self):
+        return self._state.backoff
+
+    def get_growth_interval(self):
+        return self._state.period
+
+    def scale(self, outputs):
+        """outputs (a tensor, or tensors in lists/tuples) times the scale."""
+        if not self._enabled:
+            return outputs
+        if isinstance(outputs, (list, tuple)):
+            return type(outputs)(self.scale(o) for o in outputs)
+        return outputs * self._state.loss_scale
+
+    def _stage(self, optimizer):
+        return self._per_optimizer.setdefault(id(optimizer), {"stage": READY, "found_inf": None})
+
+    def unscale_(self, optimizer):
+        """Divide the optimizer's gradients by the scale in place and record whether any was inf/NaN."""
+        if not self._enabled:
+            return
+        state = self._stage(optimizer)
+        if state["stage"] == UNSCALED:
+            raise RuntimeError("unscale_() has already been called on this optimizer since the last update().")
+        if state["stage"] == STEPPED:
+            raise RuntimeError("unscale_() is being called after step().")
+        inv = np.float32(1.0 / np.float64(self._state.loss_scale))
+        found, seen = False, False
+        for i, p in enumerate(optimizer.params):
+            if p.grad is None:
+                continue
+            if p.grad.fmt.name == "float16":
+                raise ValueError("Attempting to unscale FP16 gradients.")
+            seen = True
+            g = p.grad.float32()
+            if not np.isfinite(g).all() and not found:
+                found = True
+                self.first_nonfinite = p.name or f"parameter {i} of shape {p.shape}"
+            with np.errstate(all="ignore"):
+                p.grad = Tensor(round_to(g * inv, p.grad.fmt), p.grad.fmt)
+        state["found_inf"] = found if seen else None
+        state["stage"] = UNSCALED
+
+    def step(self, optimizer):
+        """unscale_ (unless done), then optimizer.step() unless a gradient held inf/NaN."""
+        if not self._enabled:
+            return optimizer.step()
+        state = self._stage(optimizer)
+        if state["stage"] == STEPPED:
+            raise RuntimeError("step() has already been called since the last update().")
+        if state["stage"] == READY:
+            self.unscale_(optimizer)
+        if state["found_inf"] is None:
+            raise RuntimeError("No inf checks were recorded for this optimizer.")
+        self.last_step_skipped = state["found_inf"]
+        result = None if state["found_inf"] else optimizer.step()
+        state["stage"] = STEPPED
+        return result
+
+    def update(self, new_scale=None):
+        """Back off after a skipped step, grow after growth_interval good ones, or set new_scale."""
+        if not self._enabled:
+            return
+        if new_scale is not None:
+            value = new_scale.item() if isinstance(new_scale, Tensor) else new_scale
+            self._state = replace(self._state, loss_scale=np.float32(value))
+        else:
+            checks = [s["found_inf"] for s in self._per_optimizer.values() if s["found_inf"] is not None]
+            if not checks:
+                raise RuntimeError("No inf checks were recorded prior to update.")
+            skipped = any(checks)
+            self.history.append({"scale": self.get_scale(), "skipped": skipped})
+            if not skipped:
+                self.first_nonfinite = None
+            self._state = self._state.adjust(not skipped)
+        self._per_optimizer = {}
+
+    def state_dict(self):
+        """scale, growth_factor, backoff_factor, growth_interval and _growth_tracker; {} when disabled."""
+        if not self._enabled:
+            return {}
+        s = self._state
+        return {"scale": float(s.loss_scale), "growth_factor": s.factor, "backoff_factor": s.backoff,
+                "growth_interval": s.period, "_growth_tracker": s.counter}
+
+    def load_state_dict(self, state_dict):
+        if not self._enabled:
+            return
+        if len(state_dict) == 0:
+            raise RuntimeError("The source state dict is empty, possibly because it was saved from a disabled "
+                               "instance of GradScaler.")
+        self._state = replace(self._state, loss_scale=np.float32(state_dict["scale"]),
+                              factor=state_dict["growth_factor"], backoff=state_dict["backoff_factor"],
+                              period=state_dict["growth_interval"], counter=state_dict["_growth_tracker"])

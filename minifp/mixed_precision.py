@@ -1,0 +1,160 @@
+"""Mixed precision, Keras's face: dtype policies and LossScaleOptimizer."""
+from __future__ import annotations
+
+from ._formats import ALIASES, FORMATS, as_format
+from .amp import DynamicLossScale, StaticLossScale, all_finite
+from .optim import Optimizer
+
+__all__ = ["Policy", "set_global_policy", "global_policy", "LossScaleOptimizer"]
+
+KERAS_POLICIES = {"float32": ("float32", "float32"), "float16": ("float16", "float16"),
+                  "bfloat16": ("bfloat16", "bfloat16"), "mixed_float16": ("float16", "float32"),
+                  "mixed_bfloat16": ("bfloat16", "float32")}
+_KEYS = {"p": "params", "params": "params", "c": "compute", "compute": "compute", "o": "output", "output": "output"}
+_JMP_NAMES = {"f32": "float32", "full": "float32", "f16": "float16", "bf16": "bfloat16", "half": "float16"}
+
+
+class Policy:
+    """A dtype policy: the compute dtype of a layer's ops, the dtype of its variables, and of its output.
+
+    Keras names ("float32", "float16", "bfloat16", "mixed_float16", "mixed_bfloat16") or jmp's grammar
+    ("params=float32,compute=float16,output=float32", keys p/c/o). Dtypes are given as names, as in
+    Keras; the *_format properties give the minifp formats.
+    """
+
+    def __init__(self, name):
+        if isinstance(name, Policy):
+            name = name.name
+        if not isinstance(name, str):
+            raise TypeError(f"Policy name must be a string, got {type(name).__name__}")
+        self.name = name
+        if name in KERAS_POLICIES:
+            self.compute_dtype, self.variable_dtype = KERAS_POLICIES[name]
+            self.output_dtype = self.compute_dtype
+        elif "=" in name:
+            parts = dict(self._parse(part) for part in name.split(","))
+            self.variable_dtype = parts.get("params", "float32")
+            self.compute_dtype = parts.get("compute", self.variable_dtype)
+            self.output_dtype = parts.get("output", self.compute_dtype)
+        else:
+            raise ValueError(f"Cannot convert value {name!r} to a mixed precision Policy. Valid policies "
+                             f"are: {', '.join(KERAS_POLICIES)}, or jmp's form "
+                             f"'params=float32,compute=float16,output=float32' (keys p, c, o)")
+
+    @staticmethod
+    def _parse(part):
+        key, _, value = part.strip().partition("=")
+        if key.strip() not in _KEYS:
+            raise ValueError(f"unknown policy key {key.strip()!r}; valid keys: params, compute, output (or p, c, o)")
+        value = _JMP_NAMES.get(value.strip(), value.strip())
+        if value not in FORMATS and value not in ALIASES:
+            raise ValueError(f"unknown dtype {value!r} in policy; valid: {', '.join(FORMATS)}")
+        return _KEYS[key.strip()], as_format(value).name
+
+    compute_format = property(lambda self: as_format(self.compute_dtype))
+    variable_format = property(lambda self: as_format(self.variable_dtype))
+    output_format = property(lambda self: as_format(self.output_dtype))
+
+    def __eq__(self, other):
+        return isinstance(other, Policy) and other.name == self.name
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def __repr__(self):
+        return f'<Policy "{self.name}">'
+
+
+_global = [Policy("float32")]
+
+
+def set_global_policy(policy):
+    """Set the policy that layers built from now on take by default (a Policy or a name)."""
+    _global[0] = Policy(policy if policy is not None else "float32")
+
+
+def global_policy():
+    """The current global policy (float32 unless set)."""
+    return _global[0]
+
+
+class LossScaleOptimizer(Optimizer):
+    """tf.keras's LossScaleOptimizer: scales the loss, unscales gradients, skips non-finite steps.
+
+    Dynamic by default (initial scale 2**15, doubled after 2000 finite steps, halved on a non-finite one
+    but never below 1); dynamic=False holds initial_scale fixed.
+    """
+
+    def __init__(self, inner_optimizer, dynamic=True, initial_scale=None, dynamic_growth_steps=None):
+        if isinstance(inner_optimizer, LossScaleOptimizer):
+            raise TypeError(f"LossScaleOptimizer cannot wrap another LossScaleOptimizer, but got: {inner_optimizer}")
+        if not isinstance(inner_optimizer, Optimizer):
+            raise TypeError(f'"inner_optimizer" must be an instance of Optimizer, but got: {inner_optimizer!r}')
+        if not isinstance(dynamic, bool):
+            raise TypeError(f'"dynamic" argument to LossScaleOptimizer.__init__ must be a bool, but got: {dynamic!r}')
+        if getattr(inner_optimizer, "_wrapped", False):
+            raise ValueError('"inner_optimizer" is already wrapped by a LossScaleOptimizer. An optimizer can only '
+                             'be wrapped by a single LossScaleOptimizer')
+        if dynamic:
+            self._loss_scale = DynamicLossScale(2.0**15 if initial_scale is None else initial_scale,
+                                                period=2000 if dynamic_growth_steps is None else dynamic_growth_steps)
+        else:
+            if initial_scale is None:
+                raise ValueError('"initial_scale" must be specified if "dynamic" is False')
+            if dynamic_growth_steps is not None:
+                raise ValueError(f'"dynamic_growth_steps" must be None if "dynamic" is False, but got: '
+                                 f'{dynamic_growth_steps}')
+            self._loss_scale = StaticLossScale(initial_scale)
+        inner_optimizer._wrapped = True
+        self._optimizer = inner_optimizer
+        self.last_step_skipped = False
+
+    inner_optimizer = property(lambda self: self._optimizer)
+    dynamic = property(lambda self: isinstance(self._loss_scale, DynamicLossScale))
+    loss_scale = property(lambda self: float(self._loss_scale.loss_scale))
+    dynamic_counter = property(lambda self: self._loss_scale.counter if self.dynamic else None)
+    dynamic_growth_steps = property(lambda self: self._loss_scale.period if self.dynamic else None)
+    params = property(lambda self: self._optimizer.params)
+    iterations = property(lambda self: self._optimizer.iterations)
+    learning_rate = property(lambda self: self._optimizer.hyper["lr"])
+
+    def get_scaled_loss(self, loss):
+        """loss times the current loss scale."""
+        return self._loss_scale.scale(loss)
+
+    def get_unscaled_gradients(self, grads):
+        """Each gradient divided by the loss scale, in its own format; None stays None."""
+        return self._loss_scale.unscale(list(grads))
+
+    def apply_gradients(self, grads_and_vars):
+        """Apply (unscaled) gradients unless one is inf/NaN; then move the loss scale."""
+        pairs = list(grads_and_vars)
+        finite = all_finite(g for g, _ in pairs)
+        self._loss_scale = self._loss_scale.adjust(finite)
+        self.last_step_skipped = not finite
+        if finite:
+            self._optimizer.apply_gradients(pairs)
+        else:
+            self._optimizer.iterations += 1    # a skipped step still counts, as in tf.keras
+
+    def step(self):
+        """PyTorch-style: unscale each parameter's .grad (from a scaled loss) and apply it."""
+        params = self._optimizer.params
+        self.apply_gradients(zip(self.get_unscaled_gradients([p.grad for p in params]), params))
+
+    def zero_grad(self, set_to_none=True):
+        self._optimizer.zero_grad()
+
+    def state_dict(self):
+        s = self._loss_scale
+        return {"inner": self._optimizer.state_dict(), "loss_scale": float(s.loss_scale),
+                "counter": getattr(s, "counter", 0)}
+
+    def load_state_dict(self, state_dict):
+        self._optimizer.load_state_dict(state_dict["inner"])
+        s = self._loss_scale
+        self._loss_scale = type(s)(state_dict["loss_scale"], **({"counter": state_dict["counter"],
+                                                                  "period": s.period} if self.dynamic else {}))
+
+    def __repr__(self):
+        return f"LossScaleOptimizer({self._optimizer!r}, loss_scale={self.loss_scale})"

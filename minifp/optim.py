@@ -1,0 +1,229 @@
+"""Optimizers with float32 state applied to float32 master weights (or, if asked, to half weights).
+
+Every update is computed in float32 from the widened gradient and weight, and
+rounded once into the weight's own format: a float32 master weight keeps every
+small update, a float16 weight shows the updates that float16 swamps.
+Both faces work: PyTorch's (params at construction, zero_grad(), step() reading
+.grad) and Keras's (no params, apply_gradients(zip(grads, vars))).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._rounding import round_to, widen
+from ._tensor import Tensor, no_grad
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "clip_grad_norm_", "clip_grad_value_", "get"]
+
+
+class Optimizer:
+    """Base class: hyperparameters as a dict, state as float32 arrays per parameter."""
+
+    defaults: dict = {}
+    aliases = {"learning_rate": "lr"}       # Keras spelling -> ours
+
+    def __init__(self, params=None, **hyper):
+        hyper = {self.aliases.get(k, k): v for k, v in hyper.items()}
+        unknown = sorted(set(hyper) - set(self.defaults))
+        if unknown:
+            raise TypeError(f"{type(self).__name__} got unknown argument(s) {', '.join(map(repr, unknown))}; "
+                            f"valid arguments: {', '.join(self.defaults)} (learning_rate is lr)")
+        self.hyper = {**self.defaults, **hyper}
+        if self.hyper["lr"] < 0:
+            raise ValueError(f"{type(self).__name__}: invalid learning rate {self.hyper['lr']}; it must be >= 0")
+        self.params: list[Tensor] = []
+        self.state: list[dict] = []
+        self.iterations = 0
+        if params is not None:
+            params = list(params)
+            if not params:
+                raise ValueError(f"{type(self).__name__} got an empty parameter list")
+            self._add(params)
+
+    def _add(self, params):
+        """Register parameters; each one once."""
+        known = {id(p) for p in self.params}
+        for p in params:
+            if not isinstance(p, Tensor) or p.fmt is None:
+                raise TypeError(f"{type(self).__name__} optimizes floating-point minifp tensors, got {type(p).__name__}")
+            if id(p) in known:
+                raise ValueError(f"{type(self).__name__}: parameter {p.name or ''} of shape {p.shape} appears more "
+                                 f"than once in the parameter list; pass each parameter once")
+            known.add(id(p))
+            self.params.append(p)
+            self.state.append({})
+
+    def _index(self, p):
+        for i, q in enumerate(self.params):
+            if q is p:
+                return i
+        self._add([p])                      # Keras style: variables are met in apply_gradients
+        return len(self.params) - 1
+
+    # -- the two faces ----------------------------------------------------------------
+    def zero_grad(self, set_to_none=True):
+        """Forget the gradients of every parameter."""
+        for p in self.params:
+            p.grad = None
+
+    def step(self):
+        """Apply each parameter's .grad (PyTorch style)."""
+        self._apply([(p.grad, p) for p in self.params])
+
+    def apply_gradients(self, grads_and_vars):
+        """Apply (gradient, variable) pairs (Keras style); None gradients are skipped."""
+        self._apply(list(grads_and_vars))
+
+    def _apply(self, pairs):
+        self.iterations += 1
+        with no_grad():
+            for g, p in pairs:
+                if g is None:
+                    continue
+                i = self._index(p)
+                g32 = g.float32() if isinstance(g, Tensor) else np.asarray(g, np.float32)
+                w32 = p.float32()
+                if g32.shape != w32.shape:
+                    raise ValueError(f"gradient of shape {g32.shape} for a parameter of shape {w32.shape}")
+                with np.errstate(all="ignore"):
+                    new = self.update(w32, g32, self.state[i], **self.hyper)
+                p.data = round_to(new, p.fmt) if not p.fmt.is_float32 else new.astype(np.float32, copy=False)
+
+    def update(self, w, g, state, **hyper):
+        """The new weight (float32) from weight w, gradient g and this parameter's state."""
+        raise NotImplementedError
+
+    # -- checkpoints ----------------------------------------------------------------------
+    def state_dict(self):
+        """Hyperparameters, step count and per-parameter state (float32 arrays), for an exact round trip."""
+        return {"hyper": dict(self.hyper), "iterations": self.iterations,
+                "state": [{k: np.array(v, copy=True) for k, v in s.items()} for s in self.state]}
+
+    def load_state_dict(self, state_dict):
+        """Restore what state_dict() saved; the parameter count must match."""
+        state = state_dict["state"]
+        if len(state) != len(self.params):
+            raise ValueError(f"state dict holds state for {len(state)} parameters, this optimizer has "
+                             f"{len(self.params)}")
+        self.hyper = dict(state_dict["hyper"])
+        self.iterations = int(state_dict["iterations"])
+        self.state = [{k: np.array(v, dtype=np.float32, copy=True) for k, v in s.items()} for s in state]
+
+    def __repr__(self):
+        return f"{type(self).__name__}({', '.join(f'{k}={v}' for k, v in self.hyper.items())})"
+
+
+def _f32(x):
+    return np.float32(x)
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent with momentum, Nesterov momentum and L2 weight decay (PyTorch's rule)."""
+
+    defaults = {"lr": 0.01, "momentum": 0.0, "dampening": 0.0, "nesterov": False, "weight_decay": 0.0}
+
+    def update(self, w, g, state, lr, momentum, dampening, nesterov, weight_decay):
+        if weight_decay:
+            g = g + _f32(weight_decay) * w
+        if momentum:
+            if "momentum_buffer" not in state:
+                state["momentum_buffer"] = g.copy()
+            else:
+                state["momentum_buffer"] = _f32(momentum) * state["momentum_buffer"] + _f32(1 - dampening) * g
+            buf = state["momentum_buffer"]
+            g = g + _f32(momentum) * buf if nesterov else buf
+        return w - _f32(lr) * g
+
+
+class Adam(Optimizer):
+    """Adam (PyTorch's defaults: lr 1e-3, betas (0.9, 0.999), eps 1e-8); weight_decay is L2."""
+
+    defaults = {"lr": 1e-3, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.0}
+    decoupled = False
+
+    def update(self, w, g, state, lr, betas, eps, weight_decay):
+        if weight_decay and not self.decoupled:
+            g = g + _f32(weight_decay) * w
+        if weight_decay and self.decoupled:
+            w = w * _f32(1 - lr * weight_decay)
+        b1, b2 = betas
+        state.setdefault("step", np.zeros((), np.float32))
+        state.setdefault("exp_avg", np.zeros_like(w))
+        state.setdefault("exp_avg_sq", np.zeros_like(w))
+        state["step"] = state["step"] + _f32(1)
+        t = float(state["step"])
+        state["exp_avg"] = _f32(b1) * state["exp_avg"] + _f32(1 - b1) * g
+        state["exp_avg_sq"] = _f32(b2) * state["exp_avg_sq"] + _f32(1 - b2) * g * g
+        m_hat = state["exp_avg"] / _f32(1 - b1**t)
+        v_hat = state["exp_avg_sq"] / _f32(1 - b2**t)
+        return w - _f32(lr) * m_hat / (np.sqrt(v_hat) + _f32(eps))
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (default 0.01), as PyTorch's AdamW."""
+
+    defaults = {**Adam.defaults, "weight_decay": 0.01}
+    decoupled = True
+
+
+class RMSprop(Optimizer):
+    """RMSprop with Keras's rule and defaults: lr 1e-3, rho 0.9, epsilon 1e-7, momentum 0, centered False."""
+
+    defaults = {"lr": 1e-3, "rho": 0.9, "epsilon": 1e-7, "momentum": 0.0, "centered": False}
+
+    def update(self, w, g, state, lr, rho, epsilon, momentum, centered):
+        ms = state["velocity"] = _f32(rho) * state.get("velocity", np.zeros_like(w)) + _f32(1 - rho) * g * g
+        denominator = ms + _f32(epsilon)
+        if centered:
+            avg = state["average_gradient"] = (_f32(rho) * state.get("average_gradient", np.zeros_like(w))
+                                               + _f32(1 - rho) * g)
+            denominator = denominator - avg * avg
+        increment = _f32(lr) * g / np.sqrt(denominator)
+        if momentum:
+            increment = state["momentum"] = _f32(momentum) * state.get("momentum", np.zeros_like(w)) + increment
+        return w - increment
+
+
+OPTIMIZERS = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop}
+
+
+def get(identifier, **hyper):
+    """An optimizer from its name ("adam", "sgd", ...) or the optimizer itself (as keras.optimizers.get)."""
+    if isinstance(identifier, str):
+        try:
+            return OPTIMIZERS[identifier.lower()](**hyper)
+        except KeyError:
+            raise ValueError(f"unknown optimizer {identifier!r}; valid names: {', '.join(OPTIMIZERS)}") from None
+    return identifier
+
+
+# -- clipping -----------------------------------------------------------------------------
+
+
+def _grads(params):
+    return [p for p in ([params] if isinstance(params, Tensor) else params) if p.grad is not None]
+
+
+def clip_grad_norm_(params, max_norm, norm_type=2.0):
+    """Scale the gradients so their joint norm is at most max_norm (float32 arithmetic); returns the norm."""
+    ps = _grads(params)
+    if not ps:
+        return 0.0
+    gs = [widen(p.grad.data, p.grad.fmt) for p in ps]
+    if norm_type == np.inf:
+        total = max(float(np.max(np.abs(g))) for g in gs)
+    else:
+        total = float(np.sum([np.sum(np.abs(g) ** _f32(norm_type)) for g in gs], dtype=np.float32)
+                      ** _f32(1 / norm_type))
+    coef = _f32(max_norm) / (_f32(total) + _f32(1e-6))
+    if coef < 1:
+        for p, g in zip(ps, gs):
+            p.grad = Tensor(round_to(g * coef, p.grad.fmt), p.grad.fmt)
+    return total
+
+
+def clip_grad_value_(params, clip_value):
+    """Clamp every gradient element into [-clip_value, clip_value]."""
+    for p in _grads(params):
+        g = widen(p.grad.data, p.grad.fmt)
+        p.grad = Tensor(round_to(np.clip(g, -clip_value, clip_value).astype(np.float32), p.grad.fmt), p.grad.fmt)
