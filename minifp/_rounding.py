@@ -144,7 +144,8 @@ def round_to(x, fmt, mode="nearest", rng=None):
     if fmt.is_float32 and x.dtype == np.float32:
         return x.copy()
     if x.size <= SMALL and mode == "nearest" and x.dtype == np.float32 and as_format(fmt.storage) == fmt:
-        return x.astype(fmt.storage)
+        with np.errstate(all="ignore"):         # overflow to inf is the intended result
+            return x.astype(fmt.storage)
     if not isinstance(x, np.ndarray) or numba.config.DISABLE_JIT:
         # CuPy arrays (and pure-Python runs) take the array-math path.
         return round_reference(x, fmt, mode, _random_bits(rng, x.shape) if mode == "stochastic" else None)
