@@ -60,8 +60,10 @@ def concatenate(tensors, axis=0):
 
 
 __all__ = ["Format", "FORMATS", "ROUNDING_MODES", "Tensor", "abs", "bfloat16", "concatenate", "exp", "finfo",
-           "float16", "float32", "float8_e4m3", "float8_e5m2", "log", "log_softmax", "matmul", "max", "maximum",
+           "float16", "float32", "float8_e4m3", "float8_e5m2", "log", "log_softmax", "manual_seed", "matmul", "max",
+           "maximum",
            "mean", "minimum", "no_grad", "promote_types", "relu", "reshape", "round_to", "sigmoid", "softmax",
            "sqrt", "sum", "tanh", "tensor", "tf32", "transpose", "where"]
 
-from . import amp, mixed_precision, optim  # noqa: E402  (they build on the names above)
+from ._random import manual_seed  # noqa: E402
+from . import amp, datasets, losses, mixed_precision, nn, optim  # noqa: E402  (they build on the names above)

@@ -200,3 +200,41 @@ class _EachInput(tuple):
 OPS["concatenate"] = Op("concatenate", lambda xp, *xs, axis=0: xp.concatenate(xs, axis=axis),
                         _EachInput(_concat_grad), layout=True,
                         example=lambda rng: ((_u(rng, 2, 3), _u(rng, 4, 3), _u(rng, 1, 3)), {"axis": 0}))
+
+# -- convolution: im2col + one float32 matmul ------------------------------------------------------
+
+
+def _windows(xp, x, kh, kw, stride, padding):
+    """(N, C, H, W) -> (N, Ho, Wo, C, kh, kw) views of every receptive field."""
+    x = xp.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
+    win = xp.lib.stride_tricks.sliding_window_view(x, (kh, kw), axis=(2, 3))[:, :, ::stride, ::stride]
+    return win.transpose(0, 2, 3, 1, 4, 5)
+
+
+def _conv2d(xp, x, w, stride=1, padding=0):
+    cols = _windows(xp, x, w.shape[2], w.shape[3], stride, padding)
+    n, ho, wo = cols.shape[:3]
+    out = cols.reshape(n * ho * wo, -1) @ w.reshape(w.shape[0], -1).T
+    return out.reshape(n, ho, wo, -1).transpose(0, 3, 1, 2)
+
+
+def _conv2d_grad_x(xp, g, ans, x, w, stride=1, padding=0):
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    ho, wo = g.shape[2], g.shape[3]
+    gcols = (g.transpose(0, 2, 3, 1).reshape(-1, o) @ w.reshape(o, -1)).reshape(n, ho, wo, c, kh, kw)
+    gx = xp.zeros((n, c, h + 2 * padding, wd + 2 * padding), g.dtype)
+    for i in range(kh):                     # col2im: every kernel tap adds back into the strided window
+        for j in range(kw):
+            gx[:, :, i:i + stride * ho:stride, j:j + stride * wo:stride] += gcols[..., i, j].transpose(0, 3, 1, 2)
+    return gx[:, :, padding:padding + h, padding:padding + wd]
+
+
+def _conv2d_grad_w(xp, g, ans, x, w, stride=1, padding=0):
+    cols = _windows(xp, x, w.shape[2], w.shape[3], stride, padding)
+    gw = g.transpose(1, 0, 2, 3).reshape(w.shape[0], -1) @ cols.reshape(-1, cols[0, 0, 0].size)
+    return gw.reshape(w.shape)
+
+
+defop("conv2d", _conv2d, _conv2d_grad_x, _conv2d_grad_w, category=LOWER,
+      example=lambda rng: ((_u(rng, 2, 3, 5, 6), _u(rng, 4, 3, 3, 2)), {"stride": 2, "padding": 1}))

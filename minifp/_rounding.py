@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import types
 
 import numba
 import numpy as np
@@ -25,9 +26,19 @@ _CODES = {8: np.uint8, 16: np.uint16}
 # Below this many elements a parallel kernel's start-up costs more than the work: use the native
 # casts, which agree with the kernels on all 2**32 float32 inputs (benchmarks/exhaustive.py).
 SMALL = 4096
+# Below this many, a serial kernel: waking Numba's OpenMP workers costs more than they save, and on a
+# small machine they and OpenBLAS's spinning threads fight over the cores (CNN steps ran 4x slower).
+PARALLEL = 1 << 20
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+def _kernel(fn):
+    """fn compiled twice: (serial, parallel). prange is range in the serial one."""
+    serial = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + "_serial")
+    serial.__qualname__ = serial.__name__            # its own entry in Numba's on-disk cache
+    return (numba.njit(cache=True, nogil=True)(serial),
+            numba.njit(cache=True, nogil=True, parallel=True)(fn))
+
+
 def _round_bits(src, out, rbits, src_man, src_bias, src_emask, m, emin, bias, sign_shift,
                 subnormals, max_code, overflow_code, nan_code, mode, decode):
     """Round each source float (given as raw bits) into the format; write codes, or float32 values if `decode`."""
@@ -83,7 +94,6 @@ def _round_bits(src, out, rbits, src_man, src_bias, src_emask, m, emin, bias, si
             out[i] = code | (sign << sign_shift)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
 def _round_nearest_f32(bits, x, out, m, emin, bias, sign_shift, subnormals, max_code, overflow_code, nan_code):
     """_round_bits for float32 sources and round-to-nearest-even, branch-free so that it vectorises.
 
@@ -115,11 +125,13 @@ def _round_nearest_f32(bits, x, out, m, emin, bias, sign_shift, subnormals, max_
         out[i] = i32(code | np.left_shift(i32(np.right_shift(b, i32(31)) & i32(1)), sshift))
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
 def _gather(codes, table, out):
     """out[i] = table[codes[i]]: widening through a table of every value of a <= 16-bit format."""
     for i in numba.prange(codes.size):
         out[i] = table[codes[i]]
+
+
+ROUND_BITS, ROUND_NEAREST_F32, GATHER = _kernel(_round_bits), _kernel(_round_nearest_f32), _kernel(_gather)
 
 
 def _random_bits(rng, shape):
@@ -159,12 +171,13 @@ def round_kernel(x, fmt, mode="nearest", rng=None):
     storage = fmt.storage
     decode = storage == np.float32
     out = np.empty(x.shape, np.float32 if decode else _CODES[storage.itemsize * 8])
+    par = x.size >= PARALLEL
     if mode == "nearest" and x.dtype == np.float32 and not decode:
-        _round_nearest_f32(x.reshape(-1).view(np.int32), x.reshape(-1), out.reshape(-1), fmt.man_bits, fmt.emin,
+        ROUND_NEAREST_F32[par](x.reshape(-1).view(np.int32), x.reshape(-1), out.reshape(-1), fmt.man_bits, fmt.emin,
                            fmt.bias, fmt.bits - 1, fmt.subnormals, fmt.max_code, fmt.overflow_code, fmt.nan_code)
         return out.view(storage)
     rbits = _random_bits(rng, x.size) if mode == "stochastic" else np.empty(0, np.uint32)
-    _round_bits(x.reshape(-1).view(view), out.reshape(-1), rbits, src_man, src_bias, src_emask,
+    ROUND_BITS[par](x.reshape(-1).view(view), out.reshape(-1), rbits, src_man, src_bias, src_emask,
                 fmt.man_bits, fmt.emin, fmt.bias, fmt.bits - 1, fmt.subnormals, fmt.max_code,
                 fmt.overflow_code, fmt.nan_code, _MODE_ID[mode], decode)
     return out if decode else out.view(storage)
@@ -214,7 +227,8 @@ def widen(a, fmt=None):
         return a.astype(np.float32)
     fmt = as_format(a.dtype) if fmt is None else fmt
     out = np.empty(a.shape, np.float32)
-    _gather(np.ascontiguousarray(a).reshape(-1).view(_CODES[a.dtype.itemsize * 8]), _table(fmt), out.reshape(-1))
+    codes = np.ascontiguousarray(a).reshape(-1).view(_CODES[a.dtype.itemsize * 8])
+    GATHER[a.size >= PARALLEL](codes, _table(fmt), out.reshape(-1))
     return out
 
 

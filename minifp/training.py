@@ -1,0 +1,213 @@
+"""Keras's training API for modules: compile, fit, evaluate, predict, weights, summary."""
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+
+from . import losses as L
+from . import optim
+from ._formats import as_format
+from ._random import rng
+from ._tensor import no_grad, tensor
+from .mixed_precision import LossScaleOptimizer
+
+__all__ = ["Model", "History"]
+
+METRICS = ("accuracy",)
+
+
+class History:
+    """What fit() measured: history[key] lists one value per epoch (per step for loss_scale)."""
+
+    def __init__(self):
+        self.history: dict[str, list] = {}
+        self.epoch: list[int] = []
+
+    def add(self, key, value):
+        self.history.setdefault(key, []).append(value)
+
+    def __repr__(self):
+        return f"History({', '.join(self.history)})"
+
+
+def _accuracy(y, out):
+    pred = out.argmax(axis=-1)
+    truth = y.argmax(axis=-1) if y.ndim == out.ndim else y.reshape(-1)
+    return float(np.mean(pred == truth))
+
+
+def _progress(total, desc, verbose):
+    """A tqdm bar when tqdm is installed and verbose, else None."""
+    if not verbose:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, desc=desc, unit="step", leave=True)
+
+
+class Model:
+    """Mixin for Module subclasses: the Keras workflow (compile, fit, evaluate, predict, ...)."""
+
+    optimizer = None
+
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None):
+        """Choose optimizer and loss (names or objects); under mixed_float16, wrap in a LossScaleOptimizer."""
+        opt = optim.get(optimizer)
+        if not isinstance(opt, optim.Optimizer):
+            raise TypeError(f"optimizer must be a name or a minifp.optim.Optimizer, got {type(opt).__name__}")
+        if self.policy.compute_dtype == "float16" and not isinstance(opt, LossScaleOptimizer):
+            opt = LossScaleOptimizer(opt)       # as Keras does for mixed_float16
+        unknown = [m for m in (metrics or []) if m not in METRICS]
+        if unknown:
+            raise ValueError(f"unknown metric(s) {unknown}; valid metrics: {', '.join(METRICS)}")
+        if loss is None:
+            raise ValueError(f"compile() needs a loss; valid names: {', '.join(L.LOSSES)}, or a callable")
+        self.optimizer, self.loss_fn, self.metrics = opt, L.get(loss), list(metrics or [])
+
+    # -- one step -------------------------------------------------------------------------------
+    def train_step(self, x, y):
+        """Forward, loss, (scaled) backward, apply: returns (loss value, outputs as float32)."""
+        out = self(tensor(x))
+        loss = self.loss_fn(y, out)
+        params = self.parameters()
+        for p in params:
+            p.grad = None
+        opt = self.optimizer
+        if isinstance(opt, LossScaleOptimizer):
+            opt.get_scaled_loss(loss).backward()
+            grads = opt.get_unscaled_gradients([p.grad for p in params])
+        else:
+            loss.backward()
+            grads = [p.grad for p in params]
+        opt.apply_gradients(zip(grads, params))
+        return loss.item(), out.float32()
+
+    # -- the loops ----------------------------------------------------------------------------------
+    def fit(self, x, y, batch_size=32, epochs=1, verbose=1, validation_split=0.0, validation_data=None,
+            shuffle=True):
+        """Train for `epochs`; returns a History of loss, accuracy, val_*, time_per_step and loss_scale."""
+        if self.optimizer is None:
+            raise RuntimeError("call compile(optimizer, loss) before fit()")
+        x, y = _pair(x, y)
+        if validation_split and validation_data is None:
+            if not 0 < validation_split < 1:
+                raise ValueError(f"validation_split must be in (0, 1), got {validation_split}")
+            cut = int(len(x) * (1 - validation_split))          # Keras takes the last part, unshuffled
+            x, y, validation_data = x[:cut], y[:cut], (x[cut:], y[cut:])
+        history = History()
+        steps = -(-len(x) // batch_size)
+        for epoch in range(epochs):
+            self.train()
+            order = rng().permutation(len(x)) if shuffle else np.arange(len(x))
+            bar = _progress(steps, f"Epoch {epoch + 1}/{epochs}", verbose)
+            total, correct, skipped, start = 0.0, 0.0, 0, time.perf_counter()
+            for b in range(steps):
+                idx = order[b * batch_size:(b + 1) * batch_size]
+                loss, out = self.train_step(x[idx], y[idx])
+                total += loss * len(idx)
+                correct += _accuracy(y[idx], out) * len(idx) if self.metrics else 0
+                if isinstance(self.optimizer, LossScaleOptimizer):
+                    history.add("loss_scale", self.optimizer.loss_scale)
+                    skipped += self.optimizer.last_step_skipped
+                if bar is not None:
+                    bar.set_postfix(loss=f"{loss:.4f}", refresh=False)
+                    bar.update()
+            per_step = (time.perf_counter() - start) / steps
+            logs = {"loss": total / len(x)}
+            if self.metrics:
+                logs["accuracy"] = correct / len(x)
+            if validation_data is not None:
+                val = self.evaluate(*validation_data, batch_size=batch_size)
+                logs["val_loss"] = val[0] if self.metrics else val
+                if self.metrics:
+                    logs["val_accuracy"] = val[1]
+            logs["time_per_step"] = per_step
+            if isinstance(self.optimizer, LossScaleOptimizer):
+                logs["skipped_steps"] = skipped
+            for k, v in logs.items():
+                history.add(k, v)
+            history.epoch.append(epoch)
+            line = " - ".join(f"{k}: {v:.4g}" for k, v in logs.items() if k != "time_per_step")
+            if bar is not None:
+                bar.set_postfix_str(f"{per_step * 1e3:.1f} ms/step - {line}")
+                bar.close()
+            elif verbose:
+                print(f"Epoch {epoch + 1}/{epochs} - {per_step * 1e3:.1f} ms/step - {line}")
+        return history
+
+    def evaluate(self, x, y, batch_size=32, verbose=0):
+        """Loss (and accuracy, if compiled with it) over (x, y), in eval mode."""
+        x, y = _pair(x, y)
+        out = self.predict(x, batch_size)
+        with no_grad():
+            loss = self.loss_fn(y, tensor(out)).item()
+        return [loss, _accuracy(y, out)] if self.metrics else loss
+
+    def predict(self, x, batch_size=32):
+        """Outputs for x as a float32 array, in eval mode and without a graph."""
+        x = np.asarray(x)
+        was_training = self.training
+        self.eval()
+        try:
+            with no_grad():
+                outs = [self(tensor(x[i:i + batch_size])).float32() for i in range(0, len(x), batch_size)]
+        finally:
+            self.train(was_training)
+        return np.concatenate(outs)
+
+    # -- weights ----------------------------------------------------------------------------------------
+    def get_weights(self):
+        """Every variable's values (storage dtype), in order."""
+        return [v.numpy().copy() for _, v in self.named_variables()]
+
+    def set_weights(self, weights):
+        """Set every variable from get_weights()-shaped arrays; all are checked before any is set."""
+        variables = [v for _, v in self.named_variables()]
+        if len(weights) != len(variables):
+            raise ValueError(f"set_weights() got {len(weights)} arrays for {len(variables)} variables")
+        for i, (w, v) in enumerate(zip(weights, variables)):
+            if np.shape(w) != v.shape:
+                raise ValueError(f"weight {i} ({v.name}) has shape {v.shape}, got {np.shape(w)}")
+        for w, v in zip(weights, variables):
+            v.data = np.array(w, dtype=v.data.dtype, copy=True)
+
+    def save_weights(self, path):
+        """Write the variables to an .npz file: raw bits plus a JSON index of formats (no pickle)."""
+        state = self.state_dict()
+        index = {k: str(a.dtype) for k, a in state.items()}
+        arrays = {f"v{i}": a.view(f"u{a.itemsize}") for i, a in enumerate(state.values())}
+        np.savez(path, __index__=np.frombuffer(json.dumps(index).encode(), np.uint8), **arrays)
+
+    def load_weights(self, path):
+        """Read what save_weights() wrote (allow_pickle=False: loading runs no code)."""
+        with np.load(path, allow_pickle=False) as f:
+            index = json.loads(bytes(f["__index__"]).decode())
+            state = {k: f[f"v{i}"].view(as_format(dtype).storage if dtype != "float32" else np.float32)
+                     for i, (k, dtype) in enumerate(index.items())}
+        self.load_state_dict(state)
+
+    def summary(self, print_fn=print):
+        """Layers, output shapes, parameter counts and dtype policies, as Keras prints them."""
+        rows = [("Layer (type)", "Output Shape", "Param #", "Policy")]
+        total = 0
+        for i, layer in enumerate(getattr(self, "layers", [])):
+            n = sum(v.size for _, v in layer.named_variables() if v.requires_grad)
+            total += n
+            shape = "?" if layer.output_shape is None else str((None,) + tuple(layer.output_shape[1:]))
+            rows.append((f"{i} ({type(layer).__name__})", shape, str(n), layer.policy.name))
+        widths = [max(len(r[j]) for r in rows) + 2 for j in range(4)]
+        lines = [f'Model: "{type(self).__name__.lower()}"'] + ["".join(c.ljust(w) for c, w in zip(r, widths))
+                                                              for r in rows]
+        lines.append(f"Total params: {total}")
+        print_fn("\n".join(lines))
+
+
+def _pair(x, y):
+    x, y = np.asarray(x), np.asarray(y)
+    if len(x) != len(y):
+        raise ValueError(f"x and y must have the same number of samples; got {len(x)} inputs and {len(y)} labels")
+    return x, y
