@@ -94,35 +94,62 @@ def _round_bits(src, out, rbits, src_man, src_bias, src_emask, m, emin, bias, si
             out[i] = code | (sign << sign_shift)
 
 
-def _round_nearest_f32(bits, x, out, m, emin, bias, sign_shift, subnormals, max_code, overflow_code, nan_code):
-    """_round_bits for float32 sources and round-to-nearest-even, branch-free so that it vectorises.
-
-    Every intermediate is cast back to int32 (np.right_shift keeps the type): Numba
-    widens integer arithmetic to 64 bits, and the casts let LLVM keep eight 32-bit
-    lanes per AVX2 instruction. All values are below 2**31, so signed compares are safe.
-    """
-    i32 = np.int32
-    shift = i32(23 - m)
-    round_bias = i32((1 << (22 - m)) - 1)           # half an ulp minus one; the ulp's own bit breaks ties
-    rebias = i32((127 - bias) << m)
+def _nearest_constants(fmt):
+    """Per-format constants of the nearest-even float32 kernel, typed as the kernel uses them."""
+    i32, m = np.int32, fmt.man_bits
     # Results below the format's smallest normal: scale to units of the smallest subnormal and let
     # float32's own nearest-even addition of 2**23 round to an integer. (Formats with 8 exponent
     # bits share float32's subnormals, and the bit formula covers them: no input is below 0.)
-    min_normal = i32((emin + 127) << 23 if bias != 127 else 0)
-    scale = np.float32(2.0 ** min(m - emin, 127))
-    magic = np.float32(2.0 ** 23)
-    min_code = i32(0 if subnormals else 1 << m)
-    max_c, over_c, nan_c, sshift = i32(max_code), i32(overflow_code), i32(nan_code), i32(sign_shift)
+    return (i32(23 - m), i32((1 << (22 - m)) - 1), i32((127 - fmt.bias) << m),
+            i32((fmt.emin + 127) << 23 if fmt.bias != 127 else 0),
+            np.float32(2.0 ** min(m - fmt.emin, 127)), np.float32(2.0**23),
+            i32(fmt.max_code), i32(fmt.overflow_code), i32(fmt.nan_code), i32(0 if fmt.subnormals else 1 << m),
+            i32(fmt.bits - 1))
+
+
+@numba.njit(inline="always")
+def _nearest(b, xi, c):
+    """One float32 (bits b, value xi) -> (|b|, code before overflow, final code with sign).
+
+    Every intermediate is cast back to int32 (np.right_shift keeps the type): Numba widens
+    integer arithmetic to 64 bits, and the casts let LLVM keep eight 32-bit lanes per AVX2
+    instruction. All values are below 2**31, so signed compares are safe.
+    """
+    shift, round_bias, rebias, min_normal, scale, magic, max_c, over_c, nan_c, min_code, sshift = c
+    i32 = np.int32
+    a = i32(b & i32(0x7FFFFFFF))
+    # The bit formula: add half an ulp minus one, plus the ulp's own bit (ties to even), drop the bits.
+    code = i32(np.right_shift(i32(i32(a + round_bias) + i32(np.right_shift(a, shift) & i32(1))), shift) - rebias)
+    small = i32((abs(xi) * scale + magic) - magic)
+    code = small if a < min_normal else code
+    final = over_c if code > max_c else code
+    final = nan_c if a > i32(0x7F800000) else final
+    final = i32(0) if final < min_code else final
+    return a, code, i32(final | np.left_shift(i32(np.right_shift(b, i32(31)) & i32(1)), sshift))
+
+
+def _round_nearest_f32(bits, x, out, c):
+    """_round_bits for float32 sources and round-to-nearest-even, branch-free so that it vectorises."""
     for i in numba.prange(bits.size):
-        b = bits[i]
-        a = i32(b & i32(0x7FFFFFFF))
-        code = i32(np.right_shift(i32(i32(a + round_bias) + i32(np.right_shift(a, shift) & i32(1))), shift) - rebias)
-        small = i32((abs(x[i]) * scale + magic) - magic)
-        code = small if a < min_normal else code
-        code = over_c if code > max_c else code
-        code = nan_c if a > i32(0x7F800000) else code
-        code = i32(0) if code < min_code else code
-        out[i] = i32(code | np.left_shift(i32(np.right_shift(b, i32(31)) & i32(1)), sshift))
+        out[i] = _nearest(bits[i], x[i], c)[2]
+
+
+def _round_nearest_f32_counted(bits, x, out, c):
+    """_round_nearest_f32 that also counts (overflow, underflow, subnormal, NaN) in the same pass."""
+    i32 = np.int32
+    max_c, m = c[6], c[0]
+    min_normal_code = np.left_shift(i32(1), i32(23) - m)
+    over = under = sub = nan = 0
+    for i in numba.prange(bits.size):
+        a, code, final = _nearest(bits[i], x[i], c)
+        out[i] = final
+        mag = final & i32(0x7FFFFFFF) & ~np.left_shift(i32(1), c[10])
+        finite = a < i32(0x7F800000)
+        over += finite & (code > max_c)
+        under += (a != 0) & (mag == 0)
+        sub += (mag != 0) & (mag < min_normal_code)
+        nan += a > i32(0x7F800000)
+    return over, under, sub, nan
 
 
 def _gather(codes, table, out):
@@ -132,6 +159,7 @@ def _gather(codes, table, out):
 
 
 ROUND_BITS, ROUND_NEAREST_F32, GATHER = _kernel(_round_bits), _kernel(_round_nearest_f32), _kernel(_gather)
+ROUND_NEAREST_F32_COUNTED = _kernel(_round_nearest_f32_counted)    # compiled only when a monitor asks
 
 
 def _random_bits(rng, shape):
@@ -150,9 +178,14 @@ def _check(x, fmt, mode):
     return x, fmt
 
 
-def round_to(x, fmt, mode="nearest", rng=None):
-    """Round a float32/float64 array into `fmt`; returns an array of the format's storage dtype."""
+def round_to(x, fmt, mode="nearest", rng=None, counts=None):
+    """Round a float32/float64 array into `fmt`; returns an array of the format's storage dtype.
+
+    counts: an int64 array of 4 to which (overflow, underflow, subnormal, NaN) of this rounding are added.
+    """
     x, fmt = _check(_asarray(x), fmt, mode)
+    if counts is not None:
+        return _round_counted(x, fmt, mode, rng, counts)
     if fmt.is_float32 and x.dtype == np.float32:
         return x.copy()
     if x.size <= SMALL and mode == "nearest" and x.dtype == np.float32 and as_format(fmt.storage) == fmt:
@@ -173,14 +206,29 @@ def round_kernel(x, fmt, mode="nearest", rng=None):
     out = np.empty(x.shape, np.float32 if decode else _CODES[storage.itemsize * 8])
     par = x.size >= PARALLEL
     if mode == "nearest" and x.dtype == np.float32 and not decode:
-        ROUND_NEAREST_F32[par](x.reshape(-1).view(np.int32), x.reshape(-1), out.reshape(-1), fmt.man_bits, fmt.emin,
-                           fmt.bias, fmt.bits - 1, fmt.subnormals, fmt.max_code, fmt.overflow_code, fmt.nan_code)
+        ROUND_NEAREST_F32[par](x.reshape(-1).view(np.int32), x.reshape(-1), out.reshape(-1), _nearest_constants(fmt))
         return out.view(storage)
     rbits = _random_bits(rng, x.size) if mode == "stochastic" else np.empty(0, np.uint32)
     ROUND_BITS[par](x.reshape(-1).view(view), out.reshape(-1), rbits, src_man, src_bias, src_emask,
                 fmt.man_bits, fmt.emin, fmt.bias, fmt.bits - 1, fmt.subnormals, fmt.max_code,
                 fmt.overflow_code, fmt.nan_code, _MODE_ID[mode], decode)
     return out if decode else out.view(storage)
+
+
+def _round_counted(x, fmt, mode, rng, counts):
+    """round_to that also counts: fused into the kernel on the hot path, array math elsewhere."""
+    storage = fmt.storage
+    if (mode == "nearest" and x.dtype == np.float32 and storage != np.float32 and isinstance(x, np.ndarray)
+            and not numba.config.DISABLE_JIT):
+        x = np.ascontiguousarray(x)
+        out = np.empty(x.shape, _CODES[storage.itemsize * 8])
+        counts += ROUND_NEAREST_F32_COUNTED[x.size >= PARALLEL](
+            x.reshape(-1).view(np.int32), x.reshape(-1), out.reshape(-1), _nearest_constants(fmt))
+        return out.view(storage)
+    from .numerics import count_rounding
+    out = round_to(x, fmt, mode, rng)
+    counts += count_rounding(x, out, fmt)
+    return out
 
 
 def round_reference(x, fmt, mode="nearest", rbits=None):

@@ -15,6 +15,9 @@ _grad_enabled = [True]
 # Autocast: a stack of (dtype or None); the top decides. The cache maps id(leaf) -> its cast.
 _autocast_stack: list = []
 _cast_cache: dict = {}
+# The numerics monitors watching (see numerics.py) and the layers being called (innermost last).
+_monitors: list = []
+_layer_stack: list = []
 
 
 class Tensor:
@@ -165,10 +168,11 @@ def no_grad():
 
 
 class _Node:
-    __slots__ = ("op", "inputs", "params")
+    __slots__ = ("op", "inputs", "params", "layer")
 
     def __init__(self, op, inputs, params):
         self.op, self.inputs, self.params = op, inputs, params
+        self.layer = _layer_stack[-1] if _layer_stack else None
 
 
 def _plan(op, args, out):
@@ -231,12 +235,29 @@ def apply(name, *args, _out=None, **params):
                 ans = op.forward(xp, *(_wide(a) for a in args), **params)
                 if op.returns_bool:
                     return Tensor(ans, None)
-                ans = round_to(ans, fmt) if not (fmt.is_float32 and ans.dtype == np.float32) else ans
+                ans = _round(ans, fmt, name, _layer_stack[-1] if _layer_stack else None, "forward")
     except (ValueError, IndexError) as e:
         shapes = ", ".join(str(getattr(a, "shape", "scalar")) for a in args)
         raise type(e)(f"{name}: cannot apply to inputs of shapes {shapes}: {e}") from None
     needs_grad = _grad_enabled[-1] and any(t.requires_grad for t in floats)
     return Tensor(ans, fmt, needs_grad, _Node(op, args, params) if needs_grad else None)
+
+
+def _round(ans, fmt, op, layer, direction):
+    """Round an op's float32 result into fmt, counting for any watching monitor."""
+    if fmt.is_float32 and ans.dtype == np.float32:
+        if _monitors:
+            nan = int(np.isnan(ans).sum())
+            for m in _monitors:
+                m.record(layer, op, direction, np.array([0, 0, 0, nan]), ans.size)
+        return ans
+    if not _monitors:
+        return round_to(ans, fmt)
+    tally = np.zeros(4, np.int64)
+    out = round_to(ans, fmt, counts=tally)
+    for m in _monitors:
+        m.record(layer, op, direction, tally, ans.size)
+    return out
 
 
 # -- backward ----------------------------------------------------------------------------
@@ -251,10 +272,13 @@ def _unbroadcast(xp, g, shape):
     return xp.sum(g, axis=axes, keepdims=True) if axes else g
 
 
-def _accumulate(store, t, g):
-    """Add gradient g (float32) into the gradient of t, in t's format."""
+def _accumulate(store, t, g, node=None):
+    """Add gradient g (float32) into the gradient of t, in t's format (counted against node's op)."""
     prev = store.get(id(t))
-    store[id(t)] = (t, round_to(g if prev is None else widen(prev[1], t.fmt) + g, t.fmt))
+    total = g if prev is None else widen(prev[1], t.fmt) + g
+    rounded = _round(total, t.fmt, node.op.name, node.layer, "backward") if node is not None and _monitors \
+        else round_to(total, t.fmt)
+    store[id(t)] = (t, rounded)
 
 
 def _topological(root):
@@ -286,11 +310,15 @@ def backward(root, gradient=None):
         raise ValueError(f"backward(): gradient of shape {g0.shape} does not match the tensor's shape {root.shape}")
     store = {}
     _accumulate(store, root, g0)
+    leaves = []
     for t in reversed(_topological(root)):
         _, g_stored = store.pop(id(t))
+        for m in _monitors:
+            m.gradient(t, widen(g_stored, t.fmt))
         if t._node is None:
             t.grad = Tensor(g_stored, t.fmt) if t.grad is None else \
                 Tensor(round_to(t.grad.float32() + widen(g_stored, t.fmt), t.fmt), t.fmt)
+            leaves.append(t)
             continue
         op, inputs, params = t._node.op, t._node.inputs, t._node.params
         xp = array_module(g_stored)
@@ -300,4 +328,6 @@ def backward(root, gradient=None):
             for i, a in enumerate(inputs):
                 if isinstance(a, Tensor) and a.requires_grad:
                     gi = op.grads[i](xp, g, ans, *wide, **params)
-                    _accumulate(store, a, _unbroadcast(xp, xp.asarray(gi, np.float32), a.shape))
+                    _accumulate(store, a, _unbroadcast(xp, xp.asarray(gi, np.float32), a.shape), t._node)
+    for m in _monitors:
+        m.weight_gradients(leaves)

@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _formats as F
 from ._random import rng
+from . import _tensor
 from ._tensor import Tensor, apply, tensor
 from .mixed_precision import Policy, global_policy
 from .training import Model
@@ -74,10 +75,14 @@ class Module:
     def parameters(self):
         return [v for _, v in self.named_parameters()]
 
+    def named_modules(self, prefix=""):
+        """(dotted name, module) for this module ("" for itself) and every module inside it."""
+        yield prefix.rstrip("."), self
+        for k, child in self.children():
+            yield from child.named_modules(prefix + k + ".")
+
     def modules(self):
-        yield self
-        for _, child in self.children():
-            yield from child.modules()
+        return [m for _, m in self.named_modules()]
 
     def train(self, mode=True):
         for m in self.modules():
@@ -90,11 +95,17 @@ class Module:
     # -- calling ---------------------------------------------------------------------------------
     def __call__(self, x):
         x = x if isinstance(x, Tensor) else tensor(x)
-        if x.fmt is not None and x.fmt != self.policy.compute_format:
-            x = x.astype(self.policy.compute_format)
-        out = self.forward(x)
-        if out.fmt is not None and self.policy.output_format != self.policy.compute_format:
-            out = out.astype(self.policy.output_format)
+        _tensor._layer_stack.append(self)          # ops created now belong to this layer (for monitors)
+        try:
+            if x.fmt is not None and x.fmt != self.policy.compute_format:
+                x = x.astype(self.policy.compute_format)
+            out = self.forward(x)
+            if out.fmt is not None and self.policy.output_format != self.policy.compute_format:
+                out = out.astype(self.policy.output_format)
+        finally:
+            _tensor._layer_stack.pop()
+        for m in _tensor._monitors:
+            m.layer_output(self, out)
         self.output_shape = out.shape
         return out
 

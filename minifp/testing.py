@@ -1,11 +1,70 @@
-"""Helpers for numeric-behaviour tests: gradient checks."""
+"""Helpers for other projects' numeric-behaviour tests: overflow/underflow assertions, gradient checks,
+and Hypothesis strategies that draw values of a format."""
 from __future__ import annotations
 
 import numpy as np
 
+from ._formats import as_format, finfo
 from ._tensor import Tensor, tensor
 
-__all__ = ["check_grads"]
+__all__ = ["assert_no_overflow", "assert_no_underflow", "check_grads", "values"]
+
+
+def _watched(fn, args, dtype, backward):
+    from .numerics import watch
+    inputs = [tensor(a, dtype=dtype, requires_grad=backward) if not isinstance(a, Tensor) and dtype is not None
+              else a for a in args]
+    with watch() as report:
+        out = fn(*inputs)
+        if backward:
+            (out if out.size == 1 else out.sum()).backward()
+    return report
+
+
+def _check(kind, fn, args, dtype, backward):
+    from .numerics import KINDS
+    report = _watched(fn, args, dtype, backward)
+    column = 3 + KINDS.index(kind)                    # rows: (layer, op, pass, overflow, underflow, ...)
+    where = [f"{r[1]} ({r[2]}, layer {r[0]}): {r[column]}" for r in report.rows() if r[column]]
+    if where:
+        what = "overflowed" if kind == "overflow" else "underflowed to zero"
+        raise AssertionError(f"{report.total(kind)} values {what}: " + "; ".join(where))
+    return report
+
+
+def assert_no_overflow(fn, *args, dtype=None, backward=False):
+    """Run fn(*args) (array args made tensors of `dtype`) and fail if any rounding overflowed.
+
+    backward=True also runs backward from the output (summed if not scalar). Returns the report.
+    """
+    return _check("overflow", fn, args, dtype, backward)
+
+
+def assert_no_underflow(fn, *args, dtype=None, backward=False):
+    """Run fn(*args) and fail if any nonzero value rounded to zero (forward, and backward if asked)."""
+    return _check("underflow", fn, args, dtype, backward)
+
+
+def values(fmt, allow_nan=False, allow_infinity=False, allow_subnormal=True, min_value=None, max_value=None):
+    """A Hypothesis strategy drawing exact values (Python floats) of `fmt`, edges and subnormals included."""
+    from hypothesis import strategies as st
+    fmt = as_format(fmt)
+    fi = finfo(fmt)
+    edges = [0.0, -0.0, fi.max, -fi.max, fi.tiny, -fi.tiny, fi.smallest_subnormal, -fi.smallest_subnormal, 1.0]
+    if allow_infinity and fmt.infinities:
+        edges += [np.inf, -np.inf]
+
+    def ok(v):
+        if np.isnan(v):
+            return allow_nan
+        if np.isinf(v):
+            return allow_infinity
+        if not allow_subnormal and 0 < abs(v) < fi.tiny:
+            return False
+        return (min_value is None or v >= min_value) and (max_value is None or v <= max_value)
+
+    codes = st.integers(0, (1 << fmt.bits) - 1).map(lambda c: float(fmt.decode(c)))
+    return st.one_of(st.sampled_from([e for e in edges if ok(e)]), codes.filter(ok))
 
 
 def check_grads(fn, *inputs, params=(), eps=1e-3, rtol=1e-2, atol=1e-2, seed=0):

@@ -1,0 +1,204 @@
+"""The numerics monitor: which op, in which layer, overflowed or underflowed, forward and backward.
+
+    with minifp.numerics.watch(model) as report:
+        loss = loss_fn(y, model(x)); loss.backward()
+    print(report.summary()); report.first_overflow
+
+Every value passes through one rounding step, so counting there sees everything:
+overflow (finite in float32, inf/NaN/saturated after rounding), underflow (nonzero in
+float32, zero after rounding), subnormal results, and NaN. The counts come from the
+rounding kernel itself (a counting variant of it runs only while a monitor is on).
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _tensor
+from ._formats import as_format
+
+__all__ = ["watch", "Report", "Histogram", "Event", "KINDS"]
+
+KINDS = ("overflow", "underflow", "subnormal", "nan")
+HISTOGRAM_KINDS = ("activation", "activation_grad", "weight_grad")
+_OFFSET = 160            # bin index of exponent 0: float32 exponents run from -149 to 127
+
+
+@dataclass(frozen=True)
+class Event:
+    """Where something happened: the layer (dotted name, or None outside layers), the op, the direction."""
+
+    layer: str | None
+    op: str
+    direction: str
+    count: int
+
+    def __str__(self):
+        return f"{self.op} in layer {self.layer or '(no layer)'}, {self.direction}: {self.count} values"
+
+
+class Histogram:
+    """Counts of floor(log2|v|) over nonzero finite values, plus zeros and non-finite (Micikevicius et al. Fig. 3)."""
+
+    def __init__(self):
+        self.counts = np.zeros(2 * _OFFSET, np.int64)
+        self.zeros = 0
+        self.nonfinite = 0
+
+    def add(self, values):
+        v = np.asarray(values, np.float32).ravel()
+        finite = np.isfinite(v)
+        self.nonfinite += int(v.size - finite.sum())
+        v = v[finite]
+        nonzero = v[v != 0]
+        self.zeros += int(v.size - nonzero.size)
+        _, e = np.frexp(nonzero)                       # |v| = f * 2**e, f in [0.5, 1): floor(log2|v|) = e - 1
+        self.counts += np.bincount(e - 1 + _OFFSET, minlength=2 * _OFFSET)
+
+    @property
+    def total(self):
+        return int(self.counts.sum()) + self.zeros + self.nonfinite
+
+    @property
+    def exponents(self):
+        """The exponent of each bin: bin i holds values with floor(log2|v|) == exponents[i]."""
+        return np.arange(2 * _OFFSET) - _OFFSET
+
+    def share_flushed(self, fmt, scale=1.0):
+        """Share of all values, nonzero here, that `fmt` would round to zero after multiplying by `scale`.
+
+        Exact for power-of-two scales: v flushes when |v * scale| <= smallest_subnormal / 2.
+        """
+        from ._formats import finfo
+        tiny_exp = int(np.log2(finfo(fmt).smallest_subnormal)) - 1      # below 2**(that) rounds to 0
+        shifted = self.exponents + int(np.floor(np.log2(scale)))
+        return float(self.counts[shifted < tiny_exp].sum()) / max(self.total, 1)
+
+    def share_overflow(self, fmt, scale=1.0):
+        """Share of values at or above 2**(floor(log2 max) + 1) after scaling (bin resolution)."""
+        from ._formats import finfo
+        top = int(np.floor(np.log2(finfo(fmt).max))) + 1
+        shifted = self.exponents + int(np.floor(np.log2(scale)))
+        return float(self.counts[shifted >= top].sum()) / max(self.total, 1)
+
+
+class Report:
+    """What a watch() saw: counts per (layer, op, direction), the first overflow, histograms per layer."""
+
+    def __init__(self, names, histograms):
+        self._names = names                    # id(module or parameter) -> dotted name
+        self.keep_histograms = histograms
+        self.counts: dict[tuple, np.ndarray] = {}
+        self.first_overflow: Event | None = None
+        self.histograms: dict[tuple, Histogram] = {}
+        self._outputs = {}                     # id(layer output) -> (layer name, tensor): whose gradient is whose
+
+    def layer_name(self, module):
+        if module is None:
+            return None
+        return self._names.get(id(module)) or type(module).__name__
+
+    # -- recording (called by the dispatcher and by layers) -----------------------------------------
+    def record(self, module, op, direction, tally, total):
+        layer = self.layer_name(module)
+        key = (layer, op, direction)
+        row = self.counts.setdefault(key, np.zeros(5, np.int64))
+        row[:4] += tally
+        row[4] += total
+        if self.first_overflow is None and tally[0]:
+            self.first_overflow = Event(layer, op, direction, int(tally[0]))
+
+    def histogram(self, layer, kind):
+        """The histogram of `kind` (activation, activation_grad, weight_grad) for a layer name."""
+        return self.histograms.setdefault((layer, kind), Histogram())
+
+    def layer_output(self, module, out):
+        if self.keep_histograms:
+            name = self.layer_name(module)
+            self.histogram(name, "activation").add(out.float32())
+            self._outputs[id(out)] = (name, out)
+
+    def gradient(self, t, g):
+        """Called by backward with each tensor's gradient: keeps those of layer outputs."""
+        hit = self._outputs.get(id(t))
+        if hit is not None and hit[1] is t:
+            self.histogram(hit[0], "activation_grad").add(g)
+
+    def weight_gradients(self, params):
+        if self.keep_histograms:
+            for p in params:
+                if p.grad is not None and id(p) in self._names:
+                    layer = self._names[id(p)].rpartition(".")[0] or self._names[id(p)]
+                    self.histogram(layer, "weight_grad").add(p.grad.float32())
+
+    # -- reading -----------------------------------------------------------------------------------
+    def total(self, kind, direction=None, layer=None):
+        """How many values of `kind` (overflow, underflow, subnormal, nan) in a direction and/or layer."""
+        i = KINDS.index(kind)
+        return int(sum(row[i] for (lay, _, d), row in self.counts.items()
+                       if (direction is None or d == direction) and (layer is None or lay == layer)))
+
+    def layers(self, kind, direction=None):
+        """Names of the layers where `kind` happened, worst first."""
+        i = KINDS.index(kind)
+        per = {}
+        for (lay, _, d), row in self.counts.items():
+            if (direction is None or d == direction) and row[i] and lay is not None:
+                per[lay] = per.get(lay, 0) + int(row[i])
+        return sorted(per, key=per.get, reverse=True)
+
+    def rows(self):
+        """(layer, op, direction, overflow, underflow, subnormal, nan, total), worst first."""
+        rows = [(k[0] or "-", k[1], k[2], *map(int, v)) for k, v in self.counts.items()]
+        return sorted(rows, key=lambda r: (r[3] + r[6], r[4], r[5]), reverse=True)
+
+    def summary(self, top=20):
+        """The table of counts, worst first (overflow and NaN, then underflow, then subnormal)."""
+        head = ("layer", "op", "pass", "overflow", "underflow", "subnormal", "nan", "of")
+        body = [tuple(map(str, r)) for r in self.rows()[:top]]
+        widths = [max(len(r[i]) for r in [head] + body) for i in range(len(head))]
+        lines = ["  ".join(c.rjust(w) if i > 2 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths)))
+                 for r in [head] + body]
+        if self.first_overflow:
+            lines.append(f"first overflow: {self.first_overflow}")
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return f"Report({len(self.counts)} (layer, op, pass) entries, first_overflow={self.first_overflow})"
+
+
+@contextlib.contextmanager
+def watch(model=None, histograms=False):
+    """Count overflow, underflow, subnormals and NaN at every rounding inside the block.
+
+    With `model`, layers and parameters are named by their dotted paths in it; with
+    histograms=True the report also keeps log2-magnitude histograms of each layer's activations,
+    activation gradients and weight gradients.
+    """
+    names = {}
+    if model is not None:
+        for name, module in model.named_modules():
+            names[id(module)] = name or type(module).__name__
+        for name, v in model.named_variables():
+            names[id(v)] = name
+    report = Report(names, histograms)
+    _tensor._monitors.append(report)
+    try:
+        yield report
+    finally:
+        _tensor._monitors.remove(report)
+
+
+def count_rounding(x, out, fmt):
+    """(overflow, underflow, subnormal, nan) of rounding float32 x into `out` (the array-math path)."""
+    fmt = as_format(fmt)
+    y = np.abs(out.astype(np.float32))
+    ax = np.abs(np.asarray(x, np.float32))
+    big = float(fmt.decode(fmt.max_code))
+    # Overflow: nearest-even would pass max, i.e. |x| beyond the midpoint above max (on it, if max is odd).
+    mid = big + 2.0 ** (np.floor(np.log2(big)) - fmt.man_bits - 1)
+    over = np.isfinite(ax) & ((ax > mid) | ((ax == mid) & bool(fmt.max_code & 1)))
+    return np.array([over.sum(), ((ax != 0) & (y == 0)).sum(),
+                     ((y != 0) & (y < 2.0**fmt.emin)).sum(), np.isnan(ax).sum()], np.int64)

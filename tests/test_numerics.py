@@ -1,0 +1,140 @@
+"""The numerics monitor, the testing helpers and the literature's underflow result."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+import minifp as mf
+from minifp import nn
+from minifp.losses import sparse_categorical_crossentropy
+from minifp.mixed_precision import LossScaleOptimizer
+from minifp.models import digits_mlp
+from minifp.numerics import watch
+from minifp.testing import assert_no_overflow, assert_no_underflow, values
+
+ATTENUATION = 2.0**-24      # the loss is multiplied by this and SGD's learning rate divided by it
+
+
+def train_attenuated(policy, scaled, epochs=10):
+    """An MLP on digits whose loss (so every gradient) is attenuated; float32 training is unchanged by it."""
+    (x, y), (xt, yt) = mf.datasets.load_digits()
+    mf.manual_seed(0)
+    model = digits_mlp(policy)
+    inner = mf.optim.SGD(lr=0.1 / ATTENUATION, momentum=0.9)
+    opt = LossScaleOptimizer(inner, initial_scale=2.0**15) if scaled else inner
+    model(x[:1])
+    params = model.parameters()
+    first = None
+    for epoch in range(epochs):
+        for b in range(0, len(x), 32):
+            with watch(model) as report:
+                loss = sparse_categorical_crossentropy(y[b:b + 32], model(x[b:b + 32])) * ATTENUATION
+                for p in params:
+                    p.grad = None
+                if scaled:
+                    opt.get_scaled_loss(loss).backward()
+                    grads = opt.get_unscaled_gradients([p.grad for p in params])
+                else:
+                    loss.backward()
+                    grads = [p.grad for p in params]
+            first = first or report
+            opt.apply_gradients(zip(grads, params))
+    return float(np.mean(model.predict(xt).argmax(-1) == yt)), first
+
+
+def test_underflow_without_loss_scaling_and_its_cure():
+    reference, report32 = train_attenuated("float32", scaled=False)
+    failed, report16 = train_attenuated("mixed_float16", scaled=False)
+    scaled, _ = train_attenuated("mixed_float16", scaled=True)
+    bf16, report_bf16 = train_attenuated("mixed_bfloat16", scaled=False)
+    assert reference >= 0.95
+    assert failed < 0.5                                    # float16 without scaling does not learn
+    assert report16.total("underflow", "backward") > 0 and report16.total("underflow", "forward") == 0
+    assert report16.layers("underflow", "backward")      # and the report names where
+    assert report32.total("underflow") == 0 and report_bf16.total("underflow", "backward") == 0
+    assert abs(scaled - reference) <= 0.02 and abs(bf16 - reference) <= 0.02
+
+
+def test_first_overflow_names_the_layer():
+    mf.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        model = nn.Sequential(nn.Dense(4, activation="relu"), nn.Dense(3), nn.Activation("softmax", dtype="float32"))
+        x = np.ones((5, 6))
+        model(x)
+    finally:
+        mf.mixed_precision.set_global_policy("float32")
+    model[1].kernel.data = np.full(model[1].kernel.shape, 4e4, np.float32)
+    model[0].kernel.data = np.abs(model[0].kernel.data) + 1
+    with watch(model) as report:
+        model(x)
+    event = report.first_overflow
+    assert (event.layer, event.op, event.direction) == ("1", "matmul", "forward")
+    assert event.count == 15                               # every one of the 5 x 3 outputs
+    assert report.total("overflow", "forward", layer="1") == 15
+    assert "first overflow: matmul in layer 1, forward: 15 values" in report.summary()
+
+
+def test_counts_fused_and_array_paths_agree():
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal(10_000) * np.exp2(rng.integers(-30, 20, 10_000))).astype(np.float32)
+    x[:3] = [np.nan, 70000.0, 1e-9]
+    for fmt in (mf.float16, mf.bfloat16, mf.float8_e4m3, mf.Format(4, 3, infinities=False, overflow="saturate")):
+        fused, other = np.zeros(4, np.int64), np.zeros(4, np.int64)
+        a = mf.round_to(x, fmt, counts=fused)
+        b = mf.round_to(x, fmt)
+        other += mf.numerics.count_rounding(x, b, fmt)
+        assert np.array_equal(fused, other) and fused[3] == 1
+        assert np.array_equal(a.view(f"u{a.itemsize}"), b.view(f"u{b.itemsize}"))
+    with np.errstate(all="ignore"):
+        wide = np.abs(x.astype(np.float64))
+        h = mf.float16
+        expected = [(np.isfinite(wide) & (wide >= 65520)).sum(), ((wide != 0) & (wide <= 2.0**-25)).sum()]
+    counts = np.zeros(4, np.int64)
+    mf.round_to(x, h, counts=counts)
+    assert counts[:2].tolist() == expected
+
+
+def test_histograms_and_shares():
+    x = mf.tensor(np.exp2(np.arange(-30, 0, dtype=np.float32)))      # one value per exponent -30..-1
+    with watch(histograms=True) as report:
+        layer = nn.Activation("linear")
+        layer(x)
+    h = report.histogram("Activation", "activation")
+    assert h.total == 30 and h.counts[h.exponents == -30].item() == 1
+    # float16 flushes values below 2**-25: exponents -30..-26, 5 of 30; a loss scale of 2**3 saves 3 of them.
+    assert h.share_flushed(mf.float16) == 5 / 30 and h.share_flushed(mf.float16, scale=8) == 2 / 30
+    assert h.share_flushed(mf.bfloat16) == 0.0
+    # The largest value is 2**-1: times 2**16 it is 2**15 (fits), times 2**17 it is 2**16 > 65504.
+    assert h.share_overflow(mf.float16, scale=2.0**16) == 0 and h.share_overflow(mf.float16, scale=2.0**17) == 1 / 30
+
+
+def test_monitor_off_counts_nothing():
+    assert not mf._tensor._monitors
+    with watch() as report:
+        pass
+    (mf.tensor([256.0], dtype="float16") ** 2).item()
+    assert report.counts == {}
+
+
+def test_assert_helpers():
+    assert_no_overflow(lambda x: x * 2, np.array([1000.0]), dtype="float16")
+    with pytest.raises(AssertionError, match=r"1 values overflowed: mul \(forward, layer -\): 1"):
+        assert_no_overflow(lambda x: x * 100, np.array([1000.0]), dtype="float16")
+    with pytest.raises(AssertionError, match="underflowed to zero"):
+        assert_no_underflow(lambda x: x * 1e-5, np.array([1e-4]), dtype="float16")
+    with pytest.raises(AssertionError, match=r"backward"):
+        assert_no_underflow(lambda x: (x * 1e-4).sum() * 1e-4, np.array([1.0, 2.0]), dtype="float16",
+                            backward=True)
+    assert_no_underflow(lambda x: x * 1e-5, np.array([1e-4]), dtype="bfloat16")
+
+
+@settings(max_examples=200, deadline=None)
+@given(values(mf.float16))
+def test_values_are_representable_and_round_trip(v):
+    assert np.isfinite(v) and float(np.float16(v)) == v
+    assert mf.tensor([v], dtype="float16").item() == v
+
+
+@settings(max_examples=100, deadline=None)
+@given(values(mf.float8_e4m3, allow_nan=True))
+def test_e4m3_values_have_no_infinities(v):
+    assert not np.isinf(v) and (np.isnan(v) or abs(v) <= 448)
