@@ -30,7 +30,7 @@ def test_demo_underflow(capsys):
 def test_unknown_demo_lists_the_choices(capsys):
     with pytest.raises(SystemExit):
         cli.main(["demo", "nope"])
-    assert "invalid choice: 'nope' (choose from 'overflow', 'underflow')" in capsys.readouterr().err
+    assert "invalid choice: 'nope' (choose from 'overflow', 'underflow', 'swamping'," in capsys.readouterr().err
 
 
 def test_console_script_runs():

@@ -5,40 +5,15 @@ from hypothesis import given, settings
 
 import minifp as mf
 from minifp import nn
-from minifp.losses import sparse_categorical_crossentropy
-from minifp.mixed_precision import LossScaleOptimizer
-from minifp.models import digits_mlp
+from minifp.demos import attenuated_training
 from minifp.numerics import watch
 from minifp.testing import assert_no_overflow, assert_no_underflow, values
 
-ATTENUATION = 2.0**-24      # the loss is multiplied by this and SGD's learning rate divided by it
 
 
-def train_attenuated(policy, scaled, epochs=10):
-    """An MLP on digits whose loss (so every gradient) is attenuated; float32 training is unchanged by it."""
-    (x, y), (xt, yt) = mf.datasets.load_digits()
-    mf.manual_seed(0)
-    model = digits_mlp(policy)
-    inner = mf.optim.SGD(lr=0.1 / ATTENUATION, momentum=0.9)
-    opt = LossScaleOptimizer(inner, initial_scale=2.0**15) if scaled else inner
-    model(x[:1])
-    params = model.parameters()
-    first = None
-    for epoch in range(epochs):
-        for b in range(0, len(x), 32):
-            with watch(model) as report:
-                loss = sparse_categorical_crossentropy(y[b:b + 32], model(x[b:b + 32])) * ATTENUATION
-                for p in params:
-                    p.grad = None
-                if scaled:
-                    opt.get_scaled_loss(loss).backward()
-                    grads = opt.get_unscaled_gradients([p.grad for p in params])
-                else:
-                    loss.backward()
-                    grads = [p.grad for p in params]
-            first = first or report
-            opt.apply_gradients(zip(grads, params))
-    return float(np.mean(model.predict(xt).argmax(-1) == yt)), first
+def train_attenuated(policy, scaled):
+    accuracy, _, _, first_report = attenuated_training(policy, scaled)
+    return accuracy, first_report
 
 
 def test_underflow_without_loss_scaling_and_its_cure():

@@ -1,0 +1,248 @@
+"""Demos of what half precision does, each printing the numbers it measured (`minifp demo NAME`).
+
+Each demo returns (text, figure): text to print, and a function that draws the figure
+into a file (used with --plot FILE; needs matplotlib).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import minifp as mf
+
+from .losses import sparse_categorical_crossentropy
+from .mixed_precision import LossScaleOptimizer
+from .models import digits_mlp
+from .numerics import watch
+
+__all__ = ["DEMOS", "swamping_threshold", "count_up", "attenuated_training"]
+COMPARE = ("float32", "float16", "bfloat16")
+
+
+# -- overflow and underflow (the TensorFlow guide's examples) ----------------------------------------
+
+
+def _square(title, value, note):
+    lines = [title, f"  x = {value!r}; y = x ** 2, computed in each format by minifp:"]
+    exact = value * value
+    for name in COMPARE:
+        y = (mf.tensor([value], dtype=name) ** 2).item()
+        lines.append(f"  {name:9s} y = {y!r:24s} relative error {abs(y - exact) / exact:.2g}")
+    lines.append(note)
+    return "\n".join(lines), None
+
+
+def overflow():
+    """256**2 overflows float16 (max 65504) but not bfloat16, which has float32's exponent range."""
+    return _square("Overflow (the TensorFlow mixed-precision guide's example):", 256.0,
+                   f"  float16 tops out at {mf.finfo('float16').max:g}, so 65536 rounds to inf; bfloat16 keeps "
+                   f"float32's 8\n  exponent bits (max {mf.finfo('bfloat16').max:.4g}) and holds 65536 exactly.")
+
+
+def underflow():
+    """1e-5**2 flushes to zero in float16 (smallest subnormal 2**-24) but not in bfloat16."""
+    return _square("Underflow (the TensorFlow mixed-precision guide's example):", 1e-5,
+                   f"  float16's smallest subnormal is {mf.finfo('float16').smallest_subnormal:.4g} (2**-24), so "
+                   f"1e-10 rounds\n  to 0; bfloat16 reaches down to {mf.finfo('bfloat16').tiny:.4g} but keeps only "
+                   f"8 significant bits.")
+
+
+# -- swamping -----------------------------------------------------------------------------------------
+
+
+def swamping_threshold(fmt, w):
+    """The largest update ratio r = 2**-k with w + w*r == w in `fmt` (both stored in fmt)."""
+    wt = mf.tensor([w], dtype=fmt)
+    for k in range(1, 60):
+        if (wt + mf.tensor([wt.item() * 2.0**-k], dtype=fmt)).item() == wt.item():
+            return 2.0**-k
+    return None
+
+
+def count_up(fmt, limit=10**6):
+    """Add 1 to a zero of `fmt` until the sum stops changing; return where it stopped."""
+    total = mf.tensor([0.0], dtype=fmt)
+    for _ in range(limit):
+        nxt = total + 1
+        if nxt.item() == total.item():
+            return total.item()
+        total = nxt
+    return total.item()
+
+
+def swamping():
+    """w + u == w once u is small enough: the update is lost (swamped)."""
+    lines = ["Swamping: an update u smaller than half an ulp of the weight w leaves w unchanged.",
+             f"  {'format':9s} {'w':>8s}  largest swamped u/w   1 + 1 + ... stops at"]
+    data = {}
+    for name in ("float16", "bfloat16"):
+        stops = count_up(name)
+        for w in (1.0, 0.1, 1000.0):
+            r = swamping_threshold(name, w)
+            data.setdefault(name, []).append((w, r))
+            lines.append(f"  {name:9s} {w:8g}  2**{int(np.log2(r)):<16d}  {stops:g}")
+    exps = range(mf.float16.emin, 16)
+    same = all(swamping_threshold("float16", 2.0**e) == 2.0**-11 for e in exps)
+    lines.append(f"  For every float16 weight 2**e, e = {exps.start}..{exps.stop - 1}: u/w <= 2**-11 is swamped: {same}.")
+    lines.append("  float32 master weights keep such updates: this is why mixed precision keeps them.")
+
+    def figure(path):
+        from .plots import plot_swamping
+        plot_swamping(path)
+    return "\n".join(lines), figure
+
+
+# -- the gradient histogram ---------------------------------------------------------------------------
+
+
+def gradient_histogram(steps=20, seed=0):
+    """Activation-gradient histogram of the digits MLP (float32 training, last `steps` steps watched)."""
+    (x, y), _ = mf.datasets.load_digits()
+    mf.manual_seed(seed)
+    model = digits_mlp("float32")
+    model.compile("adam", "sparse_categorical_crossentropy")
+    model.fit(x, y, epochs=5, verbose=0)
+    with watch(model, histograms=True) as report:
+        for b in range(steps):
+            model.train_step(x[b * 32:(b + 1) * 32], y[b * 32:(b + 1) * 32])
+    total = mf.numerics.Histogram()
+    for (layer, kind), h in report.histograms.items():
+        if kind == "activation_grad":
+            total.counts += h.counts
+            total.zeros += h.zeros
+    return total
+
+
+def histogram():
+    """How much of the activation gradients float16 flushes to zero, by loss scale (and bfloat16)."""
+    h = gradient_histogram()
+    lines = ["Activation gradients of the digits MLP (Micikevicius et al. 2018, Figure 3):",
+             f"  {h.total} values; the share that rounding would flush to zero:"]
+    for scale in (1, 8, 1024, 32768):
+        lines.append(f"  float16,  loss scale {scale:>5d}: {h.share_flushed(mf.float16, scale):7.2%}   "
+                     f"(overflow {h.share_overflow(mf.float16, scale):.2%})")
+    lines.append(f"  bfloat16, loss scale     1: {h.share_flushed(mf.bfloat16):7.2%}")
+
+    def figure(path):
+        from .plots import plot_histogram
+        plot_histogram(h, mf.float16, scale=1024, path=path)
+    return "\n".join(lines), figure
+
+
+# -- loss scaling ---------------------------------------------------------------------------------------
+
+ATTENUATION = 2.0**-24
+
+
+def attenuated_training(policy, scaled, epochs=10, seed=0):
+    """The digits MLP with its loss multiplied by 2**-24 and SGD's learning rate by 2**24.
+
+    In float32 this changes nothing (powers of two are exact); in float16 the gradients underflow.
+    Returns (test accuracy, losses per epoch, loss scales per step, the first step's monitor report).
+    """
+    (x, y), (xt, yt) = mf.datasets.load_digits()
+    mf.manual_seed(seed)
+    model = digits_mlp(policy)
+    inner = mf.optim.SGD(lr=0.1 / ATTENUATION, momentum=0.9)
+    opt = LossScaleOptimizer(inner, initial_scale=2.0**15) if scaled else inner
+    model(x[:1])
+    params = model.parameters()
+    first, losses, scales = None, [], []
+    for _ in range(epochs):
+        total = 0.0
+        for b in range(0, len(x), 32):
+            with watch(model) as report:
+                loss = sparse_categorical_crossentropy(y[b:b + 32], model(x[b:b + 32])) * ATTENUATION
+                for p in params:
+                    p.grad = None
+                if scaled:
+                    opt.get_scaled_loss(loss).backward()
+                    grads = opt.get_unscaled_gradients([p.grad for p in params])
+                else:
+                    loss.backward()
+                    grads = [p.grad for p in params]
+            first = first or report
+            opt.apply_gradients(zip(grads, params))
+            total += loss.item() / ATTENUATION * len(y[b:b + 32])
+            if scaled:
+                scales.append(opt.loss_scale)
+        losses.append(total / len(x))
+    accuracy = float(np.mean(model.predict(xt).argmax(-1) == yt))
+    return accuracy, losses, scales, first
+
+
+def loss_scaling():
+    """float16 training fails on attenuated gradients without loss scaling; dynamic scaling fixes it."""
+    runs = {"float32": ("float32", False), "float16, no scaling": ("mixed_float16", False),
+            "float16, dynamic scaling": ("mixed_float16", True), "bfloat16, no scaling": ("mixed_bfloat16", False)}
+    results = {name: attenuated_training(*args) for name, args in runs.items()}
+    lines = [f"Loss scaling: the digits MLP with its loss (so every gradient) multiplied by 2**-24.",
+             f"  {'run':26s} {'test accuracy':>13s} {'backward underflows (step 1)':>30s}"]
+    for name, (acc, _, scales, report) in results.items():
+        lines.append(f"  {name:26s} {acc:13.2%} {report.total('underflow', 'backward'):>30d}")
+    scales = results["float16, dynamic scaling"][2]
+    lines.append(f"  dynamic scale: started at 2**15, ended at {scales[-1]:g}")
+
+    def figure(path):
+        from .plots import plot_training_curves
+        plot_training_curves({k: v[1] for k, v in results.items()}, path, ylabel="training loss")
+    return "\n".join(lines), figure
+
+
+# -- master weights ------------------------------------------------------------------------------------
+
+
+def master_weights(epochs=5, lr=3e-4):
+    """Pure float16/bfloat16 weights stall at a small learning rate; float32 master weights keep learning."""
+    (x, y), _ = mf.datasets.load_digits()
+    lines = [f"Master weights: SGD(lr={lr:g}) on the digits MLP for {epochs} epochs.",
+             f"  {'policy':16s} {'weights':>8s} {'first loss':>11s} {'last loss':>10s} {'change':>9s}"]
+    curves = {}
+    for policy in ("mixed_float16", "float16", "mixed_bfloat16", "bfloat16"):
+        mf.manual_seed(0)
+        model = digits_mlp(policy)
+        model.compile(mf.optim.SGD(lr=lr), "sparse_categorical_crossentropy")
+        loss = model.fit(x, y, epochs=epochs, verbose=0).history["loss"]
+        curves[policy] = loss
+        lines.append(f"  {policy:16s} {model.policy.variable_dtype:>8s} {loss[0]:11.4f} {loss[-1]:10.4f} "
+                     f"{loss[-1] - loss[0]:9.4f}")
+    lines.append("  Updates smaller than half an ulp of a half-precision weight are lost; float32 keeps them.")
+
+    def figure(path):
+        from .plots import plot_training_curves
+        plot_training_curves(curves, path, ylabel="training loss")
+    return "\n".join(lines), figure
+
+
+# -- accumulation ----------------------------------------------------------------------------------------
+
+
+def accumulation_errors(lengths=(64, 256, 1024, 4096, 16384, 65536), seed=0):
+    """Relative error of a float16 dot product accumulated in float16 vs in float32, by length."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for n in lengths:
+        a = mf.tensor(rng.random(n), dtype="float16")
+        b = mf.tensor(rng.random(n), dtype="float16")
+        exact = float(np.dot(a.float32().astype(np.float64), b.float32().astype(np.float64)))
+        products = (a * b).numpy()                                   # each product rounded to float16
+        in16 = float(np.add.accumulate(products, dtype=np.float16)[-1])   # a float16 running sum
+        in32 = float((a.astype("float32") @ b.astype("float32")).item())  # float32 accumulation
+        rows.append((n, abs(in16 - exact) / exact, abs(in32 - exact) / exact))
+    return rows
+
+
+def accumulation():
+    """Accumulating in float16 loses the sum as it grows; float32 accumulation (tensor cores) does not."""
+    rows = accumulation_errors()
+    lines = ["Accumulation: a dot product of uniform [0, 1) float16 vectors, relative error vs exact:",
+             f"  {'length':>7s} {'float16 accumulator':>20s} {'float32 accumulator':>20s}"]
+    lines += [f"  {n:7d} {e16:20.2e} {e32:20.2e}" for n, e16, e32 in rows]
+
+    def figure(path):
+        from .plots import plot_accumulation
+        plot_accumulation(rows, path)
+    return "\n".join(lines), figure
+
+
+DEMOS = {"overflow": overflow, "underflow": underflow, "swamping": swamping, "histogram": histogram,
+         "loss-scaling": loss_scaling, "master-weights": master_weights, "accumulation": accumulation}

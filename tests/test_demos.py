@@ -1,0 +1,59 @@
+"""The demos print what they measure; the swamping thresholds hold for every float16 weight exponent."""
+import numpy as np
+import pytest
+
+import minifp as mf
+from minifp import cli, demos
+
+
+@pytest.mark.parametrize("e", range(mf.float16.emin, 16))
+def test_float16_swamping_threshold_for_every_exponent(e):
+    w = 2.0**e
+    assert demos.swamping_threshold("float16", w) == 2.0**-11
+    h = mf.tensor([w], dtype="float16")
+    assert (h + mf.tensor([w * 2.0**-11], dtype="float16")).item() == w
+    assert (h + mf.tensor([w * 2.0**-10], dtype="float16")).item() > w
+
+
+@pytest.mark.parametrize("e", [-126, -20, 0, 20, 127])
+def test_bfloat16_swamping_threshold(e):
+    assert demos.swamping_threshold("bfloat16", 2.0**e) == 2.0**-8
+
+
+def test_counting_up_stops():
+    assert demos.count_up("float16") == 2048.0 and demos.count_up("bfloat16") == 256.0
+
+
+def test_swamping_demo_prints_the_thresholds(capsys, tmp_path):
+    cli.main(["demo", "swamping", "--plot", str(tmp_path / "s.png")])
+    out = capsys.readouterr().out
+    assert "float16          1  2**-11               2048" in out
+    assert "bfloat16         1  2**-8                256" in out
+    assert "e = -14..15: u/w <= 2**-11 is swamped: True" in out
+    assert (tmp_path / "s.png").stat().st_size > 10_000
+
+
+def test_accumulation_demo():
+    rows = demos.accumulation_errors(lengths=(64, 16384))
+    (_, small16, small32), (_, big16, big32) = rows
+    assert big16 > 100 * small16 and big16 > 0.1           # the float16 running sum stalls
+    assert big32 < 1e-6 and small32 < 1e-6
+
+
+def test_histogram_demo_shares_fall_with_the_scale():
+    h = demos.gradient_histogram(steps=5)
+    shares = [h.share_flushed(mf.float16, s) for s in (1, 8, 1024, 32768)]
+    assert shares == sorted(shares, reverse=True) and h.share_flushed(mf.bfloat16) == 0.0
+    assert h.total > 10_000
+
+
+def test_master_weights_demo(capsys):
+    text, figure = demos.master_weights(epochs=2)
+    rows = {line.split()[0]: float(line.split()[-1]) for line in text.splitlines()[2:6]}
+    assert rows["mixed_float16"] < 2 * rows["float16"] < 0 and rows["mixed_bfloat16"] < 2 * rows["bfloat16"] < 0
+
+
+@pytest.mark.parametrize("name", ["overflow", "underflow", "accumulation"])
+def test_every_quick_demo_runs(name, capsys):
+    cli.main(["demo", name])
+    assert capsys.readouterr().out.strip()
