@@ -66,4 +66,4 @@ __all__ = ["Format", "FORMATS", "ROUNDING_MODES", "Tensor", "abs", "bfloat16", "
            "sqrt", "sum", "tanh", "tensor", "tf32", "transpose", "where"]
 
 from ._random import manual_seed  # noqa: E402
-from . import amp, datasets, losses, mixed_precision, nn, numerics, optim, testing  # noqa: E402  (they build on the names above)
+from . import amp, datasets, losses, mixed_precision, models, nn, numerics, optim, testing  # noqa: E402  (they build on the names above)

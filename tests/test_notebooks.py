@@ -1,0 +1,25 @@
+"""The lessons in examples/ run clean and show their figures."""
+import pathlib
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+
+NOTEBOOKS = sorted((pathlib.Path(__file__).parent.parent / "examples").glob("*.ipynb"))
+
+
+def test_all_five_lessons_are_there():
+    assert [p.name[:2] for p in NOTEBOOKS] == ["01", "02", "03", "04", "05"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_runs_and_shows_figures(path):
+    book = nbformat.read(path, as_version=4)
+    nbclient.NotebookClient(book, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+                            ).execute()
+    images = [o for c in book.cells if c.cell_type == "code" for o in c.get("outputs", [])
+              if "image/png" in o.get("data", {})]
+    errors = [o for c in book.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
+    assert not errors and images
