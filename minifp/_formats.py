@@ -74,6 +74,11 @@ class Format:
         return np.dtype(_STORAGE.get(key, np.float32))
 
     @cached_property
+    def native(self) -> bool:
+        """True when the storage dtype's own casts round exactly as this format (numpy/ml_dtypes types)."""
+        return self.storage != np.float32 and _BY_STORAGE[self.storage] == self
+
+    @cached_property
     def is_float32(self) -> bool:
         return (self.exp_bits, self.man_bits) == (8, 23)
 

@@ -94,6 +94,7 @@ def _round_bits(src, out, rbits, src_man, src_bias, src_emask, m, emin, bias, si
             out[i] = code | (sign << sign_shift)
 
 
+@functools.lru_cache(maxsize=None)
 def _nearest_constants(fmt):
     """Per-format constants of the nearest-even float32 kernel, typed as the kernel uses them."""
     i32, m = np.int32, fmt.man_bits
@@ -168,7 +169,7 @@ def _random_bits(rng, shape):
 
 
 def _check(x, fmt, mode):
-    fmt = as_format(fmt)
+    fmt = fmt if isinstance(fmt, Format) else as_format(fmt)
     if mode not in _MODE_ID:
         raise ValueError(f"unknown rounding mode {mode!r}; valid modes: {', '.join(MODES)}")
     if x.dtype not in _SOURCES:
@@ -188,10 +189,15 @@ def round_to(x, fmt, mode="nearest", rng=None, counts=None):
         return _round_counted(x, fmt, mode, rng, counts)
     if fmt.is_float32 and x.dtype == np.float32:
         return x.copy()
-    if x.size <= SMALL and mode == "nearest" and x.dtype == np.float32 and as_format(fmt.storage) == fmt:
-        with np.errstate(all="ignore"):         # overflow to inf is the intended result
-            return x.astype(fmt.storage)
-    if not isinstance(x, np.ndarray) or numba.config.DISABLE_JIT:
+    with np.errstate(all="ignore"):             # overflow to inf is the intended result
+        return _round_to(x, fmt, mode, rng)
+
+
+def _round_to(x, fmt, mode="nearest", rng=None):
+    """round_to for a checked float32/float64 array and a Format, inside the caller's np.errstate."""
+    if x.size <= SMALL and mode == "nearest" and x.dtype == np.float32 and fmt.native:
+        return x.astype(fmt.storage)
+    if type(x) is not np.ndarray or numba.config.DISABLE_JIT:
         # CuPy arrays (and pure-Python runs) take the array-math path.
         return round_reference(x, fmt, mode, _random_bits(rng, x.shape) if mode == "stochastic" else None)
     return round_kernel(x, fmt, mode, rng)
@@ -282,4 +288,6 @@ def widen(a, fmt=None):
 
 def _asarray(x):
     """NumPy arrays for anything host-side (lists, NumPy scalars); CuPy arrays as they are."""
+    if type(x) is np.ndarray:
+        return x
     return np.asarray(x) if _xp(x) is np else x

@@ -9,7 +9,7 @@ import numpy as np
 from . import _formats as F
 from ._backend import array_module, to_numpy
 from ._ops import FLOAT32, LOWER, OPS
-from ._rounding import round_to, widen
+from ._rounding import _round_to, round_to, widen
 
 _grad_enabled = [True]
 # Autocast: a stack of (dtype or None); the top decides. The cache maps id(leaf) -> its cast.
@@ -252,7 +252,9 @@ def _round(ans, fmt, op, layer, direction):
                 m.record(layer, op, direction, np.array([0, 0, 0, nan]), ans.size)
         return ans
     if not _monitors:
-        return round_to(ans, fmt)
+        # The dispatcher already runs under np.errstate: plain float arrays skip round_to's checks.
+        return _round_to(ans, fmt) if type(ans) is np.ndarray and ans.dtype in (np.float32, np.float64) \
+            else round_to(ans, fmt)
     tally = np.zeros(4, np.int64)
     out = round_to(ans, fmt, counts=tally)
     for m in _monitors:
@@ -276,7 +278,7 @@ def _accumulate(store, t, g, node=None):
     """Add gradient g (float32) into the gradient of t, in t's format (counted against node's op)."""
     prev = store.get(id(t))
     total = g if prev is None else widen(prev[1], t.fmt) + g
-    rounded = _round(total, t.fmt, node.op.name, node.layer, "backward") if node is not None and _monitors \
+    rounded = _round(total, t.fmt, node.op.name, node.layer, "backward") if node is not None \
         else round_to(total, t.fmt)
     store[id(t)] = (t, rounded)
 
@@ -311,7 +313,15 @@ def backward(root, gradient=None):
     store = {}
     _accumulate(store, root, g0)
     leaves = []
-    for t in reversed(_topological(root)):
+    with np.errstate(all="ignore"):
+        _backward(_topological(root), store, leaves)
+    for m in _monitors:
+        m.weight_gradients(leaves)
+
+
+def _backward(order, store, leaves):
+    """The reverse sweep of backward(): pop each tensor's gradient, pass it to its inputs."""
+    for t in reversed(order):
         _, g_stored = store.pop(id(t))
         for m in _monitors:
             m.gradient(t, widen(g_stored, t.fmt))
@@ -324,10 +334,7 @@ def backward(root, gradient=None):
         xp = array_module(g_stored)
         g, ans = widen(g_stored, t.fmt), t.float32()
         wide = [_wide(a) for a in inputs]
-        with np.errstate(all="ignore"):
-            for i, a in enumerate(inputs):
-                if isinstance(a, Tensor) and a.requires_grad:
-                    gi = op.grads[i](xp, g, ans, *wide, **params)
-                    _accumulate(store, a, _unbroadcast(xp, xp.asarray(gi, np.float32), a.shape), t._node)
-    for m in _monitors:
-        m.weight_gradients(leaves)
+        for i, a in enumerate(inputs):
+            if isinstance(a, Tensor) and a.requires_grad:
+                gi = op.grads[i](xp, g, ans, *wide, **params)
+                _accumulate(store, a, _unbroadcast(xp, xp.asarray(gi, np.float32), a.shape), t._node)
