@@ -95,20 +95,27 @@ def _round_bits(src, out, rbits, src_man, src_bias, src_emask, m, emin, bias, si
 
 
 @functools.lru_cache(maxsize=None)
-def _nearest_constants(fmt):
-    """Per-format constants of the nearest-even float32 kernel, typed as the kernel uses them."""
-    i32, m = np.int32, fmt.man_bits
+def _fields(fmt):
+    """The integer fields of a format that the nearest-even kernels take."""
+    return (fmt.man_bits, fmt.emin, fmt.bias, fmt.bits - 1, fmt.subnormals, fmt.max_code, fmt.overflow_code,
+            fmt.nan_code)
+
+
+@numba.njit(cache=True)
+def _nearest_setup(m, emin, bias, sign_shift, subnormals, max_code, overflow_code, nan_code):
+    """The kernel's constants, typed as it uses them. (Derived inside the kernel: passed in as arguments,
+    the same int32 values made the loop 30% slower.)"""
+    i32 = np.int32
     # Results below the format's smallest normal: scale to units of the smallest subnormal and let
     # float32's own nearest-even addition of 2**23 round to an integer. (Formats with 8 exponent
     # bits share float32's subnormals, and the bit formula covers them: no input is below 0.)
-    return (i32(23 - m), i32((1 << (22 - m)) - 1), i32((127 - fmt.bias) << m),
-            i32((fmt.emin + 127) << 23 if fmt.bias != 127 else 0),
-            np.float32(2.0 ** min(m - fmt.emin, 127)), np.float32(2.0**23),
-            i32(fmt.max_code), i32(fmt.overflow_code), i32(fmt.nan_code), i32(0 if fmt.subnormals else 1 << m),
-            i32(fmt.bits - 1))
+    return (i32(23 - m), i32((1 << (22 - m)) - 1), i32((127 - bias) << m),
+            i32((emin + 127) << 23 if bias != 127 else 0), np.float32(2.0 ** min(m - emin, 127)),
+            np.float32(2.0**23), i32(max_code), i32(overflow_code), i32(nan_code), i32(0 if subnormals else 1 << m),
+            i32(sign_shift))
 
 
-@numba.njit(inline="always")
+@numba.njit(cache=True)
 def _nearest(b, xi, c):
     """One float32 (bits b, value xi) -> (|b|, code before overflow, final code with sign).
 
@@ -129,17 +136,19 @@ def _nearest(b, xi, c):
     return a, code, i32(final | np.left_shift(i32(np.right_shift(b, i32(31)) & i32(1)), sshift))
 
 
-def _round_nearest_f32(bits, x, out, c):
+def _round_nearest_f32(bits, x, out, m, emin, bias, sign_shift, subnormals, max_code, overflow_code, nan_code):
     """_round_bits for float32 sources and round-to-nearest-even, branch-free so that it vectorises."""
+    c = _nearest_setup(m, emin, bias, sign_shift, subnormals, max_code, overflow_code, nan_code)
     for i in numba.prange(bits.size):
         out[i] = _nearest(bits[i], x[i], c)[2]
 
 
-def _round_nearest_f32_counted(bits, x, out, c):
+def _round_nearest_f32_counted(bits, x, out, m, emin, bias, sign_shift, subnormals, max_code, overflow_code,
+                               nan_code):
     """_round_nearest_f32 that also counts (overflow, underflow, subnormal, NaN) in the same pass."""
     i32 = np.int32
-    max_c, m = c[6], c[0]
-    min_normal_code = np.left_shift(i32(1), i32(23) - m)
+    c = _nearest_setup(m, emin, bias, sign_shift, subnormals, max_code, overflow_code, nan_code)
+    max_c, min_normal_code = c[6], i32(1 << m)
     over = under = sub = nan = 0
     for i in numba.prange(bits.size):
         a, code, final = _nearest(bits[i], x[i], c)
@@ -212,7 +221,7 @@ def round_kernel(x, fmt, mode="nearest", rng=None):
     out = np.empty(x.shape, np.float32 if decode else _CODES[storage.itemsize * 8])
     par = x.size >= PARALLEL
     if mode == "nearest" and x.dtype == np.float32 and not decode:
-        ROUND_NEAREST_F32[par](x.reshape(-1).view(np.int32), x.reshape(-1), out.reshape(-1), _nearest_constants(fmt))
+        ROUND_NEAREST_F32[par](x.reshape(-1).view(np.int32), x.reshape(-1), out.reshape(-1), *_fields(fmt))
         return out.view(storage)
     rbits = _random_bits(rng, x.size) if mode == "stochastic" else np.empty(0, np.uint32)
     ROUND_BITS[par](x.reshape(-1).view(view), out.reshape(-1), rbits, src_man, src_bias, src_emask,
@@ -229,7 +238,7 @@ def _round_counted(x, fmt, mode, rng, counts):
         x = np.ascontiguousarray(x)
         out = np.empty(x.shape, _CODES[storage.itemsize * 8])
         counts += ROUND_NEAREST_F32_COUNTED[x.size >= PARALLEL](
-            x.reshape(-1).view(np.int32), x.reshape(-1), out.reshape(-1), _nearest_constants(fmt))
+            x.reshape(-1).view(np.int32), x.reshape(-1), out.reshape(-1), *_fields(fmt))
         return out.view(storage)
     from .numerics import count_rounding
     out = round_to(x, fmt, mode, rng)
