@@ -11,6 +11,7 @@ from minifp.models import MODELS
 POLICIES = ("float32", "mixed_float16", "mixed_bfloat16", "float16", "bfloat16")
 COMPARED = ("float32", "mixed_float16", "mixed_bfloat16")
 
+
 def formats_table():
     """The table of formats and their limits, one row each."""
     rows = [("format", "bits", "exp", "man", "max", "tiny (min normal)", "min subnormal", "eps", "storage")]

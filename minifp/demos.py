@@ -175,7 +175,7 @@ def loss_scaling():
     runs = {"float32": ("float32", False), "float16, no scaling": ("mixed_float16", False),
             "float16, dynamic scaling": ("mixed_float16", True), "bfloat16, no scaling": ("mixed_bfloat16", False)}
     results = {name: attenuated_training(*args) for name, args in runs.items()}
-    lines = [f"Loss scaling: the digits MLP with its loss (so every gradient) multiplied by 2**-24.",
+    lines = ["Loss scaling: the digits MLP with its loss (so every gradient) multiplied by 2**-24.",
              f"  {'run':26s} {'test accuracy':>13s} {'backward underflows (step 1)':>30s}"]
     for name, (acc, _, scales, report) in results.items():
         lines.append(f"  {name:26s} {acc:13.2%} {report.total('underflow', 'backward'):>30d}")

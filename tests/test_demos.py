@@ -1,5 +1,4 @@
 """The demos print what they measure; the swamping thresholds hold for every float16 weight exponent."""
-import numpy as np
 import pytest
 
 import minifp as mf
