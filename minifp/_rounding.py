@@ -97,68 +97,70 @@ def _round_bits(src, out, rbits, src_man, src_bias, src_emask, m, emin, bias, si
 @functools.lru_cache(maxsize=None)
 def _fields(fmt):
     """The integer fields of a format that the nearest-even kernels take."""
-    return (fmt.man_bits, fmt.emin, fmt.bias, fmt.bits - 1, fmt.subnormals, fmt.max_code, fmt.overflow_code,
-            fmt.nan_code)
+    return fmt.man_bits, fmt.emin, fmt.bias, fmt.bits - 1, fmt.max_code, fmt.overflow_code, fmt.nan_code
 
 
 @numba.njit(cache=True)
-def _nearest_setup(m, emin, bias, sign_shift, subnormals, max_code, overflow_code, nan_code):
+def _nearest_setup(m, emin, bias, sign_shift, max_code, overflow_code, nan_code):
     """The kernel's constants, typed as it uses them. (Derived inside the kernel: passed in as arguments,
     the same int32 values made the loop 30% slower.)"""
     i32 = np.int32
     # Results below the format's smallest normal: scale to units of the smallest subnormal and let
-    # float32's own nearest-even addition of 2**23 round to an integer. (Formats with 8 exponent
-    # bits share float32's subnormals, and the bit formula covers them: no input is below 0.)
-    return (i32(23 - m), i32((1 << (22 - m)) - 1), i32((127 - bias) << m),
-            i32((emin + 127) << 23 if bias != 127 else 0), np.float32(2.0 ** min(m - emin, 127)),
-            np.float32(2.0**23), i32(max_code), i32(overflow_code), i32(nan_code), i32(0 if subnormals else 1 << m),
-            i32(sign_shift))
+    # float32's own nearest-even addition of 2**23 round to an integer.
+    return (i32(23 - m), i32((1 << (22 - m)) - 1), i32((127 - bias) << m), i32((emin + 127) << 23),
+            np.float32(2.0 ** min(m - emin, 127)), np.float32(2.0**23), i32(max_code), i32(overflow_code),
+            i32(nan_code), i32(31 - sign_shift), i32(1 << sign_shift))
 
 
 @numba.njit(cache=True)
-def _nearest(b, xi, c):
+def _nearest(b, xi, c, narrow):
     """One float32 (bits b, value xi) -> (|b|, code before overflow, final code with sign).
 
-    Every intermediate is cast back to int32 (np.right_shift keeps the type): Numba widens
-    integer arithmetic to 64 bits, and the casts let LLVM keep eight 32-bit lanes per AVX2
-    instruction. All values are below 2**31, so signed compares are safe.
+    `narrow`: the format has fewer exponent bits than float32, so its subnormals need the float path
+    (with 8 exponent bits they line up with float32's, and the bit formula covers them). Callers pass a
+    constant, so each loop compiles without the other's work. Every intermediate is cast back to int32
+    (np.right_shift keeps the type): Numba widens integer arithmetic to 64 bits, and the casts let LLVM
+    keep eight 32-bit lanes per AVX2 instruction. All values are below 2**31: signed compares are safe.
     """
-    shift, round_bias, rebias, min_normal, scale, magic, max_c, over_c, nan_c, min_code, sshift = c
+    shift, round_bias, rebias, min_normal, scale, magic, max_c, over_c, nan_c, sign_down, sign_bit = c
     i32 = np.int32
     a = i32(b & i32(0x7FFFFFFF))
     # The bit formula: add half an ulp minus one, plus the ulp's own bit (ties to even), drop the bits.
     code = i32(np.right_shift(i32(i32(a + round_bias) + i32(np.right_shift(a, shift) & i32(1))), shift) - rebias)
-    small = i32((abs(xi) * scale + magic) - magic)
-    code = small if a < min_normal else code
+    if narrow:
+        small = i32((abs(xi) * scale + magic) - magic)
+        code = small if a < min_normal else code
     final = over_c if code > max_c else code
     final = nan_c if a > i32(0x7F800000) else final
-    final = i32(0) if final < min_code else final
-    return a, code, i32(final | np.left_shift(i32(np.right_shift(b, i32(31)) & i32(1)), sshift))
+    return a, code, i32(final | (np.right_shift(b, sign_down) & sign_bit))
 
 
-def _round_nearest_f32(bits, x, out, m, emin, bias, sign_shift, subnormals, max_code, overflow_code, nan_code):
-    """_round_bits for float32 sources and round-to-nearest-even, branch-free so that it vectorises."""
-    c = _nearest_setup(m, emin, bias, sign_shift, subnormals, max_code, overflow_code, nan_code)
-    for i in numba.prange(bits.size):
-        out[i] = _nearest(bits[i], x[i], c)[2]
+def _round_nearest_f32(bits, x, out, m, emin, bias, sign_shift, max_code, overflow_code, nan_code):
+    """_round_bits for float32 sources, round-to-nearest-even and coded storages (whose formats all have
+    subnormals), branch-free so that it vectorises."""
+    c = _nearest_setup(m, emin, bias, sign_shift, max_code, overflow_code, nan_code)
+    if bias != 127:
+        for i in numba.prange(bits.size):
+            out[i] = _nearest(bits[i], x[i], c, True)[2]
+    else:
+        for i in numba.prange(bits.size):
+            out[i] = _nearest(bits[i], x[i], c, False)[2]
 
 
-def _round_nearest_f32_counted(bits, x, out, m, emin, bias, sign_shift, subnormals, max_code, overflow_code,
-                               nan_code):
+def _round_nearest_f32_counted(bits, x, out, m, emin, bias, sign_shift, max_code, overflow_code, nan_code):
     """_round_nearest_f32 that also counts (overflow, underflow, subnormal, NaN) in the same pass."""
+    c = _nearest_setup(m, emin, bias, sign_shift, max_code, overflow_code, nan_code)
     i32 = np.int32
-    c = _nearest_setup(m, emin, bias, sign_shift, subnormals, max_code, overflow_code, nan_code)
-    max_c, min_normal_code = c[6], i32(1 << m)
+    min_normal_code, magnitude, inf, max_c = i32(1 << m), i32((1 << sign_shift) - 1), i32(0x7F800000), c[6]
     over = under = sub = nan = 0
     for i in numba.prange(bits.size):
-        a, code, final = _nearest(bits[i], x[i], c)
+        a, code, final = _nearest(bits[i], x[i], c, bias != 127)
         out[i] = final
-        mag = final & i32(0x7FFFFFFF) & ~np.left_shift(i32(1), c[10])
-        finite = a < i32(0x7F800000)
-        over += finite & (code > max_c)
+        mag = final & magnitude
+        over += (a < inf) & (code > max_c)
         under += (a != 0) & (mag == 0)
         sub += (mag != 0) & (mag < min_normal_code)
-        nan += a > i32(0x7F800000)
+        nan += a > inf
     return over, under, sub, nan
 
 
