@@ -1,9 +1,11 @@
 """Rounding float32/float64 -> format and widening format -> float32.
 
-Two implementations side by side: `_round_bits`, a Numba kernel over the raw
-bits, and `round_reference`, plain float64 array math (frexp / rint) that also
-runs on CuPy. The tests compare them with each other and with the casts of
-numpy and ml_dtypes.
+Two implementations side by side: the Numba kernels over the raw bits
+(`_round_bits` for any source and mode, `_round_nearest_f32` for the hot path)
+and `round_reference`, plain float64 array math (frexp / rint) that also runs on
+CuPy. The tests compare them with each other and with the casts of numpy and
+ml_dtypes. Rounding can also count what it did (overflow, underflow, subnormal,
+NaN): in the hot kernel itself, or by `count_rounding` elsewhere.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from ._formats import Format, as_format
 MODES = ("nearest", "toward_zero", "stochastic")
 _MODE_ID = {m: i for i, m in enumerate(MODES)}
 
-# Source layouts the kernel reads: (unsigned view, mantissa bits, exponent bias, exponent mask).
+# Source layouts the kernel reads: (integer view, mantissa bits, exponent bias, exponent mask).
 _SOURCES = {np.dtype(np.float32): (np.int32, 23, 127, 0xFF), np.dtype(np.float64): (np.int64, 52, 1023, 0x7FF)}
 _CODES = {8: np.uint8, 16: np.uint16}
 # Below this many elements a parallel kernel's start-up costs more than the work: use the native
@@ -196,26 +198,27 @@ def round_to(x, fmt, mode="nearest", rng=None, counts=None):
     counts: an int64 array of 4 to which (overflow, underflow, subnormal, NaN) of this rounding are added.
     """
     x, fmt = _check(_asarray(x), fmt, mode)
-    if counts is not None:
-        return _round_counted(x, fmt, mode, rng, counts)
-    if fmt.is_float32 and x.dtype == np.float32:
+    if fmt.is_float32 and x.dtype == np.float32 and counts is None:
         return x.copy()
     with np.errstate(all="ignore"):             # overflow to inf is the intended result
-        return _round_to(x, fmt, mode, rng)
+        return _round_to(x, fmt, mode, rng, counts)
 
 
-def _round_to(x, fmt, mode="nearest", rng=None):
+def _round_to(x, fmt, mode="nearest", rng=None, counts=None):
     """round_to for a checked float32/float64 array and a Format, inside the caller's np.errstate."""
-    if x.size <= SMALL and mode == "nearest" and x.dtype == np.float32 and fmt.native:
-        return x.astype(fmt.storage)
-    if type(x) is not np.ndarray or numba.config.DISABLE_JIT:
-        # CuPy arrays (and pure-Python runs) take the array-math path.
-        return round_reference(x, fmt, mode, _random_bits(rng, x.shape) if mode == "stochastic" else None)
-    return round_kernel(x, fmt, mode, rng)
+    if type(x) is np.ndarray and not numba.config.DISABLE_JIT:
+        if counts is None and x.size <= SMALL and mode == "nearest" and x.dtype == np.float32 and fmt.native:
+            return x.astype(fmt.storage)
+        return round_kernel(x, fmt, mode, rng, counts)
+    # CuPy arrays (and pure-Python runs) take the array-math path.
+    out = round_reference(x, fmt, mode, _random_bits(rng, x.shape) if mode == "stochastic" else None)
+    if counts is not None:
+        counts += count_rounding(x, out, fmt)
+    return out
 
 
-def round_kernel(x, fmt, mode="nearest", rng=None):
-    """round_to through the Numba kernel alone (the tests call it directly, also with NUMBA_DISABLE_JIT)."""
+def round_kernel(x, fmt, mode="nearest", rng=None, counts=None):
+    """round_to through the Numba kernels alone (the tests call it directly, also with NUMBA_DISABLE_JIT)."""
     x, fmt = _check(np.ascontiguousarray(x), fmt, mode)
     view, src_man, src_bias, src_emask = _SOURCES[x.dtype]
     storage = fmt.storage
@@ -223,29 +226,35 @@ def round_kernel(x, fmt, mode="nearest", rng=None):
     out = np.empty(x.shape, np.float32 if decode else _CODES[storage.itemsize * 8])
     par = x.size >= PARALLEL
     if mode == "nearest" and x.dtype == np.float32 and not decode:
-        ROUND_NEAREST_F32[par](x.reshape(-1).view(np.int32), x.reshape(-1), out.reshape(-1), *_fields(fmt))
+        args = (x.reshape(-1).view(np.int32), x.reshape(-1), out.reshape(-1), *_fields(fmt))
+        if counts is None:
+            ROUND_NEAREST_F32[par](*args)
+        else:
+            counts += ROUND_NEAREST_F32_COUNTED[par](*args)     # counted in the same pass
         return out.view(storage)
     rbits = _random_bits(rng, x.size) if mode == "stochastic" else np.empty(0, np.uint32)
     ROUND_BITS[par](x.reshape(-1).view(view), out.reshape(-1), rbits, src_man, src_bias, src_emask,
                 fmt.man_bits, fmt.emin, fmt.bias, fmt.bits - 1, fmt.subnormals, fmt.max_code,
                 fmt.overflow_code, fmt.nan_code, _MODE_ID[mode], decode)
-    return out if decode else out.view(storage)
-
-
-def _round_counted(x, fmt, mode, rng, counts):
-    """round_to that also counts: fused into the kernel on the hot path, array math elsewhere."""
-    storage = fmt.storage
-    if (mode == "nearest" and x.dtype == np.float32 and storage != np.float32 and isinstance(x, np.ndarray)
-            and not numba.config.DISABLE_JIT):
-        x = np.ascontiguousarray(x)
-        out = np.empty(x.shape, _CODES[storage.itemsize * 8])
-        counts += ROUND_NEAREST_F32_COUNTED[x.size >= PARALLEL](
-            x.reshape(-1).view(np.int32), x.reshape(-1), out.reshape(-1), *_fields(fmt))
-        return out.view(storage)
-    from .numerics import count_rounding
-    out = round_to(x, fmt, mode, rng)
-    counts += count_rounding(x, out, fmt)
+    out = out if decode else out.view(storage)
+    if counts is not None:
+        counts += count_rounding(x, out, fmt)
     return out
+
+
+def count_rounding(x, out, fmt):
+    """(overflow, underflow, subnormal, nan) of rounding x into `out`, by array math (what the counting
+    kernel computes in its loop)."""
+    fmt = as_format(fmt)
+    xp = _xp(out)
+    y = xp.abs(out.astype(xp.float32))
+    ax = xp.abs(xp.asarray(x, dtype=xp.float32))
+    big = float(fmt.decode(fmt.max_code))
+    # Overflow: nearest-even would pass max, i.e. |x| beyond the midpoint above max (on it, if max is odd).
+    mid = big + 2.0 ** (np.floor(np.log2(big)) - fmt.man_bits - 1)
+    over = xp.isfinite(ax) & ((ax > mid) | ((ax == mid) & bool(fmt.max_code & 1)))
+    return np.array([int(over.sum()), int(((ax != 0) & (y == 0)).sum()),
+                     int(((y != 0) & (y < 2.0**fmt.emin)).sum()), int(xp.isnan(ax).sum())], np.int64)
 
 
 def round_reference(x, fmt, mode="nearest", rbits=None):

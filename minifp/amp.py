@@ -8,7 +8,6 @@ import numpy as np
 
 from . import _tensor
 from ._formats import as_format, float16
-from ._rounding import round_to
 from ._tensor import Tensor, tensor
 
 __all__ = ["autocast", "NoOpLossScale", "StaticLossScale", "DynamicLossScale", "all_finite", "GradScaler"]
@@ -213,8 +212,7 @@ class GradScaler:
             if not np.isfinite(g).all() and not found:
                 found = True
                 self.first_nonfinite = p.name or f"parameter {i} of shape {p.shape}"
-            with np.errstate(all="ignore"):
-                p.grad = Tensor(round_to(g * inv, p.grad.fmt), p.grad.fmt)
+            p.grad = p.grad * inv                     # rounded into the gradient's own format
         state["found_inf"] = found if seen else None
         state["stage"] = UNSCALED
 

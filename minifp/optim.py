@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._rounding import round_to, widen
-from ._tensor import Tensor, no_grad
+from ._tensor import Tensor, apply, no_grad
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "clip_grad_norm_", "clip_grad_value_", "get"]
 
@@ -217,13 +217,14 @@ def clip_grad_norm_(params, max_norm, norm_type=2.0):
                       ** _f32(1 / norm_type))
     coef = _f32(max_norm) / (_f32(total) + _f32(1e-6))
     if coef < 1:
-        for p, g in zip(ps, gs):
-            p.grad = Tensor(round_to(g * coef, p.grad.fmt), p.grad.fmt)
+        with no_grad():
+            for p in ps:
+                p.grad = p.grad * coef
     return total
 
 
 def clip_grad_value_(params, clip_value):
     """Clamp every gradient element into [-clip_value, clip_value]."""
-    for p in _grads(params):
-        g = widen(p.grad.data, p.grad.fmt)
-        p.grad = Tensor(round_to(np.clip(g, -clip_value, clip_value).astype(np.float32), p.grad.fmt), p.grad.fmt)
+    with no_grad():
+        for p in _grads(params):
+            p.grad = apply("minimum", apply("maximum", p.grad, -clip_value), clip_value)
