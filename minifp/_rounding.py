@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import types
+from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
+from numba.extending import intrinsic, overload
 
 from ._backend import array_module as _xp
 from ._formats import Format, as_format
@@ -25,20 +28,61 @@ _MODE_ID = {m: i for i, m in enumerate(MODES)}
 # Source layouts the kernel reads: (integer view, mantissa bits, exponent bias, exponent mask).
 _SOURCES = {np.dtype(np.float32): (np.int32, 23, 127, 0xFF), np.dtype(np.float64): (np.int64, 52, 1023, 0x7FF)}
 _CODES = {8: np.uint8, 16: np.uint16}
-# Below this many elements a parallel kernel's start-up costs more than the work: use the native
-# casts, which agree with the kernels on all 2**32 float32 inputs (benchmarks/exhaustive.py).
+# Below this many elements a kernel call costs more than the work: use the native casts, which agree
+# with the kernels on all 2**32 float32 inputs (benchmarks/exhaustive.py).
 SMALL = 4096
-# Below this many, a serial kernel: waking Numba's OpenMP workers costs more than they save, and on a
-# small machine they and OpenBLAS's spinning threads fight over the cores (CNN steps ran 4x slower).
+# From this many elements on, a kernel runs in one contiguous part per core, on threads (the kernels
+# release the GIL); below it, whole on the calling thread.
 PARALLEL = 1 << 20
+THREADS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+i32 = np.int32
 
 
-def _kernel(fn):
-    """fn compiled twice: (serial, parallel). prange is range in the serial one."""
-    serial = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + "_serial")
-    serial.__qualname__ = serial.__name__            # its own entry in Numba's on-disk cache
-    return (numba.njit(cache=True, nogil=True)(serial),
-            numba.njit(cache=True, nogil=True, parallel=True)(fn))
+def _run(kernel, n, arrays, *args):
+    """kernel(*arrays, *args), in parts on threads when n is large; the parts' results, as a list.
+
+    Arrays of n elements are cut into contiguous parts; other arrays and args go whole to every part.
+    """
+    parts = THREADS if n >= PARALLEL else 1
+    cuts = [n * k // parts for k in range(parts + 1)]
+
+    def part(k):
+        return kernel(*(a[cuts[k]:cuts[k + 1]] if a.size == n else a for a in arrays), *args)
+
+    others = [_pool().submit(part, k) for k in range(1, parts)]
+    return [part(0)] + [f.result() for f in others]
+
+
+@functools.lru_cache(maxsize=None)
+def _pool():
+    return ThreadPoolExecutor(max(THREADS - 1, 1), thread_name_prefix="minifp-kernel")
+
+
+def _float(i):
+    """The float32 whose bits are the int32 i."""
+    return np.int32(i).view(np.float32)
+
+
+def _bits(f):
+    """The bits of the float32 f, as an int32."""
+    return np.float32(f).view(np.int32)
+
+
+def _bitcast_to(to):
+    """A Numba overload that reinterprets a 32-bit scalar as type `to`: in a register, no memory round trip."""
+    @intrinsic
+    def bitcast(typingctx, value):
+        def codegen(context, builder, sig, args):
+            return builder.bitcast(args[0], context.get_value_type(to))
+        return to(value), codegen
+
+    def typer(value):
+        return lambda value: bitcast(value)
+    return typer
+
+
+overload(_float)(_bitcast_to(numba.float32))
+overload(_bits)(_bitcast_to(numba.int32))
 
 
 def _round_bits(src, out, rbits, src_man, src_bias, src_emask, m, emin, bias, sign_shift,
@@ -47,7 +91,7 @@ def _round_bits(src, out, rbits, src_man, src_bias, src_emask, m, emin, bias, si
     # Everything in int64: sign-extended source bits, significands below 2**53, shifts below 63.
     man_mask = (1 << src_man) - 1
     src_sign_shift = src.itemsize * 8 - 1
-    for i in numba.prange(src.size):
+    for i in range(src.size):
         b = np.int64(src[i])
         sign = (b >> src_sign_shift) & 1
         e_field = (b >> src_man) & src_emask
@@ -96,67 +140,56 @@ def _round_bits(src, out, rbits, src_man, src_bias, src_emask, m, emin, bias, si
             out[i] = code | (sign << sign_shift)
 
 
-@functools.lru_cache(maxsize=None)
-def _fields(fmt):
-    """The integer fields of a format that the nearest-even kernels take."""
-    return fmt.man_bits, fmt.emin, fmt.bias, fmt.bits - 1, fmt.max_code, fmt.overflow_code, fmt.nan_code
-
-
 @numba.njit(cache=True)
-def _nearest_setup(m, emin, bias, sign_shift, max_code, overflow_code, nan_code):
-    """The kernel's constants, typed as it uses them. (Derived inside the kernel: passed in as arguments,
-    the same int32 values made the loop 30% slower.)"""
-    i32 = np.int32
-    # Results below the format's smallest normal: scale to units of the smallest subnormal and let
-    # float32's own nearest-even addition of 2**23 round to an integer.
-    return (i32(23 - m), i32((1 << (22 - m)) - 1), i32((127 - bias) << m), i32((emin + 127) << 23),
-            np.float32(2.0 ** min(m - emin, 127)), np.float32(2.0**23), i32(max_code), i32(overflow_code),
-            i32(nan_code), i32(31 - sign_shift), i32(1 << sign_shift))
+def _nearest(b, c):
+    """One float32 (bits b) -> (|b|, code before overflow, final code with sign); nearest-even.
 
-
-@numba.njit(cache=True)
-def _nearest(b, xi, c, narrow):
-    """One float32 (bits b, value xi) -> (|b|, code before overflow, final code with sign).
-
-    `narrow`: the format has fewer exponent bits than float32, so its subnormals need the float path
-    (with 8 exponent bits they line up with float32's, and the bit formula covers them). Callers pass a
-    constant, so each loop compiles without the other's work. Every intermediate is cast back to int32
-    (np.right_shift keeps the type): Numba widens integer arithmetic to 64 bits, and the casts let LLVM
-    keep eight 32-bit lanes per AVX2 instruction. All values are below 2**31: signed compares are safe.
+    Branch-free, so that LLVM vectorises the loops that call it. `c` holds the format's constants
+    (see _constants); the kernels have them frozen in, so shifts are immediates and `narrow` drops
+    the subnormal path for formats with float32's 8 exponent bits, whose subnormals line up with
+    float32's. Every intermediate is cast back to int32 (np.right_shift keeps the type): Numba widens
+    integer arithmetic to 64 bits, and the casts let LLVM keep eight 32-bit lanes per AVX2 instruction.
+    All values are below 2**31, so signed compares are safe.
     """
-    shift, round_bias, rebias, min_normal, scale, magic, max_c, over_c, nan_c, sign_down, sign_bit = c
-    i32 = np.int32
+    shift, round_bias, min_normal, magic, max_c, over_c, nan_c, sign_down, narrow = c
     a = i32(b & i32(0x7FFFFFFF))
-    # The bit formula: add half an ulp minus one, plus the ulp's own bit (ties to even), drop the bits.
-    code = i32(np.right_shift(i32(i32(a + round_bias) + i32(np.right_shift(a, shift) & i32(1))), shift) - rebias)
+    # Add half an ulp minus one, plus the ulp's own bit (ties to even), drop the bits; round_bias also
+    # moves the exponent to the format's bias.
+    code = np.right_shift(i32(i32(a + round_bias) + i32(np.right_shift(a, shift) & i32(1))), shift)
     if narrow:
-        small = i32((abs(xi) * scale + magic) - magic)
+        # Below the smallest normal: adding 2**(emin - m + 23) makes float32's own nearest-even addition
+        # round |x| to a whole number of smallest subnormals, which then sit in the low bits.
+        small = i32(_bits(_float(a) + _float(magic)) - magic)
         code = small if a < min_normal else code
-    final = over_c if code > max_c else code
+    final = min(code, over_c)                   # overflow_code is max_code or max_code + 1
     final = nan_c if a > i32(0x7F800000) else final
-    return a, code, i32(final | (np.right_shift(b, sign_down) & sign_bit))
+    # b ^ a is the sign bit alone; the arithmetic shift puts it on the format's sign bit (and copies it
+    # above, where the store into 8 or 16 bits drops it).
+    return a, code, i32(final | np.right_shift(i32(b ^ a), sign_down))
 
 
-def _round_nearest_f32(bits, x, out, m, emin, bias, sign_shift, max_code, overflow_code, nan_code):
-    """_round_bits for float32 sources, round-to-nearest-even and coded storages (whose formats all have
-    subnormals), branch-free so that it vectorises."""
-    c = _nearest_setup(m, emin, bias, sign_shift, max_code, overflow_code, nan_code)
-    if bias != 127:
-        for i in numba.prange(bits.size):
-            out[i] = _nearest(bits[i], x[i], c, True)[2]
-    else:
-        for i in numba.prange(bits.size):
-            out[i] = _nearest(bits[i], x[i], c, False)[2]
+def _constants(fmt):
+    """The int32 constants of _nearest for a coded format (storage of 8 or 16 bits, subnormals)."""
+    m, bits = fmt.man_bits, fmt.bits
+    return (i32(23 - m), i32((1 << (22 - m)) - 1 - ((127 - fmt.bias) << 23)), i32((fmt.emin + 127) << 23),
+            i32((fmt.emin - m + 23 + 127) << 23), i32(fmt.max_code), i32(fmt.overflow_code),
+            i32(fmt.nan_code), i32(32 - bits), fmt.bias != 127)
 
 
-def _round_nearest_f32_counted(bits, x, out, m, emin, bias, sign_shift, max_code, overflow_code, nan_code):
+def _round_nearest_f32(bits, out):
+    """_round_bits for float32 sources, nearest-even and coded storages, vectorised; C: the format's constants."""
+    c = C
+    for i in range(bits.size):
+        out[i] = _nearest(bits[i], c)[2]
+
+
+def _round_nearest_f32_counted(bits, out):
     """_round_nearest_f32 that also counts (overflow, underflow, subnormal, NaN) in the same pass."""
-    c = _nearest_setup(m, emin, bias, sign_shift, max_code, overflow_code, nan_code)
-    i32 = np.int32
-    min_normal_code, magnitude, inf, max_c = i32(1 << m), i32((1 << sign_shift) - 1), i32(0x7F800000), c[6]
+    c = C
+    inf, max_c, min_normal_code, magnitude = i32(0x7F800000), c[4], i32(1 << (23 - c[0])), i32((1 << (31 - c[7])) - 1)
     over = under = sub = nan = 0
-    for i in numba.prange(bits.size):
-        a, code, final = _nearest(bits[i], x[i], c, bias != 127)
+    for i in range(bits.size):
+        a, code, final = _nearest(bits[i], c)
         out[i] = final
         mag = final & magnitude
         over += (a < inf) & (code > max_c)
@@ -166,14 +199,27 @@ def _round_nearest_f32_counted(bits, x, out, m, emin, bias, sign_shift, max_code
     return over, under, sub, nan
 
 
+@functools.lru_cache(maxsize=None)
+def _nearest_kernel(fmt, counted=False):
+    """The hot kernel compiled for one format, with its constants frozen in as a global.
+
+    Numba compiles globals as constants: shifts by a known amount are single instructions, where
+    variable ones cost several on the cores we measured (bfloat16 2.0 -> 3.0 Gelem/s, one thread).
+    """
+    fn = _round_nearest_f32_counted if counted else _round_nearest_f32
+    name = f"{fn.__name__}_e{fmt.exp_bits}m{fmt.man_bits}_{fmt.max_code}_{fmt.overflow_code}_{fmt.nan_code}"
+    clone = types.FunctionType(fn.__code__, {**fn.__globals__, "C": _constants(fmt)}, name)
+    clone.__qualname__ = name            # its own entry in Numba's on-disk cache
+    return numba.njit(cache=True, nogil=True)(clone)
+
+
 def _gather(codes, table, out):
     """out[i] = table[codes[i]]: widening through a table of every value of a <= 16-bit format."""
-    for i in numba.prange(codes.size):
+    for i in range(codes.size):
         out[i] = table[codes[i]]
 
 
-ROUND_BITS, ROUND_NEAREST_F32, GATHER = _kernel(_round_bits), _kernel(_round_nearest_f32), _kernel(_gather)
-ROUND_NEAREST_F32_COUNTED = _kernel(_round_nearest_f32_counted)    # compiled only when a monitor asks
+ROUND_BITS, GATHER = (numba.njit(cache=True, nogil=True)(f) for f in (_round_bits, _gather))
 
 
 def _random_bits(rng, shape):
@@ -224,18 +270,16 @@ def round_kernel(x, fmt, mode="nearest", rng=None, counts=None):
     storage = fmt.storage
     decode = storage == np.float32
     out = np.empty(x.shape, np.float32 if decode else _CODES[storage.itemsize * 8])
-    par = x.size >= PARALLEL
+    src, flat = x.reshape(-1), out.reshape(-1)
     if mode == "nearest" and x.dtype == np.float32 and not decode:
-        args = (x.reshape(-1).view(np.int32), x.reshape(-1), out.reshape(-1), *_fields(fmt))
-        if counts is None:
-            ROUND_NEAREST_F32[par](*args)
-        else:
-            counts += ROUND_NEAREST_F32_COUNTED[par](*args)     # counted in the same pass
+        parts = _run(_nearest_kernel(fmt, counts is not None), x.size, (src.view(np.int32), flat))
+        if counts is not None:
+            counts += np.sum(parts, axis=0, dtype=np.int64)     # counted in the same pass
         return out.view(storage)
     rbits = _random_bits(rng, x.size) if mode == "stochastic" else np.empty(0, np.uint32)
-    ROUND_BITS[par](x.reshape(-1).view(view), out.reshape(-1), rbits, src_man, src_bias, src_emask,
-                fmt.man_bits, fmt.emin, fmt.bias, fmt.bits - 1, fmt.subnormals, fmt.max_code,
-                fmt.overflow_code, fmt.nan_code, _MODE_ID[mode], decode)
+    _run(ROUND_BITS, x.size, (src.view(view), flat, rbits), src_man, src_bias, src_emask,
+         fmt.man_bits, fmt.emin, fmt.bias, fmt.bits - 1, fmt.subnormals, fmt.max_code,
+         fmt.overflow_code, fmt.nan_code, _MODE_ID[mode], decode)
     out = out if decode else out.view(storage)
     if counts is not None:
         counts += count_rounding(x, out, fmt)
@@ -302,7 +346,7 @@ def widen(a, fmt=None):
     fmt = as_format(a.dtype) if fmt is None else fmt
     out = np.empty(a.shape, np.float32)
     codes = np.ascontiguousarray(a).reshape(-1).view(_CODES[a.dtype.itemsize * 8])
-    GATHER[a.size >= PARALLEL](codes, _table(fmt), out.reshape(-1))
+    _run(GATHER, a.size, (codes, _table(fmt), out.reshape(-1)))
     return out
 
 
