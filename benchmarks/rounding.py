@@ -1,18 +1,34 @@
 """Rounding throughput, side by side in one run: minifp's kernels vs numpy, ml_dtypes and a plain copy.
 
-    python benchmarks/rounding.py [--n 16777216] [--repeat 7]
+    python benchmarks/rounding.py [--sizes 65536 1048576 16777216] [--repeat 7]
 
-Prints Gelem/s (best of --repeat, each call allocating its output like astype does) and the ratios
-that the targets are stated in: >= 10x numpy's float16 astype, >= 3x ml_dtypes' bfloat16 astype,
->= 0.7x the element rate of a float32 copy.
+For each array size: Gelem/s (best of --repeat, every contender allocating its output as astype does),
+then the ratios the targets are stated in: >= 10x numpy's float16 astype, >= 3x ml_dtypes' bfloat16
+astype, >= 0.7x the element rate of a float32 copy. "bits only" moves the top 16 bits of each float32
+into a fresh 16-bit array on minifp's threads without rounding anything: no float32 -> bfloat16 kernel
+can beat it, so it shows the rate the machine's memory allows.
 """
 import argparse
 import time
 
 import ml_dtypes
+import numba
 import numpy as np
 
 import minifp as mf
+from minifp._rounding import _run
+
+
+@numba.njit(cache=True, nogil=True)
+def _top_bits(bits, out):
+    for i in range(bits.size):
+        out[i] = np.right_shift(bits[i], np.int32(16))
+
+
+def bits_only(x):
+    out = np.empty(x.shape, np.uint16)
+    _run(_top_bits, x.size, (x.view(np.int32), out))
+    return out
 
 
 def rate(fn, n, repeat):
@@ -21,39 +37,58 @@ def rate(fn, n, repeat):
     return n / best / 1e9
 
 
+def _repeat(fn, times, *args):
+    for _ in range(times):
+        fn(*args)            # each result is dropped before the next call, as in a loop over batches
+
+
 def _timed(fn):
     start = time.perf_counter()
     fn()
     return time.perf_counter() - start
 
 
+CONTENDERS = {
+    "float32 copy": lambda x, h, b: x.copy(),
+    "numpy astype(float16)": lambda x, h, b: x.astype(np.float16),
+    "ml_dtypes astype(bfloat16)": lambda x, h, b: x.astype(ml_dtypes.bfloat16),
+    "bits only (bound)": lambda x, h, b: bits_only(x),
+    "minifp round_to float16": lambda x, h, b: mf.round_to(x, mf.float16),
+    "minifp round_to bfloat16": lambda x, h, b: mf.round_to(x, mf.bfloat16),
+    "numpy float16 -> float32": lambda x, h, b: h.astype(np.float32),
+    "minifp widen float16": lambda x, h, b: mf._rounding.widen(h),
+    "ml_dtypes bfloat16 -> float32": lambda x, h, b: b.astype(np.float32),
+    "minifp widen bfloat16": lambda x, h, b: mf._rounding.widen(b),
+}
+RATIOS = [("float16  vs numpy astype", "minifp round_to float16", "numpy astype(float16)", 10),
+          ("bfloat16 vs ml_dtypes astype", "minifp round_to bfloat16", "ml_dtypes astype(bfloat16)", 3),
+          ("float16  vs float32 copy", "minifp round_to float16", "float32 copy", 0.7),
+          ("bfloat16 vs float32 copy", "minifp round_to bfloat16", "float32 copy", 0.7),
+          ("bits only vs ml_dtypes astype", "bits only (bound)", "ml_dtypes astype(bfloat16)", None)]
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--n", type=int, default=1 << 24)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1 << 16, 1 << 20, 1 << 24])
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
-    x = np.random.default_rng(0).standard_normal(args.n).astype(np.float32)
-    h, b = x.astype(np.float16), x.astype(ml_dtypes.bfloat16)
-    r = {
-        "float32 copy": rate(lambda: x.copy(), args.n, args.repeat),
-        "numpy astype(float16)": rate(lambda: x.astype(np.float16), args.n, args.repeat),
-        "ml_dtypes astype(bfloat16)": rate(lambda: x.astype(ml_dtypes.bfloat16), args.n, args.repeat),
-        "minifp round_to float16": rate(lambda: mf.round_to(x, mf.float16), args.n, args.repeat),
-        "minifp round_to bfloat16": rate(lambda: mf.round_to(x, mf.bfloat16), args.n, args.repeat),
-        "numpy float16 -> float32": rate(lambda: h.astype(np.float32), args.n, args.repeat),
-        "minifp widen float16": rate(lambda: mf._rounding.widen(h), args.n, args.repeat),
-        "ml_dtypes bfloat16 -> float32": rate(lambda: b.astype(np.float32), args.n, args.repeat),
-        "minifp widen bfloat16": rate(lambda: mf._rounding.widen(b), args.n, args.repeat),
-    }
-    print(f"{args.n} float32 elements, best of {args.repeat}")
-    for name, value in r.items():
-        print(f"  {name:32s} {value:6.3f} Gelem/s")
-    f16, bf16, copy = r["minifp round_to float16"], r["minifp round_to bfloat16"], r["float32 copy"]
+    rates = {}
+    for n in args.sizes:
+        x = np.random.default_rng(0).standard_normal(n).astype(np.float32)
+        h, b = x.astype(np.float16), x.astype(ml_dtypes.bfloat16)
+        # Small arrays are timed in batches, so that the clock's resolution does not count.
+        batch = max(1, (1 << 22) // n)
+        for name, fn in CONTENDERS.items():
+            rates[name, n] = batch * rate(lambda: _repeat(fn, batch, x, h, b), n, args.repeat)
+    print(f"Gelem/s, best of {args.repeat}, {mf._rounding.THREADS} threads for minifp's kernels from "
+          f"{mf._rounding.PARALLEL} elements")
+    print(f"  {'elements':32s}" + "".join(f"{n:>11d}" for n in args.sizes))
+    for name in CONTENDERS:
+        print(f"  {name:32s}" + "".join(f"{rates[name, n]:11.3f}" for n in args.sizes))
     print("ratios (target):")
-    print(f"  float16  vs numpy astype      {f16 / r['numpy astype(float16)']:6.2f}x   (>= 10x)")
-    print(f"  bfloat16 vs ml_dtypes astype  {bf16 / r['ml_dtypes astype(bfloat16)']:6.2f}x   (>= 3x)")
-    print(f"  float16  vs float32 copy      {f16 / copy:6.2f}x   (>= 0.7x)")
-    print(f"  bfloat16 vs float32 copy      {bf16 / copy:6.2f}x   (>= 0.7x)")
+    for label, ours, theirs, target in RATIOS:
+        cells = "".join(f"{rates[ours, n] / rates[theirs, n]:10.2f}x" for n in args.sizes)
+        print(f"  {label:32s}{cells}   " + (f"(>= {target}x)" if target else ""))
 
 
 if __name__ == "__main__":

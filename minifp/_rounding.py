@@ -43,7 +43,9 @@ def _run(kernel, n, arrays, *args):
 
     Arrays of n elements are cut into contiguous parts; other arrays and args go whole to every part.
     """
-    parts = THREADS if n >= PARALLEL else 1
+    if n < PARALLEL or THREADS == 1:
+        return [kernel(*arrays, *args)]
+    parts = THREADS
     cuts = [n * k // parts for k in range(parts + 1)]
 
     def part(k):
@@ -142,30 +144,33 @@ def _round_bits(src, out, rbits, src_man, src_bias, src_emask, m, emin, bias, si
 
 @numba.njit(cache=True)
 def _nearest(b, c):
-    """One float32 (bits b) -> (|b|, code before overflow, final code with sign); nearest-even.
+    """One float32 (bits b) -> (|b|, code of |result| before overflow, final code with sign); nearest-even.
 
     Branch-free, so that LLVM vectorises the loops that call it. `c` holds the format's constants
-    (see _constants); the kernels have them frozen in, so shifts are immediates and `narrow` drops
-    the subnormal path for formats with float32's 8 exponent bits, whose subnormals line up with
-    float32's. Every intermediate is cast back to int32 (np.right_shift keeps the type): Numba widens
-    integer arithmetic to 64 bits, and the casts let LLVM keep eight 32-bit lanes per AVX2 instruction.
-    All values are below 2**31, so signed compares are safe.
+    (see _constants); the kernels have them frozen in, so shifts are immediates and `narrow` picks one
+    of the two paths at compile time. Every intermediate is cast back to int32 (np.right_shift keeps
+    the type): Numba widens integer arithmetic to 64 bits, and the casts let LLVM keep eight 32-bit
+    lanes per AVX2 instruction.
     """
     shift, round_bias, min_normal, magic, max_c, over_c, nan_c, sign_down, narrow = c
     a = i32(b & i32(0x7FFFFFFF))
-    # Add half an ulp minus one, plus the ulp's own bit (ties to even), drop the bits; round_bias also
-    # moves the exponent to the format's bias.
-    code = np.right_shift(i32(i32(a + round_bias) + i32(np.right_shift(a, shift) & i32(1))), shift)
     if narrow:
+        # Add half an ulp minus one, plus the ulp's own bit (ties to even), drop the bits; round_bias also
+        # moves the exponent to the format's bias.
+        code = np.right_shift(i32(i32(a + round_bias) + i32(np.right_shift(a, shift) & i32(1))), shift)
         # Below the smallest normal: adding 2**(emin - m + 23) makes float32's own nearest-even addition
         # round |x| to a whole number of smallest subnormals, which then sit in the low bits.
         small = i32(_bits(_float(a) + _float(magic)) - magic)
         code = small if a < min_normal else code
-    final = min(code, over_c)                   # overflow_code is max_code or max_code + 1
-    final = nan_c if a > i32(0x7F800000) else final
-    # b ^ a is the sign bit alone; the arithmetic shift puts it on the format's sign bit (and copies it
-    # above, where the store into 8 or 16 bits drops it).
-    return a, code, i32(final | np.right_shift(i32(b ^ a), sign_down))
+        # overflow_code is max_code or max_code + 1. b ^ a is the sign bit alone; the arithmetic shift
+        # puts it on the format's sign bit (and copies it above, where the 8- or 16-bit store drops it).
+        final = nan_c if a > i32(0x7F800000) else min(code, over_c)
+        return a, code, i32(final | np.right_shift(i32(b ^ a), sign_down))
+    # 8 exponent bits (bfloat16): subnormals line up with float32's, the same formula on the signed bits
+    # rounds either sign, and a carry past max lands on the inf code by itself.
+    final = np.right_shift(i32(i32(b + round_bias) + i32(np.right_shift(b, shift) & i32(1))), shift)
+    nan = i32(np.right_shift(b, sign_down) | nan_c)         # the top of the payload kept, as hardware does
+    return a, i32(final & i32((1 << (31 - sign_down)) - 1)), nan if a > i32(0x7F800000) else final
 
 
 def _constants(fmt):
@@ -174,6 +179,9 @@ def _constants(fmt):
     return (i32(23 - m), i32((1 << (22 - m)) - 1 - ((127 - fmt.bias) << 23)), i32((fmt.emin + 127) << 23),
             i32((fmt.emin - m + 23 + 127) << 23), i32(fmt.max_code), i32(fmt.overflow_code),
             i32(fmt.nan_code), i32(32 - bits), fmt.bias != 127)
+
+
+C = None    # a format's _constants: each compiled copy of the two kernels below has its own (_nearest_kernel)
 
 
 def _round_nearest_f32(bits, out):
@@ -186,7 +194,8 @@ def _round_nearest_f32(bits, out):
 def _round_nearest_f32_counted(bits, out):
     """_round_nearest_f32 that also counts (overflow, underflow, subnormal, NaN) in the same pass."""
     c = C
-    inf, max_c, min_normal_code, magnitude = i32(0x7F800000), c[4], i32(1 << (23 - c[0])), i32((1 << (31 - c[7])) - 1)
+    inf, max_c = i32(0x7F800000), c[4]
+    min_normal_code, magnitude = i32(1 << (23 - c[0])), i32((1 << (31 - c[7])) - 1)
     over = under = sub = nan = 0
     for i in range(bits.size):
         a, code, final = _nearest(bits[i], c)
@@ -344,6 +353,8 @@ def widen(a, fmt=None):
     if not isinstance(a, np.ndarray) or numba.config.DISABLE_JIT or a.dtype.itemsize > 2 or a.size <= SMALL:
         return a.astype(np.float32)
     fmt = as_format(a.dtype) if fmt is None else fmt
+    if fmt.exp_bits == 8:           # bfloat16: a 16-bit shift, which ml_dtypes' cast does at memory speed
+        return a.astype(np.float32)
     out = np.empty(a.shape, np.float32)
     codes = np.ascontiguousarray(a).reshape(-1).view(_CODES[a.dtype.itemsize * 8])
     _run(GATHER, a.size, (codes, _table(fmt), out.reshape(-1)))
