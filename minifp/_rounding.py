@@ -60,6 +60,10 @@ def _pool():
     return ThreadPoolExecutor(max(THREADS - 1, 1), thread_name_prefix="minifp-kernel")
 
 
+if hasattr(os, "register_at_fork"):     # a forked child has none of the pool's threads: it makes its own
+    os.register_at_fork(after_in_child=_pool.cache_clear)
+
+
 def _float(i):
     """The float32 whose bits are the int32 i."""
     return np.int32(i).view(np.float32)

@@ -1,4 +1,7 @@
 """Rounding is exact: kernels against numpy/ml_dtypes casts and against the float64 reference."""
+import os
+import signal
+
 import ml_dtypes
 import numba
 import numpy as np
@@ -146,3 +149,24 @@ def test_widen_is_exact_for_every_code():
 def test_unknown_mode_names_the_valid_ones():
     with pytest.raises(ValueError, match="unknown rounding mode 'up'.*nearest, toward_zero, stochastic"):
         mf.round_to(np.ones(3, np.float32), "float16", mode="up")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_kernel_threads_work_in_a_forked_child(monkeypatch):
+    """A forked child has none of the parent's pool threads; large kernels must still run there."""
+    monkeypatch.setattr(R, "THREADS", 2)
+    x = np.arange(R.PARALLEL, dtype=np.float32)
+    out = np.zeros_like(x)
+
+    def double(src, dst):
+        dst[:] = 2 * src
+
+    R._run(double, x.size, (x, out))                     # the parent's pool exists from here on
+    assert (out == 2 * x).all()
+    out[:] = 0
+    pid = os.fork()
+    if pid == 0:                                         # the child: a hang is killed by the alarm
+        signal.alarm(30)
+        R._run(double, x.size, (x, out))
+        os._exit(0 if (out == 2 * x).all() else 1)
+    assert os.waitpid(pid, 0)[1] == 0
