@@ -34,7 +34,9 @@ SMALL = 4096
 # From this many elements on, a kernel runs in one contiguous part per core, on threads (the kernels
 # release the GIL); below it, whole on the calling thread.
 PARALLEL = 1 << 20
-THREADS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+# The cores this process may use, and no more than NUMBA_NUM_THREADS if that is set lower.
+_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+THREADS = max(1, min(_CORES, numba.config.NUMBA_NUM_THREADS))
 i32 = np.int32
 
 
@@ -45,13 +47,12 @@ def _run(kernel, n, arrays, *args):
     """
     if n < PARALLEL or THREADS == 1:
         return [kernel(*arrays, *args)]
-    parts = THREADS
-    cuts = [n * k // parts for k in range(parts + 1)]
+    cuts = [n * k // THREADS for k in range(THREADS + 1)]
 
     def part(k):
         return kernel(*(a[cuts[k]:cuts[k + 1]] if a.size == n else a for a in arrays), *args)
 
-    others = [_pool().submit(part, k) for k in range(1, parts)]
+    others = [_pool().submit(part, k) for k in range(1, THREADS)]
     return [part(0)] + [f.result() for f in others]
 
 
