@@ -19,8 +19,8 @@ import numba
 import numpy as np
 from numba.extending import intrinsic, overload
 
-from ._backend import array_module as _xp
-from ._formats import Format, as_format
+from ._backend import array_module as _xp, holds
+from ._formats import FORMATS, Format, as_format
 
 MODES = ("nearest", "toward_zero", "stochastic")
 _MODE_ID = {m: i for i, m in enumerate(MODES)}
@@ -271,7 +271,14 @@ def _round_to(x, fmt, mode="nearest", rng=None, counts=None):
             return x.astype(fmt.storage)
         return round_kernel(x, fmt, mode, rng, counts)
     # CuPy arrays (and pure-Python runs) take the array-math path.
-    out = round_reference(x, fmt, mode, _random_bits(rng, x.shape) if mode == "stochastic" else None)
+    xp = _xp(x)
+    if not holds(xp, fmt.storage):
+        usable = [name for name, f in FORMATS.items() if holds(xp, f.storage)]
+        raise TypeError(f"{fmt.name} values cannot live on the GPU: CuPy {xp.__version__} has no "
+                        f"{np.dtype(fmt.storage).name} dtype; formats it can hold: {', '.join(usable)} "
+                        f"(and custom formats, kept in float32)")
+    rbits = xp.asarray(_random_bits(rng, x.shape)) if mode == "stochastic" else None   # the CPU's bits
+    out = round_reference(x, fmt, mode, rbits)
     if counts is not None:
         counts += count_rounding(x, out, fmt)
     return out

@@ -302,12 +302,13 @@ def backward(root, gradient=None):
     if not root.requires_grad:
         raise RuntimeError("backward() on a tensor that does not require grad: no input of it has "
                            "requires_grad=True, or it was computed under no_grad()")
+    xp = array_module(root.data)        # the seed lives where the graph does: a GPU graph gets a GPU seed
     if gradient is None:
         if root.size != 1:
             raise RuntimeError(f"backward() on a non-scalar tensor of shape {root.shape} needs a gradient "
                                f"argument of that shape (gradients are only implied for scalars)")
-        gradient = np.ones(root.shape, np.float32)
-    g0 = gradient.float32() if isinstance(gradient, Tensor) else np.asarray(gradient, np.float32)
+        gradient = xp.ones(root.shape, np.float32)
+    g0 = gradient.float32() if isinstance(gradient, Tensor) else xp.asarray(gradient, dtype=np.float32)
     if g0.shape != root.shape:
         raise ValueError(f"backward(): gradient of shape {g0.shape} does not match the tensor's shape {root.shape}")
     store = {}

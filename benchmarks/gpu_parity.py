@@ -1,0 +1,69 @@
+"""minifp's CPU emulation next to real GPU half arithmetic (PyTorch on CUDA); prints mismatch counts.
+
+    python benchmarks/gpu_parity.py        # needs torch with a CUDA device
+
+Unary ops run on every one of the 65536 float16 / bfloat16 values, binary ops on 4M random pairs of
+finite values; results must agree bit for bit (any NaN equals any NaN). Matmul is compared in ULPs of
+the output format: cuBLAS and the CPU BLAS sum in different orders, so only the float32 sums differ.
+"""
+import ml_dtypes
+import numpy as np
+import torch
+
+import minifp as mf
+
+FORMATS = {"float16": (np.float16, torch.float16), "bfloat16": (ml_dtypes.bfloat16, torch.bfloat16)}
+UNARY = {"neg": lambda t: -t, "sqrt": lambda t: t.sqrt(), "exp": lambda t: t.exp(), "log": lambda t: t.log(),
+         "tanh": lambda t: t.tanh(), "sigmoid": lambda t: t.sigmoid(), "relu": lambda t: t.relu(),
+         "abs": lambda t: abs(t)}
+BINARY = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+          "div": lambda a, b: a / b, "maximum": lambda a, b: mf.maximum(a, b) if isinstance(a, mf.Tensor)
+          else torch.maximum(a, b)}
+
+
+def on_gpu(bits, torch_dtype):
+    return torch.from_numpy(bits.view(np.int16)).cuda().view(torch_dtype)
+
+
+def mismatches(ours, gpu):
+    """Positions whose bits differ, NaN == NaN."""
+    theirs = gpu.view(torch.int16).cpu().numpy().view(ours.dtype)
+    differ = ours.view(np.uint16) != theirs.view(np.uint16)
+    both_nan = np.isnan(ours.astype(np.float32)) & np.isnan(theirs.astype(np.float32))
+    return int((differ & ~both_nan).sum())
+
+
+def ulps(ours, gpu):
+    """Largest distance in units of the last place between two arrays of finite values of one format."""
+    theirs = gpu.view(torch.int16).cpu().numpy().astype(np.int32)
+    a = ours.view(np.int16).astype(np.int32)
+    order = lambda b: np.where(b < 0, -(b & 0x7FFF), b)      # sign-magnitude bits -> a monotone integer
+    return int(np.abs(order(a) - order(theirs)).max())
+
+
+def main():
+    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False  # fp32 sums, as minifp's
+    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
+    rng = np.random.default_rng(0)
+    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}")
+    for name, (storage, torch_dtype) in FORMATS.items():
+        every = np.arange(1 << 16, dtype=np.uint16)
+        for op, f in UNARY.items():
+            ours = f(mf.tensor(every.view(storage))).numpy()
+            print(f"{name:9} {op:8} {every.size:>8} values  mismatches {mismatches(ours, f(on_gpu(every, torch_dtype)))}")
+        finite = every[np.isfinite(every.view(storage).astype(np.float32))]
+        a, b = rng.choice(finite, 1 << 22), rng.choice(finite, 1 << 22)
+        for op, f in BINARY.items():
+            ours = f(mf.tensor(a.view(storage)), mf.tensor(b.view(storage))).numpy()
+            theirs = f(on_gpu(a, torch_dtype), on_gpu(b, torch_dtype))
+            print(f"{name:9} {op:8} {a.size:>8} pairs   mismatches {mismatches(ours, theirs)}")
+        x = rng.standard_normal((512, 1024)).astype(storage)
+        w = (rng.standard_normal((1024, 256)) / 32).astype(storage)
+        ours = (mf.tensor(x) @ mf.tensor(w)).numpy()
+        theirs = on_gpu(x.view(np.uint16), torch_dtype) @ on_gpu(w.view(np.uint16), torch_dtype)
+        print(f"{name:9} matmul   512x1024x256  mismatches {mismatches(ours, theirs)} of {ours.size}, "
+              f"largest difference {ulps(ours, theirs)} ulp")
+
+
+if __name__ == "__main__":
+    main()
