@@ -12,15 +12,18 @@ from __future__ import annotations
 import functools
 import math
 import os
+import platform
 import types
 from concurrent.futures import ThreadPoolExecutor
 
+import llvmlite.binding
 import numba
 import numpy as np
+from llvmlite import ir
 from numba.extending import intrinsic, overload
 
 from ._backend import array_module as _xp, holds
-from ._formats import FORMATS, Format, as_format
+from ._formats import FORMATS, Format, as_format, bfloat16
 
 MODES = ("nearest", "toward_zero", "stochastic")
 _MODE_ID = {m: i for i, m in enumerate(MODES)}
@@ -28,9 +31,11 @@ _MODE_ID = {m: i for i, m in enumerate(MODES)}
 # Source layouts the kernel reads: (integer view, mantissa bits, exponent bias, exponent mask).
 _SOURCES = {np.dtype(np.float32): (np.int32, 23, 127, 0xFF), np.dtype(np.float64): (np.int64, 52, 1023, 0x7FF)}
 _CODES = {8: np.uint8, 16: np.uint16}
+_F16, _F32, _BF16 = np.dtype(np.float16), np.dtype(np.float32), bfloat16.storage  # dtype == dtype: 3x quicker than == type
 # Below this many elements a kernel call costs more than the work: use the native casts, which agree
 # with the kernels on all 2**32 float32 inputs (benchmarks/exhaustive.py).
 SMALL = 4096
+SMALL_HALF = 1024       # numpy's float16 casts are slow: past this the CPU's own conversions win (HARDWARE_HALF)
 # From this many elements on, a kernel runs in one contiguous part per core, on threads (the kernels
 # release the GIL); below it, whole on the calling thread.
 PARALLEL = 1 << 20
@@ -47,6 +52,11 @@ def _run(kernel, n, arrays, *args):
     """
     if n < PARALLEL or THREADS == 1:
         return [kernel(*arrays, *args)]
+    return _run_parts(kernel, n, arrays, args)
+
+
+def _run_parts(kernel, n, arrays, args):
+    """_run's threaded half (its own function: the closure's cells would cost every small call)."""
     cuts = [n * k // THREADS for k in range(THREADS + 1)]
 
     def part(k):
@@ -75,21 +85,42 @@ def _bits(f):
     return np.float32(f).view(np.int32)
 
 
-def _bitcast_to(to):
-    """A Numba overload that reinterprets a 32-bit scalar as type `to`: in a register, no memory round trip."""
+def _half(f):
+    """The float16 bits of the float32 f, rounded to nearest-even (IEEE), as an int16."""
+    with np.errstate(over="ignore"):
+        return np.float32(f).astype(np.float16).view(np.int16)
+
+
+def _single(h):
+    """The float32 value of the float16 bits h (a uint16)."""
+    return np.uint16(h).view(np.float16).astype(np.float32)
+
+
+def _llvm(source, result, step):
+    """A Numba overload whose body is one LLVM step, step(builder, value), from type `source` to
+    `result`: in registers, no memory round trip. The plain functions above stay what runs without JIT."""
     @intrinsic
-    def bitcast(typingctx, value):
-        def codegen(context, builder, sig, args):
-            return builder.bitcast(args[0], context.get_value_type(to))
-        return to(value), codegen
+    def op(typingctx, value):
+        return result(source), lambda context, builder, sig, args: step(builder, args[0])
 
     def typer(value):
-        return lambda value: bitcast(value)
+        if value == source:
+            return lambda value: op(value)
     return typer
 
 
-overload(_float)(_bitcast_to(numba.float32))
-overload(_bits)(_bitcast_to(numba.int32))
+_f32, _f16, _i16, _i32 = ir.FloatType(), ir.HalfType(), ir.IntType(16), ir.IntType(32)
+overload(_float)(_llvm(numba.int32, numba.float32, lambda b, v: b.bitcast(v, _f32)))
+overload(_bits)(_llvm(numba.float32, numba.int32, lambda b, v: b.bitcast(v, _i32)))
+overload(_half)(_llvm(numba.float32, numba.int16, lambda b, v: b.bitcast(b.fptrunc(v, _f16), _i16)))
+overload(_single)(_llvm(numba.uint16, numba.float32, lambda b, v: b.fpext(b.bitcast(v, _f16), _f32)))
+
+
+# LLVM compiles a float32 -> float16 conversion to one instruction where the target CPU has one (x86
+# F16C, 64-bit Arm), eight lanes at a time; elsewhere it would call a runtime helper, so the bit kernel
+# serves there. NUMBA_CPU_FEATURES, when set, is what Numba compiles for.
+HARDWARE_HALF = platform.machine().lower() in ("aarch64", "arm64") or "+f16c" in (
+    numba.config.CPU_FEATURES or llvmlite.binding.get_host_cpu_features().flatten()).split(",")
 
 
 def _round_bits(src, out, rbits, src_man, src_bias, src_emask, m, emin, bias, sign_shift,
@@ -175,7 +206,8 @@ def _nearest(b, c):
     # rounds either sign, and a carry past max lands on the inf code by itself.
     final = np.right_shift(i32(i32(b + round_bias) + i32(np.right_shift(b, shift) & i32(1))), shift)
     nan = i32(np.right_shift(b, sign_down) | nan_c)         # the top of the payload kept, as hardware does
-    return a, i32(final & i32((1 << (31 - sign_down)) - 1)), nan if a > i32(0x7F800000) else final
+    is_nan = _float(b) != _float(b)                         # one float compare, where |b| > inf takes two
+    return a, i32(final & i32((1 << (31 - sign_down)) - 1)), nan if is_nan else final
 
 
 def _constants(fmt):
@@ -233,7 +265,20 @@ def _gather(codes, table, out):
         out[i] = table[codes[i]]
 
 
-ROUND_BITS, GATHER = (numba.njit(cache=True, nogil=True)(f) for f in (_round_bits, _gather))
+def _round_half(x, out):
+    """float32 -> float16 codes by the CPU's own conversion (IEEE nearest-even, as numpy's cast)."""
+    for i in range(x.size):
+        out[i] = _half(x[i])
+
+
+def _widen_half(codes, out):
+    """float16 codes -> float32 values by the CPU's own conversion (exact)."""
+    for i in range(codes.size):
+        out[i] = _single(codes[i])
+
+
+ROUND_BITS, GATHER, ROUND_HALF, WIDEN_HALF = (numba.njit(cache=True, nogil=True)(f) for f in
+                                              (_round_bits, _gather, _round_half, _widen_half))
 
 
 def _random_bits(rng, shape):
@@ -258,19 +303,32 @@ def round_to(x, fmt, mode="nearest", rng=None, counts=None):
     counts: an int64 array of 4 to which (overflow, underflow, subnormal, NaN) of this rounding are added.
     """
     x, fmt = _check(_asarray(x), fmt, mode)
-    if fmt.is_float32 and x.dtype == np.float32 and counts is None:
+    if fmt.is_float32 and x.dtype == _F32 and counts is None:
         return x.copy()
-    with np.errstate(all="ignore"):             # overflow to inf is the intended result
+    if _path(x, fmt, mode, counts) == "kernel":     # integer work: no floating-point warnings to silence
+        return _kernel(np.ascontiguousarray(x), fmt, mode, rng, counts)
+    with np.errstate(all="ignore"):                 # overflow to inf is the intended result
         return _round_to(x, fmt, mode, rng, counts)
+
+
+def _path(x, fmt, mode, counts):
+    """How round_to rounds x: "kernel", "cast" (a native cast costs less than a kernel call on a small
+    array) or "reference" (CuPy arrays, and pure-Python runs where a kernel would loop in Python)."""
+    if type(x) is not np.ndarray or numba.config.DISABLE_JIT:
+        return "reference"
+    if counts is None and mode == "nearest" and x.dtype == _F32 and fmt.native and \
+            x.size <= (SMALL_HALF if HARDWARE_HALF and fmt.storage == _F16 else SMALL):
+        return "cast"
+    return "kernel"
 
 
 def _round_to(x, fmt, mode="nearest", rng=None, counts=None):
     """round_to for a checked float32/float64 array and a Format, inside the caller's np.errstate."""
-    if type(x) is np.ndarray and not numba.config.DISABLE_JIT:
-        if counts is None and x.size <= SMALL and mode == "nearest" and x.dtype == np.float32 and fmt.native:
-            return x.astype(fmt.storage)
-        return round_kernel(x, fmt, mode, rng, counts)
-    # CuPy arrays (and pure-Python runs) take the array-math path.
+    path = _path(x, fmt, mode, counts)
+    if path == "kernel":
+        return _kernel(np.ascontiguousarray(x), fmt, mode, rng, counts)
+    if path == "cast":
+        return x.astype(fmt.storage)
     xp = _xp(x)
     if not holds(xp, fmt.storage):
         usable = [name for name, f in FORMATS.items() if holds(xp, f.storage)]
@@ -287,16 +345,25 @@ def _round_to(x, fmt, mode="nearest", rng=None, counts=None):
 def round_kernel(x, fmt, mode="nearest", rng=None, counts=None):
     """round_to through the Numba kernels alone (the tests call it directly, also with NUMBA_DISABLE_JIT)."""
     x, fmt = _check(np.ascontiguousarray(x), fmt, mode)
-    view, src_man, src_bias, src_emask = _SOURCES[x.dtype]
+    return _kernel(x, fmt, mode, rng, counts)
+
+
+def _kernel(x, fmt, mode, rng, counts):
+    """round_kernel for a checked contiguous array and a Format. The kernels do integer work (or the
+    CPU's float16 conversion), which raises no floating-point warnings."""
     storage = fmt.storage
-    decode = storage == np.float32
-    out = np.empty(x.shape, np.float32 if decode else _CODES[storage.itemsize * 8])
-    src, flat = x.reshape(-1), out.reshape(-1)
-    if mode == "nearest" and x.dtype == np.float32 and not decode:
+    decode = storage == _F32
+    out = np.empty(x.shape, _F32 if decode else _CODES[storage.itemsize * 8])
+    src, flat = x.ravel(), out.ravel()          # views: both are contiguous
+    if mode == "nearest" and x.dtype == _F32 and not decode:
+        if counts is None and HARDWARE_HALF and storage == _F16 and fmt.native:
+            _run(ROUND_HALF, x.size, (src, flat))
+            return out.view(storage)
         parts = _run(_nearest_kernel(fmt, counts is not None), x.size, (src.view(np.int32), flat))
         if counts is not None:
             counts += np.sum(parts, axis=0, dtype=np.int64)     # counted in the same pass
         return out.view(storage)
+    view, src_man, src_bias, src_emask = _SOURCES[x.dtype]
     rbits = _random_bits(rng, x.size) if mode == "stochastic" else np.empty(0, np.uint32)
     _run(ROUND_BITS, x.size, (src.view(view), flat, rbits), src_man, src_bias, src_emask,
          fmt.man_bits, fmt.emin, fmt.bias, fmt.bits - 1, fmt.subnormals, fmt.max_code,
@@ -360,16 +427,18 @@ def _table(fmt: Format):
 
 def widen(a, fmt=None):
     """Format storage -> float32 values (exact)."""
-    if a.dtype == np.float32:
+    if a.dtype == _F32:
         return a
-    if not isinstance(a, np.ndarray) or numba.config.DISABLE_JIT or a.dtype.itemsize > 2 or a.size <= SMALL:
-        return a.astype(np.float32)
-    fmt = as_format(a.dtype) if fmt is None else fmt
-    if fmt.exp_bits == 8:           # bfloat16: a 16-bit shift, which ml_dtypes' cast does at memory speed
-        return a.astype(np.float32)
+    hardware = HARDWARE_HALF and a.dtype == _F16         # the CPU's own float16 -> float32 conversion
+    if not isinstance(a, np.ndarray) or numba.config.DISABLE_JIT or a.dtype.itemsize > 2 or \
+            a.size <= (SMALL_HALF if hardware else SMALL) or a.dtype == _BF16:
+        return a.astype(np.float32)         # bfloat16: a 16-bit shift, which ml_dtypes does at memory speed
     out = np.empty(a.shape, np.float32)
-    codes = np.ascontiguousarray(a).reshape(-1).view(_CODES[a.dtype.itemsize * 8])
-    _run(GATHER, a.size, (codes, _table(fmt), out.reshape(-1)))
+    codes = np.ascontiguousarray(a).ravel().view(_CODES[a.dtype.itemsize * 8])
+    if hardware:
+        _run(WIDEN_HALF, a.size, (codes, out.ravel()))
+    else:
+        _run(GATHER, a.size, (codes, _table(as_format(a.dtype) if fmt is None else fmt), out.ravel()))
     return out
 
 

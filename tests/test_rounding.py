@@ -54,6 +54,15 @@ def test_kernel_matches_native_casts(name):
     assert same_bits(R.round_reference(x, fmt), expected) == 0
 
 
+def test_float16_bit_kernel_matches_numpy_too(monkeypatch):
+    # round_kernel takes the CPU's own float16 conversion where there is one (R.HARDWARE_HALF); the bit
+    # kernel, which counted rounding and other CPUs use, must agree as well.
+    monkeypatch.setattr(R, "HARDWARE_HALF", False)
+    x = edge_sample(mf.float16)
+    with np.errstate(all="ignore"):
+        assert same_bits(R.round_kernel(x, mf.float16), x.astype(np.float16)) == 0
+
+
 @pytest.mark.parametrize("name", NATIVE)
 def test_float64_sources_round_once(name):
     # Values just off a float16 tie in float64 would be tied after a float32 step: no double rounding.
@@ -139,10 +148,12 @@ def test_tf32_keeps_ten_mantissa_bits():
     assert mf.round_to(x, "tf32").tolist() == [1 + 2**-10, 1.0, 1 + 2**-9, 2.0**-130]
 
 
-def test_widen_is_exact_for_every_code():
+@pytest.mark.parametrize("hardware", sorted({False, R.HARDWARE_HALF}))   # the gather, and the CPU's own
+def test_widen_is_exact_for_every_code(hardware, monkeypatch):
+    monkeypatch.setattr(R, "HARDWARE_HALF", hardware)
     for name, native in NATIVE.items():
         codes = np.arange(1 << mf.FORMATS[name].bits, dtype=np.uint16 if mf.FORMATS[name].bits == 16 else np.uint8)
-        stored = codes.view(native)
+        stored = np.tile(codes, 2 * R.SMALL // codes.size + 1).view(native)      # past the native-cast size
         assert same_bits(R.widen(stored), stored.astype(np.float32)) == 0
 
 
