@@ -305,10 +305,11 @@ def round_to(x, fmt, mode="nearest", rng=None, counts=None):
     x, fmt = _check(_asarray(x), fmt, mode)
     if fmt.is_float32 and x.dtype == _F32 and counts is None:
         return x.copy()
-    if _path(x, fmt, mode, counts) == "kernel":     # integer work: no floating-point warnings to silence
+    path = _path(x, fmt, mode, counts)
+    if path == "kernel":                            # integer work: no floating-point warnings to silence
         return _kernel(np.ascontiguousarray(x), fmt, mode, rng, counts)
     with np.errstate(all="ignore"):                 # overflow to inf is the intended result
-        return _round_to(x, fmt, mode, rng, counts)
+        return _round_to(x, fmt, mode, rng, counts, path)
 
 
 def _path(x, fmt, mode, counts):
@@ -322,9 +323,9 @@ def _path(x, fmt, mode, counts):
     return "kernel"
 
 
-def _round_to(x, fmt, mode="nearest", rng=None, counts=None):
+def _round_to(x, fmt, mode="nearest", rng=None, counts=None, path=None):
     """round_to for a checked float32/float64 array and a Format, inside the caller's np.errstate."""
-    path = _path(x, fmt, mode, counts)
+    path = path or _path(x, fmt, mode, counts)
     if path == "kernel":
         return _kernel(np.ascontiguousarray(x), fmt, mode, rng, counts)
     if path == "cast":
