@@ -27,7 +27,7 @@ def _top_bits(bits, out):
 
 def bits_only(x):
     out = np.empty(x.shape, np.uint16)
-    _run(_top_bits, x.size, (x.view(np.int32), out))
+    _run(_top_bits, x.view(np.int32), out)
     return out
 
 

@@ -78,6 +78,13 @@ class Format:
         """True when the storage dtype's own casts round exactly as this format (numpy/ml_dtypes types)."""
         return self.storage != np.float32 and _BY_STORAGE[self.storage] == self
 
+    def __hash__(self):         # kernels are looked up by format on every call: hash once
+        return self._hash
+
+    @cached_property
+    def _hash(self) -> int:
+        return hash((self.exp_bits, self.man_bits, self.subnormals, self.overflow, self.infinities))
+
     @cached_property
     def is_float32(self) -> bool:
         return (self.exp_bits, self.man_bits) == (8, 23)

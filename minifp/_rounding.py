@@ -24,6 +24,7 @@ from numba.extending import intrinsic, overload
 
 from ._backend import array_module as _xp, holds
 from ._formats import FORMATS, Format, as_format, bfloat16
+from ._threads import Pool, pointer
 
 MODES = ("nearest", "toward_zero", "stochastic")
 _MODE_ID = {m: i for i, m in enumerate(MODES)}
@@ -36,13 +37,22 @@ _F16, _F32, _BF16 = np.dtype(np.float16), np.dtype(np.float32), bfloat16.storage
 # with the kernels on all 2**32 float32 inputs (benchmarks/exhaustive.py).
 SMALL = 4096
 SMALL_HALF = 1024       # numpy's float16 casts are slow: past this the CPU's own conversions win (HARDWARE_HALF)
-# From this many elements on, a kernel runs in one contiguous part per core, on threads (the kernels
-# release the GIL); below it, whole on the calling thread.
+# From this many elements on, a kernel runs in one contiguous part per core; below it, whole on the
+# calling thread. The hot kernels (float32 -> float16 / bfloat16 / fp8 nearest-even, float16 widening)
+# go to a pool whose worker spins (_map), which pays from MAP elements; the others to plain threads.
+MAP = 1 << 18
 PARALLEL = 1 << 20
-# The cores this process may use, and no more than NUMBA_NUM_THREADS if that is set lower.
+# The cores this process may use, and no more than NUMBA_NUM_THREADS if that is set lower; one where
+# kernels are plain Python (NUMBA_DISABLE_JIT), which would hold the GIL.
 _CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-THREADS = max(1, min(_CORES, numba.config.NUMBA_NUM_THREADS))
+THREADS = 1 if numba.config.DISABLE_JIT else max(1, min(_CORES, numba.config.NUMBA_NUM_THREADS))
 i32 = np.int32
+
+
+def _map(kernel, src, out):
+    """kernel(src, out) over two flat arrays of one size, in parts on the spinning pool when they are large."""
+    if src.size < MAP or THREADS == 1 or not _pool().run(_part_of(kernel, src.dtype, out.dtype), src, out):
+        kernel(src, out)
 
 
 def _run(kernel, n, arrays, *args):
@@ -62,17 +72,46 @@ def _run_parts(kernel, n, arrays, args):
     def part(k):
         return kernel(*(a[cuts[k]:cuts[k + 1]] if a.size == n else a for a in arrays), *args)
 
-    others = [_pool().submit(part, k) for k in range(1, THREADS)]
+    others = [_threads().submit(part, k) for k in range(1, THREADS)]
     return [part(0)] + [f.result() for f in others]
 
 
 @functools.lru_cache(maxsize=None)
 def _pool():
+    return Pool(THREADS)
+
+
+@functools.lru_cache(maxsize=None)
+def _threads():
     return ThreadPoolExecutor(max(THREADS - 1, 1), thread_name_prefix="minifp-kernel")
 
 
-if hasattr(os, "register_at_fork"):     # a forked child has none of the pool's threads: it makes its own
-    os.register_at_fork(after_in_child=_pool.cache_clear)
+if hasattr(os, "register_at_fork"):     # a forked child has none of the threads: it makes its own
+    os.register_at_fork(after_in_child=lambda: (_pool.cache_clear(), _threads.cache_clear()))
+
+
+def _clone(fn, name, **constants):
+    """fn with some of its globals replaced, for Numba to compile them in as constants; its own name
+    gives it its own entry in Numba's on-disk cache."""
+    clone = types.FunctionType(fn.__code__, {**fn.__globals__, **constants}, name)
+    clone.__qualname__ = name
+    return clone
+
+
+KERNEL = SOURCE = TARGET = None     # each compiled copy of _part has its own (_part_of)
+
+
+def _part(src, out, start, stop):
+    """KERNEL over elements [start, stop) of a SOURCE array at address src and a TARGET array at out."""
+    KERNEL(numba.carray(pointer(src), stop, SOURCE)[start:], numba.carray(pointer(out), stop, TARGET)[start:])
+
+
+@functools.lru_cache(maxsize=None)
+def _part_of(kernel, source, target):
+    """The address of _part compiled for one kernel and dtypes: what the pool's threads call."""
+    name = f"_part_{kernel.py_func.__name__}_{source}_{target}"
+    part = _clone(_part, name, KERNEL=kernel, SOURCE=source.type, TARGET=target.type)
+    return numba.cfunc(numba.void(*[numba.int64] * 4), cache=True)(part).address
 
 
 def _float(i):
@@ -221,21 +260,21 @@ def _constants(fmt):
 C = None    # a format's _constants: each compiled copy of the two kernels below has its own (_nearest_kernel)
 
 
-def _round_nearest_f32(bits, out):
+def _round_nearest_f32(x, out):
     """_round_bits for float32 sources, nearest-even and coded storages, vectorised; C: the format's constants."""
     c = C
-    for i in range(bits.size):
-        out[i] = _nearest(bits[i], c)[2]
+    for i in range(x.size):
+        out[i] = _nearest(_bits(x[i]), c)[2]
 
 
-def _round_nearest_f32_counted(bits, out):
+def _round_nearest_f32_counted(x, out):
     """_round_nearest_f32 that also counts (overflow, underflow, subnormal, NaN) in the same pass."""
     c = C
     inf, max_c = i32(0x7F800000), c[4]
     min_normal_code, magnitude = i32(1 << (23 - c[0])), i32((1 << (31 - c[7])) - 1)
     over = under = sub = nan = 0
-    for i in range(bits.size):
-        a, code, final = _nearest(bits[i], c)
+    for i in range(x.size):
+        a, code, final = _nearest(_bits(x[i]), c)
         out[i] = final
         mag = final & magnitude
         over += (a < inf) & (code > max_c)
@@ -254,9 +293,7 @@ def _nearest_kernel(fmt, counted=False):
     """
     fn = _round_nearest_f32_counted if counted else _round_nearest_f32
     name = f"{fn.__name__}_e{fmt.exp_bits}m{fmt.man_bits}_{fmt.max_code}_{fmt.overflow_code}_{fmt.nan_code}"
-    clone = types.FunctionType(fn.__code__, {**fn.__globals__, "C": _constants(fmt)}, name)
-    clone.__qualname__ = name            # its own entry in Numba's on-disk cache
-    return numba.njit(cache=True, nogil=True)(clone)
+    return numba.njit(cache=True, nogil=True)(_clone(fn, name, C=_constants(fmt)))
 
 
 def _gather(codes, table, out):
@@ -358,17 +395,18 @@ def _kernel(x, fmt, mode, rng, counts):
     src, flat = x.ravel(), out.ravel()          # views: both are contiguous
     if mode == "nearest" and x.dtype == _F32 and not decode:
         if counts is None and HARDWARE_HALF and storage == _F16 and fmt.native:
-            _run(ROUND_HALF, x.size, (src, flat))
-            return out.view(storage)
-        parts = _run(_nearest_kernel(fmt, counts is not None), x.size, (src.view(np.int32), flat))
-        if counts is not None:
-            counts += np.sum(parts, axis=0, dtype=np.int64)     # counted in the same pass
+            _map(ROUND_HALF, src, flat)
+        elif counts is None:
+            _map(_nearest_kernel(fmt), src, flat)
+        else:                                                           # counted in the same pass
+            parts = _run(_nearest_kernel(fmt, counted=True), x.size, (src, flat))
+            counts += np.sum(parts, axis=0, dtype=np.int64)
         return out.view(storage)
     view, src_man, src_bias, src_emask = _SOURCES[x.dtype]
     rbits = _random_bits(rng, x.size) if mode == "stochastic" else np.empty(0, np.uint32)
-    _run(ROUND_BITS, x.size, (src.view(view), flat, rbits), src_man, src_bias, src_emask,
-         fmt.man_bits, fmt.emin, fmt.bias, fmt.bits - 1, fmt.subnormals, fmt.max_code,
-         fmt.overflow_code, fmt.nan_code, _MODE_ID[mode], decode)
+    _run(ROUND_BITS, x.size, (src.view(view), flat, rbits), src_man, src_bias, src_emask, fmt.man_bits,
+         fmt.emin, fmt.bias, fmt.bits - 1, fmt.subnormals, fmt.max_code, fmt.overflow_code, fmt.nan_code,
+         _MODE_ID[mode], decode)
     out = out if decode else out.view(storage)
     if counts is not None:
         counts += count_rounding(x, out, fmt)
@@ -437,7 +475,7 @@ def widen(a, fmt=None):
     out = np.empty(a.shape, np.float32)
     codes = np.ascontiguousarray(a).ravel().view(_CODES[a.dtype.itemsize * 8])
     if hardware:
-        _run(WIDEN_HALF, a.size, (codes, out.ravel()))
+        _map(WIDEN_HALF, codes, out.ravel())
     else:
         _run(GATHER, a.size, (codes, _table(as_format(a.dtype) if fmt is None else fmt), out.ravel()))
     return out

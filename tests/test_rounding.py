@@ -1,6 +1,7 @@
 """Rounding is exact: kernels against numpy/ml_dtypes casts and against the float64 reference."""
 import os
 import signal
+from concurrent.futures import ThreadPoolExecutor
 
 import ml_dtypes
 import numba
@@ -162,22 +163,44 @@ def test_unknown_mode_names_the_valid_ones():
         mf.round_to(np.ones(3, np.float32), "float16", mode="up")
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+@numba.njit(nogil=True)
+def _double(src, dst):
+    for i in range(src.size):
+        dst[i] = 2 * src[i]
+
+
+@pytest.mark.skipif(numba.config.DISABLE_JIT, reason="the pool runs compiled kernels only")
+def test_pool_runs_every_part_once_from_many_threads(monkeypatch):
+    """Parts land where they belong, each once, while four Python threads launch jobs at the same time."""
+    monkeypatch.setattr(R, "THREADS", 2)
+    x = np.arange(3 * R.MAP + 7, dtype=np.float32)
+
+    def launch(k):
+        for _ in range(50):
+            out = np.zeros_like(x)
+            R._map(_double, x + k, out)
+            assert (out == 2 * (x + k)).all()
+
+    with ThreadPoolExecutor(4) as threads:
+        list(threads.map(launch, range(4)))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork") or numba.config.DISABLE_JIT, reason="needs os.fork and the JIT")
 def test_kernel_threads_work_in_a_forked_child(monkeypatch):
-    """A forked child has none of the parent's pool threads; large kernels must still run there."""
+    """A forked child has none of the parent's kernel threads; large kernels must still run there."""
     monkeypatch.setattr(R, "THREADS", 2)
     x = np.arange(R.PARALLEL, dtype=np.float32)
-    out = np.zeros_like(x)
+    out, out2 = np.zeros_like(x), np.zeros_like(x)
 
-    def double(src, dst):
-        dst[:] = 2 * src
+    def both():
+        R._map(_double, x, out)
+        R._run(_double, x.size, (x, out2))
+        return (out == 2 * x).all() and (out2 == 2 * x).all()
 
-    R._run(double, x.size, (x, out))                     # the parent's pool exists from here on
-    assert (out == 2 * x).all()
-    out[:] = 0
+    assert both()                                        # the parent's threads exist from here on
+    out[:] = out2[:] = 0
     pid = os.fork()
     if pid == 0:                                         # the child: a hang is killed by the alarm
         signal.alarm(30)
-        R._run(double, x.size, (x, out))
-        os._exit(0 if (out == 2 * x).all() else 1)
+        os._exit(0 if both() else 1)
     assert os.waitpid(pid, 0)[1] == 0
