@@ -1,6 +1,6 @@
 """Rounding throughput, side by side in one run: minifp's kernels vs numpy, ml_dtypes and a plain copy.
 
-    python benchmarks/rounding.py [--sizes 65536 1048576 16777216] [--repeat 7]
+    python benchmarks/rounding.py [--sizes 65536 262144 1048576 16777216] [--repeat 7]
 
 For each array size: Gelem/s (best of --repeat, every contender allocating its output as astype does),
 then the ratios the targets are stated in: >= 10x numpy's float16 astype, >= 3x ml_dtypes' bfloat16
@@ -16,7 +16,7 @@ import numba
 import numpy as np
 
 import minifp as mf
-from minifp._rounding import _run
+from minifp._rounding import _map
 
 
 @numba.njit(cache=True, nogil=True)
@@ -27,7 +27,7 @@ def _top_bits(bits, out):
 
 def bits_only(x):
     out = np.empty(x.shape, np.uint16)
-    _run(_top_bits, x.view(np.int32), out)
+    _map(_top_bits, x.view(np.int32), out)
     return out
 
 
@@ -69,7 +69,7 @@ RATIOS = [("float16  vs numpy astype", "minifp round_to float16", "numpy astype(
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1 << 16, 1 << 20, 1 << 24])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1 << 16, 1 << 18, 1 << 20, 1 << 24])
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
     rates = {}
@@ -80,8 +80,8 @@ def main():
         batch = max(1, (1 << 22) // n)
         for name, fn in CONTENDERS.items():
             rates[name, n] = batch * rate(lambda: _repeat(fn, batch, x, h, b), n, args.repeat)
-    print(f"Gelem/s, best of {args.repeat}, {mf._rounding.THREADS} threads for minifp's kernels from "
-          f"{mf._rounding.PARALLEL} elements")
+    print(f"Gelem/s, best of {args.repeat}; minifp's kernels on {mf._rounding.THREADS} threads from "
+          f"{mf._rounding.MAP} elements")
     print(f"  {'elements':32s}" + "".join(f"{n:>11d}" for n in args.sizes))
     for name in CONTENDERS:
         print(f"  {name:32s}" + "".join(f"{rates[name, n]:11.3f}" for n in args.sizes))

@@ -111,7 +111,9 @@ def _part_of(kernel, source, target):
     """The address of _part compiled for one kernel and dtypes: what the pool's threads call."""
     name = f"_part_{kernel.py_func.__name__}_{source}_{target}"
     part = _clone(_part, name, KERNEL=kernel, SOURCE=source.type, TARGET=target.type)
-    return numba.cfunc(numba.void(*[numba.int64] * 4), cache=True)(part).address
+    # Cached only for kernels of this file: Numba's cache checks this file alone for changes.
+    cached = kernel.py_func.__module__ == __name__
+    return numba.cfunc(numba.void(*[numba.int64] * 4), cache=cached)(part).address
 
 
 def _float(i):
