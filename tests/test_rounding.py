@@ -10,6 +10,7 @@ import pytest
 
 import minifp as mf
 from minifp import _rounding as R
+from minifp._threads import Pool
 
 JIT = not numba.config.DISABLE_JIT
 NATIVE = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16,
@@ -183,6 +184,18 @@ def test_pool_runs_every_part_once_from_many_threads(monkeypatch):
 
     with ThreadPoolExecutor(4) as threads:
         list(threads.map(launch, range(4)))
+
+
+@pytest.mark.skipif(numba.config.DISABLE_JIT, reason="the pool runs compiled kernels only")
+def test_pool_of_four_covers_every_element_once():
+    """More threads than this machine may have cores, and arrays shorter than the number of parts."""
+    pool, part = Pool(4), R._part_of(_double, np.dtype(np.float32), np.dtype(np.float32))
+    for n in (0, 1, 3, 1000, (1 << 18) + 3):
+        x = np.arange(n, dtype=np.float32)
+        for _ in range(20):
+            out = np.full(n + 1, -1, np.float32)
+            assert pool.run(part, x, out[:n])
+            assert (out[:n] == 2 * x).all() and out[n] == -1          # and nothing past the end
 
 
 @pytest.mark.skipif(not hasattr(os, "fork") or numba.config.DISABLE_JIT, reason="needs os.fork and the JIT")
