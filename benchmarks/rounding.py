@@ -7,6 +7,9 @@ then the ratios the targets are stated in: >= 10x numpy's float16 astype, >= 3x 
 astype, >= 0.7x the element rate of a float32 copy. "bits only" moves the top 16 bits of each float32
 into a fresh 16-bit array on minifp's threads without rounding anything: no float32 -> bfloat16 kernel
 can beat it, so it shows the rate the machine's memory allows.
+
+Then the same casts called one at a time between about 0.3 ms of matrix products, as in a training
+step, where kernel threads may have gone to sleep and caches hold other data: median us per call.
 """
 import argparse
 import time
@@ -42,6 +45,17 @@ def _repeat(fn, times, *args):
         fn(*args)            # each result is dropped before the next call, as in a loop over batches
 
 
+def between_matmuls(fn, calls=200, gap=3e-4):
+    """Median seconds of one fn() called after about `gap` seconds of float32 matrix products."""
+    a, times = np.ones((128, 128), np.float32), []
+    for _ in range(calls):
+        start = time.perf_counter()
+        while time.perf_counter() - start < gap:
+            a @ a
+        times.append(_timed(fn))
+    return float(np.median(times))
+
+
 def _timed(fn):
     start = time.perf_counter()
     fn()
@@ -60,6 +74,8 @@ CONTENDERS = {
     "ml_dtypes bfloat16 -> float32": lambda x, h, b: b.astype(np.float32),
     "minifp widen bfloat16": lambda x, h, b: mf._rounding.widen(b),
 }
+SPARSE = ["float32 copy", "numpy astype(float16)", "ml_dtypes astype(bfloat16)", "minifp round_to float16",
+          "minifp round_to bfloat16"]
 RATIOS = [("float16  vs numpy astype", "minifp round_to float16", "numpy astype(float16)", 10),
           ("bfloat16 vs ml_dtypes astype", "minifp round_to bfloat16", "ml_dtypes astype(bfloat16)", 3),
           ("float16  vs float32 copy", "minifp round_to float16", "float32 copy", 0.7),
@@ -72,7 +88,7 @@ def main():
     parser.add_argument("--sizes", type=int, nargs="+", default=[1 << 16, 1 << 18, 1 << 20, 1 << 24])
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
-    rates = {}
+    rates, sparse = {}, {}
     for n in args.sizes:
         x = np.random.default_rng(0).standard_normal(n).astype(np.float32)
         h, b = x.astype(np.float16), x.astype(ml_dtypes.bfloat16)
@@ -80,6 +96,8 @@ def main():
         batch = max(1, (1 << 22) // n)
         for name, fn in CONTENDERS.items():
             rates[name, n] = batch * rate(lambda: _repeat(fn, batch, x, h, b), n, args.repeat)
+        for name in SPARSE:
+            sparse[name, n] = between_matmuls(lambda: CONTENDERS[name](x, h, b))
     print(f"Gelem/s, best of {args.repeat}; minifp's kernels on {mf._rounding.THREADS} threads from "
           f"{mf._rounding.MAP} elements")
     print(f"  {'elements':32s}" + "".join(f"{n:>11d}" for n in args.sizes))
@@ -89,6 +107,13 @@ def main():
     for label, ours, theirs, target in RATIOS:
         cells = "".join(f"{rates[ours, n] / rates[theirs, n]:10.2f}x" for n in args.sizes)
         print(f"  {label:32s}{cells}   " + (f"(>= {target}x)" if target else ""))
+    print("between matrix products, us per call (median):")
+    for name in SPARSE:
+        cells = "".join(f"{1e6 * sparse[name, n]:11.1f}" for n in args.sizes)
+        print(f"  {name:32s}{cells}")
+    for label, ours, theirs, target in RATIOS[:4]:
+        cells = "".join(f"{sparse[theirs, n] / sparse[ours, n]:10.2f}x" for n in args.sizes)
+        print(f"  {label:32s}{cells}")
 
 
 if __name__ == "__main__":

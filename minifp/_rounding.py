@@ -37,10 +37,11 @@ _F16, _F32, _BF16 = np.dtype(np.float16), np.dtype(np.float32), bfloat16.storage
 # with the kernels on all 2**32 float32 inputs (benchmarks/exhaustive.py).
 SMALL = 4096
 SMALL_HALF = 1024       # numpy's float16 casts are slow: past this the CPU's own conversions win (HARDWARE_HALF)
-# From this many elements on, a kernel runs in one contiguous part per core; below it, whole on the
-# calling thread. The hot kernels (float32 -> float16 / bfloat16 / fp8 nearest-even, float16 widening)
-# go to a pool whose worker spins (_map), which pays from MAP elements; the others to plain threads.
-MAP = 1 << 18
+# From this many elements on, a kernel runs in parts on every core; below it, whole on the calling
+# thread. The hot kernels (float32 -> float16 / bfloat16 / fp8 nearest-even, float16 widening) go to a
+# pool whose worker spins (_map), which pays from MAP elements when calls come in a burst (and runs
+# them alone when they come far apart); the others to plain threads, which pay from PARALLEL.
+MAP = 1 << 16
 PARALLEL = 1 << 20
 # The cores this process may use, and no more than NUMBA_NUM_THREADS if that is set lower; one where
 # kernels are plain Python (NUMBA_DISABLE_JIT), which would hold the GIL.

@@ -1,8 +1,12 @@
 """Elementwise kernels in parts on every core, handed to a worker that waits by spinning.
 
-Waking a sleeping thread costs about 35 us on the virtual machines we measure (a halted virtual CPU
-must be rescheduled), as long as a whole kernel call on 2**16 elements. So the worker polls for work
-without the GIL for a while (SPIN polls, about 0.1 ms) after each job, and only then sleeps.
+Waking a sleeping thread costs the caller 10-20 us and the thread 35 us more before it runs, on the
+virtual machines we measure (a halted virtual CPU must be rescheduled): as long as a whole kernel call
+on 2**16 elements. So the worker polls for work without the GIL for a while (SPIN polls, about 0.1
+ms) after each job, and only then sleeps; and a sleeping worker is woken only where that pays: for a
+job of WAKE elements or more, or for calls that come in a burst (BURST apart or less). Between
+calls far apart (a training step's casts between matrix products) the worker sleeps and the caller
+runs each kernel alone, as fast as without the pool.
 
 A job is posted in `ctl`, an int64 array, with atomic stores: a part function (a C callback made
 per kernel, which takes two addresses and a range), the source and output addresses, the element
@@ -13,6 +17,7 @@ never waits for a worker that is asleep: it runs the unclaimed parts itself.
 from __future__ import annotations
 
 import threading
+import time
 
 import numba
 import numpy as np
@@ -21,8 +26,11 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-PART, SRC, OUT, N, NEXT, DONE, AWAKE = range(7)      # the slots of ctl
+PART, SRC, OUT, N, NEXT, DONE, AWAKE, BUSY = range(8)      # the slots of ctl
 SPIN = 100_000
+WAKE = 1 << 22
+BURST = 50e-6
+PART_SIZE = 1 << 20     # parts are no longer, so that a worker that comes late still finds some
 
 
 def _slot(context, builder, sig, args):
@@ -46,11 +54,16 @@ def _store(typingctx, ctl, i, value):
     return types.void(ctl, i, types.int64), gen
 
 
-@intrinsic
-def _add(typingctx, ctl, i, value):
-    """ctl[i] += value atomically; returns the value before."""
-    return types.int64(ctl, i, types.int64), \
-        lambda c, b, sig, args: b.atomic_rmw("add", _slot(c, b, sig, args), args[2], "seq_cst")
+def _rmw(op):
+    """ctl[i] = ctl[i] `op` value atomically, returning the value before (LLVM atomicrmw)."""
+    @intrinsic
+    def rmw(typingctx, ctl, i, value):
+        return types.int64(ctl, i, types.int64), \
+            lambda c, b, sig, args: b.atomic_rmw(op, _slot(c, b, sig, args), args[2], "seq_cst")
+    return rmw
+
+
+_add, _swap = _rmw("add"), _rmw("xchg")
 
 
 @intrinsic
@@ -94,36 +107,35 @@ def _pending(ctl):
 
 
 @numba.njit(nogil=True, cache=True)
-def _launch(ctl, part, src, out, parts):
-    """Post the job, work on it, wait for the parts others claimed; returns whether a worker was awake."""
+def _launch(ctl, part, src, out, threads):
+    """Post the job, work on it, wait for the parts others claimed; False (nothing done) when another
+    thread's job is running."""
+    if _swap(ctl, BUSY, 1):
+        return False
+    parts = max(threads, min(src.size // PART_SIZE, 0xFFFF))
     ctl[PART], ctl[SRC], ctl[OUT], ctl[N] = part, src.ctypes.data, out.ctypes.data, src.size
     _store(ctl, DONE, 0)
     _store(ctl, NEXT, parts << 16)          # posted: everything written above is seen with it
-    awake = _load(ctl, AWAKE)
     _work(ctl)
     while _load(ctl, DONE) < parts:
         pass
-    return awake
+    _store(ctl, BUSY, 0)
+    return True
 
 
 @numba.njit(nogil=True, cache=True)
 def _serve(ctl, spin):
-    """The worker's loop: work on each job posted; return after `spin` polls without one."""
+    """The worker's loop: work on each job posted; return after `spin` polls without one. (A job
+    posted as it returns is not lost: the caller runs every part no worker claimed.)"""
     _store(ctl, AWAKE, 1)
     idle = 0
-    while True:
+    while idle < spin:
         if _pending(ctl):
             _work(ctl)
             idle = 0
-        elif idle < spin:
-            idle += 1
         else:
-            # AWAKE then the job, where _launch writes the job then reads AWAKE: one of the two sees
-            # the other, so a job posted meanwhile is either worked on here or wakes the worker again.
-            _store(ctl, AWAKE, 0)
-            if not _pending(ctl):
-                return
-            _store(ctl, AWAKE, 1)
+            idle += 1
+    _store(ctl, AWAKE, 0)
 
 
 class Pool:
@@ -131,18 +143,16 @@ class Pool:
 
     def __init__(self, threads):
         self.threads, self.ctl, self.workers = threads, np.zeros(16, np.int64), []
-        self.busy, self.wake = threading.Lock(), threading.Event()
+        self.wake, self.last = threading.Event(), 0.0
 
     def run(self, part, src, out):
         """part over src -> out, in parts; False (nothing done) when another thread's job is running."""
-        if not self.busy.acquire(blocking=False):
-            return False
-        try:
-            if not _launch(self.ctl, part, src, out, self.threads) and self.threads > 1:
-                self._rouse()           # asleep or not started: this call ran alone, the next will not
-        finally:
-            self.busy.release()
-        return True
+        start = time.perf_counter()
+        if self.threads > 1 and not self.ctl[AWAKE] and (src.size >= WAKE or start - self.last < BURST):
+            self._rouse()
+        done = _launch(self.ctl, part, src, out, self.threads)
+        self.last = time.perf_counter()
+        return done
 
     def _rouse(self):
         while len(self.workers) < self.threads - 1:

@@ -1,6 +1,7 @@
 """Rounding is exact: kernels against numpy/ml_dtypes casts and against the float64 reference."""
 import os
 import signal
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import ml_dtypes
@@ -10,6 +11,7 @@ import pytest
 
 import minifp as mf
 from minifp import _rounding as R
+from minifp import _threads as T
 from minifp._threads import Pool
 
 JIT = not numba.config.DISABLE_JIT
@@ -196,6 +198,26 @@ def test_pool_of_four_covers_every_element_once():
             out = np.full(n + 1, -1, np.float32)
             assert pool.run(part, x, out[:n])
             assert (out[:n] == 2 * x).all() and out[n] == -1          # and nothing past the end
+
+
+@pytest.mark.skipif(numba.config.DISABLE_JIT, reason="the pool runs compiled kernels only")
+def test_pool_wakes_its_worker_for_bursts_and_long_jobs_only():
+    """Calls far apart run alone (waking a thread costs more than a short kernel); back-to-back calls
+    and a job of WAKE elements start the worker."""
+    part = R._part_of(_double, np.dtype(np.float32), np.dtype(np.float32))
+    x = np.arange(1000, dtype=np.float32)
+    apart = Pool(2)
+    for _ in range(5):
+        time.sleep(0.01)
+        assert apart.run(part, x, np.empty_like(x))
+    assert apart.workers == []
+    burst = Pool(2)
+    for _ in range(5):
+        burst.run(part, x, np.empty_like(x))
+    assert len(burst.workers) == 1
+    big, x = Pool(2), np.arange(T.WAKE, dtype=np.float32)
+    out = np.empty_like(x)
+    assert big.run(part, x, out) and len(big.workers) == 1 and (out == 2 * x).all()
 
 
 @pytest.mark.skipif(not hasattr(os, "fork") or numba.config.DISABLE_JIT, reason="needs os.fork and the JIT")
