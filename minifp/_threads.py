@@ -143,7 +143,7 @@ class Pool:
 
     def __init__(self, threads):
         self.threads, self.ctl, self.workers = threads, np.zeros(16, np.int64), []
-        self.wake, self.last = threading.Event(), 0.0
+        self.wake, self.starting, self.last = threading.Event(), threading.Lock(), 0.0
 
     def run(self, part, src, out):
         """part over src -> out, in parts; False (nothing done) when another thread's job is running."""
@@ -155,9 +155,10 @@ class Pool:
         return done
 
     def _rouse(self):
-        while len(self.workers) < self.threads - 1:
-            self.workers.append(threading.Thread(target=self._serve, daemon=True, name="minifp-kernel"))
-            self.workers[-1].start()
+        with self.starting:             # two Python threads may rouse at once: start the workers once
+            while len(self.workers) < self.threads - 1:
+                self.workers.append(threading.Thread(target=self._serve, daemon=True, name="minifp-kernel"))
+                self.workers[-1].start()
         self.wake.set()
 
     def _serve(self):

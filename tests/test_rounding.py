@@ -1,6 +1,8 @@
 """Rounding is exact: kernels against numpy/ml_dtypes casts and against the float64 reference."""
 import os
 import signal
+import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -186,6 +188,21 @@ def test_pool_runs_every_part_once_from_many_threads(monkeypatch):
 
     with ThreadPoolExecutor(4) as threads:
         list(threads.map(launch, range(4)))
+
+
+@pytest.mark.skipif(numba.config.DISABLE_JIT, reason="the pool runs compiled kernels only")
+def test_pool_starts_its_workers_once_when_many_threads_rouse_it():
+    """Python may switch threads between counting the workers and starting one: the count is locked."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for _ in range(20):
+            pool, start = Pool(2), threading.Barrier(8)
+            with ThreadPoolExecutor(8) as threads:
+                list(threads.map(lambda _: (start.wait(), pool._rouse()), range(8)))
+            assert len(pool.workers) == 1
+    finally:
+        sys.setswitchinterval(interval)
 
 
 @pytest.mark.skipif(numba.config.DISABLE_JIT, reason="the pool runs compiled kernels only")
