@@ -14,6 +14,7 @@ import math
 import os
 import platform
 import types
+from typing import Callable, NamedTuple
 from concurrent.futures import ThreadPoolExecutor
 
 import llvmlite.binding
@@ -31,7 +32,7 @@ _MODE_ID = {m: i for i, m in enumerate(MODES)}
 
 # Source layouts the kernel reads: (integer view, mantissa bits, exponent bias, exponent mask).
 _SOURCES = {np.dtype(np.float32): (np.int32, 23, 127, 0xFF), np.dtype(np.float64): (np.int64, 52, 1023, 0x7FF)}
-_CODES = {8: np.uint8, 16: np.uint16}
+_CODES = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16)}
 _F16, _F32, _BF16 = np.dtype(np.float16), np.dtype(np.float32), bfloat16.storage  # dtype == dtype: 3x quicker than == type
 # Below this many elements a kernel call costs more than the work: use the native casts, which agree
 # with the kernels on all 2**32 float32 inputs (benchmarks/exhaustive.py).
@@ -43,11 +44,30 @@ SMALL_HALF = 1024       # numpy's float16 casts are slow: past this the CPU's ow
 # them alone when they come far apart); the others to plain threads, which pay from PARALLEL.
 MAP = 1 << 16
 PARALLEL = 1 << 20
+# Outputs of this many bytes or more start on a huge-page boundary (_empty).
+HUGE_PAGE = 1 << 21
+ALIGNED = 2 * HUGE_PAGE
 # The cores this process may use, and no more than NUMBA_NUM_THREADS if that is set lower; one where
 # kernels are plain Python (NUMBA_DISABLE_JIT), which would hold the GIL.
 _CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-THREADS = 1 if numba.config.DISABLE_JIT else max(1, min(_CORES, numba.config.NUMBA_NUM_THREADS))
+JIT = not numba.config.DISABLE_JIT
+THREADS = max(1, min(_CORES, numba.config.NUMBA_NUM_THREADS)) if JIT else 1
 i32 = np.int32
+
+
+def _empty(like, dtype):
+    """An uninitialised array of like's shape and `dtype`, whose data starts on a 2 MB boundary when large.
+
+    Fresh memory must be faulted in and zeroed. numpy asks Linux for 2 MB pages on large arrays, but
+    only whole aligned 2 MB pages can be one; an array that starts mid-page gets 4 KB ones at each end,
+    hundreds of faults. Aligned, it costs about a quarter less to fault in (benchmarks/rounding.py).
+    """
+    nbytes = like.size * dtype.itemsize
+    if nbytes < ALIGNED:
+        return np.empty(like.shape, dtype)
+    raw = np.empty(nbytes + HUGE_PAGE, np.uint8)        # the unused slack is address space, never touched
+    start = -raw.ctypes.data % HUGE_PAGE
+    return raw[start:start + nbytes].view(dtype).reshape(like.shape)
 
 
 def _map(kernel, src, out):
@@ -345,31 +365,28 @@ def round_to(x, fmt, mode="nearest", rng=None, counts=None):
     x, fmt = _check(_asarray(x), fmt, mode)
     if fmt.is_float32 and x.dtype == _F32 and counts is None:
         return x.copy()
-    path = _path(x, fmt, mode, counts)
-    if path == "kernel":                            # integer work: no floating-point warnings to silence
+    return _round_to(x, fmt, mode, rng, counts)
+
+
+def _round_to(x, fmt, mode="nearest", rng=None, counts=None):
+    """round_to for a checked float32/float64 array and a Format (what the tensor ops call)."""
+    plan = _nearest_plan(fmt) if mode == "nearest" and counts is None and x.dtype == _F32 else None
+    if type(x) is not np.ndarray or not JIT:            # CuPy arrays; kernels that would loop in Python
+        path = "reference"
+    elif plan and x.size <= plan.small:                 # a native cast costs less than a kernel call
+        path = "cast"
+    elif plan and x.flags.c_contiguous:                 # the common call, its choices made once per format
+        return _round_nearest(x, plan)
+    else:                                               # integer work: no floating-point warnings
         return _kernel(np.ascontiguousarray(x), fmt, mode, rng, counts)
-    with np.errstate(all="ignore"):                 # overflow to inf is the intended result
-        return _round_to(x, fmt, mode, rng, counts, path)
+    with np.errstate(all="ignore"):                     # overflow to inf is the intended result
+        if path == "cast":
+            return x.astype(fmt.storage)
+        return _reference_path(x, fmt, mode, rng, counts)
 
 
-def _path(x, fmt, mode, counts):
-    """How round_to rounds x: "kernel", "cast" (a native cast costs less than a kernel call on a small
-    array) or "reference" (CuPy arrays, and pure-Python runs where a kernel would loop in Python)."""
-    if type(x) is not np.ndarray or numba.config.DISABLE_JIT:
-        return "reference"
-    if counts is None and mode == "nearest" and x.dtype == _F32 and fmt.native and \
-            x.size <= (SMALL_HALF if HARDWARE_HALF and fmt.storage == _F16 else SMALL):
-        return "cast"
-    return "kernel"
-
-
-def _round_to(x, fmt, mode="nearest", rng=None, counts=None, path=None):
-    """round_to for a checked float32/float64 array and a Format, inside the caller's np.errstate."""
-    path = path or _path(x, fmt, mode, counts)
-    if path == "kernel":
-        return _kernel(np.ascontiguousarray(x), fmt, mode, rng, counts)
-    if path == "cast":
-        return x.astype(fmt.storage)
+def _reference_path(x, fmt, mode, rng, counts):
+    """round_to by round_reference, on the array's own device."""
     xp = _xp(x)
     if not holds(xp, fmt.storage):
         usable = [name for name, f in FORMATS.items() if holds(xp, f.storage)]
@@ -383,6 +400,32 @@ def _round_to(x, fmt, mode="nearest", rng=None, counts=None, path=None):
     return out
 
 
+class _Nearest(NamedTuple):
+    """How float32 arrays round to nearest-even in one coded format."""
+    small: int              # up to this size, the storage dtype's own cast (exact too) costs less
+    kernel: Callable        # kernel(float32 array, codes array)
+    codes: np.dtype         # the unsigned integers the kernel writes
+    storage: np.dtype
+
+
+@functools.lru_cache(maxsize=None)
+def _nearest_plan(fmt):
+    """fmt's _Nearest, or None for a format kept in float32."""
+    if fmt.storage == _F32:
+        return None
+    hardware = HARDWARE_HALF and fmt.storage == _F16 and fmt.native
+    small = (SMALL_HALF if hardware else SMALL) if fmt.native else 0
+    kernel = ROUND_HALF if hardware else _nearest_kernel(fmt)
+    return _Nearest(small, kernel, _CODES[fmt.storage.itemsize * 8], fmt.storage)
+
+
+def _round_nearest(x, plan):
+    """A contiguous float32 array rounded to nearest-even by plan's kernel."""
+    out = _empty(x, plan.codes)
+    _map(plan.kernel, x.ravel(), out.ravel())
+    return out.view(plan.storage)
+
+
 def round_kernel(x, fmt, mode="nearest", rng=None, counts=None):
     """round_to through the Numba kernels alone (the tests call it directly, also with NUMBA_DISABLE_JIT)."""
     x, fmt = _check(np.ascontiguousarray(x), fmt, mode)
@@ -394,16 +437,13 @@ def _kernel(x, fmt, mode, rng, counts):
     CPU's float16 conversion), which raises no floating-point warnings."""
     storage = fmt.storage
     decode = storage == _F32
-    out = np.empty(x.shape, _F32 if decode else _CODES[storage.itemsize * 8])
+    if mode == "nearest" and x.dtype == _F32 and not decode and counts is None:
+        return _round_nearest(x, _nearest_plan(fmt))
+    out = _empty(x, _F32 if decode else _CODES[storage.itemsize * 8])
     src, flat = x.ravel(), out.ravel()          # views: both are contiguous
-    if mode == "nearest" and x.dtype == _F32 and not decode:
-        if counts is None and HARDWARE_HALF and storage == _F16 and fmt.native:
-            _map(ROUND_HALF, src, flat)
-        elif counts is None:
-            _map(_nearest_kernel(fmt), src, flat)
-        else:                                                           # counted in the same pass
-            parts = _run(_nearest_kernel(fmt, counted=True), x.size, (src, flat))
-            counts += np.sum(parts, axis=0, dtype=np.int64)
+    if mode == "nearest" and x.dtype == _F32 and not decode:         # counted in the same pass
+        parts = _run(_nearest_kernel(fmt, counted=True), x.size, (src, flat))
+        counts += np.sum(parts, axis=0, dtype=np.int64)
         return out.view(storage)
     view, src_man, src_bias, src_emask = _SOURCES[x.dtype]
     rbits = _random_bits(rng, x.size) if mode == "stochastic" else np.empty(0, np.uint32)
@@ -472,10 +512,10 @@ def widen(a, fmt=None):
     if a.dtype == _F32:
         return a
     hardware = HARDWARE_HALF and a.dtype == _F16         # the CPU's own float16 -> float32 conversion
-    if not isinstance(a, np.ndarray) or numba.config.DISABLE_JIT or a.dtype.itemsize > 2 or \
+    if not isinstance(a, np.ndarray) or not JIT or a.dtype.itemsize > 2 or \
             a.size <= (SMALL_HALF if hardware else SMALL) or a.dtype == _BF16:
         return a.astype(np.float32)         # bfloat16: a 16-bit shift, which ml_dtypes does at memory speed
-    out = np.empty(a.shape, np.float32)
+    out = _empty(a, _F32)
     codes = np.ascontiguousarray(a).ravel().view(_CODES[a.dtype.itemsize * 8])
     if hardware:
         _map(WIDEN_HALF, codes, out.ravel())

@@ -256,3 +256,23 @@ def test_kernel_threads_work_in_a_forked_child(monkeypatch):
         signal.alarm(30)
         os._exit(0 if both() else 1)
     assert os.waitpid(pid, 0)[1] == 0
+
+
+
+def test_large_outputs_start_on_a_huge_page_and_small_ones_are_plain():
+    """Large kernel outputs start on a 2 MB boundary (whole huge pages fault in faster); small ones are
+    plain np.empty arrays."""
+    big = R._empty(np.empty((R.ALIGNED // 4, 3), np.float32), np.dtype(np.uint16))
+    assert big.shape == (R.ALIGNED // 4, 3) and big.dtype == np.uint16 and big.flags.c_contiguous
+    assert big.ctypes.data % R.HUGE_PAGE == 0 and big.flags.writeable
+    small = R._empty(np.empty(10), np.dtype(np.uint16))
+    assert small.shape == (10,) and small.flags.owndata
+
+
+@pytest.mark.skipif(numba.config.DISABLE_JIT, reason="without the JIT round_to takes the reference path")
+def test_large_rounded_arrays_are_aligned_and_exact():
+    x = np.random.default_rng(3).standard_normal((R.ALIGNED // 2, 3)).astype(np.float32)
+    for fmt, ref in ((mf.float16, np.float16), (mf.bfloat16, ml_dtypes.bfloat16)):
+        y = mf.round_to(x, fmt)
+        assert y.shape == x.shape and y.ctypes.data % R.HUGE_PAGE == 0
+        assert same_bits(y, x.astype(ref)) == 0
