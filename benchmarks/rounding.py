@@ -1,14 +1,16 @@
 """Rounding throughput, side by side in one run: minifp's kernels vs numpy, ml_dtypes and a plain copy.
 
-    python benchmarks/rounding.py [--sizes 65536 262144 1048576 16777216] [--repeat 7]
+    python benchmarks/rounding.py [--sizes 65536 262144 1048576 16777216] [--repeat 15]
 
-For each array size: Gelem/s (best of --repeat, every contender allocating a fresh output as astype does;
-minifp's large ones start on a 2 MB boundary, which makes fresh memory cheaper to fault in),
+For each array size: Gelem/s, the best of --repeat rounds that each time every contender once (so that
+a stretch when the host slows this machine falls on all alike), every contender allocating a fresh
+output as astype does (minifp's large ones start on a 2 MB boundary, which is cheaper to fault in);
 then the ratios the targets are stated in: >= 10x numpy's float16 astype, >= 3x ml_dtypes' bfloat16
 astype, >= 0.7x the element rate of a float32 copy. "bits only" moves the top 16 bits of each float32
 into a fresh 16-bit array on minifp's threads without rounding anything: no float32 -> bfloat16 kernel
 can beat it, so it shows the rate the machine's memory allows. "reused output" runs minifp's bfloat16
-kernel into one array allocated once: the difference is what faulting in fresh memory costs.
+kernel into one array allocated once: the difference is what faulting in fresh memory costs. The targets
+apply up to 2**20 elements: beyond the caches that fresh memory, not the kernel, sets every rate.
 
 Then the same casts called one at a time between about 0.3 ms of matrix products, as in a training
 step, where kernel threads may have gone to sleep and caches hold other data: median us per call.
@@ -44,10 +46,16 @@ def reused_output(x, _reused={}):
     return _reused[x.size]
 
 
-def rate(fn, n, repeat):
-    fn()
-    best = min(_timed(fn) for _ in range(repeat))
-    return n / best / 1e9
+def best_rates(fns, n, repeat):
+    """Gelem/s of each fn, the best of `repeat` rounds; every round times every fn once, so that a
+    stretch of time when the host slows this machine down falls on all of them alike."""
+    best = dict.fromkeys(fns, float("inf"))
+    for fn in fns.values():
+        fn()
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            best[name] = min(best[name], _timed(fn))
+    return {name: n / t / 1e9 for name, t in best.items()}
 
 
 def _repeat(fn, times, *args):
@@ -85,6 +93,7 @@ CONTENDERS = {
     "ml_dtypes bfloat16 -> float32": lambda x, h, b: b.astype(np.float32),
     "minifp widen bfloat16": lambda x, h, b: mf._rounding.widen(b),
 }
+CACHED = 1 << 20     # input and output (6 MB) fit a server's last-level cache; 2**24 (96 MB) does not
 SPARSE = ["float32 copy", "numpy astype(float16)", "ml_dtypes astype(bfloat16)", "minifp round_to float16",
           "minifp round_to bfloat16"]
 RATIOS = [("float16  vs numpy astype", "minifp round_to float16", "numpy astype(float16)", 10),
@@ -97,7 +106,7 @@ RATIOS = [("float16  vs numpy astype", "minifp round_to float16", "numpy astype(
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[1 << 16, 1 << 18, 1 << 20, 1 << 24])
-    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=15)
     args = parser.parse_args()
     rates, sparse = {}, {}
     for n in args.sizes:
@@ -105,8 +114,9 @@ def main():
         h, b = x.astype(np.float16), x.astype(ml_dtypes.bfloat16)
         # Small arrays are timed in batches, so that the clock's resolution does not count.
         batch = max(1, (1 << 22) // n)
-        for name, fn in CONTENDERS.items():
-            rates[name, n] = batch * rate(lambda: _repeat(fn, batch, x, h, b), n, args.repeat)
+        fns = {name: lambda fn=fn: _repeat(fn, batch, x, h, b) for name, fn in CONTENDERS.items()}
+        for name, r in best_rates(fns, n, args.repeat).items():
+            rates[name, n] = batch * r
         for name in SPARSE:
             sparse[name, n] = between_matmuls(lambda: CONTENDERS[name](x, h, b))
     print(f"Gelem/s, best of {args.repeat}; minifp's kernels on {mf._rounding.THREADS} threads from "
@@ -118,6 +128,10 @@ def main():
     for label, ours, theirs, target in RATIOS:
         cells = "".join(f"{rates[ours, n] / rates[theirs, n]:10.2f}x" for n in args.sizes)
         print(f"  {label:32s}{cells}   " + (f"(>= {target}x)" if target else ""))
+    if max(args.sizes) > CACHED:
+        print(f"  The targets apply up to {CACHED} elements, where the kernels set the pace. Beyond the caches "
+              "every\n  contender writes fresh memory that the system must fault in and zero first: "
+              "'bits only', which rounds\n  nothing, shows how far any kernel can get there.")
     print("between matrix products, us per call (median):")
     for name in SPARSE:
         cells = "".join(f"{1e6 * sparse[name, n]:11.1f}" for n in args.sizes)
