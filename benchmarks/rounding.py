@@ -50,10 +50,9 @@ def best_rates(fns, n, repeat):
     """Gelem/s of each fn, the best of `repeat` rounds; every round times every fn once, so that a
     stretch of time when the host slows this machine down falls on all of them alike."""
     best = dict.fromkeys(fns, float("inf"))
-    for fn in fns.values():
-        fn()
     for _ in range(repeat):
         for name, fn in fns.items():
+            fn()            # untimed: whatever ran before (a single-threaded cast lets the pool's worker sleep)
             best[name] = min(best[name], _timed(fn))
     return {name: n / t / 1e9 for name, t in best.items()}
 
