@@ -9,7 +9,8 @@ then the ratios the targets are stated in: >= 10x numpy's float16 astype, >= 3x 
 astype, >= 0.7x the element rate of a float32 copy. "bits only" moves the top 16 bits of each float32
 into a fresh 16-bit array on minifp's threads without rounding anything: no float32 -> bfloat16 kernel
 can beat it, so it shows the rate the machine's memory allows. "reused output" runs minifp's bfloat16
-kernel into one array allocated once: the difference is what faulting in fresh memory costs. The targets
+kernel into one array allocated once: the difference is what faulting in fresh memory costs; "numpy
+placement" into a plain np.empty array, which may start mid-way through a 2 MB page. The targets
 apply up to 2**20 elements: beyond the caches that fresh memory, not the kernel, sets every rate.
 
 Then the same casts called one at a time between about 0.3 ms of matrix products, as in a training
@@ -44,6 +45,13 @@ def reused_output(x, _reused={}):
         _reused[x.size] = np.empty(x.shape, np.uint16)
     _map(_nearest_kernel(mf.bfloat16), x, _reused[x.size])
     return _reused[x.size]
+
+
+def numpy_placement(x):
+    """minifp's bfloat16 kernel into a plain np.empty array, which need not start on a 2 MB boundary."""
+    out = np.empty(x.shape, np.uint16)
+    _map(_nearest_kernel(mf.bfloat16), x, out)
+    return out
 
 
 def best_rates(fns, n, repeat):
@@ -87,6 +95,7 @@ CONTENDERS = {
     "minifp round_to float16": lambda x, h, b: mf.round_to(x, mf.float16),
     "minifp round_to bfloat16": lambda x, h, b: mf.round_to(x, mf.bfloat16),
     "minifp bfloat16, reused output": lambda x, h, b: reused_output(x),
+    "minifp bfloat16, numpy placement": lambda x, h, b: numpy_placement(x),
     "numpy float16 -> float32": lambda x, h, b: h.astype(np.float32),
     "minifp widen float16": lambda x, h, b: mf._rounding.widen(h),
     "ml_dtypes bfloat16 -> float32": lambda x, h, b: b.astype(np.float32),
@@ -120,13 +129,13 @@ def main():
             sparse[name, n] = between_matmuls(lambda: CONTENDERS[name](x, h, b))
     print(f"Gelem/s, best of {args.repeat}; minifp's kernels on {mf._rounding.THREADS} threads from "
           f"{mf._rounding.MAP} elements")
-    print(f"  {'elements':32s}" + "".join(f"{n:>11d}" for n in args.sizes))
+    print(f"  {'elements':34s}" + "".join(f"{n:>11d}" for n in args.sizes))
     for name in CONTENDERS:
-        print(f"  {name:32s}" + "".join(f"{rates[name, n]:11.3f}" for n in args.sizes))
+        print(f"  {name:34s}" + "".join(f"{rates[name, n]:11.3f}" for n in args.sizes))
     print("ratios (target):")
     for label, ours, theirs, target in RATIOS:
         cells = "".join(f"{rates[ours, n] / rates[theirs, n]:10.2f}x" for n in args.sizes)
-        print(f"  {label:32s}{cells}   " + (f"(>= {target}x)" if target else ""))
+        print(f"  {label:34s}{cells}   " + (f"(>= {target}x)" if target else ""))
     if max(args.sizes) > CACHED:
         print(f"  The targets apply up to {CACHED} elements, where the kernels set the pace. Beyond the caches "
               "every\n  contender writes fresh memory that the system must fault in and zero first: "
@@ -134,10 +143,10 @@ def main():
     print("between matrix products, us per call (median):")
     for name in SPARSE:
         cells = "".join(f"{1e6 * sparse[name, n]:11.1f}" for n in args.sizes)
-        print(f"  {name:32s}{cells}")
+        print(f"  {name:34s}{cells}")
     for label, ours, theirs, target in RATIOS[:4]:
         cells = "".join(f"{sparse[theirs, n] / sparse[ours, n]:10.2f}x" for n in args.sizes)
-        print(f"  {label:32s}{cells}")
+        print(f"  {label:34s}{cells}")
 
 
 if __name__ == "__main__":
