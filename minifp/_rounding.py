@@ -437,11 +437,12 @@ def _kernel(x, fmt, mode, rng, counts):
     CPU's float16 conversion), which raises no floating-point warnings."""
     storage = fmt.storage
     decode = storage == _F32
-    if mode == "nearest" and x.dtype == _F32 and not decode and counts is None:
+    nearest = mode == "nearest" and x.dtype == _F32 and not decode
+    if nearest and counts is None:
         return _round_nearest(x, _nearest_plan(fmt))
     out = _empty(x, _F32 if decode else _CODES[storage.itemsize * 8])
     src, flat = x.ravel(), out.ravel()          # views: both are contiguous
-    if mode == "nearest" and x.dtype == _F32 and not decode:         # counted in the same pass
+    if nearest:                                 # counted in the same pass
         parts = _run(_nearest_kernel(fmt, counted=True), x.size, (src, flat))
         counts += np.sum(parts, axis=0, dtype=np.int64)
         return out.view(storage)
