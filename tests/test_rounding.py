@@ -258,7 +258,6 @@ def test_kernel_threads_work_in_a_forked_child(monkeypatch):
     assert os.waitpid(pid, 0)[1] == 0
 
 
-
 def test_large_outputs_start_on_a_huge_page_and_small_ones_are_plain():
     """Large kernel outputs start on a 2 MB boundary (whole huge pages fault in faster); small ones are
     plain np.empty arrays."""
@@ -271,6 +270,7 @@ def test_large_outputs_start_on_a_huge_page_and_small_ones_are_plain():
 
 @pytest.mark.skipif(numba.config.DISABLE_JIT, reason="without the JIT round_to takes the reference path")
 def test_large_rounded_arrays_are_aligned_and_exact():
+    """round_to's large results take the aligned outputs and still equal the reference casts bit for bit."""
     x = np.random.default_rng(3).standard_normal((R.ALIGNED // 2, 3)).astype(np.float32)
     for fmt, ref in ((mf.float16, np.float16), (mf.bfloat16, ml_dtypes.bfloat16)):
         y = mf.round_to(x, fmt)
