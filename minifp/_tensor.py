@@ -23,12 +23,36 @@ _layer_stack: list = []
 class Tensor:
     """An array whose every value is representable in its format, with an optional gradient."""
 
-    __slots__ = ("data", "fmt", "requires_grad", "grad", "_node", "name", "__weakref__")
+    __slots__ = ("_data", "fmt", "requires_grad", "grad", "_node", "name", "__weakref__")
     __array_priority__ = 1000   # numpy_array * tensor -> Tensor.__rmul__
 
-    def __init__(self, data, fmt, requires_grad=False, _node=None):
-        self.data, self.fmt, self._node = data, fmt, _node
+    def __init__(self, data, fmt, requires_grad=False):
+        """A tensor over raw storage `data`: the format's storage dtype holding only the format's values."""
+        fmt = None if fmt is None else F.as_format(fmt)
+        _check_storage(data, fmt)
+        self._set(data, fmt, requires_grad, None)
+
+    @classmethod
+    def _wrap(cls, data, fmt, requires_grad=False, node=None):
+        """The core's unchecked constructor, for arrays it has just rounded into fmt itself."""
+        t = cls.__new__(cls)
+        t._set(data, fmt, requires_grad, node)
+        return t
+
+    def _set(self, data, fmt, requires_grad, node):
+        self._data, self.fmt, self._node = data, fmt, node
         self.requires_grad, self.grad, self.name = requires_grad, None, None
+
+    data = property(lambda self: self._data, doc="The raw storage array (read-only: change values with assign).")
+
+    def assign(self, values):
+        """Replace the values in place by `values` rounded into this tensor's format; the shape must match."""
+        new = _values_for(self, values)
+        if new.shape != self.shape:
+            raise ValueError(f"assign(): values of shape {new.shape} for a tensor of shape {self.shape}; "
+                             f"the shapes must match")
+        self._data = new
+        return self
 
     # -- views of the data ------------------------------------------------------
     shape = property(lambda self: self.data.shape)
@@ -57,7 +81,7 @@ class Tensor:
         return to_numpy(self.data if self.fmt is None else self.float32()).reshape(-1)[0].item()
 
     def detach(self):
-        return Tensor(self.data, self.fmt)
+        return Tensor._wrap(self.data, self.fmt)
 
     def astype(self, fmt):
         """A differentiable cast: values round into `fmt`, the gradient casts back."""
@@ -128,6 +152,44 @@ def _index(index):
     return index.data if isinstance(index, Tensor) else index
 
 
+def _check_storage(data, fmt):
+    """Refuse raw storage that is not fmt's storage dtype or holds values fmt cannot represent."""
+    dtype = getattr(data, "dtype", None)
+    if fmt is None:
+        if dtype is None or dtype.kind not in "biu":
+            raise TypeError(f"Tensor(data, None) holds integer or bool arrays; got {type(data).__name__} of dtype "
+                            f"{dtype}; pass a format for float data")
+        return
+    if dtype != fmt.storage:
+        raise TypeError(f"Tensor(data, {fmt}): data must be an array of {fmt}'s storage dtype "
+                        f"{np.dtype(fmt.storage).name}, got {type(data).__name__} of dtype {dtype}; "
+                        f"use minifp.tensor(data, dtype={fmt.name!r}) to round values into the format")
+    if not fmt.native and not fmt.is_float32:
+        wide = data.astype(np.float32)
+        same = (round_to(wide, fmt).view(np.uint32) == wide.view(np.uint32)) | (wide != wide)
+        if not bool(same.all()):
+            raise ValueError(f"Tensor(data, {fmt}): data holds values that {fmt} cannot represent; "
+                             f"use minifp.tensor(data, dtype=...) to round them")
+
+
+def _values_for(t, values):
+    """`values` as t's storage array on t's device: rounded into t's format (integers cast for integer tensors)."""
+    xp = array_module(t.data)
+    if isinstance(values, Tensor):
+        values = values.float32() if values.fmt is not None else values.data
+    arr = xp.asarray(values)
+    if t.fmt is None:
+        if arr.dtype.kind not in "biu":
+            raise TypeError(f"assign(): an integer tensor takes integer values, got dtype {arr.dtype}")
+        return arr.astype(t.data.dtype, copy=True)
+    if arr.dtype == t.fmt.storage and (t.fmt.native or t.fmt.is_float32):
+        return arr.copy()
+    if arr.dtype.kind not in "fiub":
+        raise TypeError(f"assign(): values must be real numbers, got dtype {arr.dtype}")
+    return round_to(arr if arr.dtype in (np.float32, np.float64) else widen(arr) if arr.dtype.kind == "f"
+                    else arr.astype(np.float64), t.fmt)
+
+
 # -- making tensors ------------------------------------------------------------------
 
 
@@ -141,17 +203,17 @@ def tensor(data, dtype=None, requires_grad=False):
         if arr.dtype.kind in "biu":
             if requires_grad:
                 raise TypeError(f"only floating-point tensors can require gradients, not {arr.dtype}")
-            return Tensor(arr.copy(), None)
+            return Tensor._wrap(arr.copy(), None)
         fmt = F.as_format(arr.dtype) if arr.dtype.kind == "f" or arr.dtype.itemsize <= 2 else F.float32
     else:
         fmt = F.as_format(dtype)
     if arr.dtype == fmt.storage:
-        return Tensor(arr.copy(), fmt, requires_grad)
+        return Tensor._wrap(arr.copy(), fmt, requires_grad)
     if arr.dtype.kind not in "fbiu":
         arr = widen(arr)
     if arr.dtype not in (np.float32, np.float64):
         arr = arr.astype(np.float64)
-    return Tensor(round_to(arr, fmt), fmt, requires_grad)
+    return Tensor._wrap(round_to(arr, fmt), fmt, requires_grad)
 
 
 @contextlib.contextmanager
@@ -234,13 +296,13 @@ def apply(name, *args, _out=None, **params):
             else:
                 ans = op.forward(xp, *(_wide(a) for a in args), **params)
                 if op.returns_bool:
-                    return Tensor(ans, None)
+                    return Tensor._wrap(ans, None)
                 ans = _round(ans, fmt, name, _layer_stack[-1] if _layer_stack else None, "forward")
     except (ValueError, IndexError) as e:
         shapes = ", ".join(str(getattr(a, "shape", "scalar")) for a in args)
         raise type(e)(f"{name}: cannot apply to inputs of shapes {shapes}: {e}") from None
     needs_grad = _grad_enabled[-1] and any(t.requires_grad for t in floats)
-    return Tensor(ans, fmt, needs_grad, _Node(op, args, params) if needs_grad else None)
+    return Tensor._wrap(ans, fmt, needs_grad, _Node(op, args, params) if needs_grad else None)
 
 
 def _round(ans, fmt, op, layer, direction):
@@ -327,8 +389,8 @@ def _backward(order, store, leaves):
         for m in _monitors:
             m.gradient(t, widen(g_stored, t.fmt))
         if t._node is None:
-            t.grad = Tensor(g_stored, t.fmt) if t.grad is None else \
-                Tensor(round_to(t.grad.float32() + widen(g_stored, t.fmt), t.fmt), t.fmt)
+            t.grad = Tensor._wrap(g_stored, t.fmt) if t.grad is None else \
+                Tensor._wrap(round_to(t.grad.float32() + widen(g_stored, t.fmt), t.fmt), t.fmt)
             leaves.append(t)
             continue
         op, inputs, params = t._node.op, t._node.inputs, t._node.params

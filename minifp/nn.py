@@ -133,7 +133,7 @@ class Module:
                 raise ValueError(f"state dict entry {k!r} has shape {a.shape} and dtype {a.dtype}; the model's "
                                  f"variable has shape {v.shape} and dtype {v.data.dtype}")
         for k, v in own.items():
-            v.data = np.array(state[k], copy=True)
+            v.assign(state[k])
 
     def __repr__(self):
         return f"{type(self).__name__}({self.extra_repr()})"
@@ -291,9 +291,9 @@ class BatchNorm1d(_Norm):
             y, mean, var = self.normalize(x, axes)
             n = x.size // x.shape[1]
             m = np.float32(self.momentum)
-            self.running_mean.data = (1 - m) * self.running_mean.data + m * mean.float32().reshape(-1)
-            self.running_var.data = (1 - m) * self.running_var.data + m * var.float32().reshape(-1) * np.float32(
-                n / max(n - 1, 1))
+            self.running_mean.assign((1 - m) * self.running_mean.float32() + m * mean.float32().reshape(-1))
+            self.running_var.assign((1 - m) * self.running_var.float32() + m * var.float32().reshape(-1) * np.float32(
+                n / max(n - 1, 1)))
         else:
             y, _, _ = self.normalize(x, axes, self.running_mean.detach().reshape(shape),
                                      self.running_var.detach().reshape(shape))

@@ -87,7 +87,7 @@ class Optimizer:
                     raise ValueError(f"gradient of shape {g32.shape} for a parameter of shape {w32.shape}")
                 with np.errstate(all="ignore"):
                     new = self.update(w32, g32, self.state[i], **self.hyper)
-                p.data = round_to(new, p.fmt) if not p.fmt.is_float32 else new.astype(np.float32, copy=False)
+                p.assign(new)
 
     def update(self, w, g, state, **hyper):
         """The new weight (float32) from weight w, gradient g and this parameter's state."""

@@ -86,15 +86,16 @@ def check_grads(fn, *inputs, params=(), eps=1e-3, rtol=1e-2, atol=1e-2, seed=0):
     for name, t in targets:
         analytic = t.grad.float32() if t.grad is not None else np.zeros(t.shape, np.float32)
         numeric = np.zeros(t.shape)
-        base = t.data.copy()
+        base = t.float32().copy()
         for j in np.ndindex(t.shape):
             values = []
             for sign in (1, -1):
-                t.data = base.copy()
-                t.data[j] = base[j] + sign * eps
+                moved = base.copy()
+                moved[j] = base[j] + sign * eps
+                t.assign(moved)
                 values.append(float(np.sum(r.astype(np.float64) * fn(*xs).float32())))
             numeric[j] = (values[0] - values[1]) / (2 * eps)
-        t.data = base
+        t.assign(base)
         if not np.allclose(analytic, numeric, rtol=rtol, atol=atol):
             worst = np.unravel_index(np.argmax(np.abs(analytic - numeric)), t.shape)
             raise AssertionError(f"gradient of {name} disagrees at {worst}: autodiff {analytic[worst]:.6g}, "

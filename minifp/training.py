@@ -173,7 +173,7 @@ class Model:
             if np.shape(w) != v.shape:
                 raise ValueError(f"weight {i} ({v.name}) has shape {v.shape}, got {np.shape(w)}")
         for w, v in zip(weights, variables):
-            v.data = np.array(w, dtype=v.data.dtype, copy=True)
+            v.assign(np.asarray(w, dtype=v.data.dtype))
 
     def save_weights(self, path):
         """Write the variables to an .npz file: raw bits plus a JSON index of formats (no pickle)."""

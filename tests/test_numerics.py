@@ -37,8 +37,8 @@ def test_first_overflow_names_the_layer():
         model(x)
     finally:
         mf.mixed_precision.set_global_policy("float32")
-    model[1].kernel.data = np.full(model[1].kernel.shape, 4e4, np.float32)
-    model[0].kernel.data = np.abs(model[0].kernel.data) + 1
+    model[1].kernel.assign(np.full(model[1].kernel.shape, 4e4, np.float32))
+    model[0].kernel.assign(np.abs(model[0].kernel.float32()) + 1)
     with watch(model) as report:
         model(x)
     event = report.first_overflow

@@ -205,3 +205,17 @@ def test_backward_on_non_scalar_needs_a_gradient():
 def test_backward_without_grad():
     with pytest.raises(RuntimeError, match="does not require grad"):
         (mf.tensor([1.0]) * 2).sum().backward()
+
+
+def test_raw_storage_is_guarded_and_assign_rounds():
+    with pytest.raises(TypeError, match="storage dtype float16"):
+        mf.Tensor(np.float32([1.0, 2.0]), mf.float16)
+    with pytest.raises(ValueError, match="cannot represent"):
+        mf.Tensor(np.float32([1 + 2**-20]), mf.tf32)
+    t = mf.Tensor(np.float16([1.0, 2.0]), mf.float16)
+    assert t.assign(np.float32([65520.0, 1 + 2**-11])) is t
+    assert t.numpy().tolist() == [np.inf, 1.0]              # rounded into float16, not stored as given
+    with pytest.raises(ValueError, match=r"shape \(3,\)"):
+        t.assign(np.zeros(3))
+    with pytest.raises(AttributeError):
+        t.data = np.float16([0.0, 0.0])
