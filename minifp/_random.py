@@ -1,14 +1,66 @@
-"""The one random generator behind initialisers and dropout, seeded by minifp.manual_seed."""
+"""minifp's random numbers: one seeded generator (initialisers, dropout, shuffling, stochastic rounding) and
+the streams of integer seeds. Both are values that can be saved and restored (get_state / set_state)."""
+import numbers
+
 import numpy as np
 
 _generator = [np.random.default_rng(0)]
+_streams: dict = {}         # int seed -> its Generator, which advances from call to call
+
+
+def _seed(seed, what="seed"):
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"{what} must be a non-negative integer, got {seed!r}")
+    return int(seed)
 
 
 def manual_seed(seed):
-    """Seed minifp's generator (weight initialisation, dropout, shuffling)."""
-    _generator[0] = np.random.default_rng(seed)
+    """Seed minifp's generator (weight initialisation, dropout, shuffling) and restart every integer-seed stream."""
+    _generator[0] = np.random.default_rng(_seed(seed))
+    _streams.clear()
 
 
 def rng():
     """minifp's numpy Generator."""
     return _generator[0]
+
+
+def generator(seed=None):
+    """The Generator that `seed` names: None is minifp's own, a Generator is itself, and an integer is the
+    stream of that seed, started by the first call that names it and advanced by every later one, so that
+    a loop passing the same integer draws new numbers each time, as a Generator would."""
+    if seed is None:
+        return rng()
+    if isinstance(seed, np.random.Generator):
+        return seed
+    seed = _seed(seed, "rng")
+    if seed not in _streams:
+        _streams[seed] = np.random.default_rng(seed)
+    return _streams[seed]
+
+
+def get_state():
+    """minifp's random state as plain data (JSON-ready): the generator's and every stream's bit-generator state."""
+    return {"generator": _generator[0].bit_generator.state,
+            "streams": {str(k): g.bit_generator.state for k, g in _streams.items()}}
+
+
+def set_state(state):
+    """Restore what get_state() returned; checks it whole before changing anything."""
+    try:
+        main = _restored(state["generator"])
+        streams = {_seed(int(k), "stream seed"): _restored(v) for k, v in state["streams"].items()}
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise ValueError(f"state is not a minifp random state (a dict of 'generator' and 'streams' as "
+                         f"get_state() returns): {e}") from None
+    _generator[0] = main
+    _streams.clear()
+    _streams.update(streams)
+
+
+def _restored(bit_state):
+    g = np.random.default_rng()
+    if bit_state.get("bit_generator") != type(g.bit_generator).__name__:
+        raise ValueError(f"bit generator {bit_state.get('bit_generator')!r} is not {type(g.bit_generator).__name__}")
+    g.bit_generator.state = bit_state
+    return g

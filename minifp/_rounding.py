@@ -25,6 +25,7 @@ from numba.extending import intrinsic, overload
 
 from ._backend import array_module as _xp, holds
 from ._formats import FORMATS, Format, as_format, bfloat16
+from ._random import generator
 from ._threads import Pool, pointer
 
 MODES = ("nearest", "toward_zero", "stochastic")
@@ -342,8 +343,7 @@ ROUND_BITS, GATHER, ROUND_HALF, WIDEN_HALF = (numba.njit(cache=True, nogil=True)
 
 
 def _random_bits(rng, shape):
-    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    return rng.integers(0, 2**32, size=shape, dtype=np.uint32)
+    return generator(rng).integers(0, 2**32, size=shape, dtype=np.uint32)
 
 
 def _check(x, fmt, mode):

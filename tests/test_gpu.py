@@ -28,9 +28,9 @@ def test_round_to_on_gpu_matches_cpu_bit_for_bit(fmt, mode):
     rng = np.random.default_rng(0)
     x = np.concatenate([rng.standard_normal(1 << 20) * 2.0 ** rng.integers(-30, 20, 1 << 20),
                         [0.0, -0.0, np.inf, -np.inf, np.nan, 65504, 65520, 2.0**-25]]).astype(np.float32)
-    on_gpu = mf.round_to(cupy.asarray(x), fmt, mode, rng=7)
+    on_gpu = mf.round_to(cupy.asarray(x), fmt, mode, rng=np.random.default_rng(7))
     assert isinstance(on_gpu, cupy.ndarray)
-    on_cpu = mf.round_to(x, fmt, mode, rng=7)
+    on_cpu = mf.round_to(x, fmt, mode, rng=np.random.default_rng(7))
     nan = np.isnan(x)                   # NaN stays NaN of its sign; CuPy writes another payload (0x7fff)
     np.testing.assert_array_equal(bits(on_gpu)[~nan], bits(on_cpu)[~nan])
     assert np.isnan(to_numpy(on_gpu).astype(np.float32)[nan]).all()

@@ -91,9 +91,10 @@ def test_kernel_matches_float64_reference(fmt, mode, src):
     with np.errstate(all="ignore"):
         x = (rng.standard_normal(n) * np.exp2(rng.integers(-150, 130, n))).astype(src)
     x[:6] = [0.0, -0.0, np.inf, -np.inf, np.nan, 2.0**-149]
-    rbits = R._random_bits(7, n) if mode == "stochastic" else None
+    rbits = R._random_bits(np.random.default_rng(7), n) if mode == "stochastic" else None
     with np.errstate(all="ignore"):
-        assert same_bits(R.round_kernel(x, fmt, mode, rng=7), R.round_reference(x, fmt, mode, rbits)) == 0
+        got = R.round_kernel(x, fmt, mode, rng=np.random.default_rng(7))
+        assert same_bits(got, R.round_reference(x, fmt, mode, rbits)) == 0
 
 
 @pytest.mark.parametrize("x, expected", [(65519.99, 65504.0), (65520.0, np.inf), (-65520.0, -np.inf),
@@ -128,9 +129,9 @@ def test_toward_zero_truncates_and_never_overflows():
 
 def test_stochastic_rounding_is_unbiased_reproducible_and_lands_on_neighbours():
     x = np.full(200_000, 1 + 2**-12, np.float32)             # a quarter of the way from 1 to 1 + 2**-10
-    a = mf.round_to(x, "float16", mode="stochastic", rng=3).astype(np.float64)
-    b = mf.round_to(x, "float16", mode="stochastic", rng=3).astype(np.float64)
-    assert np.array_equal(a, b)
+    a = mf.round_to(x, "float16", mode="stochastic", rng=np.random.default_rng(3)).astype(np.float64)
+    b = mf.round_to(x, "float16", mode="stochastic", rng=np.random.default_rng(3)).astype(np.float64)
+    assert np.array_equal(a, b)                              # the same generator state draws the same bits
     assert set(np.unique(a)) == {1.0, 1 + 2**-10}
     share_up = (a > 1).mean()
     assert abs(share_up - 0.25) < 4 * np.sqrt(0.25 * 0.75 / x.size)
@@ -276,3 +277,15 @@ def test_large_rounded_arrays_are_aligned_and_exact():
         y = mf.round_to(x, fmt)
         assert y.shape == x.shape and y.ctypes.data % R.HUGE_PAGE == 0
         assert same_bits(y, x.astype(ref)) == 0
+
+
+def test_an_integer_seed_is_a_stream_that_advances():
+    w = np.float32([1.0] * 64)
+    with_seed = [mf.round_to(w + np.float32(1e-3), "bfloat16", mode="stochastic", rng=5) for _ in range(2)]
+    assert not np.array_equal(with_seed[0], with_seed[1])    # a loop passing rng=5 does not repeat its bits
+    mf.manual_seed(0)                                        # restarts the streams: the first draw comes again
+    again = mf.round_to(w + np.float32(1e-3), "bfloat16", mode="stochastic", rng=5)
+    assert np.array_equal(again, with_seed[0])
+    stream = np.random.default_rng(5)                        # the stream of 5 is default_rng(5), advancing
+    first = mf.round_to(w + np.float32(1e-3), "bfloat16", mode="stochastic", rng=stream)
+    assert np.array_equal(first, with_seed[0])
