@@ -1,13 +1,16 @@
-"""The op registry: each op is its forward, one gradient per input, and its autocast category.
+"""The op registry, the only list of ops: each is its forward, one gradient per input, its autocast
+category and a one-line doc. minifp's public functions, Tensor methods and operators, the activations
+and the tests are all derived from it.
 
-Forwards and gradients are pure array math on float32 arrays through `xp`
-(numpy or cupy). They never round, cast, unbroadcast or touch the graph: the
-dispatcher in _tensor.py does all of that, once, for every op.
-A gradient takes (xp, g, ans, *inputs, **params) and returns the gradient
-with respect to its input, in the broadcast shape.
+Forwards and gradients are pure array math through `xp` (numpy or cupy) on float32 arrays (float64 for
+formats of more than 10 mantissa bits). They never round, cast, unbroadcast or touch the graph: the
+dispatcher in _tensor.py does all of that, once, for every op. A forward takes its tensor inputs
+positionally and its parameters as keywords (after `*`); a gradient takes (xp, g, ans, *inputs,
+**params) and returns the gradient with respect to its input, in the broadcast shape.
 """
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import Callable
 
@@ -16,23 +19,45 @@ LOWER, FLOAT32, PROMOTE = "lower_precision", "float32", "promote"
 
 @dataclass(frozen=True)
 class Op:
-    """One primitive: its forward, a gradient function per input (None: not differentiable), its category."""
+    """One primitive and how it is exposed."""
 
     name: str
     forward: Callable
-    grads: tuple
+    grads: tuple            # one gradient per input (None: not differentiable); variadic ops: one taking i=
+    doc: str
     category: str = PROMOTE
-    layout: bool = False   # moves values without arithmetic: may run on storage arrays directly
+    layout: bool = False    # moves values without arithmetic: may run on storage arrays directly
     returns_bool: bool = False
-    example: Callable | None = None   # rng -> (args, params) for the gradient check, where shapes matter
+    operator: str | None = None     # Python operator: "add" gives __add__ (and __radd__ for binary ops)
+    function: bool = True   # a public function minifp.<name>
+    method: bool = True     # a Tensor method
+    activation: bool = False        # usable by name as a layer's activation
+    example: Callable | None = None     # rng -> (args, params) for the gradient check, where shapes matter
+
+    @property
+    def inputs(self):
+        """The names of the tensor inputs (a variadic op: one name, for the sequence)."""
+        return [p.name for p in list(inspect.signature(self.forward).parameters.values())[1:]
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+
+    @property
+    def variadic(self):
+        return any(p.kind == p.VAR_POSITIONAL for p in inspect.signature(self.forward).parameters.values())
+
+    def grad(self, i):
+        """The gradient function for input i."""
+        if self.variadic:
+            fn = self.grads[0]
+            return lambda *args, **params: fn(*args, i=i, **params)
+        return self.grads[i]
 
 
 OPS: dict[str, Op] = {}
 
 
-def defop(name, forward, *grads, category=PROMOTE, layout=False, returns_bool=False, example=None):
-    """Register a primitive."""
-    OPS[name] = Op(name, forward, grads, category, layout, returns_bool, example)
+def defop(name, forward, *grads, doc, **options):
+    """Register a primitive: its forward, one gradient per input (one taking i= for a variadic op), a doc."""
+    OPS[name] = Op(name, forward, grads, doc, **options)
     return OPS[name]
 
 
@@ -41,15 +66,19 @@ def _u(rng, *shape):
 
 
 # -- elementwise arithmetic -------------------------------------------------
-defop("add", lambda xp, x, y: x + y, lambda xp, g, ans, x, y: g, lambda xp, g, ans, x, y: g)
-defop("sub", lambda xp, x, y: x - y, lambda xp, g, ans, x, y: g, lambda xp, g, ans, x, y: -g)
-defop("mul", lambda xp, x, y: x * y, lambda xp, g, ans, x, y: g * y, lambda xp, g, ans, x, y: g * x)
-defop("div", lambda xp, x, y: x / y, lambda xp, g, ans, x, y: g / y, lambda xp, g, ans, x, y: -g * ans / y)
-defop("neg", lambda xp, x: -x, lambda xp, g, ans, x: -g)
+defop("add", lambda xp, x, y: x + y, lambda xp, g, ans, x, y: g, lambda xp, g, ans, x, y: g,
+      doc="Elementwise x + y.", operator="add")
+defop("sub", lambda xp, x, y: x - y, lambda xp, g, ans, x, y: g, lambda xp, g, ans, x, y: -g,
+      doc="Elementwise x - y.", operator="sub")
+defop("mul", lambda xp, x, y: x * y, lambda xp, g, ans, x, y: g * y, lambda xp, g, ans, x, y: g * x,
+      doc="Elementwise x * y.", operator="mul")
+defop("div", lambda xp, x, y: x / y, lambda xp, g, ans, x, y: g / y, lambda xp, g, ans, x, y: -g * ans / y,
+      doc="Elementwise x / y.", operator="truediv")
+defop("neg", lambda xp, x: -x, lambda xp, g, ans, x: -g, doc="Elementwise -x.", operator="neg")
 defop("pow", lambda xp, x, y: x ** y,
       lambda xp, g, ans, x, y: g * y * x ** xp.where(y == 0, 1, y - 1),
       lambda xp, g, ans, x, y: g * ans * xp.log(xp.where(x > 0, x, 1)),
-      category=FLOAT32)
+      doc="Elementwise x ** y.", category=FLOAT32, operator="pow")
 
 
 def _pick(xp, g, win, tie):
@@ -58,27 +87,36 @@ def _pick(xp, g, win, tie):
 
 
 defop("maximum", lambda xp, x, y: xp.maximum(x, y),
-      lambda xp, g, ans, x, y: _pick(xp, g, x > y, x == y), lambda xp, g, ans, x, y: _pick(xp, g, y > x, x == y))
+      lambda xp, g, ans, x, y: _pick(xp, g, x > y, x == y), lambda xp, g, ans, x, y: _pick(xp, g, y > x, x == y),
+      doc="Elementwise maximum of x and y.")
 defop("minimum", lambda xp, x, y: xp.minimum(x, y),
-      lambda xp, g, ans, x, y: _pick(xp, g, x < y, x == y), lambda xp, g, ans, x, y: _pick(xp, g, y < x, x == y))
-defop("where", lambda xp, c, x, y: xp.where(c, x, y), None,
+      lambda xp, g, ans, x, y: _pick(xp, g, x < y, x == y), lambda xp, g, ans, x, y: _pick(xp, g, y < x, x == y),
+      doc="Elementwise minimum of x and y.")
+defop("where", lambda xp, condition, x, y: xp.where(condition, x, y), None,
       lambda xp, g, ans, c, x, y: xp.where(c, g, 0), lambda xp, g, ans, c, x, y: xp.where(c, 0, g),
+      doc="Elements of x where condition holds, else of y.", method=False,
       example=lambda rng: ((rng.random((3, 4)) > 0.5, _u(rng, 3, 4), _u(rng, 4)), {}))
 
 # -- unary math ---------------------------------------------------------------
-defop("exp", lambda xp, x: xp.exp(x), lambda xp, g, ans, x: g * ans, category=FLOAT32)
-defop("log", lambda xp, x: xp.log(x), lambda xp, g, ans, x: g / x, category=FLOAT32)
-defop("sqrt", lambda xp, x: xp.sqrt(x), lambda xp, g, ans, x: g * 0.5 / ans)
-defop("tanh", lambda xp, x: xp.tanh(x), lambda xp, g, ans, x: g * (1 - ans * ans))
-defop("sigmoid", lambda xp, x: 1 / (1 + xp.exp(-x)), lambda xp, g, ans, x: g * ans * (1 - ans))
-defop("relu", lambda xp, x: xp.maximum(x, 0), lambda xp, g, ans, x: xp.where(x > 0, g, 0))
-defop("abs", lambda xp, x: xp.abs(x), lambda xp, g, ans, x: g * xp.sign(x))
+defop("exp", lambda xp, x: xp.exp(x), lambda xp, g, ans, x: g * ans, doc="Elementwise e**x.", category=FLOAT32)
+defop("log", lambda xp, x: xp.log(x), lambda xp, g, ans, x: g / x, doc="Elementwise natural logarithm.",
+      category=FLOAT32)
+defop("sqrt", lambda xp, x: xp.sqrt(x), lambda xp, g, ans, x: g * 0.5 / ans, doc="Elementwise square root.")
+defop("tanh", lambda xp, x: xp.tanh(x), lambda xp, g, ans, x: g * (1 - ans * ans),
+      doc="Elementwise hyperbolic tangent.", activation=True)
+defop("sigmoid", lambda xp, x: 1 / (1 + xp.exp(-x)), lambda xp, g, ans, x: g * ans * (1 - ans),
+      doc="Elementwise 1 / (1 + exp(-x)).", activation=True)
+defop("relu", lambda xp, x: xp.maximum(x, 0), lambda xp, g, ans, x: xp.where(x > 0, g, 0),
+      doc="Elementwise max(x, 0).", activation=True)
+defop("abs", lambda xp, x: xp.abs(x), lambda xp, g, ans, x: g * xp.sign(x), doc="Elementwise |x|.",
+      operator="abs")
 
 # -- comparisons (no gradient, bool results) -----------------------------------
-for _name, _fn in {"lt": lambda xp, x, y: x < y, "le": lambda xp, x, y: x <= y, "gt": lambda xp, x, y: x > y,
-                   "ge": lambda xp, x, y: x >= y, "eq": lambda xp, x, y: x == y,
-                   "ne": lambda xp, x, y: x != y}.items():
-    defop(_name, _fn, None, None, returns_bool=True)
+for _name, _fn, _sign in (("lt", lambda xp, x, y: x < y, "<"), ("le", lambda xp, x, y: x <= y, "<="),
+                          ("gt", lambda xp, x, y: x > y, ">"), ("ge", lambda xp, x, y: x >= y, ">="),
+                          ("eq", lambda xp, x, y: x == y, "=="), ("ne", lambda xp, x, y: x != y, "!=")):
+    defop(_name, _fn, None, None, doc=f"Elementwise x {_sign} y, as a bool tensor.", returns_bool=True,
+          operator=_name)
 
 
 # -- reductions (float32 accumulation) -----------------------------------------
@@ -98,13 +136,15 @@ def _count(shape, axis):
     return n
 
 
-defop("sum", lambda xp, x, axis=None, keepdims=False: xp.sum(x, axis=axis, keepdims=keepdims),
+defop("sum", lambda xp, x, *, axis=None, keepdims=False: xp.sum(x, axis=axis, keepdims=keepdims),
       lambda xp, g, ans, x, axis=None, keepdims=False:
-      xp.broadcast_to(_keep(xp, g, x.shape, axis, keepdims), x.shape), category=FLOAT32,
+      xp.broadcast_to(_keep(xp, g, x.shape, axis, keepdims), x.shape),
+      doc="Sum over `axis` (all axes by default), accumulated in float32.", category=FLOAT32,
       example=lambda rng: ((_u(rng, 3, 4, 2),), {"axis": (0, 2)}))
-defop("mean", lambda xp, x, axis=None, keepdims=False: xp.mean(x, axis=axis, keepdims=keepdims),
+defop("mean", lambda xp, x, *, axis=None, keepdims=False: xp.mean(x, axis=axis, keepdims=keepdims),
       lambda xp, g, ans, x, axis=None, keepdims=False:
-      xp.broadcast_to(_keep(xp, g, x.shape, axis, keepdims) / _count(x.shape, axis), x.shape), category=FLOAT32,
+      xp.broadcast_to(_keep(xp, g, x.shape, axis, keepdims) / _count(x.shape, axis), x.shape),
+      doc="Mean over `axis` (all axes by default), accumulated in float32.", category=FLOAT32,
       example=lambda rng: ((_u(rng, 3, 4),), {"axis": 0, "keepdims": True}))
 
 
@@ -113,24 +153,26 @@ def _max_grad(xp, g, ans, x, axis=None, keepdims=False):
     return xp.where(hit, _keep(xp, g, x.shape, axis, keepdims) / xp.sum(hit, axis=axis, keepdims=True), 0)
 
 
-defop("max", lambda xp, x, axis=None, keepdims=False: xp.max(x, axis=axis, keepdims=keepdims), _max_grad,
+defop("max", lambda xp, x, *, axis=None, keepdims=False: xp.max(x, axis=axis, keepdims=keepdims), _max_grad,
+      doc="Largest element over `axis` (all axes by default); ties share the gradient.",
       example=lambda rng: ((_u(rng, 3, 4),), {"axis": 1}))
 
 
-def _softmax(xp, x, axis=-1):
+def _softmax(xp, x, *, axis=-1):
     e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
     return e / xp.sum(e, axis=axis, keepdims=True)
 
 
-def _log_softmax(xp, x, axis=-1):
+def _log_softmax(xp, x, *, axis=-1):
     shifted = x - xp.max(x, axis=axis, keepdims=True)
     return shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
 
 
 defop("softmax", _softmax, lambda xp, g, ans, x, axis=-1: ans * (g - xp.sum(g * ans, axis=axis, keepdims=True)),
-      category=FLOAT32)
+      doc="Softmax along `axis` (default the last).", category=FLOAT32, activation=True)
 defop("log_softmax", _log_softmax,
-      lambda xp, g, ans, x, axis=-1: g - xp.exp(ans) * xp.sum(g, axis=axis, keepdims=True), category=FLOAT32)
+      lambda xp, g, ans, x, axis=-1: g - xp.exp(ans) * xp.sum(g, axis=axis, keepdims=True),
+      doc="Log-softmax along `axis` (default the last).", category=FLOAT32, activation=True)
 
 # -- products -------------------------------------------------------------------
 
@@ -151,14 +193,20 @@ def _matmul_grad_y(xp, g, ans, x, y):
     return out[..., 0] if y.ndim == 1 else out
 
 
-defop("matmul", lambda xp, x, y: x @ y, _matmul_grad_x, _matmul_grad_y, category=LOWER,
-      example=lambda rng: ((_u(rng, 2, 3, 4), _u(rng, 4, 5)), {}))
+defop("matmul", lambda xp, x, y: x @ y, _matmul_grad_x, _matmul_grad_y,
+      doc="Matrix product with batching and broadcasting, accumulated in float32.", category=LOWER,
+      operator="matmul", example=lambda rng: ((_u(rng, 2, 3, 4), _u(rng, 4, 5)), {}))
 
 # -- layout: no arithmetic, values move unchanged ------------------------------------
 
 
-def _argsort(axes):
-    return sorted(range(len(axes)), key=lambda i: axes[i])
+def _axes(axes, ndim):
+    """Axes as non-negative numbers (reversed when None), so that they can be inverted."""
+    return tuple(range(ndim))[::-1] if axes is None else tuple(a % ndim for a in axes)
+
+
+def _inverse(axes):
+    return tuple(sorted(range(len(axes)), key=lambda i: axes[i]))
 
 
 def _unindex(xp, g, ans, x, index):
@@ -167,39 +215,27 @@ def _unindex(xp, g, ans, x, index):
     return out
 
 
-defop("reshape", lambda xp, x, shape: xp.reshape(x, shape),
-      lambda xp, g, ans, x, shape: xp.reshape(g, x.shape), layout=True,
+defop("reshape", lambda xp, x, *, shape: xp.reshape(x, shape), lambda xp, g, ans, x, shape: xp.reshape(g, x.shape),
+      doc="The same values in a new shape.", layout=True, method=False,
       example=lambda rng: ((_u(rng, 3, 4),), {"shape": (2, 6)}))
-defop("transpose", lambda xp, x, axes=None: xp.transpose(x, axes),
-      lambda xp, g, ans, x, axes=None: xp.transpose(g, None if axes is None else tuple(_argsort(axes))),
-      layout=True, example=lambda rng: ((_u(rng, 2, 3, 4),), {"axes": (1, 2, 0)}))
-defop("getitem", lambda xp, x, index: x[index], _unindex, layout=True,
-      example=lambda rng: ((_u(rng, 4, 5),), {"index": (slice(1, 3), [0, 2, 2])}))
-defop("cast", lambda xp, x: x, lambda xp, g, ans, x: g, layout=True)
+defop("transpose", lambda xp, x, *, axes=None: xp.transpose(x, axes),
+      lambda xp, g, ans, x, axes=None: xp.transpose(g, _inverse(_axes(axes, x.ndim))),
+      doc="Axes permuted as `axes` says (reversed by default).", layout=True, method=False,
+      example=lambda rng: ((_u(rng, 2, 3, 4),), {"axes": (-2, 2, 0)}))
+defop("getitem", lambda xp, x, *, index: x[index], _unindex, doc="x[index], NumPy's indexing.", layout=True,
+      function=False, method=False, example=lambda rng: ((_u(rng, 4, 5),), {"index": (slice(1, 3), [0, 2, 2])}))
+defop("cast", lambda xp, x: x, lambda xp, g, ans, x: g, doc="x rounded into the output format (Tensor.astype).",
+      layout=True, function=False, method=False)
 
 
-def _concat_grad(i):
-    def grad(xp, g, ans, *xs, axis=0):
-        start = sum(x.shape[axis] for x in xs[:i])
-        return xp.take(g, range(start, start + xs[i].shape[axis]), axis=axis)
-    return grad
+def _concat_grad(xp, g, ans, *xs, i, axis=0):
+    start = sum(x.shape[axis] for x in xs[:i])
+    return xp.take(g, range(start, start + xs[i].shape[axis]), axis=axis)
 
 
-class _EachInput(tuple):
-    """The gradients of an op with any number of inputs: the i-th made on demand."""
-
-    def __new__(cls, make):
-        self = super().__new__(cls)
-        self.make = make
-        return self
-
-    def __getitem__(self, i):
-        return self.make(i)
-
-
-OPS["concatenate"] = Op("concatenate", lambda xp, *xs, axis=0: xp.concatenate(xs, axis=axis),
-                        _EachInput(_concat_grad), layout=True,
-                        example=lambda rng: ((_u(rng, 2, 3), _u(rng, 4, 3), _u(rng, 1, 3)), {"axis": 0}))
+defop("concatenate", lambda xp, *tensors, axis=0: xp.concatenate(tensors, axis=axis), _concat_grad,
+      doc="Tensors joined along `axis`.", layout=True, method=False,
+      example=lambda rng: ((_u(rng, 2, 3), _u(rng, 4, 3), _u(rng, 1, 3)), {"axis": 0}))
 
 # -- convolution: im2col + one float32 matmul ------------------------------------------------------
 
@@ -211,7 +247,7 @@ def _windows(xp, x, kh, kw, stride, padding):
     return win.transpose(0, 2, 3, 1, 4, 5)
 
 
-def _conv2d(xp, x, w, stride=1, padding=0):
+def _conv2d(xp, x, w, *, stride=1, padding=0):
     cols = _windows(xp, x, w.shape[2], w.shape[3], stride, padding)
     n, ho, wo = cols.shape[:3]
     out = cols.reshape(n * ho * wo, -1) @ w.reshape(w.shape[0], -1).T
@@ -236,5 +272,7 @@ def _conv2d_grad_w(xp, g, ans, x, w, stride=1, padding=0):
     return gw.reshape(w.shape)
 
 
-defop("conv2d", _conv2d, _conv2d_grad_x, _conv2d_grad_w, category=LOWER,
+defop("conv2d", _conv2d, _conv2d_grad_x, _conv2d_grad_w,
+      doc="2-D convolution of NCHW x with OIHW weights w (stride, zero padding), accumulated in float32.",
+      category=LOWER, method=False,
       example=lambda rng: ((_u(rng, 2, 3, 5, 6), _u(rng, 4, 3, 3, 2)), {"stride": 2, "padding": 1}))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 import numbers
 
 import numpy as np
@@ -10,14 +11,7 @@ from . import _formats as F
 from ._backend import array_module, to_numpy
 from ._ops import FLOAT32, LOWER, OPS
 from ._rounding import _round_to, round_to, widen
-
-_grad_enabled = [True]
-# Autocast: a stack of (dtype or None); the top decides. The cache maps id(leaf) -> its cast.
-_autocast_stack: list = []
-_cast_cache: dict = {}
-# The numerics monitors watching (see numerics.py) and the layers being called (innermost last).
-_monitors: list = []
-_layer_stack: list = []
+from ._state import STATE, grad_mode
 
 
 class Tensor:
@@ -64,7 +58,15 @@ class Tensor:
     is_leaf = property(lambda self: self._node is None)
 
     def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
         return len(self.data)
+
+    def __bool__(self):
+        if self.size != 1:
+            raise ValueError(f"the truth value of a tensor of {self.size} elements is ambiguous: only a "
+                             f"one-element tensor has one (compare elements, or use .item() on one)")
+        return bool(self.item())
 
     def numpy(self):
         """The values as a host NumPy array in the format's storage dtype."""
@@ -81,6 +83,7 @@ class Tensor:
         return to_numpy(self.data if self.fmt is None else self.float32()).reshape(-1)[0].item()
 
     def detach(self):
+        """The same values, cut from the graph."""
         return Tensor._wrap(self.data, self.fmt)
 
     def astype(self, fmt):
@@ -90,6 +93,7 @@ class Tensor:
     to = astype
 
     def backward(self, gradient=None):
+        """Gradients of this tensor with respect to every leaf that requires them, into their .grad."""
         backward(self, gradient)
 
     def __repr__(self):
@@ -98,49 +102,18 @@ class Tensor:
         grad = ", requires_grad=True" if self.requires_grad else ""
         return f"tensor({vals}, dtype={self.dtype}{grad})"
 
-    # -- operators -----------------------------------------------------------------
-    def __add__(self, o): return apply("add", self, o)
-    def __radd__(self, o): return apply("add", o, self)
-    def __sub__(self, o): return apply("sub", self, o)
-    def __rsub__(self, o): return apply("sub", o, self)
-    def __mul__(self, o): return apply("mul", self, o)
-    def __rmul__(self, o): return apply("mul", o, self)
-    def __truediv__(self, o): return apply("div", self, o)
-    def __rtruediv__(self, o): return apply("div", o, self)
-    def __pow__(self, o): return apply("pow", self, o)
-    def __rpow__(self, o): return apply("pow", o, self)
-    def __matmul__(self, o): return apply("matmul", self, o)
-    def __rmatmul__(self, o): return apply("matmul", o, self)
-    def __neg__(self): return apply("neg", self)
-    def __abs__(self): return apply("abs", self)
-    def __lt__(self, o): return apply("lt", self, o)
-    def __le__(self, o): return apply("le", self, o)
-    def __gt__(self, o): return apply("gt", self, o)
-    def __ge__(self, o): return apply("ge", self, o)
-    def __eq__(self, o): return apply("eq", self, o)  # noqa: elementwise, as in NumPy and PyTorch
-    def __ne__(self, o): return apply("ne", self, o)
+    # Operators and most methods come from the op registry (see the end of this file).
     __hash__ = object.__hash__
 
     def __getitem__(self, index):
         return apply("getitem", self, index=_index(index))
 
-    def exp(self): return apply("exp", self)
-    def log(self): return apply("log", self)
-    def sqrt(self): return apply("sqrt", self)
-    def tanh(self): return apply("tanh", self)
-    def sigmoid(self): return apply("sigmoid", self)
-    def relu(self): return apply("relu", self)
-    def abs(self): return apply("abs", self)
-    def sum(self, axis=None, keepdims=False): return apply("sum", self, axis=axis, keepdims=keepdims)
-    def mean(self, axis=None, keepdims=False): return apply("mean", self, axis=axis, keepdims=keepdims)
-    def max(self, axis=None, keepdims=False): return apply("max", self, axis=axis, keepdims=keepdims)
-    def softmax(self, axis=-1): return apply("softmax", self, axis=axis)
-    def log_softmax(self, axis=-1): return apply("log_softmax", self, axis=axis)
-
     def reshape(self, *shape):
+        """The same values in a new shape: x.reshape(2, 3) or x.reshape((2, 3))."""
         return apply("reshape", self, shape=shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)
 
     def transpose(self, *axes):
+        """Axes permuted: x.transpose(1, 0, 2) or x.transpose((1, 0, 2)); reversed when none are given."""
         return apply("transpose", self, axes=(axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes)
                      or None)
 
@@ -184,10 +157,18 @@ def _values_for(t, values):
         return arr.astype(t.data.dtype, copy=True)
     if arr.dtype == t.fmt.storage and (t.fmt.native or t.fmt.is_float32):
         return arr.copy()
+    return _rounded(arr, t.fmt, "assign(): values")
+
+
+def _rounded(arr, fmt, what):
+    """A real-valued array rounded once into fmt, keeping its shape; anything else is a TypeError."""
     if arr.dtype.kind not in "fiub":
-        raise TypeError(f"assign(): values must be real numbers, got dtype {arr.dtype}")
-    return round_to(arr if arr.dtype in (np.float32, np.float64) else widen(arr) if arr.dtype.kind == "f"
-                    else arr.astype(np.float64), t.fmt)
+        raise TypeError(f"{what} must be real numbers (float, int or bool), got dtype {arr.dtype}")
+    if arr.dtype.kind == "b":
+        arr = arr.astype(np.float32)
+    elif arr.dtype in F._BY_STORAGE and arr.dtype not in (np.float32, np.float64):
+        arr = widen(arr)                        # a format's own storage: exact in float32
+    return round_to(arr, fmt).reshape(arr.shape)
 
 
 # -- making tensors ------------------------------------------------------------------
@@ -195,35 +176,44 @@ def _values_for(t, values):
 
 def tensor(data, dtype=None, requires_grad=False):
     """A tensor holding `data` rounded into `dtype` (default: the data's own format, float32 for Python floats)."""
+    if not isinstance(requires_grad, bool):
+        raise TypeError(f"tensor(): requires_grad must be True or False, got {requires_grad!r}")
     if isinstance(data, Tensor):
         data = data.float32() if data.fmt is not None else data.data
+    if data is None:
+        raise TypeError("tensor(): data must be numbers, a (nested) list of numbers or an array, got None")
     xp = array_module(data)
     arr = data if xp is not np else np.asarray(data)
+    if arr.dtype.kind not in "fiub":
+        raise TypeError(f"tensor(): data must be real numbers (float, int or bool), got dtype {arr.dtype}"
+                        + ("; take .real or abs() of complex data first" if arr.dtype.kind == "c" else ""))
     if dtype is None:
         if arr.dtype.kind in "biu":
             if requires_grad:
-                raise TypeError(f"only floating-point tensors can require gradients, not {arr.dtype}")
+                raise TypeError(f"tensor(): only floating-point tensors can require gradients, not {arr.dtype}; "
+                                f"pass dtype= a float format")
             return Tensor._wrap(arr.copy(), None)
-        fmt = F.as_format(arr.dtype) if arr.dtype.kind == "f" or arr.dtype.itemsize <= 2 else F.float32
+        fmt = F.as_format(arr.dtype) if arr.dtype in F._BY_STORAGE else F.float32
     else:
         fmt = F.as_format(dtype)
-    if arr.dtype == fmt.storage:
+    if arr.dtype == fmt.storage and (fmt.native or fmt.is_float32):
         return Tensor._wrap(arr.copy(), fmt, requires_grad)
-    if arr.dtype.kind not in "fbiu":
-        arr = widen(arr)
-    if arr.dtype not in (np.float32, np.float64):
-        arr = arr.astype(np.float64)
-    return Tensor._wrap(round_to(arr, fmt), fmt, requires_grad)
+    return Tensor._wrap(_rounded(arr, fmt, "tensor(): data"), fmt, requires_grad)
 
 
-@contextlib.contextmanager
 def no_grad():
-    """Within this block ops record no graph."""
-    _grad_enabled.append(False)
-    try:
-        yield
-    finally:
-        _grad_enabled.pop()
+    """Within this block ops record no graph (in this thread)."""
+    return grad_mode(False)
+
+
+def enable_grad():
+    """Within this block ops record the graph again, inside a no_grad block too (in this thread)."""
+    return grad_mode(True)
+
+
+def is_grad_enabled():
+    """Whether ops record the graph here and now."""
+    return STATE.grad_enabled
 
 
 # -- the dispatcher --------------------------------------------------------------------
@@ -233,15 +223,14 @@ class _Node:
     __slots__ = ("op", "inputs", "params", "layer")
 
     def __init__(self, op, inputs, params):
-        self.op, self.inputs, self.params = op, inputs, params
-        self.layer = _layer_stack[-1] if _layer_stack else None
+        self.op, self.inputs, self.params, self.layer = op, inputs, params, STATE.layer
 
 
 def _plan(op, args, out):
     """The output format, and the inputs as the op sees them (autocast may cast float inputs first)."""
     if out is not None:
         return out, args
-    autocast = _autocast_stack[-1] if _autocast_stack else None
+    autocast = STATE.autocast
     target = autocast if op.category == LOWER else F.float32 if op.category == FLOAT32 else None
     if autocast is not None and target is not None:
         return target, tuple(_autocast_cast(a, target) for a in args)
@@ -257,32 +246,42 @@ def _autocast_cast(a, fmt):
         return a
     if a.is_leaf and a.requires_grad:       # PyTorch's cast cache: one cast of a parameter per region
         key = (id(a), fmt)
-        if key not in _cast_cache:
-            _cast_cache[key] = (a, a.astype(fmt))
-        return _cast_cache[key][1]
+        cache = STATE.cast_cache
+        if key not in cache:
+            cache[key] = (a, a.astype(fmt))
+        return cache[key][1]
     return a.astype(fmt)
 
 
-def _operand(a):
-    """Python numbers become weak float32 scalars; arrays become tensors."""
-    if isinstance(a, Tensor):
+def _operand(a, name):
+    """Tensors as they are; Python numbers stay weak scalars; arrays become tensors; anything else is refused."""
+    if isinstance(a, Tensor) or isinstance(a, (bool, numbers.Real)) and not isinstance(a, np.ndarray):
         return a
-    if isinstance(a, (bool, numbers.Number)) and not isinstance(a, np.ndarray):
-        return np.float32(a) if not isinstance(a, bool) else a
+    if a is None or isinstance(a, (str, bytes, numbers.Complex)):
+        raise TypeError(f"{name}: operands must be tensors, arrays or real numbers, got {a!r}")
     return tensor(a)
 
 
-def _wide(a):
-    """What an op body sees: float32 values; bool masks stay bool."""
+def _exact_in(fmt):
+    """The dtype an op computes in for output format fmt: float32 holds 24 bits, enough for one rounding
+    into formats of at most 10 mantissa bits (24 >= 2p + 2); wider formats compute in float64."""
+    return np.float32 if fmt.man_bits <= 10 or fmt.is_float32 else np.float64
+
+
+def _wide(a, dtype=np.float32):
+    """What an op body sees: values in `dtype`; bool masks stay bool; Python numbers become dtype scalars."""
     if not isinstance(a, Tensor):
-        return a
-    return a.data if a.fmt is None and a.data.dtype == bool else a.float32()
+        return dtype(a) if isinstance(a, numbers.Real) and not isinstance(a, bool) else a
+    if a.fmt is None and a.data.dtype == bool:
+        return a.data
+    w = a.float32()
+    return w if dtype is np.float32 else w.astype(dtype)
 
 
 def apply(name, *args, _out=None, **params):
-    """Apply a registered op: choose the format, widen, compute in float32, round once, record the node."""
+    """Apply a registered op: choose the format, widen, compute, round once, record the node."""
     op = OPS[name]
-    args = tuple(_operand(a) for a in args)
+    args = tuple(_operand(a, name) for a in args)
     fmt, args = _plan(op, args, _out)
     tensors = [a for a in args if isinstance(a, Tensor)]
     xp = array_module(*(t.data for t in tensors))
@@ -294,34 +293,36 @@ def apply(name, *args, _out=None, **params):
                 fmt = fmt if floats else None
                 ans = op.forward(xp, *(a.data if isinstance(a, Tensor) else a for a in args), **params)
             else:
-                ans = op.forward(xp, *(_wide(a) for a in args), **params)
+                ans = op.forward(xp, *(_wide(a, _exact_in(fmt)) for a in args), **params)
                 if op.returns_bool:
-                    return Tensor._wrap(ans, None)
-                ans = _round(ans, fmt, name, _layer_stack[-1] if _layer_stack else None, "forward")
+                    return Tensor._wrap(xp.asarray(ans), None)
+                ans = _round(xp.asarray(ans), fmt, name, STATE.layer, "forward")
     except (ValueError, IndexError) as e:
         shapes = ", ".join(str(getattr(a, "shape", "scalar")) for a in args)
         raise type(e)(f"{name}: cannot apply to inputs of shapes {shapes}: {e}") from None
-    needs_grad = _grad_enabled[-1] and any(t.requires_grad for t in floats)
+    needs_grad = STATE.grad_enabled and any(t.requires_grad for t in floats)
     return Tensor._wrap(ans, fmt, needs_grad, _Node(op, args, params) if needs_grad else None)
 
 
 def _round(ans, fmt, op, layer, direction):
-    """Round an op's float32 result into fmt, counting for any watching monitor."""
+    """Round an op's result into fmt, counting for any watching monitor."""
+    monitors = STATE.monitors
     if fmt.is_float32 and ans.dtype == np.float32:
-        if _monitors:
+        if monitors:
             nan = int(np.isnan(ans).sum())
-            for m in _monitors:
+            for m in monitors:
                 m.record(layer, op, direction, np.array([0, 0, 0, nan]), ans.size)
         return ans
-    if not _monitors:
+    if not monitors:
         # The dispatcher already runs under np.errstate: plain float arrays skip round_to's checks.
-        return _round_to(ans, fmt) if type(ans) is np.ndarray and ans.dtype in (np.float32, np.float64) \
+        out = _round_to(ans, fmt) if type(ans) is np.ndarray and ans.dtype in (np.float32, np.float64) \
             else round_to(ans, fmt)
+        return out.reshape(ans.shape)
     tally = np.zeros(4, np.int64)
     out = round_to(ans, fmt, counts=tally)
-    for m in _monitors:
+    for m in monitors:
         m.record(layer, op, direction, tally, ans.size)
-    return out
+    return out.reshape(ans.shape)
 
 
 # -- backward ----------------------------------------------------------------------------
@@ -337,11 +338,11 @@ def _unbroadcast(xp, g, shape):
 
 
 def _accumulate(store, t, g, node=None):
-    """Add gradient g (float32) into the gradient of t, in t's format (counted against node's op)."""
+    """Add gradient g into the gradient of t, in t's format (counted against node's op)."""
     prev = store.get(id(t))
-    total = g if prev is None else widen(prev[1], t.fmt) + g
+    total = g if prev is None else _wide(Tensor._wrap(prev[1], t.fmt), g.dtype.type) + g
     rounded = _round(total, t.fmt, node.op.name, node.layer, "backward") if node is not None \
-        else round_to(total, t.fmt)
+        else round_to(total, t.fmt).reshape(total.shape)
     store[id(t)] = (t, rounded)
 
 
@@ -365,12 +366,13 @@ def backward(root, gradient=None):
         raise RuntimeError("backward() on a tensor that does not require grad: no input of it has "
                            "requires_grad=True, or it was computed under no_grad()")
     xp = array_module(root.data)        # the seed lives where the graph does: a GPU graph gets a GPU seed
+    dtype = _exact_in(root.fmt)
     if gradient is None:
         if root.size != 1:
             raise RuntimeError(f"backward() on a non-scalar tensor of shape {root.shape} needs a gradient "
                                f"argument of that shape (gradients are only implied for scalars)")
-        gradient = xp.ones(root.shape, np.float32)
-    g0 = gradient.float32() if isinstance(gradient, Tensor) else xp.asarray(gradient, dtype=np.float32)
+        gradient = xp.ones(root.shape, dtype)
+    g0 = _wide(gradient, dtype) if isinstance(gradient, Tensor) else xp.asarray(gradient, dtype=dtype)
     if g0.shape != root.shape:
         raise ValueError(f"backward(): gradient of shape {g0.shape} does not match the tensor's shape {root.shape}")
     store = {}
@@ -378,15 +380,16 @@ def backward(root, gradient=None):
     leaves = []
     with np.errstate(all="ignore"):
         _backward(_topological(root), store, leaves)
-    for m in _monitors:
+    for m in STATE.monitors:
         m.weight_gradients(leaves)
 
 
 def _backward(order, store, leaves):
     """The reverse sweep of backward(): pop each tensor's gradient, pass it to its inputs."""
+    monitors = STATE.monitors
     for t in reversed(order):
         _, g_stored = store.pop(id(t))
-        for m in _monitors:
+        for m in monitors:
             m.gradient(t, widen(g_stored, t.fmt))
         if t._node is None:
             t.grad = Tensor._wrap(g_stored, t.fmt) if t.grad is None else \
@@ -395,9 +398,63 @@ def _backward(order, store, leaves):
             continue
         op, inputs, params = t._node.op, t._node.inputs, t._node.params
         xp = array_module(g_stored)
-        g, ans = widen(g_stored, t.fmt), t.float32()
-        wide = [_wide(a) for a in inputs]
+        dtype = _exact_in(t.fmt)
+        g, ans = _wide(Tensor._wrap(g_stored, t.fmt), dtype), _wide(t, dtype)
+        wide = [_wide(a, dtype) for a in inputs]
         for i, a in enumerate(inputs):
             if isinstance(a, Tensor) and a.requires_grad:
-                gi = op.grads[i](xp, g, ans, *wide, **params)
-                _accumulate(store, a, _unbroadcast(xp, xp.asarray(gi, np.float32), a.shape), t._node)
+                gi = op.grad(i)(xp, g, ans, *wide, **params)
+                _accumulate(store, a, _unbroadcast(xp, xp.asarray(gi, dtype), a.shape), t._node)
+
+
+# -- the public face of the registry: functions, methods and operators -------------------
+
+
+def _signature(op, method):
+    """The op's public signature: its inputs, then its parameters (positional too, as NumPy's)."""
+    params = [p.replace(kind=p.POSITIONAL_OR_KEYWORD) for p in list(inspect.signature(op.forward).parameters.values())[1:]]
+    if method:
+        params[0] = params[0].replace(name="self")
+    return inspect.Signature(params)
+
+
+def _public(op, method=False):
+    """The function (or Tensor method) that applies `op`, with the op's signature and doc."""
+    sig = _signature(op, method)
+    names = list(sig.parameters)
+    n, variadic = len(op.inputs), op.variadic
+    param_names = frozenset(names[n:])
+
+    def fn(*args, **kwargs):
+        if len(args) == n and not variadic and kwargs.keys() <= param_names:     # the common call, fast
+            return apply(op.name, *args, **kwargs)
+        try:
+            values = sig.bind(*args, **kwargs).arguments
+        except TypeError as e:
+            raise TypeError(f"{op.name}{sig}: {e}") from None
+        inputs = list(values[names[0]]) if variadic else [values[k] for k in names[:n]]
+        return apply(op.name, *inputs, **{k: values[k] for k in names[n:] if k in values})
+
+    fn.__name__, fn.__doc__, fn.__signature__ = op.name, op.doc, sig
+    fn.__qualname__ = f"Tensor.{op.name}" if method else op.name
+    return fn
+
+
+def functions():
+    """{name: public function} for every op the registry makes one of."""
+    return {name: _public(op) for name, op in OPS.items() if op.function}
+
+
+def _operator(name, reflected):
+    if reflected:
+        return lambda self, other: apply(name, other, self)
+    return lambda self, *other: apply(name, self, *other)
+
+
+for _op in OPS.values():
+    if _op.method:
+        setattr(Tensor, _op.name, _public(_op, method=True))
+    if _op.operator:
+        setattr(Tensor, f"__{_op.operator}__", _operator(_op.name, False))
+        if len(_op.inputs) == 2 and not _op.returns_bool:
+            setattr(Tensor, f"__r{_op.operator}__", _operator(_op.name, True))

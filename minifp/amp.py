@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from . import _tensor
+from ._state import STATE, autocast_scope
 from ._formats import as_format, float16
 from ._tensor import Tensor, tensor
 
@@ -27,15 +27,16 @@ class autocast:
     def __init__(self, dtype=float16, enabled=True):
         self.fmt = as_format(dtype)
         self.enabled = enabled
+        self._scopes = []
 
     def __enter__(self):
-        _tensor._autocast_stack.append(self.fmt if self.enabled else None)
+        scope = autocast_scope(self.fmt if self.enabled else None)
+        scope.__enter__()
+        self._scopes.append(scope)          # a list: the same object may be entered again inside itself
         return self
 
     def __exit__(self, *exc):
-        _tensor._autocast_stack.pop()
-        if not _tensor._autocast_stack:
-            _tensor._cast_cache.clear()     # the cast cache lives as long as the outermost region
+        self._scopes.pop().__exit__(*exc)
 
     def __call__(self, fn):
         @functools.wraps(fn)
@@ -47,7 +48,7 @@ class autocast:
 
 def is_autocast_enabled():
     """True inside an enabled autocast region."""
-    return bool(_tensor._autocast_stack) and _tensor._autocast_stack[-1] is not None
+    return STATE.autocast is not None
 
 
 # -- loss scales as data (after google-deepmind/jmp) -------------------------------------------

@@ -13,7 +13,8 @@ import numpy as np
 
 from . import _formats as F
 from ._random import rng
-from . import _tensor
+from ._state import STATE, layer_scope
+from ._ops import OPS
 from ._tensor import Tensor, apply, tensor
 from .mixed_precision import Policy, global_policy
 from .training import Model
@@ -22,8 +23,8 @@ __all__ = ["Module", "Linear", "Dense", "Conv2d", "MaxPool2d", "AvgPool2d", "Glo
            "BatchNorm2d", "LayerNorm", "Dropout", "Flatten", "Reshape", "Activation", "ReLU", "Softmax", "Sequential",
            "ACTIVATIONS"]
 
-ACTIVATIONS = {"linear": lambda x: x, "relu": lambda x: x.relu(), "sigmoid": lambda x: x.sigmoid(),
-               "tanh": lambda x: x.tanh(), "softmax": lambda x: x.softmax(), "log_softmax": lambda x: x.log_softmax()}
+# The registry's activation ops by name (softmax along the last axis), and the identity.
+ACTIVATIONS = {"linear": lambda x: x, **{name: getattr(Tensor, name) for name, op in OPS.items() if op.activation}}
 
 
 def get_activation(name):
@@ -95,16 +96,13 @@ class Module:
     # -- calling ---------------------------------------------------------------------------------
     def __call__(self, x):
         x = x if isinstance(x, Tensor) else tensor(x)
-        _tensor._layer_stack.append(self)          # ops created now belong to this layer (for monitors)
-        try:
+        with layer_scope(self):                     # ops created now belong to this layer (for monitors)
             if x.fmt is not None and x.fmt != self.policy.compute_format:
                 x = x.astype(self.policy.compute_format)
             out = self.forward(x)
             if out.fmt is not None and self.policy.output_format != self.policy.compute_format:
                 out = out.astype(self.policy.output_format)
-        finally:
-            _tensor._layer_stack.pop()
-        for m in _tensor._monitors:
+        for m in STATE.monitors:
             m.layer_output(self, out)
         self.output_shape = out.shape
         return out

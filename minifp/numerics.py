@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _tensor
+from ._state import watching
 from ._rounding import count_rounding  # noqa: F401  (part of the monitor's API)
 
 __all__ = ["watch", "Report", "Histogram", "Event", "KINDS"]
@@ -184,8 +184,5 @@ def watch(model=None, histograms=False):
         for name, v in model.named_variables():
             names[id(v)] = name
     report = Report(names, histograms)
-    _tensor._monitors.append(report)
-    try:
+    with watching(report):
         yield report
-    finally:
-        _tensor._monitors.remove(report)

@@ -332,8 +332,8 @@ def test_autocast_caches_parameter_casts_and_grads_reach_float32():
     x = mf.tensor(np.ones((2, 3)))
     with autocast():
         y = (x @ w) @ w
-        assert len(mf._tensor._cast_cache) == 1
-    assert not mf._tensor._cast_cache
+        assert len(mf._state.STATE.cast_cache) == 1
+    assert not mf._state.STATE.cast_cache
     y.sum().backward()
     assert w.grad.dtype == mf.float32 and w.grad.shape == (3, 3)
 

@@ -83,7 +83,7 @@ def test_histograms_and_shares():
 
 
 def test_monitor_off_counts_nothing():
-    assert not mf._tensor._monitors
+    assert not mf._state.STATE.monitors
     with watch() as report:
         pass
     (mf.tensor([256.0], dtype="float16") ** 2).item()

@@ -1,6 +1,4 @@
 """The numerics rule, the gradient of every registered op, and the dispatcher's errors."""
-import inspect
-
 import ml_dtypes
 import numpy as np
 import pytest
@@ -9,43 +7,110 @@ import minifp as mf
 from minifp._ops import OPS
 from minifp._tensor import _unbroadcast
 
-FORMATS = [mf.float16, mf.bfloat16, mf.float8_e4m3, mf.float8_e5m2, mf.tf32, mf.float32, mf.Format(3, 4)]
+FORMATS = [mf.float16, mf.bfloat16, mf.float8_e4m3, mf.float8_e5m2, mf.tf32, mf.float32, mf.Format(3, 4),
+           mf.Format(8, 20)]
 
-# Independent float32 definitions of each elementwise op (not the registry's bodies).
-UNARY = {"exp": np.exp, "log": np.log, "sqrt": np.sqrt, "tanh": np.tanh, "abs": np.abs, "neg": np.negative,
-         "relu": lambda x: np.maximum(x, np.float32(0)),
-         "sigmoid": lambda x: np.float32(1) / (np.float32(1) + np.exp(-x))}
-BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "pow": np.power,
-          "maximum": np.maximum, "minimum": np.minimum}
+
+def _conv2d(x, w, stride=1, padding=0):
+    """Convolution as a sum over kernel taps (not the engine's im2col), accumulated in float64."""
+    x = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (padding, padding), (padding, padding)))
+    o, _, kh, kw = w.shape
+    ho, wo = (x.shape[2] - kh) // stride + 1, (x.shape[3] - kw) // stride + 1
+    out = np.zeros((x.shape[0], o, ho, wo))
+    for i in range(kh):
+        for j in range(kw):
+            patch = x[:, :, i:i + stride * ho:stride, j:j + stride * wo:stride]
+            out += np.einsum("nchw,oc->nohw", patch, w[:, :, i, j].astype(np.float64))
+    return out
+
+
+def _softmax(x, axis=-1):
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _log_softmax(x, axis=-1):
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+
+
+# One independent reference per registered op, written with NumPy and not with the registry's bodies:
+# a new op without one fails test_every_op_has_a_reference.
+REFERENCES = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "pow": np.power, "neg": np.negative,
+    "maximum": np.maximum, "minimum": np.minimum, "where": lambda c, x, y: np.where(c, x, y),
+    "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "tanh": np.tanh, "abs": np.abs,
+    "relu": lambda x: np.maximum(x, 0), "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+    "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "eq": np.equal,
+    "ne": np.not_equal,
+    "sum": lambda x, axis=None, keepdims=False: np.sum(x, axis=axis, keepdims=keepdims),
+    "mean": lambda x, axis=None, keepdims=False: np.mean(x, axis=axis, keepdims=keepdims),
+    "max": lambda x, axis=None, keepdims=False: np.max(x, axis=axis, keepdims=keepdims),
+    "softmax": _softmax, "log_softmax": _log_softmax, "matmul": np.matmul,
+    "reshape": lambda x, shape: np.reshape(x, shape), "transpose": lambda x, axes=None: np.transpose(x, axes),
+    "getitem": lambda x, index: x[index], "cast": lambda x: x,
+    "concatenate": lambda *xs, axis=0: np.concatenate(xs, axis=axis), "conv2d": _conv2d,
+}
+# Sums in the BLAS's own order, which the float64 reference does not follow: within a few units in the last place.
+BLAS_ORDER = {"conv2d"}
 
 
 def values(fmt, shape, rng):
     """Representable values of fmt spread over its range, some negative, zeros and edges included."""
     big = np.log2(mf.finfo(fmt).max)
     x = rng.choice([-1, 1], shape) * np.exp2(rng.uniform(np.log2(mf.finfo(fmt).smallest_subnormal), big, shape))
-    x.flat[:3] = [0.0, mf.finfo(fmt).max, -mf.finfo(fmt).tiny]
+    x.flat[:3] = [0.0, mf.finfo(fmt).max, -mf.finfo(fmt).tiny][:x.size]
     return mf.tensor(x, dtype=fmt)
 
 
 def bits_equal(t, expected):
     a, b = t.numpy(), np.asarray(expected)
-    assert a.dtype == b.dtype
+    assert a.dtype == b.dtype and a.shape == b.shape
     same = (a.view(f"u{a.itemsize}") == b.view(f"u{b.itemsize}")) | (np.isnan(a.astype(np.float32))
                                                                       & np.isnan(b.astype(np.float32)))
     return same.all()
 
 
+def test_every_op_has_a_reference():
+    missing = sorted(set(OPS) - set(REFERENCES))
+    assert not missing, f"ops without an independent reference in tests/test_ops.py: {missing}"
+
+
+def _inputs(op, fmt, rng):
+    """The op's example inputs (float arrays made values of fmt; products get moderate ones) and params."""
+    args, params = example(op, rng)
+    spread = op.category != "lower_precision"
+    return [a if a.dtype == bool else values(fmt, a.shape, rng) if spread else mf.tensor(a, dtype=fmt)
+            for a in args], params
+
+
 @pytest.mark.parametrize("fmt", FORMATS, ids=str)
-@pytest.mark.parametrize("name", sorted(UNARY) + sorted(BINARY))
+@pytest.mark.parametrize("name", sorted(OPS))
 def test_numerics_rule(name, fmt):
-    rng = np.random.default_rng(0)
-    x, y = values(fmt, (40, 50), rng), values(fmt, (50,), rng)
-    args = (x,) if name in UNARY else (x, y)
+    """Every op: the result is the exact op of the widened inputs, rounded once into the output format
+    (computed in float32 up to 10 mantissa bits, in float64 above: one rounding either way)."""
+    op = OPS[name]
+    args, params = _inputs(op, fmt, np.random.default_rng(0))
+    wide = np.float32 if fmt.man_bits <= 10 or fmt == mf.float32 else np.float64
     with np.errstate(all="ignore"):
-        expected = (UNARY.get(name) or BINARY.get(name))(*(a.float32() for a in args))
-        got = mf.apply(name, *args)
-    assert got.dtype == fmt
-    assert bits_equal(got, mf.round_to(expected, fmt))
+        expected = REFERENCES[name](*(a if isinstance(a, np.ndarray) else a.float32().astype(wide) for a in args),
+                                    **params)
+        got = mf.apply(name, *args, **params)
+    if op.returns_bool:
+        assert got.dtype == np.bool_ and np.array_equal(got.numpy(), expected)
+    elif name in BLAS_ORDER:
+        np.testing.assert_allclose(got.float32(), mf.round_to(expected, fmt).astype(np.float32),
+                                   rtol=4 * 2.0**-fmt.man_bits)
+    else:
+        assert got.dtype == fmt
+        assert bits_equal(got, mf.round_to(expected, fmt))
+
+
+def test_formats_wider_than_ten_mantissa_bits_round_once():
+    """float32 holds 24 bits: 1 + (2**-21 + 2**-30) would round twice there and lose the 2**-20."""
+    f = mf.Format(8, 20)
+    got = mf.tensor([1.0], dtype=f) + mf.tensor([2**-21 + 2**-30], dtype=f)
+    assert got.item() == 1 + 2**-20
 
 
 @pytest.mark.parametrize("name, native", [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
@@ -108,9 +173,7 @@ def test_nbytes_are_real():
 def example(op, rng):
     if op.example is not None:
         return op.example(rng)
-    arity = sum(1 for p in list(inspect.signature(op.forward).parameters.values())[1:]
-                if p.default is inspect.Parameter.empty)
-    shapes = [(3, 4), (4,), (1, 4)][:arity]      # the second input broadcasts
+    shapes = [(3, 4), (4,), (1, 4)][:len(op.inputs)]      # the second input broadcasts
     return tuple(rng.uniform(0.5, 2.0, s) for s in shapes), {}
 
 
@@ -125,9 +188,9 @@ def test_gradient_by_finite_differences(name):
     ans = op.forward(np, *args, **params)
     r = rng.standard_normal(np.shape(ans))          # loss = sum(r * op(args))
     for i, a in enumerate(args):
-        if a.dtype == bool or op.grads[i] is None:
+        if a.dtype == bool or op.grad(i) is None:
             continue
-        analytic = _unbroadcast(np, np.asarray(op.grads[i](np, r, ans, *args, **params), np.float64), a.shape)
+        analytic = _unbroadcast(np, np.asarray(op.grad(i)(np, r, ans, *args, **params), np.float64), a.shape)
         numeric = np.zeros_like(a)
         h = 1e-6
         for j in np.ndindex(a.shape):
@@ -219,3 +282,61 @@ def test_raw_storage_is_guarded_and_assign_rounds():
         t.assign(np.zeros(3))
     with pytest.raises(AttributeError):
         t.data = np.float16([0.0, 0.0])
+
+
+@pytest.mark.parametrize("shape", [(2, 2), (2, 3)])
+def test_transpose_with_mixed_sign_axes_has_the_right_gradient(shape):
+    w = mf.tensor(np.arange(np.prod(shape), dtype=np.float32).reshape(shape), requires_grad=True)
+    r = np.arange(np.prod(shape), dtype=np.float32).reshape(shape[::-1]) + 1
+    (w.transpose(-1, 0) * r).sum().backward()
+    assert w.grad.shape == shape
+    assert np.array_equal(w.grad.numpy(), r.T)
+
+
+def test_truth_value_follows_numpy_and_pytorch():
+    assert not bool(mf.tensor([0.0])) and bool(mf.tensor([[2.0]])) and not mf.tensor(0.0)
+    with pytest.raises(ValueError, match="truth value of a tensor of 2 elements is ambiguous"):
+        bool(mf.tensor([1.0, 1.0]))
+    with pytest.raises(ValueError, match="of 0 elements"):
+        bool(mf.tensor(np.zeros(0)))
+
+
+@pytest.mark.parametrize("dtype", [None, "float16", "bfloat16", "tf32", "float8_e4m3"])
+def test_shapes_are_kept_zero_dimensional_ones_too(dtype):
+    t = mf.tensor(1.5, dtype=dtype)
+    assert t.shape == () and t.item() == 1.5
+    assert (t * 2).shape == () and mf.tensor(np.float32(3.0), dtype=dtype).shape == ()
+    assert mf.tensor(np.zeros((0, 3)), dtype=dtype).shape == (0, 3)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: mf.tensor(None), TypeError, "data must be numbers.*got None"),
+    (lambda: mf.tensor([1 + 2j]), TypeError, "data must be real numbers.*complex128.*take .real"),
+    (lambda: mf.tensor(["a"]), TypeError, "data must be real numbers"),
+    (lambda: mf.tensor([1.0], requires_grad="yes"), TypeError, "requires_grad must be True or False, got 'yes'"),
+    (lambda: mf.tensor([1], requires_grad=True), TypeError, "only floating-point tensors can require gradients"),
+    (lambda: mf.tensor([1.0]) + None, TypeError, "add: operands must be tensors, arrays or real numbers, got None"),
+    (lambda: mf.tensor([1.0]) * (1 + 1j), TypeError, r"mul: operands must be .* real numbers, got \(1\+1j\)"),
+    (lambda: mf.tensor([1.0]).assign(["x"]), TypeError, "assign\\(\\): values must be real numbers"),
+    (lambda: mf.sum(mf.tensor([1.0]), 0, False, 3), TypeError, r"sum\(x, axis=None, keepdims=False\): too many"),
+    (lambda: mf.tensor([1.0]).relu(2), TypeError, r"relu\(self\): too many positional arguments"),
+    (lambda: len(mf.tensor(1.0)), TypeError, "len\\(\\) of a 0-d tensor"),
+])
+def test_bad_input_to_tensors_and_ops(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_functions_and_methods_come_from_the_registry_with_real_signatures():
+    import inspect
+    for name, op in OPS.items():
+        if op.function:
+            fn = getattr(mf, name)
+            assert fn.__doc__ == op.doc and name in mf.__all__
+            assert "self" not in inspect.signature(fn).parameters
+        if op.method:
+            assert getattr(mf.Tensor, name).__doc__ == op.doc
+    assert str(inspect.signature(mf.concatenate)) == "(tensors, axis=0)"
+    x = mf.tensor([[1.0, -2.0], [3.0, 4.0]])
+    assert mf.sum(x, 0).numpy().tolist() == x.sum(axis=0).numpy().tolist() == [4.0, 2.0]
+    assert mf.concatenate([x, x], 1).shape == (2, 4) and (abs(x) == mf.abs(x)).numpy().all()

@@ -1,0 +1,67 @@
+"""The engine's per-thread state in one object, changed only through the context managers below.
+
+As in PyTorch, grad mode and autocast belong to the thread that set them: a `no_grad()` or an
+`autocast()` in one thread never changes what another thread computes, and a monitor counts only
+the ops of the thread that watches.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+
+
+class _State(threading.local):
+    """What the dispatcher reads on every op; each thread starts from these defaults."""
+
+    def __init__(self):
+        self.grad_enabled = True
+        self.autocast = None        # the Format lower-precision ops run in, or None
+        self.autocast_depth = 0     # nesting of autocast regions: the cast cache lives as long as the outermost
+        self.cast_cache = {}        # (id(leaf), Format) -> (leaf, its cast), as PyTorch's autocast cache
+        self.monitors = ()          # the numerics reports watching this thread (a tuple: cheap to test)
+        self.layer = None           # the innermost layer being called, which the ops it creates belong to
+
+
+STATE = _State()
+
+
+@contextlib.contextmanager
+def _setting(name, value):
+    """STATE.name = value inside the block, the previous value restored after it."""
+    previous = getattr(STATE, name)
+    setattr(STATE, name, value)
+    try:
+        yield
+    finally:
+        setattr(STATE, name, previous)
+
+
+def grad_mode(enabled):
+    """Record the graph (True) or not (False) inside the block."""
+    return _setting("grad_enabled", bool(enabled))
+
+
+def layer_scope(layer):
+    """Ops created inside the block belong to `layer` (for the monitor)."""
+    return _setting("layer", layer)
+
+
+@contextlib.contextmanager
+def autocast_scope(fmt):
+    """Lower-precision ops run in `fmt` (None: autocast off) inside the block; the cast cache is emptied
+    when the outermost region ends."""
+    STATE.autocast_depth += 1
+    try:
+        with _setting("autocast", fmt):
+            yield
+    finally:
+        STATE.autocast_depth -= 1
+        if STATE.autocast_depth == 0:
+            STATE.cast_cache.clear()
+
+
+@contextlib.contextmanager
+def watching(report):
+    """`report` records every rounding of this thread inside the block."""
+    with _setting("monitors", STATE.monitors + (report,)):
+        yield

@@ -1,0 +1,112 @@
+"""Grad mode, autocast and its cast cache, the monitor and the layer scope belong to one thread each."""
+import threading
+
+import numpy as np
+
+import minifp as mf
+from minifp import numerics, nn
+from minifp._state import STATE
+from minifp.amp import autocast
+
+
+def in_other_thread(hold, body):
+    """Run `hold(entered, release)` in a second thread; once it has entered its block, run body() here."""
+    entered, release, errors = threading.Event(), threading.Event(), []
+
+    def run():
+        try:
+            hold(entered, release)
+        except BaseException as e:      # noqa: BLE001  (reported below, in the main thread)
+            errors.append(e)
+            entered.set()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    try:
+        assert entered.wait(10), "the other thread never entered its block"
+        return body()
+    finally:
+        release.set()
+        thread.join(10)
+        assert not errors, errors
+
+
+def test_no_grad_in_one_thread_leaves_another_recording():
+    def hold(entered, release):
+        with mf.no_grad():
+            entered.set()
+            release.wait(10)
+            assert not (mf.tensor([1.0], requires_grad=True) * 2).requires_grad
+
+    def body():
+        w = mf.tensor([3.0], requires_grad=True)
+        (w * w).sum().backward()
+        return w.grad.item()
+
+    assert in_other_thread(hold, body) == 6.0
+
+
+def test_autocast_and_its_cache_stay_in_their_thread():
+    w = mf.tensor(np.ones((4, 4)), requires_grad=True)
+    x = mf.tensor(np.full((2, 4), 1 + 2**-12, np.float32))
+
+    def hold(entered, release):
+        with autocast(mf.float16):
+            y = x @ w
+            entered.set()
+            release.wait(10)
+            assert y.dtype == mf.float16 and len(STATE.cast_cache) == 1
+
+    def body():
+        y = x @ w                       # float32 here, whatever the other thread has entered
+        return y.dtype, y.numpy()[0, 0], len(STATE.cast_cache), STATE.autocast
+
+    dtype, value, cached, active = in_other_thread(hold, body)
+    assert dtype == mf.float32 and value == np.float32(4 * (1 + 2**-12)) and cached == 0 and active is None
+
+
+def test_a_monitor_counts_only_its_own_threads_ops():
+    def hold(entered, release):
+        with numerics.watch() as report:
+            entered.set()
+            release.wait(10)
+        assert report.total("overflow") == 0 and not report.counts
+
+    def body():
+        return (mf.tensor([300.0], dtype="float16") ** 2).item()     # overflows, in this thread only
+
+    assert in_other_thread(hold, body) == np.inf
+
+
+def test_the_layer_scope_stays_in_its_thread():
+    seen = {}
+
+    class Blocking(nn.Module):
+        def forward(self, x):
+            entered.set()
+            release.wait(10)
+            return x * 2
+
+    entered, release = threading.Event(), threading.Event()
+    layer = Blocking()
+    thread = threading.Thread(target=lambda: seen.setdefault("out", layer(mf.tensor([1.0]))))
+    thread.start()
+    try:
+        assert entered.wait(10)
+        with numerics.watch() as report:
+            (mf.tensor([1e-8], dtype="float16") * 1e-3).item()
+        seen["layers"] = {key[0] for key in report.counts}
+        seen["here"] = STATE.layer
+    finally:
+        release.set()
+        thread.join(10)
+    assert seen["layers"] == {None} and seen["here"] is None and seen["out"].item() == 2.0
+
+
+def test_state_lives_in_one_object_changed_only_by_context_managers():
+    assert (STATE.grad_enabled, STATE.autocast, STATE.monitors, STATE.layer) == (True, None, (), None)
+    with mf.no_grad(), autocast(mf.bfloat16), numerics.watch() as report:
+        assert (STATE.grad_enabled, STATE.autocast, STATE.monitors) == (False, mf.bfloat16, (report,))
+        with mf.enable_grad():
+            assert mf.is_grad_enabled()
+    assert (STATE.grad_enabled, STATE.autocast, STATE.monitors, STATE.layer) == (True, None, (), None)
