@@ -1,7 +1,9 @@
 """Mixed precision, Keras's face: dtype policies and LossScaleOptimizer."""
 from __future__ import annotations
 
-from ._formats import ALIASES, FORMATS, as_format
+from dataclasses import dataclass, field
+
+from ._formats import ALIASES, FORMATS, Format, as_format
 from .amp import DynamicLossScale, StaticLossScale, all_finite
 from .optim import Optimizer
 
@@ -14,32 +16,40 @@ _KEYS = {"p": "params", "params": "params", "c": "compute", "compute": "compute"
 _JMP_NAMES = {"f32": "float32", "full": "float32", "f16": "float16", "bf16": "bfloat16", "half": "float16"}
 
 
+@dataclass(frozen=True)
 class Policy:
-    """A dtype policy: the compute dtype of a layer's ops, the dtype of its variables, and of its output.
+    """A dtype policy as a value (after jmp): the formats of a layer's variables, its computation and its output.
 
-    Keras names ("float32", "float16", "bfloat16", "mixed_float16", "mixed_bfloat16") or jmp's grammar
-    ("params=float32,compute=float16,output=float32", keys p/c/o). Dtypes are given as names, as in
-    Keras; the *_format properties give the minifp formats.
+    Made from a Keras name ("float32", "float16", "bfloat16", "mixed_float16", "mixed_bfloat16") or jmp's
+    grammar ("params=float32,compute=float16,output=float32", keys p/c/o). Two policies are equal when their
+    formats are; compute_dtype and variable_dtype give the formats' names, as Keras's do.
     """
+
+    name: str = field(compare=False)
+    variable_format: Format
+    compute_format: Format
+    output_format: Format
 
     def __init__(self, name):
         if isinstance(name, Policy):
             name = name.name
         if not isinstance(name, str):
             raise TypeError(f"Policy name must be a string, got {type(name).__name__}")
-        self.name = name
         if name in KERAS_POLICIES:
-            self.compute_dtype, self.variable_dtype = KERAS_POLICIES[name]
-            self.output_dtype = self.compute_dtype
+            compute, variable = KERAS_POLICIES[name]
+            output = compute
         elif "=" in name:
             parts = dict(self._parse(part) for part in name.split(","))
-            self.variable_dtype = parts.get("params", "float32")
-            self.compute_dtype = parts.get("compute", self.variable_dtype)
-            self.output_dtype = parts.get("output", self.compute_dtype)
+            variable = parts.get("params", "float32")
+            compute = parts.get("compute", variable)
+            output = parts.get("output", compute)
         else:
             raise ValueError(f"Cannot convert value {name!r} to a mixed precision Policy. Valid policies "
                              f"are: {', '.join(KERAS_POLICIES)}, or jmp's form "
                              f"'params=float32,compute=float16,output=float32' (keys p, c, o)")
+        for key, value in (("name", name), ("variable_format", as_format(variable)),
+                           ("compute_format", as_format(compute)), ("output_format", as_format(output))):
+            object.__setattr__(self, key, value)
 
     @staticmethod
     def _parse(part):
@@ -49,17 +59,11 @@ class Policy:
         value = _JMP_NAMES.get(value.strip(), value.strip())
         if value not in FORMATS and value not in ALIASES:
             raise ValueError(f"unknown dtype {value!r} in policy; valid: {', '.join(FORMATS)}")
-        return _KEYS[key.strip()], as_format(value).name
+        return _KEYS[key.strip()], value
 
-    compute_format = property(lambda self: as_format(self.compute_dtype))
-    variable_format = property(lambda self: as_format(self.variable_dtype))
-    output_format = property(lambda self: as_format(self.output_dtype))
-
-    def __eq__(self, other):
-        return isinstance(other, Policy) and other.name == self.name
-
-    def __hash__(self):
-        return hash(self.name)
+    compute_dtype = property(lambda self: self.compute_format.name)
+    variable_dtype = property(lambda self: self.variable_format.name)
+    output_dtype = property(lambda self: self.output_format.name)
 
     def __repr__(self):
         return f'<Policy "{self.name}">'

@@ -8,7 +8,7 @@ import numpy as np
 
 from . import losses as L
 from . import optim
-from ._formats import as_format
+from ._formats import as_format, float16
 from ._random import rng
 from ._tensor import no_grad, tensor
 from .mixed_precision import LossScaleOptimizer
@@ -59,7 +59,7 @@ class Model:
         opt = optim.get(optimizer)
         if not isinstance(opt, optim.Optimizer):
             raise TypeError(f"optimizer must be a name or a minifp.optim.Optimizer, got {type(opt).__name__}")
-        if self.policy.compute_dtype == "float16" and not isinstance(opt, LossScaleOptimizer):
+        if self.policy.compute_format == float16 and not isinstance(opt, LossScaleOptimizer):
             opt = LossScaleOptimizer(opt)       # as Keras does for mixed_float16
         unknown = [m for m in (metrics or []) if m not in METRICS]
         if unknown:

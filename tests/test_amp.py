@@ -291,6 +291,16 @@ def test_policies():
         Policy("abc")
 
 
+def test_a_policy_is_a_frozen_value_of_formats():
+    import dataclasses
+    p = Policy("mixed_float16")
+    assert (p.variable_format, p.compute_format, p.output_format) == (mf.float32, mf.float16, mf.float16)
+    assert p == Policy("params=float32,compute=float16") and hash(p) == hash(Policy("p=f32,c=f16"))
+    assert p != Policy("mixed_bfloat16") and Policy("float16") != Policy("mixed_float16")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.compute_format = mf.bfloat16
+
+
 def test_global_policy():
     assert global_policy().name == "float32"
     set_global_policy("mixed_bfloat16")
