@@ -137,9 +137,10 @@ def _check_storage(data, fmt):
         raise TypeError(f"Tensor(data, {fmt}): data must be an array of {fmt}'s storage dtype "
                         f"{np.dtype(fmt.storage).name}, got {type(data).__name__} of dtype {dtype}; "
                         f"use minifp.tensor(data, dtype={fmt.name!r}) to round values into the format")
-    if not fmt.native and not fmt.is_float32:
-        wide = data.astype(np.float32)
-        same = (round_to(wide, fmt).view(np.uint32) == wide.view(np.uint32)) | (wide != wide)
+    if not fmt.native and not fmt.is_float32:     # a float32 container, or a coded storage with other rules
+        wide = widen(data, fmt)
+        bits = f"u{data.dtype.itemsize}"
+        same = (round_to(wide, fmt).view(bits) == data.view(bits)) | (wide != wide)
         if not bool(same.all()):
             raise ValueError(f"Tensor(data, {fmt}): data holds values that {fmt} cannot represent; "
                              f"use minifp.tensor(data, dtype=...) to round them")
