@@ -1,5 +1,6 @@
 """Checkpoints: saved atomically at exactly the path asked, with every variable's format; resuming in a fresh
 process is bit-exact; state dicts are checked whole before anything changes."""
+import copy
 import json
 import os
 import zipfile
@@ -9,6 +10,9 @@ import pytest
 
 import minifp as mf
 from minifp import nn
+from minifp.amp import GradScaler
+from minifp.mixed_precision import LossScaleOptimizer
+from minifp.optim import SGD, Adam
 from minifp.training import Model
 
 
@@ -165,3 +169,132 @@ def test_loading_runs_no_code_and_refuses_other_files(tmp_path):
     with pytest.raises(ValueError, match="cannot read .* as a minifp checkpoint"):
         model.load_weights(tmp_path / "x")
     assert all(same(a, b) for a, b in zip(model.get_weights(), before))
+
+
+# -- optimizers and scalers check the whole state dict before changing anything ---------------------------
+
+
+def stepped_adam(lr=0.1):
+    p = mf.tensor(np.arange(5.0), requires_grad=True)
+    opt = Adam([p], lr=lr)
+    p.grad = mf.tensor(np.ones(5))
+    opt.step()
+    return opt
+
+
+def sgd_state():
+    p = mf.tensor(np.arange(5.0), requires_grad=True)
+    opt = SGD([p], lr=0.1, momentum=0.9)
+    p.grad = mf.tensor(np.ones(5))
+    opt.step()
+    return opt.state_dict()
+
+
+def unchanged(before, after):
+    if isinstance(before, dict):
+        return before.keys() == after.keys() and all(unchanged(before[k], after[k]) for k in before)
+    if isinstance(before, list):
+        return len(before) == len(after) and all(unchanged(a, b) for a, b in zip(before, after))
+    return same(np.asarray(before), np.asarray(after)) if isinstance(before, np.ndarray) else before == after
+
+
+def edited(state_dict, **paths):
+    out = copy.deepcopy(state_dict)
+    for path, value in paths.items():
+        *keys, last = path.split("__")
+        target = out
+        for k in keys:
+            target = target[int(k)] if k.isdigit() else target[k]
+        if value is DELETE:
+            del target[last]
+        else:
+            target[last] = value
+    return out
+
+
+DELETE = object()
+OPTIMIZER_CASES = {        # edit of a good Adam state dict -> what the error must say
+    "new hyper and bad iterations": ({"hyper__lr": 0.5, "iterations": "many"}, r"'iterations' must be a non-negati"),
+    "a (1,) state for a (5,) parameter": ({"state__0__exp_avg": np.zeros(1, np.float32)},
+                                          r"'exp_avg' is an array of shape \(1,\).* needs float32 of shape \(5,\)"),
+    "a missing state key": ({"state__0__exp_avg_sq": DELETE}, r"has \['exp_avg', 'step'\].* keeps \['exp_avg', 'e"),
+    "a missing key": ({"state": DELETE}, r"missing keys \['state'\]"),
+    "a bad learning rate": ({"hyper__lr": -1.0}, r"'hyper' holds values that Adam\(\) refuses.*learning rate"),
+    "state for two parameters": ({"state": [{}, {}]}, r"'state' holds state for 2 parameters; this optimizer has 1"),
+}
+
+
+@pytest.mark.parametrize("case", OPTIMIZER_CASES)
+def test_a_bad_optimizer_state_changes_nothing(case):
+    opt = stepped_adam()
+    before = opt.state_dict()
+    edits, message = OPTIMIZER_CASES[case]
+    with pytest.raises(ValueError, match=message):
+        opt.load_state_dict(edited(before, **edits))
+    assert unchanged(before, opt.state_dict())
+
+
+def test_an_sgd_state_does_not_load_into_adam():
+    opt = stepped_adam()
+    before = opt.state_dict()
+    with pytest.raises(ValueError, match=r"'hyper' \(another optimizer's state\?\) does not match: missing keys \["
+                                         r"'betas', 'eps'\], unexpected keys \['dampening', 'momentum', 'nesterov'\]"):
+        opt.load_state_dict(sgd_state())
+    assert unchanged(before, opt.state_dict())
+
+
+LSO_CASES = {
+    "bad loss scale after a good inner state": ({"inner__hyper__lr": 0.5, "loss_scale": "big"},
+                                                r"'loss_scale' must be a finite number > 0, got 'big'"),
+    "negative counter": ({"counter": -1}, r"'counter' must be an integer in \[0, 2000\), got -1"),
+    "static state into a dynamic optimizer": ({"dynamic": False}, r"'dynamic' is False; this LossScaleOptimizer is d"),
+    "inner SGD state": ({"inner": sgd_state()}, r"'hyper' \(another optimizer's state\?\) does not match"),
+}
+
+
+@pytest.mark.parametrize("case", LSO_CASES)
+def test_a_bad_loss_scale_optimizer_state_changes_nothing(case):
+    opt = LossScaleOptimizer(stepped_adam())
+    before = opt.state_dict()
+    edits, message = LSO_CASES[case]
+    with pytest.raises(ValueError, match=message):
+        opt.load_state_dict(edited(before, **edits))
+    assert unchanged(before, opt.state_dict()) and opt.inner_optimizer.hyper["lr"] == 0.1
+
+
+SCALER_CASES = {
+    "growth_interval 0": ({"growth_interval": 0}, r"'growth_interval' must be a positive integer, got 0"),
+    "tracker past the interval": ({"_growth_tracker": 5}, r"'_growth_tracker' must be an integer in \[0, growth_inte"),
+    "missing scale": ({"scale": DELETE}, r"missing keys \['scale'\]"),
+    "NaN scale": ({"scale": float("nan")}, r"'scale' must be a finite number > 0, got nan"),
+    "backoff above 1": ({"backoff_factor": 1.5}, r"'backoff_factor' must be a number in \(0, 1\), got 1.5"),
+}
+
+
+@pytest.mark.parametrize("case", SCALER_CASES)
+def test_a_bad_grad_scaler_state_changes_nothing(case):
+    scaler = GradScaler(init_scale=8.0, growth_interval=3)
+    before = scaler.state_dict()
+    edits, message = SCALER_CASES[case]
+    with pytest.raises(ValueError, match=message):
+        scaler.load_state_dict(edited(before, **edits))
+    assert scaler.state_dict() == before
+
+
+def test_a_keras_optimizer_gets_its_parameters_before_the_first_step():
+    saved = stepped_adam()
+    p = mf.tensor(saved.params[0].numpy(), requires_grad=True)
+    fresh = Adam(lr=0.1)
+    with pytest.raises(ValueError, match=r"holds state for 1 parameters; this optimizer has 0 .*build\(params\)"):
+        fresh.load_state_dict(saved.state_dict())
+    wrapped = LossScaleOptimizer(fresh)
+    wrapped.build([p])
+    fresh.build([p])                                  # again with the same ones: nothing changes
+    with pytest.raises(ValueError, match="already built with 1 parameters"):
+        fresh.build([p, mf.tensor([1.0])])
+    fresh.load_state_dict(saved.state_dict())
+    assert fresh.params == [p] and unchanged(saved.state_dict(), fresh.state_dict())
+    q = saved.params[0]
+    for opt, w in ((saved, q), (fresh, p)):
+        opt.apply_gradients([(mf.tensor(np.full(5, 0.5)), w)])
+    assert same(p.numpy(), q.numpy())
