@@ -59,11 +59,11 @@ def concatenate(tensors, axis=0):
     return apply("concatenate", *tensors, axis=axis)
 
 
-__all__ = ["amp", "datasets", "losses", "mixed_precision", "models", "nn", "numerics", "optim", "testing",
+__all__ = ["amp", "checkpoint", "datasets", "losses", "mixed_precision", "models", "nn", "numerics", "optim", "testing",
            "Format", "FORMATS", "ROUNDING_MODES", "Tensor", "abs", "bfloat16", "concatenate", "exp", "finfo",
            "float16", "float32", "float8_e4m3", "float8_e5m2", "log", "log_softmax", "manual_seed", "matmul", "max",
            "maximum", "mean", "minimum", "no_grad", "promote_types", "relu", "reshape", "round_to", "sigmoid",
            "softmax", "sqrt", "sum", "tanh", "tensor", "tf32", "transpose", "where"]
 
 from ._random import manual_seed  # noqa: E402
-from . import amp, datasets, losses, mixed_precision, models, nn, numerics, optim, testing  # noqa: E402  (they build on the names above)
+from . import amp, checkpoint, datasets, losses, mixed_precision, models, nn, numerics, optim, testing  # noqa: E402  (they build on the names above)

@@ -17,17 +17,52 @@ import zipfile
 
 import numpy as np
 
+from . import _random
 from ._formats import _BY_STORAGE, Format
 from ._tensor import Tensor
 
-__all__ = ["read", "VERSION"]
+__all__ = ["save", "load", "read", "VERSION"]
 
 VERSION = 1
 _STORAGES = {np.dtype(d).name: np.dtype(d) for d in _BY_STORAGE}     # float16, bfloat16, float8_*, float32, ...
 _FORMAT_FIELDS = ("exp_bits", "man_bits", "subnormals", "overflow", "infinities")
 
 
-# -- reading ------------------------------------------------------------------------------
+# -- the public calls ------------------------------------------------------------------------------
+
+
+def save(path, model, optimizer=None, scaler=None):
+    """Write model, optimizer (default: model.optimizer), scaler (a GradScaler) and minifp's random state to path."""
+    optimizer = _default_optimizer(model, optimizer)
+    _check_scaler(scaler)
+    arrays = []
+    index = _index(model, arrays)
+    if optimizer is not None:
+        index["optimizer"] = {"class": type(optimizer).__name__, "params": _param_names(model, optimizer),
+                              "state": _encode(optimizer.state_dict(), arrays, "optimizer")}
+    if scaler is not None:
+        index["scaler"] = {"class": type(scaler).__name__, "state": _encode(scaler.state_dict(), arrays, "scaler")}
+    index["random"] = _random.get_state()
+    _write(path, index, arrays)
+
+
+def load(path, model, optimizer=None, scaler=None):
+    """Restore what save() wrote into model, optimizer (default: model.optimizer), scaler and minifp's random state.
+
+    Every part is read and checked first; a file that does not hold a part asked for is refused.
+    """
+    optimizer = _default_optimizer(model, optimizer)
+    _check_scaler(scaler)
+    ckpt = read(path)
+    steps = [_variables_step(model, ckpt["variables"])]
+    if optimizer is not None:
+        steps.append(_optimizer_step(path, model, optimizer, ckpt["optimizer"]))
+    if scaler is not None:
+        steps.append(_scaler_step(path, scaler, ckpt["scaler"]))
+    if ckpt["random"] is not None:
+        _random.set_state(ckpt["random"])      # checks its state whole; first, so that its refusal changes nothing
+    for step in steps:
+        step()
 
 
 def read(path):
@@ -125,6 +160,67 @@ def _variables_step(model, tensors):
     return apply
 
 
+def _optimizer_step(path, model, optimizer, entry):
+    name = type(optimizer).__name__
+    if entry is None:
+        raise ValueError(f"{os.fspath(path)!r} holds no optimizer state (saved by save_weights, or without an "
+                         f"optimizer); load it with model.load_weights, or pass the parts it holds")
+    check_keys(entry, ("class", "params", "state"), f"{os.fspath(path)!r}: the optimizer's entry")
+    if not isinstance(entry["params"], list) or not all(isinstance(n, str) for n in entry["params"]):
+        raise ValueError(f"{os.fspath(path)!r}: the optimizer's parameters must be a list of variable names")
+    if entry["class"] != name:
+        raise ValueError(f"{os.fspath(path)!r} holds the state of an optimizer of class {entry['class']}; "
+                         f"optimizer is of class {name}")
+    variables = dict(model.named_variables())
+    unknown = [n for n in entry["params"] if n not in variables]
+    if unknown:
+        raise ValueError(f"{os.fspath(path)!r}: the optimizer's parameters {unknown} are not variables of the model")
+    params = [variables[n] for n in entry["params"]]
+    if optimizer.params and _param_names(model, optimizer) != entry["params"]:
+        raise ValueError(f"optimizer updates {_param_names(model, optimizer)}; the checkpoint's optimizer updated "
+                         f"{entry['params']}")
+    prepared = optimizer._checked(entry["state"], params)
+
+    def apply():
+        if not optimizer.params:
+            optimizer.build(params)        # a Keras-style optimizer gets its parameters before its first step
+        optimizer._restore(prepared)
+    return apply
+
+
+def _scaler_step(path, scaler, entry):
+    if entry is None:
+        raise ValueError(f"{os.fspath(path)!r} holds no loss scaler state; pass scaler=None")
+    check_keys(entry, ("class", "state"), f"{os.fspath(path)!r}: the scaler's entry")
+    prepared = scaler._checked(entry["state"])
+    return lambda: scaler._restore(prepared)
+
+
+def _default_optimizer(model, optimizer):
+    if not hasattr(model, "named_variables"):
+        raise TypeError(f"model must be a minifp.nn.Module, got {type(model).__name__}")
+    optimizer = getattr(model, "optimizer", None) if optimizer is None else optimizer
+    if optimizer is not None and not all(hasattr(optimizer, a) for a in ("params", "_checked", "build")):
+        raise TypeError(f"optimizer must be a minifp.optim.Optimizer or None, got {type(optimizer).__name__}")
+    return optimizer
+
+
+def _check_scaler(scaler):
+    from .amp import GradScaler          # amp builds on this module's checks
+    if scaler is not None and not isinstance(scaler, GradScaler):
+        raise TypeError(f"scaler must be a minifp.amp.GradScaler or None (a LossScaleOptimizer is saved as the "
+                        f"optimizer), got {type(scaler).__name__}")
+
+
+def _param_names(model, optimizer):
+    """The model's name of each parameter the optimizer updates, in the optimizer's order."""
+    names = {id(v): k for k, v in model.named_variables()}
+    unknown = [p.name or f"of shape {p.shape}" for p in optimizer.params if id(p) not in names]
+    if unknown:
+        raise ValueError(f"optimizer updates tensors that are not variables of the model: {unknown}")
+    return [names[id(p)] for p in optimizer.params]
+
+
 # -- the file ---------------------------------------------------------------------------------------------------
 
 
@@ -146,6 +242,24 @@ def _variable(entry, arrays):
         return str(entry["name"]), Tensor(a, fmt)      # refuses values the recorded format cannot hold
     except (TypeError, ValueError) as e:
         raise ValueError(f"variable {entry['name']!r}: {e}") from None
+
+
+def _encode(obj, arrays, where):
+    """obj as JSON-ready data; each array is appended to `arrays` and replaced by {"__array__": its number}."""
+    if isinstance(obj, dict):
+        if not all(isinstance(k, str) for k in obj):
+            raise TypeError(f"cannot save {where}: its keys must be strings, got {list(obj)}")
+        return {k: _encode(v, arrays, f"{where}[{k!r}]") for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_encode(v, arrays, f"{where}[{i}]") for i, v in enumerate(obj)]
+    if isinstance(obj, np.ndarray):
+        arrays.append(obj)
+        return {"__array__": len(arrays) - 1}
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    raise TypeError(f"cannot save {where}: a {type(obj).__name__} is not data (dicts, lists, numbers, arrays)")
 
 
 def _decoded(obj, arrays):

@@ -3,17 +3,26 @@ process is bit-exact; state dicts are checked whole before anything changes."""
 import copy
 import json
 import os
+import subprocess
+import sys
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import minifp as mf
 from minifp import nn
-from minifp.amp import GradScaler
+from minifp._random import get_state, rng
+from minifp.amp import GradScaler, autocast
+from minifp.datasets import load_digits
+from minifp.losses import cross_entropy
 from minifp.mixed_precision import LossScaleOptimizer
+from minifp.models import digits_mlp
 from minifp.optim import SGD, Adam
 from minifp.training import Model
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def ckpt():
@@ -77,7 +86,7 @@ def fail_on_second_array(monkeypatch):
     monkeypatch.setattr(np.lib.format, "write_array", flaky)
 
 
-@pytest.mark.parametrize("how", ["save_weights"])
+@pytest.mark.parametrize("how", ["save_weights", "checkpoint.save"])
 def test_an_interrupted_save_leaves_the_previous_checkpoint(tmp_path, monkeypatch, how):
     model = linear()
     path = tmp_path / "w.npz"
@@ -298,3 +307,104 @@ def test_a_keras_optimizer_gets_its_parameters_before_the_first_step():
     for opt, w in ((saved, q), (fresh, p)):
         opt.apply_gradients([(mf.tensor(np.full(5, 0.5)), w)])
     assert same(p.numpy(), q.numpy())
+
+
+# -- one call saves, one restores ---------------------------------------------------------------------------
+
+
+def test_load_checks_every_part_before_changing_any(tmp_path):
+    model = linear(0)
+    ckpt().save(tmp_path / "c", model, SGD(model.parameters(), lr=0.1))
+    other = linear(1)
+    weights, random_state = other.get_weights(), get_state()
+    with pytest.raises(ValueError, match="optimizer of class SGD; optimizer is of class Adam"):
+        ckpt().load(tmp_path / "c", other, Adam(other.parameters()))
+    with pytest.raises(ValueError, match="holds no loss scaler state; pass scaler=None"):
+        ckpt().load(tmp_path / "c", other, scaler=GradScaler())
+    with pytest.raises(ValueError, match="optimizer updates \\['1.kernel', '1.bias'\\]; the checkpoint's"):
+        ckpt().load(tmp_path / "c", other, SGD(other[1].parameters()))
+    model.save_weights(tmp_path / "w")
+    with pytest.raises(ValueError, match="holds no optimizer state"):
+        ckpt().load(tmp_path / "w", other, SGD(other.parameters()))
+    with pytest.raises(TypeError, match="scaler must be a minifp.amp.GradScaler or None"):
+        ckpt().load(tmp_path / "c", other, scaler=LossScaleOptimizer(Adam()))
+    assert all(same(a, b) for a, b in zip(other.get_weights(), weights)) and get_state() == random_state
+
+
+def digits():
+    (x, y), _ = load_digits()
+    return x[:320], y[:320]
+
+
+def torch_parts():
+    """A PyTorch-style setup: Dropout, Adam, a GradScaler whose scale moves within a few steps."""
+    model = nn.Sequential(nn.Flatten(), nn.Linear(64, 64), nn.ReLU(), nn.Dropout(0.25), nn.Linear(64, 10))
+    return model, Adam(model.parameters(), lr=1e-2), GradScaler(init_scale=2.0**16, growth_interval=3)
+
+
+def torch_train(parts, steps):
+    model, opt, scaler = parts
+    x, y = digits()
+    for _ in range(steps):
+        idx = rng().permutation(len(x))[:32]          # shuffled batches from minifp's generator
+        opt.zero_grad()
+        with autocast(mf.float16):
+            loss = cross_entropy(model(x[idx]), y[idx])
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+
+
+def fit_parts():
+    """The TensorFlow guide's setup: mixed_float16, compile("adam") (a LossScaleOptimizer), fit."""
+    model = digits_mlp("mixed_float16")
+    model.compile("adam", "sparse_categorical_crossentropy")
+    model(digits()[0][:1])                            # Dense layers make their variables on the first call
+    return model, None, None
+
+
+def fit_train(parts, epochs):
+    parts[0].fit(*digits(), batch_size=32, epochs=epochs, verbose=0)
+
+
+STYLES = {"pytorch loop": (torch_parts, torch_train, 6), "fit": (fit_parts, fit_train, 1)}
+
+
+def outcome(parts):
+    model, _, scaler = parts
+    if scaler is not None:
+        scale, counter = scaler.get_scale(), scaler.state_dict()["_growth_tracker"]
+    else:
+        scale, counter = model.optimizer.loss_scale, model.optimizer.dynamic_counter
+    return {"scale": np.float64(scale), "counter": np.int64(counter),
+            **{k: v.numpy() for k, v in model.named_variables()}}
+
+
+def resume(style, path, out):
+    """In a fresh process: build the setup, restore it from path, train on, and write the outcome to out."""
+    make, train, n = STYLES[style]
+    parts = make()
+    ckpt().load(path, *parts)
+    train(parts, n)
+    np.savez(out, **outcome(parts))
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_resuming_in_a_fresh_process_is_bit_exact(tmp_path, style):
+    make, train, n = STYLES[style]
+    mf.manual_seed(3)
+    parts = make()
+    train(parts, n)
+    ckpt().save(tmp_path / "c", *parts)
+    saved = outcome(parts)
+    train(parts, n)
+    expected = outcome(parts)
+    code = f"import sys; sys.path.insert(0, 'tests'); import test_checkpoint as t; t.resume(*sys.argv[1:])"
+    subprocess.run([sys.executable, "-c", code, style, str(tmp_path / "c"), str(tmp_path / "out.npz")],
+                   cwd=ROOT, check=True, timeout=300)
+    with np.load(tmp_path / "out.npz") as got:
+        assert sorted(got.files) == sorted(expected)
+        assert all(same(got[k], expected[k]) for k in expected)
+    assert not all(same(saved[k], expected[k]) for k in expected if k not in ("scale", "counter"))
+    if style == "pytorch loop":
+        assert len({h["scale"] for h in parts[2].history}) > 1          # the loss scale moved, and was restored
