@@ -10,10 +10,10 @@ __version__ = "0.1.0"
 _OPS = _functions()
 globals().update(_OPS)
 
-__all__ = ["amp", "datasets", "losses", "mixed_precision", "models", "nn", "numerics", "optim", "testing",
-           "Format", "FORMATS", "ROUNDING_MODES", "Tensor", "apply", "bfloat16", "enable_grad", "finfo", "float16",
-           "float32", "float8_e4m3", "float8_e5m2", "is_grad_enabled", "manual_seed", "no_grad", "promote_types",
-           "round_to", "tensor", "tf32"] + sorted(_OPS)
+__all__ = ["amp", "checkpoint", "datasets", "losses", "mixed_precision", "models", "nn", "numerics", "optim",
+           "testing", "Format", "FORMATS", "ROUNDING_MODES", "Tensor", "apply", "bfloat16", "enable_grad", "finfo",
+           "float16", "float32", "float8_e4m3", "float8_e5m2", "is_grad_enabled", "manual_seed", "no_grad",
+           "promote_types", "round_to", "tensor", "tf32"] + sorted(_OPS)
 
 from ._random import manual_seed  # noqa: E402
-from . import amp, datasets, losses, mixed_precision, models, nn, numerics, optim, testing  # noqa: E402  (they build on the names above)
+from . import amp, checkpoint, datasets, losses, mixed_precision, models, nn, numerics, optim, testing  # noqa: E402  (they build on the names above)

@@ -161,9 +161,14 @@ def _values_for(t, values):
     return _rounded(arr, t.fmt, "assign(): values")
 
 
+def _real(dtype):
+    """Whether arrays of dtype hold real numbers: NumPy's floats, integers and bools, or a format's storage."""
+    return dtype.kind in "fiub" or dtype in F._BY_STORAGE
+
+
 def _rounded(arr, fmt, what):
     """A real-valued array rounded once into fmt, keeping its shape; anything else is a TypeError."""
-    if arr.dtype.kind not in "fiub":
+    if not _real(arr.dtype):
         raise TypeError(f"{what} must be real numbers (float, int or bool), got dtype {arr.dtype}")
     if arr.dtype.kind == "b":
         arr = arr.astype(np.float32)
@@ -185,7 +190,7 @@ def tensor(data, dtype=None, requires_grad=False):
         raise TypeError("tensor(): data must be numbers, a (nested) list of numbers or an array, got None")
     xp = array_module(data)
     arr = data if xp is not np else np.asarray(data)
-    if arr.dtype.kind not in "fiub":
+    if not _real(arr.dtype):
         raise TypeError(f"tensor(): data must be real numbers (float, int or bool), got dtype {arr.dtype}"
                         + ("; take .real or abs() of complex data first" if arr.dtype.kind == "c" else ""))
     if dtype is None:

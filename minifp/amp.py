@@ -8,6 +8,7 @@ import numpy as np
 
 from ._state import STATE, autocast_scope
 from ._formats import as_format, float16
+from .checkpoint import check_keys, check_number
 from ._tensor import Tensor, tensor
 
 __all__ = ["autocast", "NoOpLossScale", "StaticLossScale", "DynamicLossScale", "all_finite", "GradScaler"]
@@ -260,11 +261,33 @@ class GradScaler:
                 "growth_interval": s.period, "_growth_tracker": s.counter}
 
     def load_state_dict(self, state_dict):
+        """Restore what state_dict() saved (PyTorch's keys); every value is checked before any change."""
+        self._restore(self._checked(state_dict))
+
+    def _checked(self, state_dict):
+        """The loss-scale state that state_dict describes (None when disabled); changes nothing."""
         if not self._enabled:
-            return
-        if len(state_dict) == 0:
+            return None
+        if isinstance(state_dict, dict) and len(state_dict) == 0:
             raise RuntimeError("The source state dict is empty, possibly because it was saved from a disabled "
                                "instance of GradScaler.")
-        self._state = replace(self._state, loss_scale=np.float32(state_dict["scale"]),
-                              factor=state_dict["growth_factor"], backoff=state_dict["backoff_factor"],
-                              period=state_dict["growth_interval"], counter=state_dict["_growth_tracker"])
+        where = "GradScaler state dict"
+        check_keys(state_dict, ("scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker"),
+                   where)
+        scale = check_number(state_dict["scale"], lambda x: 0 < x < float("inf"), "a finite number > 0",
+                             f"{where}: 'scale'")
+        factor = check_number(state_dict["growth_factor"], lambda x: 1 < x < float("inf"), "a finite number > 1",
+                              f"{where}: 'growth_factor'")
+        backoff = check_number(state_dict["backoff_factor"], lambda x: 0 < x < 1, "a number in (0, 1)",
+                               f"{where}: 'backoff_factor'")
+        period = check_number(state_dict["growth_interval"], lambda n: n > 0, "a positive integer",
+                              f"{where}: 'growth_interval'", integer=True)
+        counter = check_number(state_dict["_growth_tracker"], lambda n: 0 <= n < period,
+                               f"an integer in [0, growth_interval={period})", f"{where}: '_growth_tracker'",
+                               integer=True)
+        return replace(self._state, loss_scale=np.float32(scale), factor=factor, backoff=backoff, period=period,
+                       counter=counter)
+
+    def _restore(self, checked):
+        if checked is not None:
+            self._state = checked

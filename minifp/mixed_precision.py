@@ -1,10 +1,13 @@
 """Mixed precision, Keras's face: dtype policies and LossScaleOptimizer."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+import numpy as np
 
 from ._formats import ALIASES, FORMATS, Format, as_format
 from .amp import DynamicLossScale, StaticLossScale, all_finite
+from .checkpoint import check_keys, check_number
 from .optim import Optimizer
 
 __all__ = ["Policy", "set_global_policy", "global_policy", "LossScaleOptimizer"]
@@ -149,16 +152,41 @@ class LossScaleOptimizer(Optimizer):
     def zero_grad(self, set_to_none=True):
         self._optimizer.zero_grad()
 
+    def build(self, params):
+        """Register the variables to update before the first step (the inner optimizer's build)."""
+        self._optimizer.build(params)
+
     def state_dict(self):
+        """The inner optimizer's state, whether the scale is dynamic, the loss scale and the dynamic counter."""
         s = self._loss_scale
-        return {"inner": self._optimizer.state_dict(), "loss_scale": float(s.loss_scale),
+        return {"inner": self._optimizer.state_dict(), "dynamic": self.dynamic, "loss_scale": float(s.loss_scale),
                 "counter": getattr(s, "counter", 0)}
 
     def load_state_dict(self, state_dict):
-        self._optimizer.load_state_dict(state_dict["inner"])
-        s = self._loss_scale
-        self._loss_scale = type(s)(state_dict["loss_scale"], **({"counter": state_dict["counter"],
-                                                                  "period": s.period} if self.dynamic else {}))
+        """Restore what state_dict() saved; the inner optimizer's state and the scale are all checked first."""
+        self._restore(self._checked(state_dict, self.params))
+
+    def _checked(self, state_dict, params):
+        """(inner optimizer's checked state, new loss scale) from state_dict; changes nothing."""
+        where = "LossScaleOptimizer state dict"
+        check_keys(state_dict, ("inner", "dynamic", "loss_scale", "counter"), where)
+        if state_dict["dynamic"] is not self.dynamic:
+            kinds = {True: "dynamic", False: "static"}
+            raise ValueError(f"{where}: 'dynamic' is {state_dict['dynamic']!r}; this LossScaleOptimizer is "
+                             f"{kinds[self.dynamic]} (dynamic={self.dynamic})")
+        scale = check_number(state_dict["loss_scale"], lambda x: 0 < x < float("inf"), "a finite number > 0",
+                             f"{where}: 'loss_scale'")
+        period = self._loss_scale.period if self.dynamic else 1
+        counter = check_number(state_dict["counter"], lambda n: 0 <= n < period,
+                               f"an integer in [0, {period})", f"{where}: 'counter'", integer=True)
+        inner = self._optimizer._checked(state_dict["inner"], params)
+        if self.dynamic:
+            return inner, replace(self._loss_scale, loss_scale=np.float32(scale), counter=counter)
+        return inner, StaticLossScale(scale)
+
+    def _restore(self, checked):
+        self._optimizer._restore(checked[0])
+        self._loss_scale = checked[1]
 
     def __repr__(self):
         return f"LossScaleOptimizer({self._optimizer!r}, loss_scale={self.loss_scale})"

@@ -16,6 +16,7 @@ from ._random import rng
 from ._state import STATE, layer_scope
 from ._ops import OPS
 from ._tensor import Tensor, apply, tensor
+from .checkpoint import checked_values
 from .mixed_precision import Policy, global_policy
 from .training import Model
 
@@ -120,18 +121,10 @@ class Module:
         return {k: v.numpy().copy() for k, v in self.named_variables()}
 
     def load_state_dict(self, state):
-        """Restore variables from state_dict(); checks every name, shape and dtype before changing any."""
-        own = dict(self.named_variables())
-        missing, unexpected = sorted(set(own) - set(state)), sorted(set(state) - set(own))
-        if missing or unexpected:
-            raise KeyError(f"state dict does not match the model: missing {missing}, unexpected {unexpected}")
-        for k, v in own.items():
-            a = np.asarray(state[k])
-            if a.shape != v.shape or a.dtype != v.data.dtype:
-                raise ValueError(f"state dict entry {k!r} has shape {a.shape} and dtype {a.dtype}; the model's "
-                                 f"variable has shape {v.shape} and dtype {v.data.dtype}")
-        for k, v in own.items():
-            v.assign(state[k])
+        """Restore variables from a dict of arrays (or tensors) by name; all names and shapes are checked before any
+        changes. Values of another format are rounded into each variable's format, as PyTorch's copy_ casts."""
+        for v, values in checked_values(self.named_variables(), state):
+            v.assign(values)
 
     def __repr__(self):
         return f"{type(self).__name__}({self.extra_repr()})"

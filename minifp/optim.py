@@ -12,6 +12,7 @@ import numpy as np
 
 from ._rounding import round_to, widen
 from ._tensor import Tensor, apply, no_grad
+from .checkpoint import check_keys, check_number
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "clip_grad_norm_", "clip_grad_value_", "get"]
 
@@ -93,21 +94,84 @@ class Optimizer:
         """The new weight (float32) from weight w, gradient g and this parameter's state."""
         raise NotImplementedError
 
-    # -- checkpoints ----------------------------------------------------------------------
+    # -- parameters before the first step, and checkpoints -------------------------------------------------
+    def build(self, params):
+        """Register the variables to update before the first step (Keras 3's build); again, only the same ones."""
+        if isinstance(params, Tensor):
+            raise TypeError(f"{type(self).__name__}.build() takes a list of tensors, got one tensor; pass [tensor]")
+        params = list(params)
+        if self.params:
+            if len(params) != len(self.params) or any(p is not q for p, q in zip(params, self.params)):
+                raise ValueError(f"{type(self).__name__} is already built with {len(self.params)} parameters; "
+                                 f"build() again takes the same ones")
+            return
+        try:
+            self._add(params)
+        except (TypeError, ValueError):
+            self.params, self.state = [], []          # all or nothing
+            raise
+
     def state_dict(self):
         """Hyperparameters, step count and per-parameter state (float32 arrays), for an exact round trip."""
         return {"hyper": dict(self.hyper), "iterations": self.iterations,
                 "state": [{k: np.array(v, copy=True) for k, v in s.items()} for s in self.state]}
 
     def load_state_dict(self, state_dict):
-        """Restore what state_dict() saved; the parameter count must match."""
+        """Restore what state_dict() saved; every key, hyperparameter and array shape is checked before any change."""
+        self._restore(self._checked(state_dict, self.params))
+
+    def _checked(self, state_dict, params):
+        """(hyper, iterations, state) read from state_dict for these params; changes nothing."""
+        where = f"{type(self).__name__} state dict"
+        check_keys(state_dict, ("hyper", "iterations", "state"), where)
+        hyper = self._checked_hyper(state_dict["hyper"], where)
+        iterations = check_number(state_dict["iterations"], lambda n: n >= 0, "a non-negative integer",
+                                  f"{where}: 'iterations'", integer=True)
         state = state_dict["state"]
-        if len(state) != len(self.params):
-            raise ValueError(f"state dict holds state for {len(state)} parameters, this optimizer has "
-                             f"{len(self.params)}")
-        self.hyper = dict(state_dict["hyper"])
-        self.iterations = int(state_dict["iterations"])
-        self.state = [{k: np.array(v, dtype=np.float32, copy=True) for k, v in s.items()} for s in state]
+        if not isinstance(state, (list, tuple)) or len(state) != len(params):
+            size = len(state) if isinstance(state, (list, tuple)) else type(state).__name__
+            hint = "" if params else " (an optimizer made without parameters gets them from build(params))"
+            raise ValueError(f"{where}: 'state' holds state for {size} parameters; this optimizer has "
+                             f"{len(params)}{hint}")
+        return hyper, iterations, [self._checked_slots(s, p, hyper, f"{where}: state {i}")
+                                   for i, (s, p) in enumerate(zip(state, params))]
+
+    def _checked_hyper(self, hyper, where):
+        """hyper if it holds exactly this optimizer's hyperparameters, with values its constructor accepts."""
+        check_keys(hyper, self.defaults, f"{where}: 'hyper' (another optimizer's state?)")
+        hyper = {k: tuple(v) if isinstance(self.defaults[k], tuple) and isinstance(v, list) else v
+                 for k, v in hyper.items()}                 # JSON has lists where betas were a tuple
+        try:
+            type(self)(**hyper)                             # the constructor's checks, on a throwaway optimizer
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"{where}: 'hyper' holds values that {type(self).__name__}() refuses: {e}") from None
+        return hyper
+
+    def _checked_slots(self, slots, p, hyper, where):
+        """One parameter's state as float32 copies: nothing (no step yet) or exactly what update() keeps."""
+        if not isinstance(slots, dict):
+            raise TypeError(f"{where} must be a dict of arrays, got {type(slots).__name__}")
+        expected = {}
+        zeros = np.zeros(p.shape, np.float32)
+        try:
+            with np.errstate(all="ignore"):
+                self.update(zeros, zeros, expected, **hyper)    # one update on zeros shows the keys and shapes it keeps
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"{where}: the hyperparameters {hyper} cannot update a parameter: {e}") from None
+        if slots and set(slots) != set(expected):
+            raise ValueError(f"{where} has {sorted(slots)}; {type(self).__name__} with these hyperparameters keeps "
+                             f"{sorted(expected)} (or nothing before the first step)")
+        out = {}
+        for k, v in slots.items():
+            a = np.asarray(v)
+            if a.dtype.kind not in "fiu" or a.shape != np.shape(expected[k]):
+                raise ValueError(f"{where}: {k!r} is an array of shape {a.shape} and dtype {a.dtype}; parameter "
+                                 f"{p.name or ''} of shape {p.shape} needs float32 of shape {np.shape(expected[k])}")
+            out[k] = a.astype(np.float32)                   # a copy, in native byte order
+        return out
+
+    def _restore(self, checked):
+        self.hyper, self.iterations, self.state = checked
 
     def __repr__(self):
         return f"{type(self).__name__}({', '.join(f'{k}={v}' for k, v in self.hyper.items())})"

@@ -1,14 +1,13 @@
 """Keras's training API for modules: compile, fit, evaluate, predict, weights, summary."""
 from __future__ import annotations
 
-import json
 import time
 
 import numpy as np
 
+from . import checkpoint, optim
 from . import losses as L
-from . import optim
-from ._formats import as_format, float16
+from ._formats import float16
 from ._random import rng
 from ._tensor import no_grad, tensor
 from .mixed_precision import LossScaleOptimizer
@@ -165,30 +164,23 @@ class Model:
         return [v.numpy().copy() for _, v in self.named_variables()]
 
     def set_weights(self, weights):
-        """Set every variable from get_weights()-shaped arrays; all are checked before any is set."""
-        variables = [v for _, v in self.named_variables()]
-        if len(weights) != len(variables):
-            raise ValueError(f"set_weights() got {len(weights)} arrays for {len(variables)} variables")
-        for i, (w, v) in enumerate(zip(weights, variables)):
+        """Set every variable from get_weights()-shaped arrays, rounded into its format; all checked first."""
+        named = self.named_variables()
+        if len(weights) != len(named):
+            raise ValueError(f"set_weights() got {len(weights)} arrays for {len(named)} variables")
+        for i, (w, (name, v)) in enumerate(zip(weights, named)):
             if np.shape(w) != v.shape:
-                raise ValueError(f"weight {i} ({v.name}) has shape {v.shape}, got {np.shape(w)}")
-        for w, v in zip(weights, variables):
-            v.assign(np.asarray(w, dtype=v.data.dtype))
+                raise ValueError(f"weight {i} ({name}) has shape {v.shape}, got {np.shape(w)}")
+        for v, values in checkpoint.checked_values(named, {k: w for (k, _), w in zip(named, weights)}):
+            v.assign(values)
 
     def save_weights(self, path):
-        """Write the variables to an .npz file: raw bits plus a JSON index of formats (no pickle)."""
-        state = self.state_dict()
-        index = {k: str(a.dtype) for k, a in state.items()}
-        arrays = {f"v{i}": a.view(f"u{a.itemsize}") for i, a in enumerate(state.values())}
-        np.savez(path, __index__=np.frombuffer(json.dumps(index).encode(), np.uint8), **arrays)
+        """Write every variable, with its format, to exactly `path` (an .npz of raw bits and a JSON index; atomic)."""
+        checkpoint.save_weights(path, self)
 
     def load_weights(self, path):
-        """Read what save_weights() wrote (allow_pickle=False: loading runs no code)."""
-        with np.load(path, allow_pickle=False) as f:
-            index = json.loads(bytes(f["__index__"]).decode())
-            state = {k: f[f"v{i}"].view(as_format(dtype).storage if dtype != "float32" else np.float32)
-                     for i, (k, dtype) in enumerate(index.items())}
-        self.load_state_dict(state)
+        """Read the variables that save_weights() or minifp.checkpoint.save() wrote; all checked before any is set."""
+        checkpoint.load_weights(path, self)
 
     def summary(self, print_fn=print):
         """Layers, output shapes, parameter counts and dtype policies, as Keras prints them."""

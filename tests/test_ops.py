@@ -340,3 +340,11 @@ def test_functions_and_methods_come_from_the_registry_with_real_signatures():
     x = mf.tensor([[1.0, -2.0], [3.0, 4.0]])
     assert mf.sum(x, 0).numpy().tolist() == x.sum(axis=0).numpy().tolist() == [4.0, 2.0]
     assert mf.concatenate([x, x], 1).shape == (2, 4) and (abs(x) == mf.abs(x)).numpy().all()
+
+
+@pytest.mark.parametrize("fmt", [mf.bfloat16, mf.float8_e4m3, mf.float8_e5m2, mf.float16])
+def test_tensors_from_every_storage_dtype(fmt):
+    raw = mf.round_to(np.float32([1.5, -3.0, 0.25]), fmt)
+    assert mf.tensor(raw).dtype == fmt and mf.tensor(raw).numpy().tolist() == raw.tolist()
+    assert mf.tensor(raw, dtype="float32").numpy().tolist() == [1.5, -3.0, 0.25]
+    assert mf.tensor([0.0, 0.0, 0.0], dtype=fmt).assign(raw).numpy().tolist() == raw.tolist()
