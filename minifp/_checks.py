@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["is_integer", "is_number", "problem", "number", "integer", "flag"]
+__all__ = ["is_integer", "is_number", "problem", "number", "integer", "sizes", "flag"]
 
 INF = math.inf
 
@@ -64,6 +64,12 @@ def number(name, value, lo=-INF, hi=INF, lo_open=False, hi_open=False, integer=F
 def integer(name, value, lo=-INF, hi=INF, where=""):
     """value if it is an integer in [lo, hi], else a TypeError or ValueError naming `name`."""
     return number(name, value, lo, hi, integer=True, where=where)
+
+
+def sizes(where="", **values):
+    """Check that each value (a count, a width, a size) is an integer >= 1."""
+    for name, value in values.items():
+        integer(name, value, lo=1, where=where)
 
 
 def flag(name, value, where=""):

@@ -146,12 +146,6 @@ class Module:
         return ""
 
 
-def _sizes(where, **sizes):
-    """Check that each size is an integer >= 1."""
-    for name, value in sizes.items():
-        _checks.integer(name, value, lo=1, where=where)
-
-
 def _pair(where, name, value):
     """An int or a pair of ints, each >= 1, as a pair."""
     pair = (value, value) if not isinstance(value, (tuple, list)) else tuple(value)
@@ -199,7 +193,7 @@ class Linear(_Affine):
     """PyTorch's Linear(in_features, out_features): U(-1/sqrt(in), 1/sqrt(in)) initialisation."""
 
     def __init__(self, in_features, out_features, bias=True, dtype=None):
-        _sizes("Linear: ", in_features=in_features, out_features=out_features)
+        _checks.sizes("Linear: ", in_features=in_features, out_features=out_features)
         _checks.flag("bias", bias, where="Linear: ")
         super().__init__(dtype)
         bound = 1 / math.sqrt(in_features)
@@ -215,7 +209,7 @@ class Dense(_Affine):
     """Keras's Dense(units, activation): glorot-uniform kernel, zero bias, input size taken on first call."""
 
     def __init__(self, units, activation=None, use_bias=True, dtype=None, name=None):
-        _sizes("Dense: ", units=units)
+        _checks.sizes("Dense: ", units=units)
         _checks.flag("use_bias", use_bias, where="Dense: ")
         super().__init__(dtype, name)
         self.units, self.use_bias = units, use_bias
@@ -238,7 +232,7 @@ class Conv2d(Module):
     """2-D convolution over NCHW inputs with stride and zero padding (PyTorch's initialisation)."""
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, bias=True, dtype=None):
-        _sizes("Conv2d: ", in_channels=in_channels, out_channels=out_channels, stride=stride)
+        _checks.sizes("Conv2d: ", in_channels=in_channels, out_channels=out_channels, stride=stride)
         kh, kw = _pair("Conv2d: ", "kernel_size", kernel_size)
         _checks.integer("padding", padding, lo=0, where="Conv2d: ")
         _checks.flag("bias", bias, where="Conv2d: ")
@@ -259,7 +253,7 @@ class _Pool2d(Module):
     reduce = None
 
     def __init__(self, kernel_size, stride=None, dtype=None):
-        _sizes(f"{type(self).__name__}: ", kernel_size=kernel_size)
+        _checks.sizes(f"{type(self).__name__}: ", kernel_size=kernel_size)
         if stride is not None and stride != kernel_size:
             raise ValueError(f"{type(self).__name__} supports stride equal to kernel_size ({kernel_size}) or None "
                              f"only, got stride={stride!r}")
@@ -310,7 +304,7 @@ class BatchNorm1d(_Norm):
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, dtype=None):
         where = f"{type(self).__name__}: "
-        _sizes(where, num_features=num_features)
+        _checks.sizes(where, num_features=num_features)
         _checks.number("eps", eps, lo=0, lo_open=True, where=where)    # it keeps var + eps away from zero
         _checks.number("momentum", momentum, lo=0, hi=1, where=where)
         super().__init__(dtype)
