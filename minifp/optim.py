@@ -33,7 +33,8 @@ class Optimizer:
         if unknown:
             raise TypeError(f"{type(self).__name__} got unknown argument(s) {', '.join(map(repr, unknown))}; "
                             f"valid arguments: {', '.join(self.defaults)} (learning_rate is lr)")
-        self.check({**self.defaults, **hyper})
+        hyper = {**self.defaults, **hyper}
+        self.check(hyper)
         if params is not None:
             if isinstance(params, (Tensor, str, dict)) or not isinstance(params, Iterable):
                 # PyTorch's words: a bare tensor would be iterated row by row, optimising copies.
@@ -42,7 +43,7 @@ class Optimizer:
             params = list(params)
             if not params:
                 raise ValueError(f"{type(self).__name__} got an empty parameter list")
-        self.hyper = {**self.defaults, **hyper}
+        self.hyper = hyper
         self.params: list[Tensor] = []
         self.state: list[dict] = []
         self.iterations = 0
@@ -103,9 +104,9 @@ class Optimizer:
             if not isinstance(p, Tensor) or p.fmt is None:
                 raise TypeError(f"grads_and_vars[{i}]: the variable must be a floating-point minifp Tensor, "
                                 f"got {type(p).__name__}")
-            if g is not None and np.shape(g.data if isinstance(g, Tensor) else g) != p.shape:
-                raise ValueError(f"grads_and_vars[{i}]: gradient of shape "
-                                 f"{np.shape(g.data if isinstance(g, Tensor) else g)} for a parameter of shape "
+            shape = None if g is None else np.shape(g.data if isinstance(g, Tensor) else g)
+            if shape is not None and shape != p.shape:
+                raise ValueError(f"grads_and_vars[{i}]: gradient of shape {shape} for a parameter of shape "
                                  f"{p.shape}; they must match")
 
     def _apply(self, pairs):
