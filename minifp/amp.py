@@ -6,10 +6,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from . import _checks
 from ._state import STATE, autocast_scope
 from ._formats import as_format, float16
 from .checkpoint import check_keys, check_number
 from ._tensor import Tensor, tensor
+from .optim import Optimizer
 
 __all__ = ["autocast", "NoOpLossScale", "StaticLossScale", "DynamicLossScale", "all_finite", "GradScaler"]
 
@@ -153,12 +155,20 @@ class GradScaler:
 
     def __init__(self, init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000,
                  enabled=True):
-        self._enabled = enabled
-        if enabled:
-            if growth_factor <= 1.0:
-                raise ValueError(f"The growth factor must be > 1.0 (got {growth_factor}).")
-            if backoff_factor >= 1.0:
-                raise ValueError(f"The backoff factor must be < 1.0 (got {backoff_factor}).")
+        # Checked even when disabled: a bad value should not wait for the day the scaler is switched on.
+        self._enabled = _checks.flag("enabled", enabled, where="GradScaler: ")
+        # The scale is kept in float32, so it must be a positive float32 number.
+        _checks.number("init_scale", init_scale, lo=0, hi=float(np.finfo(np.float32).max), lo_open=True,
+                       where="GradScaler: ")
+        bad = _checks.problem(growth_factor, lo=1, lo_open=True)
+        if bad:
+            raise bad[0](f"The growth factor must be > 1.0 (got growth_factor={growth_factor!r}; valid: a finite "
+                         f"number > 1).")
+        bad = _checks.problem(backoff_factor, lo=0, hi=1, lo_open=True, hi_open=True)
+        if bad:
+            raise bad[0](f"The backoff factor must be < 1.0 (got backoff_factor={backoff_factor!r}; valid: a number "
+                         f"in (0, 1)).")
+        _checks.integer("growth_interval", growth_interval, lo=1, where="GradScaler: ")
         self._state = DynamicLossScale(init_scale, period=growth_interval, factor=growth_factor,
                                        min_loss_scale=0.0, backoff=backoff_factor)
         self._per_optimizer = {}
@@ -197,18 +207,21 @@ class GradScaler:
         """Divide the optimizer's gradients by the scale in place and record whether any was inf/NaN."""
         if not self._enabled:
             return
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"unscale_(): optimizer must be a minifp.optim.Optimizer, got {type(optimizer).__name__}")
         state = self._stage(optimizer)
         if state["stage"] == UNSCALED:
             raise RuntimeError("unscale_() has already been called on this optimizer since the last update().")
         if state["stage"] == STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
         inv = np.float32(1.0 / np.float64(self._state.loss_scale))
+        # Checked before any gradient changes; a format is float16 by its properties, whatever its name.
+        if any(p.grad is not None and p.grad.fmt == float16 for p in optimizer.params):
+            raise ValueError("Attempting to unscale FP16 gradients.")
         found, seen = False, False
         for i, p in enumerate(optimizer.params):
             if p.grad is None:
                 continue
-            if p.grad.fmt.name == "float16":
-                raise ValueError("Attempting to unscale FP16 gradients.")
             seen = True
             g = p.grad.float32()
             if not np.isfinite(g).all() and not found:

@@ -2,14 +2,45 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import math
+import os
 import sys
 
 import minifp as mf
+from minifp import _checks
 from minifp.demos import DEMOS
 from minifp.models import MODELS
 
 POLICIES = ("float32", "mixed_float16", "mixed_bfloat16", "float16", "bfloat16")
 COMPARED = ("float32", "mixed_float16", "mixed_bfloat16")
+EPOCHS = {"mlp": 20, "cnn": 15}
+
+__all__ = ["main", "train", "formats_table", "report_table"]
+
+
+def _integer(lo):
+    """An argparse type: an integer >= lo (argparse adds the option's name to the error)."""
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid value {text!r}: must be an integer >= {lo}") from None
+        if value < lo:
+            raise argparse.ArgumentTypeError(f"invalid value {text!r}: must be an integer >= {lo}")
+        return value
+    return parse
+
+
+def _learning_rate(text):
+    """An argparse type: a finite number >= 0 (nan and inf would train garbage)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}: must be a finite number >= 0")
+    return value
 
 
 def formats_table():
@@ -25,11 +56,16 @@ def formats_table():
 
 def train(policy, model="mlp", epochs=None, batch_size=32, lr=1e-3, seed=0, verbose=1):
     """Train a digits model under `policy`; returns a dict of what to report."""
+    if model not in MODELS:
+        raise ValueError(f"train(): unknown model {model!r}; valid models: {', '.join(MODELS)}")
+    if epochs is not None:
+        _checks.integer("epochs", epochs, lo=1, where="train(): ")     # the report needs one epoch's figures
     (x, y), (x_test, y_test) = mf.datasets.load_digits()
     mf.manual_seed(seed)
     net = MODELS[model](policy)
     net.compile(mf.optim.Adam(lr=lr), "sparse_categorical_crossentropy", ["accuracy"])
-    history = net.fit(x, y, batch_size=batch_size, epochs=epochs or {"mlp": 20, "cnn": 15}[model], verbose=verbose)
+    history = net.fit(x, y, batch_size=batch_size, epochs=EPOCHS[model] if epochs is None else epochs,
+                      verbose=verbose)
     _, accuracy = net.evaluate(x_test, y_test)
     h = history.history
     steps = len(h["time_per_step"])
@@ -50,6 +86,17 @@ def report_table(rows):
     return "\n".join(lines)
 
 
+def _check_plot(parser, path):
+    """Refuse --plot before the demo runs: a missing folder, a folder as the file, no matplotlib."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        parser.error(f"argument --plot: invalid value {path!r}: the folder {folder!r} does not exist")
+    if os.path.isdir(path):
+        parser.error(f"argument --plot: invalid value {path!r}: a folder; give a file name such as figure.png")
+    if importlib.util.find_spec("matplotlib") is None:
+        parser.error("argument --plot: figures need matplotlib: pip install 'minifp[plots]'")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="minifp", description=mf.__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -58,16 +105,18 @@ def main(argv=None):
     tr.add_argument("--compare", action="store_true", help="train under float32, mixed_float16 and mixed_bfloat16 "
                                                            "and print one table")
     tr.add_argument("--model", default="mlp", choices=sorted(MODELS))
-    tr.add_argument("--epochs", type=int, default=None, help="default 20 for mlp, 15 for cnn")
-    tr.add_argument("--batch-size", type=int, default=32)
-    tr.add_argument("--lr", type=float, default=1e-3)
-    tr.add_argument("--seed", type=int, default=0)
+    tr.add_argument("--epochs", type=_integer(1), default=None, help="default 20 for mlp, 15 for cnn")
+    tr.add_argument("--batch-size", type=_integer(1), default=32)
+    tr.add_argument("--lr", type=_learning_rate, default=1e-3)
+    tr.add_argument("--seed", type=_integer(0), default=0)
     tr.add_argument("--quiet", action="store_true", help="no progress bars")
     sub.add_parser("formats", help="print the table of formats and their limits")
     demo = sub.add_parser("demo", help="run a demo of what half precision does")
     demo.add_argument("name", choices=list(DEMOS))
     demo.add_argument("--plot", metavar="FILE", help="also write the demo's figure to FILE (PNG; needs matplotlib)")
     args = parser.parse_args(argv)
+    if args.command == "demo" and args.plot:
+        _check_plot(demo, args.plot)
     if args.command == "train":
         policies = COMPARED if args.compare else (args.policy,)
         print(f"Training the {args.model} on the digits (1437 train / 360 test images) under "
@@ -82,7 +131,7 @@ def main(argv=None):
         print(text)
         if args.plot:
             if figure is None:
-                parser.error(f"demo {args.name} has no figure")
+                demo.error(f"argument --plot: demo {args.name} has no figure")
             figure(args.plot)
             print(f"figure written to {args.plot}")
     return 0

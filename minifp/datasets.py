@@ -2,14 +2,20 @@
 from __future__ import annotations
 
 import gzip
+import math
+import os
+import zlib
 from importlib import resources
 
 import numpy as np
+
+from . import _checks
 
 __all__ = ["load_digits", "load_idx", "make_classification", "make_regression"]
 
 # IDX type codes -> big-endian dtypes (the format of the MNIST files).
 _IDX_TYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
+_CHUNK = 1 << 20     # bytes read at a time from an IDX file
 
 
 def load_digits(test_size=360, seed=0):
@@ -21,6 +27,8 @@ def load_digits(test_size=360, seed=0):
     with resources.files("minifp").joinpath("data/digits.npz").open("rb") as f:
         data = np.load(f, allow_pickle=False)
         images, labels = data["images"], data["labels"].astype(np.int64)
+    _checks.integer("test_size", test_size, lo=0, hi=len(labels) - 1, where="load_digits(): ")   # keep a train set
+    _checks.integer("seed", seed, lo=0, where="load_digits(): ")
     order = np.random.default_rng(seed).permutation(len(labels))
     x = images[order].astype(np.float32) / np.float32(16)
     y = labels[order]
@@ -29,32 +37,76 @@ def load_digits(test_size=360, seed=0):
 
 
 def load_idx(path):
-    """An array from an IDX file (the MNIST format), gzip-compressed or not; checks its header and size."""
-    with open(path, "rb") as f:
-        raw = f.read()
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
-    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0:
-        raise ValueError(f"{path}: not an IDX file (it must start with two zero bytes, a type code and the "
+    """An array from an IDX file (the MNIST format), gzip-compressed or not; checks its header and size.
+
+    The file is streamed: the header is checked first and then exactly the bytes it promises are read,
+    so a bad or lying file is refused without decompressing all of it.
+    """
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(f"load_idx(): path must be a file path (str or os.PathLike), got {type(path).__name__}")
+    where = f"load_idx(path={os.fsdecode(path)!r})"
+    try:
+        f = open(path, "rb")
+    except IsADirectoryError:
+        raise IsADirectoryError(f"{where}: a directory, not an IDX file") from None
+    except OSError as e:
+        raise type(e)(f"{where}: cannot open the file: {e.strerror}") from None
+    with f:
+        gzipped = f.read(2) == b"\x1f\x8b"
+        f.seek(0)
+        try:
+            return _read_idx(gzip.GzipFile(fileobj=f) if gzipped else f, where)
+        except (EOFError, OSError, zlib.error) as e:        # a truncated or corrupt gzip stream
+            raise ValueError(f"{where}: the gzip stream is truncated or corrupt ({e})") from None
+
+
+def _read_idx(stream, where):
+    """The array in an IDX stream: header first, then exactly the promised data."""
+    head = _read(stream, 4)
+    if len(head) < 4 or head[0] != 0 or head[1] != 0:
+        raise ValueError(f"{where}: not an IDX file (it must start with two zero bytes, a type code and the "
                          f"number of dimensions)")
-    code, ndim = raw[2], raw[3]
+    code, ndim = head[2], head[3]
     if code not in _IDX_TYPES:
-        raise ValueError(f"{path}: unknown IDX type code 0x{code:02x}; valid codes: "
+        raise ValueError(f"{where}: unknown IDX type code 0x{code:02x}; valid codes: "
                          f"{', '.join(f'0x{c:02x}' for c in _IDX_TYPES)}")
-    if len(raw) < 4 + 4 * ndim:
-        raise ValueError(f"{path}: truncated header: {ndim} dimensions need {4 + 4 * ndim} bytes, file has {len(raw)}")
-    shape = tuple(int(d) for d in np.frombuffer(raw, ">u4", ndim, 4))
+    dims = _read(stream, 4 * ndim)
+    if len(dims) < 4 * ndim:
+        raise ValueError(f"{where}: truncated header: {ndim} dimensions need {4 + 4 * ndim} bytes, file has "
+                         f"{4 + len(dims)}")
+    shape = tuple(int.from_bytes(dims[i:i + 4], "big") for i in range(0, 4 * ndim, 4))
     dtype = np.dtype(_IDX_TYPES[code])
-    expected = int(np.prod(shape)) * dtype.itemsize
-    body = raw[4 + 4 * ndim:]
-    if len(body) != expected:
-        raise ValueError(f"{path}: the header promises shape {shape} of {dtype.name} ({expected} bytes), but the "
-                         f"file holds {len(body)} bytes of data ({'truncated' if len(body) < expected else 'extra'})")
+    count = math.prod(shape)                     # Python ints: a lying header cannot overflow the check
+    if count > np.iinfo(np.intp).max // dtype.itemsize:
+        raise ValueError(f"{where}: the header declares shape {shape}, {count} elements: more than an array can hold")
+    expected = count * dtype.itemsize
+    body = _read(stream, expected)
+    if len(body) < expected:
+        raise ValueError(f"{where}: the header promises shape {shape} of {dtype.name} ({expected} bytes), but the "
+                         f"file holds {len(body)} bytes of data (truncated)")
+    if stream.read(1):
+        raise ValueError(f"{where}: the header promises shape {shape} of {dtype.name} ({expected} bytes), but the "
+                         f"file holds more data (extra)")
     return np.frombuffer(body, dtype).reshape(shape).astype(dtype.newbyteorder("="))
+
+
+def _read(stream, n):
+    """Up to n bytes, in chunks: a header promising more than the file holds costs no memory."""
+    parts = []
+    while n > 0:
+        part = stream.read(min(n, _CHUNK))
+        if not part:
+            break
+        parts.append(part)
+        n -= len(part)
+    return b"".join(parts)
 
 
 def make_classification(n=512, features=10, classes=3, seed=0, separation=2.0):
     """Gaussian blobs, one per class: (x float32 (n, features), y int64 (n,))."""
+    _checks.sizes("make_classification(): ", n=n, features=features, classes=classes)
+    _checks.integer("seed", seed, lo=0, where="make_classification(): ")
+    _checks.number("separation", separation, lo=0, where="make_classification(): ")
     rng = np.random.default_rng(seed)
     centers = rng.standard_normal((classes, features)) * separation
     y = rng.integers(0, classes, n)
@@ -64,6 +116,9 @@ def make_classification(n=512, features=10, classes=3, seed=0, separation=2.0):
 
 def make_regression(n=512, features=10, noise=0.1, seed=0):
     """y = x @ w + noise: (x float32 (n, features), y float32 (n, 1))."""
+    _checks.sizes("make_regression(): ", n=n, features=features)
+    _checks.integer("seed", seed, lo=0, where="make_regression(): ")
+    _checks.number("noise", noise, lo=0, where="make_regression(): ")
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((n, features))
     y = x @ rng.standard_normal((features, 1)) + noise * rng.standard_normal((n, 1))

@@ -150,7 +150,8 @@ class LossScaleOptimizer(Optimizer):
         self.apply_gradients(zip(self.get_unscaled_gradients([p.grad for p in params]), params))
 
     def zero_grad(self, set_to_none=True):
-        self._optimizer.zero_grad()
+        """The inner optimizer's zero_grad."""
+        self._optimizer.zero_grad(set_to_none)
 
     def build(self, params):
         """Register the variables to update before the first step (the inner optimizer's build)."""

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from . import _checks
 from . import _formats as F
 from ._random import rng
 from ._state import STATE, layer_scope
@@ -32,6 +33,9 @@ def get_activation(name):
     """The activation function called `name` (None is linear)."""
     if name is None or callable(name):
         return name or ACTIVATIONS["linear"]
+    if not isinstance(name, str):
+        raise TypeError(f"activation must be a name ({', '.join(ACTIVATIONS)}), a callable or None, "
+                        f"got {type(name).__name__}")
     try:
         return ACTIVATIONS[name]
     except KeyError:
@@ -133,6 +137,26 @@ class Module:
         return ""
 
 
+def _pair(where, name, value):
+    """An int or a pair of ints, each >= 1, as a pair."""
+    pair = (value, value) if not isinstance(value, (tuple, list)) else tuple(value)
+    if len(pair) != 2 or not all(_checks.is_integer(v) for v in pair):
+        raise TypeError(f"{where}{name} must be an integer or a pair of integers, got {value!r}")
+    for v in pair:
+        _checks.integer(name, v, lo=1, where=where)
+    return pair
+
+
+def _shape(where, name, value, single=True):
+    """A shape: a tuple or list of integers >= 1 (or, if single, one integer)."""
+    dims = (value,) if single and _checks.is_integer(value) else value
+    if not isinstance(dims, (tuple, list)) or not dims:
+        raise TypeError(f"{where}{name} must be {'an integer or ' if single else ''}a non-empty tuple of integers, "
+                        f"got {value!r}")
+    for i, d in enumerate(dims):
+        _checks.integer(name if dims is not value else f"{name}[{i}]", d, lo=1, where=where)
+
+
 def _uniform(bound):
     return lambda shape: rng().uniform(-bound, bound, shape)
 
@@ -160,6 +184,8 @@ class Linear(_Affine):
     """PyTorch's Linear(in_features, out_features): U(-1/sqrt(in), 1/sqrt(in)) initialisation."""
 
     def __init__(self, in_features, out_features, bias=True, dtype=None):
+        _checks.sizes("Linear: ", in_features=in_features, out_features=out_features)
+        _checks.flag("bias", bias, where="Linear: ")
         super().__init__(dtype)
         bound = 1 / math.sqrt(in_features)
         self.kernel = self.add_weight((in_features, out_features), _uniform(bound))
@@ -174,6 +200,8 @@ class Dense(_Affine):
     """Keras's Dense(units, activation): glorot-uniform kernel, zero bias, input size taken on first call."""
 
     def __init__(self, units, activation=None, use_bias=True, dtype=None, name=None):
+        _checks.sizes("Dense: ", units=units)
+        _checks.flag("use_bias", use_bias, where="Dense: ")
         super().__init__(dtype, name)
         self.units, self.use_bias = units, use_bias
         self.activation_name = activation if isinstance(activation, str) or activation is None else "custom"
@@ -195,8 +223,11 @@ class Conv2d(Module):
     """2-D convolution over NCHW inputs with stride and zero padding (PyTorch's initialisation)."""
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, bias=True, dtype=None):
+        _checks.sizes("Conv2d: ", in_channels=in_channels, out_channels=out_channels, stride=stride)
+        kh, kw = _pair("Conv2d: ", "kernel_size", kernel_size)
+        _checks.integer("padding", padding, lo=0, where="Conv2d: ")
+        _checks.flag("bias", bias, where="Conv2d: ")
         super().__init__(dtype)
-        kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
         bound = 1 / math.sqrt(in_channels * kh * kw)
         self.weight = self.add_weight((out_channels, in_channels, kh, kw), _uniform(bound))
         self.bias = self.add_weight((out_channels,), _uniform(bound)) if bias else None
@@ -213,11 +244,12 @@ class _Pool2d(Module):
     reduce = None
 
     def __init__(self, kernel_size, stride=None, dtype=None):
+        _checks.sizes(f"{type(self).__name__}: ", kernel_size=kernel_size)
+        if stride is not None and stride != kernel_size:
+            raise ValueError(f"{type(self).__name__} supports stride equal to kernel_size ({kernel_size}) or None "
+                             f"only, got stride={stride!r}")
         super().__init__(dtype)
         self.k = kernel_size
-        if stride not in (None, kernel_size):
-            raise ValueError(f"{type(self).__name__} supports stride equal to kernel_size ({kernel_size}) only, "
-                             f"got stride={stride}")
 
     def forward(self, x):
         n, c, h, w = x.shape
@@ -262,6 +294,10 @@ class BatchNorm1d(_Norm):
     axes = (0,)
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, dtype=None):
+        where = f"{type(self).__name__}: "
+        _checks.sizes(where, num_features=num_features)
+        _checks.number("eps", eps, lo=0, lo_open=True, where=where)    # it keeps var + eps away from zero
+        _checks.number("momentum", momentum, lo=0, hi=1, where=where)
         super().__init__(dtype)
         self.eps, self.momentum = eps, momentum
         # Keras keeps normalisation variables in float32 under mixed policies; so do we.
@@ -300,6 +336,8 @@ class LayerNorm(_Norm):
     """Normalisation over the last dimension, with a learned scale and shift."""
 
     def __init__(self, normalized_shape, eps=1e-5, dtype=None):
+        _shape("LayerNorm: ", "normalized_shape", normalized_shape)
+        _checks.number("eps", eps, lo=0, lo_open=True, where="LayerNorm: ")
         super().__init__(dtype)
         self.eps = eps
         self.weight = tensor(np.ones(normalized_shape, np.float32), requires_grad=True)
@@ -315,9 +353,9 @@ class Dropout(Module):
     """Zero each element with probability p in training, scaling the rest by 1 / (1 - p)."""
 
     def __init__(self, p=0.5, dtype=None):
+        # p = 1 would scale the survivors by 1 / 0.
+        _checks.number("p", p, lo=0, hi=1, hi_open=True, where="Dropout: the probability ")
         super().__init__(dtype)
-        if not 0 <= p < 1:
-            raise ValueError(f"Dropout probability must be in [0, 1), got {p}")
         self.p = p
 
     def forward(self, x):
@@ -331,6 +369,7 @@ class Reshape(Module):
     """(N, ...) -> (N, *target_shape), as Keras's Reshape."""
 
     def __init__(self, target_shape, dtype=None):
+        _shape("Reshape: ", "target_shape", target_shape, single=False)
         super().__init__(dtype)
         self.target_shape = tuple(target_shape)
 
@@ -371,18 +410,26 @@ class Softmax(Activation):
         super().__init__("softmax", dtype)
 
 
+def _layer(name, layer):
+    if not isinstance(layer, Module):
+        raise TypeError(f"Sequential: {name} must be a minifp.nn layer (a Module), got {type(layer).__name__}")
+
+
 class Sequential(Module, Model):
     """Layers applied in order; with the Keras training API (compile, fit, evaluate, predict, summary)."""
 
     def __init__(self, *layers, dtype=None):
-        super().__init__(dtype)
         if len(layers) == 1 and isinstance(layers[0], (list, tuple)):
             layers = layers[0]
+        for i, layer in enumerate(layers):
+            _layer(f"layers[{i}]", layer)
+        super().__init__(dtype)
         self.layers = list(layers)
         for i, layer in enumerate(self.layers):
             setattr(self, str(i), layer)
 
     def add(self, layer):
+        _layer("layer", layer)
         setattr(self, str(len(self.layers)), layer)
         self.layers.append(layer)
 

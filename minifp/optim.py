@@ -8,8 +8,11 @@ Both faces work: PyTorch's (params at construction, zero_grad(), step() reading
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
+from . import _checks
 from ._rounding import round_to, widen
 from ._tensor import Tensor, apply, no_grad
 from .checkpoint import check_keys, check_number
@@ -24,35 +27,49 @@ class Optimizer:
     aliases = {"learning_rate": "lr"}       # Keras spelling -> ours
 
     def __init__(self, params=None, **hyper):
+        if "lr" in hyper and "learning_rate" in hyper:
+            raise TypeError(f"{type(self).__name__} got both lr and learning_rate; pass one (they are the same)")
         hyper = {self.aliases.get(k, k): v for k, v in hyper.items()}
         unknown = sorted(set(hyper) - set(self.defaults))
         if unknown:
             raise TypeError(f"{type(self).__name__} got unknown argument(s) {', '.join(map(repr, unknown))}; "
                             f"valid arguments: {', '.join(self.defaults)} (learning_rate is lr)")
-        self.hyper = {**self.defaults, **hyper}
-        if self.hyper["lr"] < 0:
-            raise ValueError(f"{type(self).__name__}: invalid learning rate {self.hyper['lr']}; it must be >= 0")
+        hyper = {**self.defaults, **hyper}
+        self.check(hyper)
+        if params is not None:
+            if isinstance(params, (Tensor, str, dict)) or not isinstance(params, Iterable):
+                # PyTorch's words: a bare tensor would be iterated row by row, optimising copies.
+                raise TypeError(f"params argument given to the optimizer should be an iterable of Tensors, but got "
+                                f"{type(params).__name__}; pass [tensor] or model.parameters()")
+            params = list(params)
+            if not params:
+                raise ValueError(f"{type(self).__name__} got an empty parameter list")
+        self.hyper = hyper
         self.params: list[Tensor] = []
         self.state: list[dict] = []
         self.iterations = 0
         if params is not None:
-            params = list(params)
-            if not params:
-                raise ValueError(f"{type(self).__name__} got an empty parameter list")
             self._add(params)
 
+    @classmethod
+    def check(cls, hyper):
+        """Refuse hyperparameters outside their valid ranges (PyTorch's checks and words, with the range named)."""
+        _hyper("learning rate", "lr", hyper["lr"], lo=0)
+
     def _add(self, params):
-        """Register parameters; each one once."""
+        """Register parameters, each one once; all are checked before any is added."""
         known = {id(p) for p in self.params}
-        for p in params:
+        for i, p in enumerate(params):
             if not isinstance(p, Tensor) or p.fmt is None:
-                raise TypeError(f"{type(self).__name__} optimizes floating-point minifp tensors, got {type(p).__name__}")
+                what = "an integer tensor" if isinstance(p, Tensor) else type(p).__name__
+                raise TypeError(f"{type(self).__name__}: params[{i}] must be a floating-point minifp Tensor, "
+                                f"got {what}")
             if id(p) in known:
                 raise ValueError(f"{type(self).__name__}: parameter {p.name or ''} of shape {p.shape} appears more "
                                  f"than once in the parameter list; pass each parameter once")
             known.add(id(p))
-            self.params.append(p)
-            self.state.append({})
+        self.params.extend(params)
+        self.state.extend({} for _ in params)
 
     def _index(self, p):
         for i, q in enumerate(self.params):
@@ -63,9 +80,13 @@ class Optimizer:
 
     # -- the two faces ----------------------------------------------------------------
     def zero_grad(self, set_to_none=True):
-        """Forget the gradients of every parameter."""
+        """Forget every parameter's gradient (set_to_none=True) or zero it in place, as PyTorch does."""
+        _checks.flag("set_to_none", set_to_none, where="zero_grad(): ")
         for p in self.params:
-            p.grad = None
+            if set_to_none:
+                p.grad = None
+            elif p.grad is not None:
+                p.grad.assign(np.zeros(p.grad.shape, np.float32))
 
     def step(self):
         """Apply each parameter's .grad (PyTorch style)."""
@@ -75,7 +96,22 @@ class Optimizer:
         """Apply (gradient, variable) pairs (Keras style); None gradients are skipped."""
         self._apply(list(grads_and_vars))
 
+    def _check_pairs(self, pairs):
+        """Refuse any malformed (gradient, variable) pair before the first one is applied."""
+        for i, pair in enumerate(pairs):
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise TypeError(f"grads_and_vars[{i}] must be a (gradient, variable) pair, got {pair!r:.80}")
+            g, p = pair
+            if not isinstance(p, Tensor) or p.fmt is None:
+                raise TypeError(f"grads_and_vars[{i}]: the variable must be a floating-point minifp Tensor, "
+                                f"got {type(p).__name__}")
+            shape = None if g is None else np.shape(g.data if isinstance(g, Tensor) else g)
+            if shape is not None and shape != p.shape:
+                raise ValueError(f"grads_and_vars[{i}]: gradient of shape {shape} for a parameter of shape "
+                                 f"{p.shape}; they must match")
+
     def _apply(self, pairs):
+        self._check_pairs(pairs)
         self.iterations += 1
         with no_grad():
             for g, p in pairs:
@@ -84,8 +120,6 @@ class Optimizer:
                 i = self._index(p)
                 g32 = g.float32() if isinstance(g, Tensor) else np.asarray(g, np.float32)
                 w32 = p.float32()
-                if g32.shape != w32.shape:
-                    raise ValueError(f"gradient of shape {g32.shape} for a parameter of shape {w32.shape}")
                 with np.errstate(all="ignore"):
                     new = self.update(w32, g32, self.state[i], **self.hyper)
                 p.assign(new)
@@ -181,10 +215,39 @@ def _f32(x):
     return np.float32(x)
 
 
+def _hyper(label, name, value, **bounds):
+    """PyTorch's "Invalid <label>: <value>", then the argument and its valid range."""
+    bad = _checks.problem(value, **bounds)
+    if bad:
+        exc, words = bad
+        raise exc(f"Invalid {label}: {value!r}; {name} must be {words}")
+
+
+def _betas(betas):
+    """Adam's betas: a pair of numbers in [0, 1)."""
+    if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+        exc = ValueError if isinstance(betas, (tuple, list)) else TypeError
+        raise exc(f"Invalid betas: {betas!r}; betas must be a pair (beta1, beta2) of numbers in [0, 1)")
+    for i, b in enumerate(betas):
+        _hyper(f"beta parameter at index {i}", f"betas[{i}]", b, lo=0, hi=1, hi_open=True)
+
+
 class SGD(Optimizer):
     """Stochastic gradient descent with momentum, Nesterov momentum and L2 weight decay (PyTorch's rule)."""
 
     defaults = {"lr": 0.01, "momentum": 0.0, "dampening": 0.0, "nesterov": False, "weight_decay": 0.0}
+
+    @classmethod
+    def check(cls, hyper):
+        super().check(hyper)
+        _hyper("momentum value", "momentum", hyper["momentum"], lo=0)
+        _hyper("dampening value", "dampening", hyper["dampening"], lo=0, hi=1)
+        _hyper("weight_decay value", "weight_decay", hyper["weight_decay"], lo=0)
+        _checks.flag("nesterov", hyper["nesterov"], where="SGD: ")
+        if hyper["nesterov"] and (hyper["momentum"] <= 0 or hyper["dampening"] != 0):
+            raise ValueError(f"Nesterov momentum requires a momentum and zero dampening; got momentum="
+                             f"{hyper['momentum']!r} and dampening={hyper['dampening']!r} (need momentum > 0, "
+                             f"dampening = 0)")
 
     def update(self, w, g, state, lr, momentum, dampening, nesterov, weight_decay):
         if weight_decay:
@@ -204,6 +267,13 @@ class Adam(Optimizer):
 
     defaults = {"lr": 1e-3, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.0}
     decoupled = False
+
+    @classmethod
+    def check(cls, hyper):
+        super().check(hyper)
+        _hyper("epsilon value", "eps", hyper["eps"], lo=0)
+        _betas(hyper["betas"])
+        _hyper("weight_decay value", "weight_decay", hyper["weight_decay"], lo=0)
 
     def update(self, w, g, state, lr, betas, eps, weight_decay):
         if weight_decay and not self.decoupled:
@@ -235,6 +305,15 @@ class RMSprop(Optimizer):
 
     defaults = {"lr": 1e-3, "rho": 0.9, "epsilon": 1e-7, "momentum": 0.0, "centered": False}
 
+    @classmethod
+    def check(cls, hyper):
+        super().check(hyper)
+        # rho = 1 would freeze the mean square at zero and divide by sqrt(epsilon) forever.
+        _hyper("rho value", "rho", hyper["rho"], lo=0, hi=1, hi_open=True)
+        _hyper("epsilon value", "epsilon", hyper["epsilon"], lo=0)
+        _hyper("momentum value", "momentum", hyper["momentum"], lo=0)
+        _checks.flag("centered", hyper["centered"], where="RMSprop: ")
+
     def update(self, w, g, state, lr, rho, epsilon, momentum, centered):
         ms = state["velocity"] = _f32(rho) * state.get("velocity", np.zeros_like(w)) + _f32(1 - rho) * g * g
         denominator = ms + _f32(epsilon)
@@ -255,22 +334,43 @@ def get(identifier, **hyper):
     """An optimizer from its name ("adam", "sgd", ...) or the optimizer itself (as keras.optimizers.get)."""
     if isinstance(identifier, str):
         try:
-            return OPTIMIZERS[identifier.lower()](**hyper)
+            cls = OPTIMIZERS[identifier.lower()]
         except KeyError:
             raise ValueError(f"unknown optimizer {identifier!r}; valid names: {', '.join(OPTIMIZERS)}") from None
+        return cls(**hyper)
+    if not isinstance(identifier, Optimizer):
+        raise TypeError(f"Could not interpret optimizer identifier: {identifier!r}; identifier must be a name "
+                        f"({', '.join(OPTIMIZERS)}) or a minifp.optim.Optimizer")
+    if hyper:
+        raise TypeError(f"get() takes hyperparameters ({', '.join(hyper)}) only with a name as identifier; "
+                        f"{type(identifier).__name__} is already built")
     return identifier
 
 
 # -- clipping -----------------------------------------------------------------------------
 
 
-def _grads(params):
-    return [p for p in ([params] if isinstance(params, Tensor) else params) if p.grad is not None]
+def _grads(params, where):
+    """The tensors among params (a tensor or an iterable of them) that have a gradient."""
+    if isinstance(params, Tensor):
+        params = [params]
+    elif isinstance(params, (str, dict)) or not isinstance(params, Iterable):
+        raise TypeError(f"{where}: params must be a Tensor or an iterable of Tensors, got "
+                        f"{type(params).__name__}")
+    params = list(params)
+    for i, p in enumerate(params):
+        if not isinstance(p, Tensor):
+            raise TypeError(f"{where}: params[{i}] must be a Tensor, got {type(p).__name__}")
+    return [p for p in params if p.grad is not None]
 
 
 def clip_grad_norm_(params, max_norm, norm_type=2.0):
     """Scale the gradients so their joint norm is at most max_norm (float32 arithmetic); returns the norm."""
-    ps = _grads(params)
+    _checks.number("max_norm", max_norm, lo=0, where="clip_grad_norm_(): ")
+    bad = norm_type != np.inf and _checks.problem(norm_type, lo=0, lo_open=True)   # 1 / p is taken below
+    if bad:
+        raise bad[0](f"clip_grad_norm_(): norm_type must be a finite number > 0 or inf, got {norm_type!r}")
+    ps = _grads(params, "clip_grad_norm_()")
     if not ps:
         return 0.0
     gs = [widen(p.grad.data, p.grad.fmt) for p in ps]
@@ -289,6 +389,8 @@ def clip_grad_norm_(params, max_norm, norm_type=2.0):
 
 def clip_grad_value_(params, clip_value):
     """Clamp every gradient element into [-clip_value, clip_value]."""
+    _checks.number("clip_value", clip_value, lo=0, where="clip_grad_value_(): ")
+    ps = _grads(params, "clip_grad_value_()")
     with no_grad():
-        for p in _grads(params):
+        for p in ps:
             p.grad = apply("minimum", apply("maximum", p.grad, -clip_value), clip_value)

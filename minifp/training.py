@@ -5,11 +5,11 @@ import time
 
 import numpy as np
 
-from . import checkpoint, optim
+from . import _checks, checkpoint, optim
 from . import losses as L
 from ._formats import float16
 from ._random import rng
-from ._tensor import no_grad, tensor
+from ._tensor import Tensor, no_grad, tensor
 from .mixed_precision import LossScaleOptimizer
 
 __all__ = ["Model", "History"]
@@ -55,17 +55,27 @@ class Model:
 
     def compile(self, optimizer="rmsprop", loss=None, metrics=None):
         """Choose optimizer and loss (names or objects); under mixed_float16, wrap in a LossScaleOptimizer."""
+        # Everything is checked before the optimizer is wrapped: a failed compile() leaves it unmarked.
+        if not isinstance(optimizer, (str, optim.Optimizer)):
+            raise TypeError(f"compile(): optimizer must be a name ({', '.join(optim.OPTIMIZERS)}) or a "
+                            f"minifp.optim.Optimizer, got {type(optimizer).__name__}")
         opt = optim.get(optimizer)
-        if not isinstance(opt, optim.Optimizer):
-            raise TypeError(f"optimizer must be a name or a minifp.optim.Optimizer, got {type(opt).__name__}")
-        if self.policy.compute_format == float16 and not isinstance(opt, LossScaleOptimizer):
-            opt = LossScaleOptimizer(opt)       # as Keras does for mixed_float16
+        if metrics is not None and not isinstance(metrics, (list, tuple)):
+            raise TypeError(f"compile(): metrics must be a list of names ({', '.join(METRICS)}) or None, got "
+                            f"{metrics!r}")
         unknown = [m for m in (metrics or []) if m not in METRICS]
         if unknown:
             raise ValueError(f"unknown metric(s) {unknown}; valid metrics: {', '.join(METRICS)}")
         if loss is None:
             raise ValueError(f"compile() needs a loss; valid names: {', '.join(L.LOSSES)}, or a callable")
-        self.optimizer, self.loss_fn, self.metrics = opt, L.get(loss), list(metrics or [])
+        loss_fn = L.get(loss)
+        if self.policy.compute_format == float16 and not isinstance(opt, LossScaleOptimizer):
+            opt = LossScaleOptimizer(opt)       # as Keras does for mixed_float16
+        self.optimizer, self.loss_fn, self.metrics = opt, loss_fn, list(metrics or [])
+
+    def _compiled(self, caller):
+        if self.optimizer is None:
+            raise RuntimeError(f"call compile(optimizer, loss) before {caller}()")
 
     # -- one step -------------------------------------------------------------------------------
     def train_step(self, x, y):
@@ -89,20 +99,15 @@ class Model:
     def fit(self, x, y, batch_size=32, epochs=1, verbose=1, validation_split=0.0, validation_data=None,
             shuffle=True):
         """Train for `epochs`; returns a History of loss, accuracy, val_*, time_per_step and loss_scale."""
-        if self.optimizer is None:
-            raise RuntimeError("call compile(optimizer, loss) before fit()")
-        x, y = _pair(x, y)
-        if validation_split and validation_data is None:
-            if not 0 < validation_split < 1:
-                raise ValueError(f"validation_split must be in (0, 1), got {validation_split}")
-            cut = int(len(x) * (1 - validation_split))          # Keras takes the last part, unshuffled
-            x, y, validation_data = x[:cut], y[:cut], (x[cut:], y[cut:])
+        self._compiled("fit")
+        x, y, batch_size, verbose, validation_data = _fit_arguments(x, y, batch_size, epochs, verbose,
+                                                                    validation_split, validation_data, shuffle)
         history = History()
         steps = -(-len(x) // batch_size)
         for epoch in range(epochs):
             self.train()
             order = rng().permutation(len(x)) if shuffle else np.arange(len(x))
-            bar = _progress(steps, f"Epoch {epoch + 1}/{epochs}", verbose)
+            bar = _progress(steps, f"Epoch {epoch + 1}/{epochs}", verbose == 1)     # 2: a line per epoch
             total, correct, skipped, start = 0.0, 0.0, 0, time.perf_counter()
             for b in range(steps):
                 idx = order[b * batch_size:(b + 1) * batch_size]
@@ -140,15 +145,19 @@ class Model:
 
     def evaluate(self, x, y, batch_size=32, verbose=0):
         """Loss (and accuracy, if compiled with it) over (x, y), in eval mode."""
-        x, y = _pair(x, y)
+        self._compiled("evaluate")
+        x, y = _pair(x, y, "evaluate()")
+        batch_size = _batch_size(batch_size, "evaluate()")
+        _verbose(verbose, "evaluate()")
         out = self.predict(x, batch_size)
         with no_grad():
             loss = self.loss_fn(y, tensor(out)).item()
         return [loss, _accuracy(y, out)] if self.metrics else loss
 
     def predict(self, x, batch_size=32):
-        """Outputs for x as a float32 array, in eval mode and without a graph."""
-        x = np.asarray(x)
+        """Outputs for x as a float32 array, in eval mode and without a graph; x must hold a sample (as in Keras)."""
+        x = _samples(x, "x", "predict()")
+        batch_size = _batch_size(batch_size, "predict()")
         was_training = self.training
         self.eval()
         try:
@@ -198,8 +207,56 @@ class Model:
         print_fn("\n".join(lines))
 
 
-def _pair(x, y):
-    x, y = np.asarray(x), np.asarray(y)
+def _samples(x, name, where):
+    """x as an array of samples: numbers, at least one dimension and at least one sample."""
+    if isinstance(x, Tensor):
+        x = x.float32() if x.fmt is not None else x.data
+    x = np.asarray(x)
+    if x.dtype.kind not in "biuf":
+        raise TypeError(f"{where}: {name} must hold numbers, got an array of dtype {x.dtype}")
+    if x.ndim == 0 or len(x) == 0:
+        raise ValueError(f"{where}: {name} must hold at least one sample along its first axis, got shape {x.shape}")
+    return x
+
+
+def _pair(x, y, where):
+    x, y = _samples(x, "x", where), _samples(y, "y", where)
     if len(x) != len(y):
         raise ValueError(f"x and y must have the same number of samples; got {len(x)} inputs and {len(y)} labels")
     return x, y
+
+
+def _fit_arguments(x, y, batch_size, epochs, verbose, validation_split, validation_data, shuffle):
+    """fit()'s arguments checked, all before training: x, y, batch_size, verbose and validation_data to use."""
+    x, y = _pair(x, y, "fit()")
+    batch_size = _batch_size(batch_size, "fit()")
+    _checks.integer("epochs", epochs, lo=0, where="fit(): ")
+    verbose = _verbose(verbose, "fit()")
+    _checks.flag("shuffle", shuffle, where="fit(): ")
+    _checks.number("validation_split", validation_split, lo=0, hi=1, hi_open=True, where="fit(): ")
+    if validation_data is not None:
+        if not isinstance(validation_data, (tuple, list)) or len(validation_data) != 2:
+            raise TypeError(f"fit(): validation_data must be a pair (x_val, y_val), got "
+                            f"{type(validation_data).__name__}")
+        validation_data = _pair(*validation_data, "fit(): validation_data")
+    elif validation_split:
+        cut = int(len(x) * (1 - validation_split))          # Keras takes the last part, unshuffled
+        if not 0 < cut < len(x):
+            raise ValueError(f"fit(): validation_split={validation_split} of {len(x)} samples leaves {cut} for "
+                             f"training and {len(x) - cut} for validation; each needs at least one")
+        x, y, validation_data = x[:cut], y[:cut], (x[cut:], y[cut:])
+    return x, y, batch_size, verbose, validation_data
+
+
+def _batch_size(batch_size, where):
+    """Keras's batch_size: an integer >= 1, None meaning 32."""
+    return 32 if batch_size is None else _checks.integer("batch_size", batch_size, lo=1, where=where + ": ")
+
+
+def _verbose(verbose, where):
+    """Keras's verbose: 0 (silent), 1 (progress bar), 2 (one line per epoch) or "auto" (1)."""
+    if isinstance(verbose, str) and verbose == "auto":
+        return 1
+    if not (isinstance(verbose, (bool, np.bool_)) or _checks.is_integer(verbose)) or verbose not in (0, 1, 2):
+        raise ValueError(f"{where}: verbose must be 0, 1, 2 or 'auto', got {verbose!r}")
+    return int(verbose)

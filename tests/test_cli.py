@@ -36,3 +36,63 @@ def test_unknown_demo_lists_the_choices(capsys):
 def test_console_script_runs():
     out = subprocess.run([sys.executable, "-m", "minifp.cli", "formats"], capture_output=True, text=True, check=True)
     assert "float8_e5m2" in out.stdout
+
+
+def test_python_dash_m_minifp_runs():
+    out = subprocess.run([sys.executable, "-m", "minifp", "formats"], capture_output=True, text=True, check=True)
+    assert "float8_e5m2" in out.stdout
+
+
+BAD_OPTIONS = [
+    (["train", "--epochs", "0"], "--epochs", "'0'", "an integer >= 1"),
+    (["train", "--epochs", "-1"], "--epochs", "'-1'", "an integer >= 1"),
+    (["train", "--batch-size", "0"], "--batch-size", "'0'", "an integer >= 1"),
+    (["train", "--batch-size", "-5"], "--batch-size", "'-5'", "an integer >= 1"),
+    (["train", "--lr", "nan"], "--lr", "'nan'", "a finite number >= 0"),
+    (["train", "--lr", "-1"], "--lr", "'-1'", "a finite number >= 0"),
+    (["train", "--lr", "inf"], "--lr", "'inf'", "a finite number >= 0"),
+    (["train", "--seed", "-1"], "--seed", "'-1'", "an integer >= 0"),
+    (["demo", "overflow", "--plot", "/no/such/folder/figure.png"], "--plot", "'/no/such/folder/figure.png'",
+     "does not exist"),
+]
+
+
+@pytest.mark.parametrize("argv, option, value, valid", BAD_OPTIONS, ids=[" ".join(a[1:]) for a in BAD_OPTIONS])
+def test_bad_options_are_argparse_errors(argv, option, value, valid, capsys):
+    """Each bad value ends in argparse's own error (exit 2) naming the option, the value and the valid range."""
+    with pytest.raises(SystemExit) as info:
+        cli.main(argv)
+    err = capsys.readouterr().err
+    assert info.value.code == 2
+    assert f"error: argument {option}: invalid value {value}" in err and valid in err
+    assert "Traceback" not in err
+
+
+def test_plot_into_a_folder_is_refused(tmp_path, capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main(["demo", "swamping", "--plot", str(tmp_path)])
+    assert info.value.code == 2 and "argument --plot" in capsys.readouterr().err
+
+
+def test_epochs_are_taken_as_given(monkeypatch):
+    seen = {}
+
+    class Net:
+        def compile(self, *args):
+            pass
+
+        def fit(self, x, y, batch_size, epochs, verbose):
+            seen["epochs"] = epochs
+            history = type("H", (), {})()
+            history.history = {"time_per_step": [0.001] * epochs, "loss": [0.5] * epochs}
+            return history
+
+        def evaluate(self, x, y):
+            return 0.5, 1.0
+
+    monkeypatch.setitem(cli.MODELS, "mlp", lambda policy: Net())
+    assert cli.train("float32", "mlp", epochs=1)["loss"] == 0.5 and seen["epochs"] == 1
+    cli.train("float32", "mlp")
+    assert seen["epochs"] == 20
+    with pytest.raises(ValueError, match=r"train\(\): epochs must be an integer >= 1, got 0"):
+        cli.train("float32", "mlp", epochs=0)

@@ -1,0 +1,6 @@
+"""`python -m minifp`: the same as the `minifp` command."""
+import sys
+
+from minifp.cli import main
+
+sys.exit(main())
