@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["is_integer", "is_number", "problem", "number", "integer", "sizes", "flag"]
+__all__ = ["is_integer", "is_number", "problem", "number", "integer", "sizes", "flag", "keys"]
 
 INF = math.inf
 
@@ -77,3 +77,13 @@ def flag(name, value, where=""):
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{where}{name} must be True or False, got {_got(value, TypeError)}")
     return bool(value)
+
+
+def keys(where, mapping, expected):
+    """Refuse a state dict that is not a dict of exactly the `expected` keys."""
+    if not isinstance(mapping, dict):
+        raise TypeError(f"{where} must be a dict, got {type(mapping).__name__}")
+    missing, unexpected = sorted(set(expected) - set(mapping)), sorted(set(mapping) - set(expected), key=str)
+    if missing or unexpected:
+        raise ValueError(f"{where} does not match: missing keys {missing}, unexpected keys {unexpected}; "
+                         f"expected {sorted(expected)}")

@@ -9,7 +9,6 @@ import numpy as np
 from . import _checks
 from ._state import STATE, autocast_scope
 from ._formats import as_format, float16
-from .checkpoint import check_keys, check_number
 from ._tensor import Tensor, tensor
 from .optim import Optimizer
 
@@ -285,19 +284,14 @@ class GradScaler:
             raise RuntimeError("The source state dict is empty, possibly because it was saved from a disabled "
                                "instance of GradScaler.")
         where = "GradScaler state dict"
-        check_keys(state_dict, ("scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker"),
-                   where)
-        scale = check_number(state_dict["scale"], lambda x: 0 < x < float("inf"), "a finite number > 0",
-                             f"{where}: 'scale'")
-        factor = check_number(state_dict["growth_factor"], lambda x: 1 < x < float("inf"), "a finite number > 1",
-                              f"{where}: 'growth_factor'")
-        backoff = check_number(state_dict["backoff_factor"], lambda x: 0 < x < 1, "a number in (0, 1)",
-                               f"{where}: 'backoff_factor'")
-        period = check_number(state_dict["growth_interval"], lambda n: n > 0, "a positive integer",
-                              f"{where}: 'growth_interval'", integer=True)
-        counter = check_number(state_dict["_growth_tracker"], lambda n: 0 <= n < period,
-                               f"an integer in [0, growth_interval={period})", f"{where}: '_growth_tracker'",
-                               integer=True)
+        _checks.keys(where, state_dict, ("scale", "growth_factor", "backoff_factor", "growth_interval",
+                                         "_growth_tracker"))
+        where += ": "
+        scale = _checks.number("'scale'", state_dict["scale"], 0, lo_open=True, where=where)
+        factor = _checks.number("'growth_factor'", state_dict["growth_factor"], 1, lo_open=True, where=where)
+        backoff = _checks.number("'backoff_factor'", state_dict["backoff_factor"], 0, 1, True, True, where=where)
+        period = _checks.integer("'growth_interval'", state_dict["growth_interval"], 1, where=where)
+        counter = _checks.integer("'_growth_tracker'", state_dict["_growth_tracker"], 0, period - 1, where=where)
         return replace(self._state, loss_scale=np.float32(scale), factor=factor, backoff=backoff, period=period,
                        counter=counter)
 

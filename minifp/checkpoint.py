@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import numbers
 import os
 import uuid
 import zipfile
 
 import numpy as np
 
-from . import _random
+from . import _checks, _random
 from ._formats import _BY_STORAGE, Format
 from ._tensor import Tensor
 
@@ -100,24 +99,6 @@ def load_weights(path, model):
 # -- checking state before changing anything ------------------------------------------------------------------
 
 
-def check_keys(state_dict, expected, where):
-    """Refuse a state dict that is not a dict of exactly the `expected` keys."""
-    if not isinstance(state_dict, dict):
-        raise TypeError(f"{where} must be a dict, got {type(state_dict).__name__}")
-    missing, unexpected = sorted(set(expected) - set(state_dict)), sorted(set(state_dict) - set(expected), key=str)
-    if missing or unexpected:
-        raise ValueError(f"{where} does not match: missing keys {missing}, unexpected keys {unexpected}; "
-                         f"expected {sorted(expected)}")
-
-
-def check_number(value, valid, expected, where, integer=False):
-    """value if it is a real (or integer) number for which valid(value) holds, else a ValueError naming `where`."""
-    kind = numbers.Integral if integer else numbers.Real
-    if isinstance(value, bool) or not isinstance(value, kind) or not valid(value):
-        raise ValueError(f"{where} must be {expected}, got {value!r}")
-    return int(value) if integer else value
-
-
 def checked_values(variables, state):
     """[(variable, values)] to assign, for every (name, variable): every name, shape and dtype checked first."""
     if not hasattr(state, "keys"):
@@ -165,7 +146,7 @@ def _optimizer_step(path, model, optimizer, entry):
     if entry is None:
         raise ValueError(f"{os.fspath(path)!r} holds no optimizer state (saved by save_weights, or without an "
                          f"optimizer); load it with model.load_weights, or pass the parts it holds")
-    check_keys(entry, ("class", "params", "state"), f"{os.fspath(path)!r}: the optimizer's entry")
+    _checks.keys(f"{os.fspath(path)!r}: the optimizer's entry", entry, ("class", "params", "state"))
     if not isinstance(entry["params"], list) or not all(isinstance(n, str) for n in entry["params"]):
         raise ValueError(f"{os.fspath(path)!r}: the optimizer's parameters must be a list of variable names")
     if entry["class"] != name:
@@ -191,7 +172,7 @@ def _optimizer_step(path, model, optimizer, entry):
 def _scaler_step(path, scaler, entry):
     if entry is None:
         raise ValueError(f"{os.fspath(path)!r} holds no loss scaler state; pass scaler=None")
-    check_keys(entry, ("class", "state"), f"{os.fspath(path)!r}: the scaler's entry")
+    _checks.keys(f"{os.fspath(path)!r}: the scaler's entry", entry, ("class", "state"))
     prepared = scaler._checked(entry["state"])
     return lambda: scaler._restore(prepared)
 

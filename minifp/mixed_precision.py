@@ -7,7 +7,7 @@ import numpy as np
 
 from ._formats import ALIASES, FORMATS, Format, as_format
 from .amp import DynamicLossScale, StaticLossScale, all_finite
-from .checkpoint import check_keys, check_number
+from . import _checks
 from .optim import Optimizer
 
 __all__ = ["Policy", "set_global_policy", "global_policy", "LossScaleOptimizer"]
@@ -170,16 +170,14 @@ class LossScaleOptimizer(Optimizer):
     def _checked(self, state_dict, params):
         """(inner optimizer's checked state, new loss scale) from state_dict; changes nothing."""
         where = "LossScaleOptimizer state dict"
-        check_keys(state_dict, ("inner", "dynamic", "loss_scale", "counter"), where)
+        _checks.keys(where, state_dict, ("inner", "dynamic", "loss_scale", "counter"))
         if state_dict["dynamic"] is not self.dynamic:
             kinds = {True: "dynamic", False: "static"}
             raise ValueError(f"{where}: 'dynamic' is {state_dict['dynamic']!r}; this LossScaleOptimizer is "
                              f"{kinds[self.dynamic]} (dynamic={self.dynamic})")
-        scale = check_number(state_dict["loss_scale"], lambda x: 0 < x < float("inf"), "a finite number > 0",
-                             f"{where}: 'loss_scale'")
+        scale = _checks.number("'loss_scale'", state_dict["loss_scale"], 0, lo_open=True, where=f"{where}: ")
         period = self._loss_scale.period if self.dynamic else 1
-        counter = check_number(state_dict["counter"], lambda n: 0 <= n < period,
-                               f"an integer in [0, {period})", f"{where}: 'counter'", integer=True)
+        counter = _checks.integer("'counter'", state_dict["counter"], 0, period - 1, where=f"{where}: ")
         inner = self._optimizer._checked(state_dict["inner"], params)
         if self.dynamic:
             return inner, replace(self._loss_scale, loss_scale=np.float32(scale), counter=counter)

@@ -15,7 +15,6 @@ import numpy as np
 from . import _checks
 from ._rounding import round_to, widen
 from ._tensor import Tensor, apply, no_grad
-from .checkpoint import check_keys, check_number
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "clip_grad_norm_", "clip_grad_value_", "get"]
 
@@ -157,10 +156,9 @@ class Optimizer:
     def _checked(self, state_dict, params):
         """(hyper, iterations, state) read from state_dict for these params; changes nothing."""
         where = f"{type(self).__name__} state dict"
-        check_keys(state_dict, ("hyper", "iterations", "state"), where)
+        _checks.keys(where, state_dict, ("hyper", "iterations", "state"))
         hyper = self._checked_hyper(state_dict["hyper"], where)
-        iterations = check_number(state_dict["iterations"], lambda n: n >= 0, "a non-negative integer",
-                                  f"{where}: 'iterations'", integer=True)
+        iterations = _checks.integer("'iterations'", state_dict["iterations"], 0, where=f"{where}: ")
         state = state_dict["state"]
         if not isinstance(state, (list, tuple)) or len(state) != len(params):
             size = len(state) if isinstance(state, (list, tuple)) else type(state).__name__
@@ -172,7 +170,7 @@ class Optimizer:
 
     def _checked_hyper(self, hyper, where):
         """hyper if it holds exactly this optimizer's hyperparameters, with values its constructor accepts."""
-        check_keys(hyper, self.defaults, f"{where}: 'hyper' (another optimizer's state?)")
+        _checks.keys(f"{where}: 'hyper' (another optimizer's state?)", hyper, self.defaults)
         hyper = {k: tuple(v) if isinstance(self.defaults[k], tuple) and isinstance(v, list) else v
                  for k, v in hyper.items()}                 # JSON has lists where betas were a tuple
         try:
