@@ -378,6 +378,8 @@ def backward(root, gradient=None):
             raise RuntimeError(f"backward() on a non-scalar tensor of shape {root.shape} needs a gradient "
                                f"argument of that shape (gradients are only implied for scalars)")
         gradient = xp.ones(root.shape, dtype)
+    if not isinstance(gradient, Tensor) and not _real(xp.asarray(gradient).dtype):
+        raise TypeError(f"backward(): gradient must be a tensor or an array of real numbers, got {gradient!r}")
     g0 = _wide(gradient, dtype) if isinstance(gradient, Tensor) else xp.asarray(gradient, dtype=dtype)
     if g0.shape != root.shape:
         raise ValueError(f"backward(): gradient of shape {g0.shape} does not match the tensor's shape {root.shape}")

@@ -28,7 +28,7 @@ class autocast:
 
     def __init__(self, dtype=float16, enabled=True):
         self.fmt = as_format(dtype)
-        self.enabled = enabled
+        self.enabled = _checks.flag("enabled", enabled, where="autocast(): ")
         self._scopes = []
 
     def __enter__(self):

@@ -102,6 +102,10 @@ class LossScaleOptimizer(Optimizer):
         if getattr(inner_optimizer, "_wrapped", False):
             raise ValueError('"inner_optimizer" is already wrapped by a LossScaleOptimizer. An optimizer can only '
                              'be wrapped by a single LossScaleOptimizer')
+        if initial_scale is not None:
+            _checks.number("initial_scale", initial_scale, 0, lo_open=True, where="LossScaleOptimizer: ")
+        if dynamic_growth_steps is not None:
+            _checks.integer("dynamic_growth_steps", dynamic_growth_steps, 1, where="LossScaleOptimizer: ")
         if dynamic:
             self._loss_scale = DynamicLossScale(2.0**15 if initial_scale is None else initial_scale,
                                                 period=2000 if dynamic_growth_steps is None else dynamic_growth_steps)

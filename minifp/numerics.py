@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import _checks
 from ._state import watching
 from ._rounding import count_rounding  # noqa: F401  (part of the monitor's API)
 
@@ -136,13 +137,13 @@ class Report:
     # -- reading -----------------------------------------------------------------------------------
     def total(self, kind, direction=None, layer=None):
         """How many values of `kind` (overflow, underflow, subnormal, nan) in a direction and/or layer."""
-        i = KINDS.index(kind)
+        i = _kind(kind, direction)
         return int(sum(row[i] for (lay, _, d), row in self.counts.items()
                        if (direction is None or d == direction) and (layer is None or lay == layer)))
 
     def layers(self, kind, direction=None):
         """Names of the layers where `kind` happened, worst first."""
-        i = KINDS.index(kind)
+        i = _kind(kind, direction)
         per = {}
         for (lay, _, d), row in self.counts.items():
             if (direction is None or d == direction) and row[i] and lay is not None:
@@ -169,6 +170,15 @@ class Report:
         return f"Report({len(self.counts)} (layer, op, pass) entries, first_overflow={self.first_overflow})"
 
 
+def _kind(kind, direction):
+    """The column of `kind`, once kind and direction are checked."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    if direction not in (None, "forward", "backward"):
+        raise ValueError(f"direction must be 'forward', 'backward' or None, got {direction!r}")
+    return KINDS.index(kind)
+
+
 @contextlib.contextmanager
 def watch(model=None, histograms=False):
     """Count overflow, underflow, subnormals and NaN at every rounding inside the block.
@@ -177,6 +187,9 @@ def watch(model=None, histograms=False):
     histograms=True the report also keeps log2-magnitude histograms of each layer's activations,
     activation gradients and weight gradients.
     """
+    if model is not None and not hasattr(model, "named_modules"):
+        raise TypeError(f"watch(): model must be a minifp.nn.Module or None, got {type(model).__name__}")
+    _checks.flag("histograms", histograms, where="watch(): ")
     names = {}
     if model is not None:
         for name, module in model.named_modules():

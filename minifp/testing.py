@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _checks
 from ._formats import as_format, finfo
 from ._tensor import Tensor, tensor
 
@@ -21,8 +22,15 @@ def _watched(fn, args, dtype, backward):
     return report
 
 
+def _callable(fn, where):
+    if not callable(fn):
+        raise TypeError(f"{where}: fn must be a callable (the computation to check), got {type(fn).__name__}")
+
+
 def _check(kind, fn, args, dtype, backward):
     from .numerics import KINDS
+    _callable(fn, f"assert_no_{kind}()")
+    _checks.flag("backward", backward, where=f"assert_no_{kind}(): ")
     report = _watched(fn, args, dtype, backward)
     column = 3 + KINDS.index(kind)                    # rows: (layer, op, pass, overflow, underflow, ...)
     where = [f"{r[1]} ({r[2]}, layer {r[0]}): {r[column]}" for r in report.rows() if r[column]]
@@ -74,6 +82,10 @@ def check_grads(fn, *inputs, params=(), eps=1e-3, rtol=1e-2, atol=1e-2, seed=0):
     read by fn, differentiated too. The engine computes in float32, hence the default tolerances.
     Raises AssertionError naming the first input or parameter whose gradients disagree.
     """
+    _callable(fn, "check_grads()")
+    _checks.number("eps", eps, 0, lo_open=True, where="check_grads(): ")
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        _checks.number(name, value, 0, where="check_grads(): ")
     xs = [tensor(x.float32() if isinstance(x, Tensor) else np.asarray(x, np.float32), requires_grad=True)
           for x in inputs]
     out = fn(*xs)

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import minifp as mf
-from minifp import datasets, losses, nn, optim
+from minifp import datasets, losses, nn, numerics, optim, testing
+from minifp.amp import autocast
 from minifp.amp import GradScaler
 from minifp.mixed_precision import LossScaleOptimizer, set_global_policy
 
@@ -330,7 +331,42 @@ TRAINING = [
          r"x must hold numbers, got an array of dtype <U1", "x"),
 ]
 
-TABLE = OPTIMIZERS + SCALER + LAYERS + LOSSES + DATASETS + TRAINING
+def watched(**options):
+    with numerics.watch(**options):
+        pass
+
+
+CORE = [
+    case("autocast(enabled='no')", lambda t: autocast(mf.float16, enabled="no"), TypeError,
+         r"autocast\(\): enabled must be True or False, got 'no'", "enabled"),
+    case("watch(model=5)", lambda t: watched(model=5), TypeError, r"model must be a minifp.nn.Module or None", "model"),
+    case("watch(histograms='x')", lambda t: watched(histograms="x"), TypeError,
+         r"histograms must be True or False, got 'x'", "histograms"),
+    case("Report.total(kind='bad')", lambda t: numerics.Report({}, False).total("bad"), ValueError,
+         r"kind must be one of overflow, underflow, subnormal, nan, got 'bad'", "kind"),
+    case("Report.layers(direction='up')", lambda t: numerics.Report({}, False).layers("nan", "up"), ValueError,
+         r"direction must be 'forward', 'backward' or None, got 'up'", "direction"),
+    case("LossScaleOptimizer(initial_scale=-1)", lambda t: LossScaleOptimizer(optim.SGD(), initial_scale=-1),
+         ValueError, r"initial_scale must be a finite number > 0, got -1", "initial_scale"),
+    case("LossScaleOptimizer(initial_scale=nan)", lambda t: LossScaleOptimizer(optim.SGD(), initial_scale=NAN),
+         ValueError, r"initial_scale must be a finite number > 0, got nan", "initial_scale"),
+    case("LossScaleOptimizer(dynamic_growth_steps=0)",
+         lambda t: LossScaleOptimizer(optim.SGD(), dynamic_growth_steps=0), ValueError,
+         r"dynamic_growth_steps must be an integer >= 1, got 0", "dynamic_growth_steps"),
+    case("assert_no_overflow(5)", lambda t: testing.assert_no_overflow(5, np.ones(3)), TypeError,
+         r"fn must be a callable", "fn"),
+    case("assert_no_underflow(backward='y')", lambda t: testing.assert_no_underflow(abs, np.ones(3), backward="y"),
+         TypeError, r"backward must be True or False", "backward"),
+    case("check_grads(eps=0)", lambda t: testing.check_grads(lambda x: x, np.ones(3), eps=0), ValueError,
+         r"eps must be a finite number > 0, got 0", "eps"),
+    case("check_grads(rtol=-1)", lambda t: testing.check_grads(lambda x: x, np.ones(3), rtol=-1), ValueError,
+         r"rtol must be a finite number >= 0, got -1", "rtol"),
+    case("backward(gradient='x')", lambda t: (mf.tensor([1.0], requires_grad=True) * 2).backward("x"), TypeError,
+         r"gradient must be a tensor or an array of real numbers, got 'x'", "gradient"),
+    case("manual_seed(-1)", lambda t: mf.manual_seed(-1), ValueError, r"seed must be a non-negative integer", "seed"),
+]
+
+TABLE = OPTIMIZERS + SCALER + LAYERS + LOSSES + DATASETS + TRAINING + CORE
 
 
 def assert_names(error, argument):
