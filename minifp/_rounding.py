@@ -246,14 +246,14 @@ def _nearest(b, c):
     """One float32 (bits b) -> (|b|, code of |result| before overflow, final code with sign); nearest-even.
 
     Branch-free, so that LLVM vectorises the loops that call it. `c` holds the format's constants
-    (see _constants); the kernels have them frozen in, so shifts are immediates and `narrow` picks one
+    (see _constants); the kernels have them frozen in, so shifts are immediates and `general` picks one
     of the two paths at compile time. Every intermediate is cast back to int32 (np.right_shift keeps
     the type): Numba widens integer arithmetic to 64 bits, and the casts let LLVM keep eight 32-bit
     lanes per AVX2 instruction.
     """
-    shift, round_bias, min_normal, magic, max_c, over_c, nan_c, sign_down, narrow = c
+    shift, round_bias, min_normal, magic, max_c, over_c, nan_c, sign_down, general = c
     a = i32(b & i32(0x7FFFFFFF))
-    if narrow:
+    if general:
         # Add half an ulp minus one, plus the ulp's own bit (ties to even), drop the bits; round_bias also
         # moves the exponent to the format's bias.
         code = np.right_shift(i32(i32(a + round_bias) + i32(np.right_shift(a, shift) & i32(1))), shift)
@@ -265,8 +265,8 @@ def _nearest(b, c):
         # puts it on the format's sign bit (and copies it above, where the 8- or 16-bit store drops it).
         final = nan_c if a > i32(0x7F800000) else min(code, over_c)
         return a, code, i32(final | np.right_shift(i32(b ^ a), sign_down))
-    # 8 exponent bits (bfloat16): subnormals line up with float32's, the same formula on the signed bits
-    # rounds either sign, and a carry past max lands on the inf code by itself.
+    # 8 exponent bits and overflow to inf (bfloat16): subnormals line up with float32's, the same formula
+    # on the signed bits rounds either sign, and a carry past max lands on the inf code by itself.
     final = np.right_shift(i32(i32(b + round_bias) + i32(np.right_shift(b, shift) & i32(1))), shift)
     nan = i32(np.right_shift(b, sign_down) | nan_c)         # the top of the payload kept, as hardware does
     is_nan = _float(b) != _float(b)                         # one float compare, where |b| > inf takes two
@@ -276,9 +276,11 @@ def _nearest(b, c):
 def _constants(fmt):
     """The int32 constants of _nearest for a coded format (storage of 8 or 16 bits, subnormals)."""
     m, bits = fmt.man_bits, fmt.bits
+    # bfloat16's shortcut holds for float32's exponent range where overflow is inf; saturating takes the min.
+    general = fmt.bias != 127 or fmt.overflow_code != fmt.max_code + 1
     return (i32(23 - m), i32((1 << (22 - m)) - 1 - ((127 - fmt.bias) << 23)), i32((fmt.emin + 127) << 23),
             i32((fmt.emin - m + 23 + 127) << 23), i32(fmt.max_code), i32(fmt.overflow_code),
-            i32(fmt.nan_code), i32(32 - bits), fmt.bias != 127)
+            i32(fmt.nan_code), i32(32 - bits), general)
 
 
 C = None    # a format's _constants: each compiled copy of the two kernels below has its own (_nearest_kernel)

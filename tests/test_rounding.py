@@ -79,7 +79,9 @@ def test_float64_sources_round_once(name):
 
 
 CUSTOM = [mf.Format(3, 4), mf.Format(6, 12, subnormals=False), mf.Format(8, 23), mf.tf32, mf.Format(2, 1),
-          mf.Format(4, 3, overflow="saturate"), mf.Format(7, 20, infinities=False), mf.Format(5, 2, subnormals=False)]
+          mf.Format(4, 3, overflow="saturate"), mf.Format(7, 20, infinities=False), mf.Format(5, 2, subnormals=False),
+          mf.Format(8, 7, overflow="saturate"), mf.Format(5, 10, overflow="saturate"),
+          mf.Format(8, 23, overflow="saturate"), mf.Format(8, 23, subnormals=False)]
 
 
 @pytest.mark.parametrize("fmt", CUSTOM, ids=str)
@@ -119,6 +121,24 @@ def test_e4m3_overflow(x, default, saturate):
     got = mf.round_to(np.array([x], np.float32), "float8_e4m3").astype(np.float32)[0]
     assert got == default or (np.isnan(default) and np.isnan(got))
     assert mf.round_to(np.array([x], np.float32), sat).astype(np.float32)[0] == saturate
+
+
+@pytest.mark.parametrize("mode", R.MODES)
+@pytest.mark.parametrize("src", [np.float32, np.float64])
+@pytest.mark.parametrize("fmt", [mf.Format(8, 7, overflow="saturate"), mf.Format(8, 23, overflow="saturate")], ids=str)
+def test_saturating_formats_with_float32_exponents_saturate(fmt, src, mode):
+    # bfloat16's shortcut in the hot kernel carried past max onto inf; float32's widths were taken for float32.
+    big = mf.finfo(fmt).max
+    x = np.array([np.float32(3.4e38), np.inf, -np.inf, np.float32(-3.4e38), 1.0] +
+                 ([1e39, -1e300] if src == np.float64 else []), src)    # 3.4e38 passes bfloat16's max, not e8m23's
+    expected = np.clip(x.astype(np.float64), -big, big)
+    assert mf.round_to(x, fmt, mode, rng=0).astype(np.float64).tolist() == expected.tolist()
+
+
+def test_float32_widths_without_subnormals_are_not_float32():
+    fmt = mf.Format(8, 23, subnormals=False)
+    x = np.array([1e-40, -1e-40, 2.0**-126, 1.0], np.float32)
+    assert mf.round_to(x, fmt).tolist() == [0.0, 0.0, 2.0**-126, 1.0]
 
 
 def test_toward_zero_truncates_and_never_overflows():
