@@ -348,23 +348,78 @@ def _random_bits(rng, shape):
     return generator(rng).integers(0, 2**32, size=shape, dtype=np.uint32)
 
 
-def _check(x, fmt, mode):
-    fmt = fmt if isinstance(fmt, Format) else as_format(fmt)
-    if mode not in _MODE_ID:
-        raise ValueError(f"unknown rounding mode {mode!r}; valid modes: {', '.join(MODES)}")
-    if x.dtype not in _SOURCES:
-        x = x.astype(np.float32) if x.dtype.kind in "biuf" else x
-        if x.dtype not in _SOURCES:
-            raise TypeError(f"round_to takes a float32 or float64 array, got dtype {x.dtype}")
-    return x, fmt
+def _check(x, fmt, mode, counts=None):
+    """(x as a float32/float64 array, fmt as a Format), or one error naming the bad argument."""
+    fmt = fmt if isinstance(fmt, Format) else as_format(fmt, "fmt")
+    if not isinstance(mode, str) or mode not in _MODE_ID:
+        raise ValueError(f"mode: unknown rounding mode {mode!r}; valid modes: {', '.join(MODES)}")
+    if counts is not None and not (isinstance(counts, np.ndarray) and counts.dtype == np.int64
+                                   and counts.shape == (4,) and counts.flags.writeable):
+        given = f"an array of dtype {counts.dtype} and shape {counts.shape}" if isinstance(counts, np.ndarray) \
+            else f"a {type(counts).__name__}"
+        raise TypeError(f"counts: got {given}; pass a writable int64 NumPy array of 4 (overflow, underflow, "
+                        f"subnormal, NaN, added to), or None")
+    return _source(x), fmt
+
+
+# What round_to takes besides float32/float64: minifp's storage dtypes, integers, bool and long double.
+_STORED = {np.dtype(f.storage) for f in FORMATS.values()} - {_F32}
+_VALID_DTYPES = ("float32, float64, longdouble, float16, bfloat16, float8_e4m3fn, float8_e5m2, "
+                 "integers, bool (any byte order)")
+
+
+def _source(x):
+    """x as a float32/float64 array that rounds into every format as x itself would.
+
+    Storage dtypes and small integers widen exactly. Integers past 2**53 and long doubles are rounded
+    to odd into float64 (_odd_from_int, _odd_from_long): keeping p + 2 bits or more that way makes the
+    second rounding exact for nearest and toward_zero (53 >= 24 + 2); stochastic rounding then sees
+    their fraction to 53 - p bits rather than 32 (the same for formats of up to 20 mantissa bits).
+    """
+    dtype = x.dtype
+    if dtype in _SOURCES:
+        return x
+    if dtype.kind in "biuf" and not dtype.isnative:
+        return _source(x.astype(dtype.newbyteorder("=")))      # numbers, not reinterpreted bits
+    if dtype in _STORED:
+        return widen(x)
+    if dtype.kind == "b" or dtype.kind in "iu" and dtype.itemsize <= 4:
+        return x.astype(np.float64)
+    if dtype.kind in "iu":
+        return _odd_from_int(x)
+    if dtype.kind == "f" and dtype.itemsize > 8:
+        return _odd_from_long(x)
+    hint = " (take .real or abs() first)" if dtype.kind == "c" else ""
+    raise TypeError(f"x: an array of dtype {dtype} cannot be rounded{hint}; valid dtypes: {_VALID_DTYPES}")
+
+
+def _odd_from_int(x):
+    """int64/uint64 -> float64, rounded to odd at 52 or 53 bits (exact below 2**53)."""
+    xp = _xp(x)
+    a = xp.abs(x).astype(xp.uint64)                      # |int64 min| wraps to itself: as uint64, 2**63
+    _, e = xp.frexp(a.astype(xp.float64))                # a's bit length, or one more where the cast rounded up
+    drop = xp.maximum(e - 53, 0).astype(xp.uint64)
+    kept = (a >> drop) | ((a & ((xp.uint64(1) << drop) - xp.uint64(1))) != 0)    # a sticky 1 if bits dropped
+    y = xp.ldexp(kept.astype(xp.float64), drop.astype(xp.int32))                 # at most 53 bits: exact
+    return xp.where(x < 0, -y, y)
+
+
+def _odd_from_long(x):
+    """long double -> float64, rounded to odd: the float64 neighbour of x whose last bit is 1, if inexact."""
+    with np.errstate(all="ignore"):
+        near = x.astype(np.float64)
+        near = np.where(np.isinf(near) & np.isfinite(x), np.copysign(np.finfo(np.float64).max, near), near)
+        inexact = np.isfinite(x) & (x != near)
+        other = np.nextafter(near, np.where(x > near, np.inf, -np.inf))
+        return np.where(inexact & (near.view(np.int64) & 1 == 0), other, near)
 
 
 def round_to(x, fmt, mode="nearest", rng=None, counts=None):
-    """Round a float32/float64 array into `fmt`; returns an array of the format's storage dtype.
+    """Round an array of real numbers into `fmt`; returns an array of the format's storage dtype, of x's shape.
 
     counts: an int64 array of 4 to which (overflow, underflow, subnormal, NaN) of this rounding are added.
     """
-    x, fmt = _check(_asarray(x), fmt, mode)
+    x, fmt = _check(_asarray(x), fmt, mode, counts)
     if fmt.is_float32 and x.dtype == _F32 and counts is None:
         return x.copy()
     return _round_to(x, fmt, mode, rng, counts)
@@ -380,7 +435,7 @@ def _round_to(x, fmt, mode="nearest", rng=None, counts=None):
     elif plan and x.flags.c_contiguous:                 # the common call, its choices made once per format
         return _round_nearest(x, plan)
     else:                                               # integer work: no floating-point warnings
-        return _kernel(np.ascontiguousarray(x), fmt, mode, rng, counts)
+        return _kernel(_contiguous(x), fmt, mode, rng, counts)
     with np.errstate(all="ignore"):                     # overflow to inf is the intended result
         if path == "cast":
             return x.astype(fmt.storage)
@@ -430,8 +485,8 @@ def _round_nearest(x, plan):
 
 def round_kernel(x, fmt, mode="nearest", rng=None, counts=None):
     """round_to through the Numba kernels alone (the tests call it directly, also with NUMBA_DISABLE_JIT)."""
-    x, fmt = _check(np.ascontiguousarray(x), fmt, mode)
-    return _kernel(x, fmt, mode, rng, counts)
+    x, fmt = _check(_asarray(x), fmt, mode, counts)
+    return _kernel(_contiguous(x), fmt, mode, rng, counts)
 
 
 def _kernel(x, fmt, mode, rng, counts):
@@ -515,7 +570,7 @@ def widen(a, fmt=None):
     if a.dtype == _F32:
         return a
     hardware = HARDWARE_HALF and a.dtype == _F16         # the CPU's own float16 -> float32 conversion
-    if not isinstance(a, np.ndarray) or not JIT or a.dtype.itemsize > 2 or \
+    if not isinstance(a, np.ndarray) or not JIT or a.dtype.itemsize > 2 or not a.dtype.isnative or \
             a.size <= (SMALL_HALF if hardware else SMALL) or a.dtype == _BF16:
         return a.astype(np.float32)         # bfloat16: a 16-bit shift, which ml_dtypes does at memory speed
     out = _empty(a, _F32)
@@ -525,6 +580,11 @@ def widen(a, fmt=None):
     else:
         _run(GATHER, a.size, (codes, _table(as_format(a.dtype) if fmt is None else fmt), out.ravel()))
     return out
+
+
+def _contiguous(x):
+    """x, or a C-contiguous copy of it; of the same shape (np.ascontiguousarray makes 0-d arrays 1-d)."""
+    return x if x.flags.c_contiguous else np.ascontiguousarray(x)
 
 
 def _asarray(x):

@@ -184,9 +184,124 @@ def test_widen_is_exact_for_every_code(hardware, monkeypatch):
         assert same_bits(R.widen(stored), stored.astype(np.float32)) == 0
 
 
-def test_unknown_mode_names_the_valid_ones():
-    with pytest.raises(ValueError, match="unknown rounding mode 'up'.*nearest, toward_zero, stochastic"):
-        mf.round_to(np.ones(3, np.float32), "float16", mode="up")
+def exact_integer_rounding(v, fmt, mode):
+    """The float64 value of the Python int v rounded into fmt (nearest-even or toward zero), by integer math."""
+    a, p, big = abs(v), fmt.man_bits + 1, mf.finfo(fmt).max
+    drop = max(a.bit_length() - p, 0)
+    q, r = a >> drop, a & ((1 << drop) - 1)
+    if mode == "nearest" and drop and (r > 1 << (drop - 1) or r == 1 << (drop - 1) and q & 1):
+        q += 1
+    y = float(q << drop)
+    if y > big:
+        y = big if mode == "toward_zero" or fmt.overflow == "saturate" else np.inf if fmt.infinities else np.nan
+    return -y if v < 0 else y
+
+
+@pytest.mark.parametrize("fmt", [mf.bfloat16, mf.float16, mf.Format(8, 23), mf.Format(7, 20, infinities=False),
+                                 mf.Format(5, 2, overflow="saturate")], ids=str)
+@pytest.mark.parametrize("mode", ["nearest", "toward_zero"])
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64, ">i8"])
+def test_integers_round_once(fmt, mode, dtype):
+    # Ties and one off them, at every width: a float32 (or float64) step first would round them twice.
+    rng = np.random.default_rng(4)
+    p = fmt.man_bits + 1
+    values = [2**24 + 2**16 + 1, 2**63 - 1, 2**64 - 1, 0, 1, 7]
+    for width in range(p + 1, 65):
+        base = int(rng.integers(1 << (p - 1), 1 << p)) << (width - p)
+        values += [base + (1 << (width - p - 1)) + d for d in (-1, 0, 1)]
+    signed = np.dtype(dtype).kind == "i"
+    values = [v if v < 2**63 else 2**63 - 1 for v in values] if signed else values
+    values += [-v for v in values] + [-2**63] if signed else []
+    x = np.array(values, dtype)
+    expected = [exact_integer_rounding(v, fmt, mode) for v in values]
+    with np.errstate(all="ignore"):
+        for fn in (mf.round_to, R.round_kernel):
+            got = fn(x, fmt, mode).astype(np.float64)
+            assert np.array_equal(got, expected, equal_nan=True), (fn, x[got != expected])
+
+
+def test_the_example_of_the_issue():
+    assert mf.round_to(np.array([2**24 + 2**16 + 1]), "bfloat16")[0] == 16908288
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant < 60, reason="long double is float64 here")
+@pytest.mark.parametrize("mode", ["nearest", "toward_zero"])
+def test_long_doubles_round_once(mode):
+    one = np.longdouble(1)
+    tie = 2**24 + 2**16                                  # halfway between two bfloat16 values
+    x = np.array([tie + one / 2**38, tie - one / 2**38, -(tie + one / 2**38), one / 2**38, one * 2**100,
+                  np.longdouble("1e400"), np.longdouble("1e-400"), np.inf, -np.inf], np.longdouble)
+    big = mf.finfo(mf.bfloat16).max
+    expected = ([2**24 + 2**17, 2**24, -(2**24 + 2**17), 2.0**-38, 2.0**100, np.inf, 0.0, np.inf, -np.inf]
+                if mode == "nearest" else [2**24, 2**24, -2**24, 2.0**-38, 2.0**100, big, 0.0, np.inf, -np.inf])
+    with np.errstate(all="ignore"):
+        assert mf.round_to(x, "bfloat16", mode).astype(np.float64).tolist() == expected
+        assert R.round_kernel(x, "bfloat16", mode).astype(np.float64).tolist() == expected
+
+
+@pytest.mark.parametrize("storage", sorted({np.dtype(f.storage) for f in mf.FORMATS.values()}, key=str), ids=str)
+@pytest.mark.parametrize("fmt", [mf.float8_e4m3, mf.float16, mf.Format(3, 4)], ids=str)
+def test_every_storage_dtype_is_taken_as_its_values(storage, fmt):
+    x = np.random.default_rng(5).standard_normal(3 * R.SMALL).astype(np.float32).astype(storage)   # past the casts
+    wide = x.astype(np.float32)
+    with np.errstate(all="ignore"):
+        assert same_bits(mf.round_to(x, fmt), mf.round_to(wide, fmt)) == 0
+        assert same_bits(mf.round_to(x[:5], fmt), mf.round_to(wide[:5], fmt)) == 0
+
+
+@pytest.mark.parametrize("dtype", [">f4", ">f8", ">f2", ">i4", ">i8", ">u2"])
+def test_big_endian_arrays_are_numbers(dtype):
+    x = np.array([1.5, 3.0, 96.0, 0.0, 7.0] * 1000, dtype)           # past the native casts' sizes
+    for n in (5, x.size):
+        assert mf.round_to(x[:n], "bfloat16").astype(np.float32).tolist() == x[:n].astype(np.float32).tolist()
+    if dtype == ">f2":
+        assert R.widen(x).tolist() == x.astype(np.float32).tolist()
+
+
+SHAPES_OF_PATHS = [(fmt, mode, counts) for fmt in (mf.float16, mf.bfloat16, mf.tf32, mf.float32, mf.Format(3, 4))
+                   for mode in R.MODES for counts in (False, True)]
+
+
+@pytest.mark.parametrize("fmt, mode, counts", SHAPES_OF_PATHS, ids=str)
+@pytest.mark.parametrize("make", [np.float32, np.float64, float, int, np.longdouble,
+                                  lambda v: np.array(v, ml_dtypes.bfloat16)], ids=lambda m: getattr(m, "__name__", "bf16"))
+def test_shapes_are_kept(fmt, mode, counts, make):
+    tally = np.zeros(4, np.int64) if counts else None
+    for fn in (mf.round_to, R.round_kernel):
+        assert fn(make(1.25), fmt, mode, rng=0, counts=tally).shape == ()
+    for shape in ((2, 0), (3, 1, 2), (R.SMALL + 1, 2)):
+        assert mf.round_to(np.full(shape, make(1.25)), fmt, mode, rng=0, counts=tally).shape == shape
+    assert R.widen(np.float16(1.0)).shape == () and R.widen(np.zeros((0, 3), np.float16)).shape == (0, 3)
+
+
+BAD = [  # (keyword arguments of round_to, error, message naming the argument, what was given and the valid choices)
+    (dict(fmt=None), TypeError, r"fmt: None is not a format; valid formats: float32, tf32, float16, bfloat16"),
+    (dict(fmt="float17"), ValueError, r"fmt: unknown format 'float17'; valid formats: float32, tf32, float16"),
+    (dict(fmt=16), TypeError, r"fmt: 16 is not a format; valid formats: float32, tf32"),
+    (dict(fmt=np.int16), TypeError, r"fmt: <class 'numpy.int16'> is not a format; valid formats: float32"),
+    (dict(mode="up"), ValueError, r"mode: unknown rounding mode 'up'; valid modes: nearest, toward_zero, stochastic"),
+    (dict(mode=None), ValueError, r"mode: unknown rounding mode None; valid modes: nearest, toward_zero, stochastic"),
+    (dict(mode=["nearest"]), ValueError, r"mode: unknown rounding mode \['nearest'\]; valid modes: nearest"),
+    (dict(x=np.array([1 + 2j])), TypeError, r"x: an array of dtype complex128 cannot be rounded \(take .real or "
+                                            r"abs\(\) first\); valid dtypes: float32, float64, longdouble, float16"),
+    (dict(x=np.array(["1.0"])), TypeError, r"x: an array of dtype <U3 cannot be rounded; valid dtypes: float32"),
+    (dict(x=None), TypeError, r"x: an array of dtype object cannot be rounded; valid dtypes: float32"),
+    (dict(x=np.array([1.0], ml_dtypes.float8_e4m3fnuz)), TypeError, r"x: an array of dtype float8_e4m3fnuz"),
+    (dict(counts=[0, 0, 0, 0]), TypeError, r"counts: got a list; pass a writable int64 NumPy array of 4 "
+                                           r"\(overflow, underflow, subnormal, NaN, added to\), or None"),
+    (dict(counts=np.zeros(4, np.int32)), TypeError, r"counts: got an array of dtype int32 and shape \(4,\); pass"),
+    (dict(counts=np.zeros(3, np.int64)), TypeError, r"counts: got an array of dtype int64 and shape \(3,\); pass"),
+]
+
+
+@pytest.mark.parametrize("fn", [mf.round_to, R.round_kernel], ids=["round_to", "round_kernel"])
+@pytest.mark.parametrize("kwargs, error, message", BAD, ids=[m[:30] for _, _, m in BAD])
+def test_bad_input_is_one_clear_error_before_anything_changes(fn, kwargs, error, message):
+    tally = np.zeros(4, np.int64)
+    args = {"x": np.array([1.0, np.inf], np.float32), "fmt": "float16", "counts": tally, **kwargs}
+    with pytest.raises(error, match=message):
+        fn(**args)
+    assert not tally.any()                                   # nothing counted before the error
 
 
 @numba.njit(nogil=True)
