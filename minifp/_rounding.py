@@ -207,8 +207,11 @@ def _round_bits(src, out, rbits, src_man, src_bias, src_emask, m, emin, bias, si
             else:
                 e = e_field - src_bias
                 sig |= 1 << src_man
-            # The quantum is 2**(max(e, emin) - m): drop `shift` bits of the significand.
-            shift = src_man - m + max(0, emin - e)
+            # The quantum is 2**(max(e, emin) - m): drop `shift` bits of the significand. Without subnormals
+            # 0 and the smallest normal are neighbours: below it (where source subnormals all lie, as emin
+            # >= -126) the quantum is 2**emin, `low` bits coarser.
+            low = m if subnormals or (e >= emin and e_field != 0) else 0
+            shift = src_man - low + max(0, emin - e)
             if shift > 62:                             # far below the smallest subnormal
                 q = 0
                 up = mode == 2 and shift - 32 < 53 and np.int64(rbits[i]) < (sig >> (shift - 32))
@@ -224,11 +227,9 @@ def _round_bits(src, out, rbits, src_man, src_bias, src_emask, m, emin, bias, si
                     frac32 = rem >> (shift - 32) if shift >= 32 else rem << (32 - shift)
                     up = np.int64(rbits[i]) < frac32
             # Normal results: exponent field max(e, emin) + bias; a carry out of q bumps it, as it should.
-            code = ((max(e, emin) + bias - 1) << m) + q + int(up)
+            code = ((max(e, emin) + bias - 1) << m) + ((q + int(up)) << (m - low))
             if code > max_code:                         # toward zero never rounds up past max (IEEE)
                 code = max_code if mode == 1 else overflow_code
-            elif not subnormals and code < (1 << m):
-                code = 0
         if decode:
             if code > max_code:
                 # max_code + 1 is inf where the format has infinities (its NaN code then lies higher).
@@ -537,7 +538,10 @@ def round_reference(x, fmt, mode="nearest", rbits=None):
 
 def _reference(xp, x, fmt, mode, rbits):
     _, e = xp.frexp(x)                                   # |x| = f * 2**e with f in [0.5, 1)
-    quantum_exp = xp.maximum(e - 1, fmt.emin) - fmt.man_bits
+    # Below the smallest normal the quantum is the smallest subnormal, or without subnormals the
+    # smallest normal itself: 0 and 2**emin are neighbours there, and x rounds between them.
+    low = fmt.man_bits if fmt.subnormals else 0
+    quantum_exp = xp.where(e - 1 < fmt.emin, fmt.emin - low, e - 1 - fmt.man_bits)
     q = xp.ldexp(x, -quantum_exp)                        # exact: a power-of-two scaling
     if mode == "nearest":
         q = xp.rint(q)                                   # ties to even
@@ -549,8 +553,6 @@ def _reference(xp, x, fmt, mode, rbits):
         q = xp.sign(q) * (xp.floor(xp.abs(q)) + up)
     y = xp.ldexp(q, quantum_exp)
     y = xp.where(x == 0, x, y)                           # keep the sign of zeros
-    if not fmt.subnormals:
-        y = xp.where(xp.abs(y) < 2.0**fmt.emin, 0.0 * x, y)
     big = float(fmt.decode(fmt.max_code))
     over = float(fmt.decode(fmt.overflow_code))
     y = xp.where(xp.abs(y) > big, xp.copysign(big if mode == "toward_zero" else over, x), y)

@@ -141,6 +141,63 @@ def test_float32_widths_without_subnormals_are_not_float32():
     assert mf.round_to(x, fmt).tolist() == [0.0, 0.0, 2.0**-126, 1.0]
 
 
+NO_SUBNORMALS = [mf.Format(5, 2, subnormals=False), mf.Format(5, 10, subnormals=False),
+                 mf.Format(8, 7, subnormals=False), mf.Format(8, 23, subnormals=False)]
+
+
+@pytest.mark.parametrize("fmt", NO_SUBNORMALS, ids=str)
+@pytest.mark.parametrize("src", [np.float32, np.float64])
+def test_without_subnormals_zero_and_the_smallest_normal_are_neighbours(fmt, src):
+    # As chop and CPFloat: below xmin the step is xmin itself; nearest rounds the tie xmin/2 to 0 (even).
+    xmin = mf.finfo(fmt).tiny
+    x = np.array([0.49, 0.5, 0.51, 0.75, 1 - 2.0**-20, 1.0, -0.6, -0.5, 2.0**-30], src) * src(xmin)
+    nearest = [0, 0, 1, 1, 1, 1, -1, -0.0, 0]
+    for fn in (mf.round_to, R.round_kernel):
+        assert fn(x, fmt).astype(np.float64).tolist() == [v * xmin for v in nearest]
+        assert fn(x, fmt, "toward_zero").astype(np.float64).tolist() == [0, 0, 0, 0, 0, xmin, 0, 0, 0]
+        assert np.signbit(fn(x, fmt)[-3]) and np.signbit(fn(x, fmt, "toward_zero")[-3])
+
+
+@pytest.mark.parametrize("fmt", NO_SUBNORMALS, ids=str)
+def test_stochastic_rounding_is_unbiased_below_the_smallest_normal(fmt):
+    # Up with probability |x| / xmin (it used to flush after rounding: a bias of -0.42 of the gap).
+    xmin, n = mf.finfo(fmt).tiny, 40_000
+    for share in (0.125, 0.3, 0.75):
+        x = np.full(n, share * xmin, np.float32)
+        for fn in (mf.round_to, R.round_kernel):
+            y = fn(x, fmt, "stochastic", rng=np.random.default_rng(8)).astype(np.float64)
+            assert set(np.unique(y)) == {0.0, xmin}
+            assert abs(y.mean() - x[0]) < 4 * xmin * np.sqrt(0.25 / n)
+
+
+@pytest.mark.parametrize("fmt", NO_SUBNORMALS + [mf.float16], ids=str)
+def test_counts_follow_the_rule(fmt):
+    xmin = mf.finfo(fmt).tiny
+    x = np.array([0.3, 0.5, 0.6, 1.5, 0.0, np.nan], np.float32) * np.float32(xmin)
+    underflow = 2 if not fmt.subnormals else 0
+    subnormal = 0 if not fmt.subnormals else 3
+    for fn in (mf.round_to, R.round_kernel):
+        tally = np.zeros(4, np.int64)
+        fn(x, fmt, counts=tally)
+        assert tally.tolist() == [0, underflow, subnormal, 1]
+    assert mf.numerics.count_rounding(x, R.round_reference(x, fmt), fmt).tolist() == [0, underflow, subnormal, 1]
+
+
+@pytest.mark.parametrize("fmt", [mf.float16, mf.bfloat16, mf.float8_e4m3, mf.float8_e5m2, mf.Format(3, 4)]
+                         + NO_SUBNORMALS, ids=str)
+def test_share_flushed_is_what_rounding_flushes(fmt):
+    # Log-uniform magnitudes, and every power of two (the ties at half the smallest nonzero magnitude).
+    rng = np.random.default_rng(9)
+    v = np.concatenate([np.exp2(rng.uniform(-150, 0, 20_000)) * rng.choice([-1, 1], 20_000),
+                        np.exp2(np.arange(-149.0, 1)), [0.0, np.inf, np.nan]]).astype(np.float32)
+    h = mf.numerics.Histogram()
+    h.add(v)
+    for scale in (1.0, 8.0, 1024.0, 2.0**20):
+        with np.errstate(all="ignore"):
+            flushed = (v != 0) & (mf.round_to(v * np.float32(scale), fmt).astype(np.float32) == 0)
+        assert h.share_flushed(fmt, scale) == flushed.sum() / v.size
+
+
 def test_toward_zero_truncates_and_never_overflows():
     x = np.array([1 + 2**-10 - 2**-20, -(1 + 2**-10 - 2**-20), 70000.0, np.inf], np.float32)
     out = mf.round_to(x, "float16", mode="toward_zero").astype(np.float32)
