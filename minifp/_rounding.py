@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import platform
 import types
 from typing import Callable, NamedTuple
-from concurrent.futures import ThreadPoolExecutor
 
 import llvmlite.binding
 import numba
@@ -26,7 +24,6 @@ from numba.extending import intrinsic, overload
 from ._backend import array_module as _xp, holds
 from ._formats import FORMATS, Format, as_format, bfloat16
 from ._random import generator
-from ._threads import Pool, pointer
 
 MODES = ("nearest", "toward_zero", "stochastic")
 _MODE_ID = {m: i for i, m in enumerate(MODES)}
@@ -39,77 +36,8 @@ _F16, _F32, _BF16 = np.dtype(np.float16), np.dtype(np.float32), bfloat16.storage
 # with the kernels on all 2**32 float32 inputs (benchmarks/exhaustive.py).
 SMALL = 4096
 SMALL_HALF = 1024       # numpy's float16 casts are slow: past this the CPU's own conversions win (HARDWARE_HALF)
-# From this many elements on, a kernel runs in parts on every core; below it, whole on the calling
-# thread. The hot kernels (float32 -> float16 / bfloat16 / fp8 nearest-even, float16 widening) go to a
-# pool whose worker spins (_map), which pays from MAP elements when calls come in a burst (and runs
-# them alone when they come far apart); the others to plain threads, which pay from PARALLEL.
-MAP = 1 << 16
-PARALLEL = 1 << 20
-# Outputs of this many bytes or more start on a huge-page boundary (_empty).
-HUGE_PAGE = 1 << 21
-ALIGNED = 2 * HUGE_PAGE
-# The cores this process may use, and no more than NUMBA_NUM_THREADS if that is set lower; one where
-# kernels are plain Python (NUMBA_DISABLE_JIT), which would hold the GIL.
-_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 JIT = not numba.config.DISABLE_JIT
-THREADS = max(1, min(_CORES, numba.config.NUMBA_NUM_THREADS)) if JIT else 1
 i32 = np.int32
-
-
-def _empty(like, dtype):
-    """An uninitialised array of like's shape and `dtype`, whose data starts on a 2 MB boundary when large.
-
-    Fresh memory must be faulted in and zeroed. numpy asks Linux for 2 MB pages on large arrays, but
-    only whole aligned 2 MB pages can be one; an array that starts mid-page gets 4 KB ones at each end,
-    hundreds of faults. Aligned, it costs about a quarter less to fault in (benchmarks/rounding.py).
-    """
-    nbytes = like.size * dtype.itemsize
-    if nbytes < ALIGNED:
-        return np.empty(like.shape, dtype)
-    raw = np.empty(nbytes + HUGE_PAGE, np.uint8)        # the unused slack is address space, never touched
-    start = -raw.ctypes.data % HUGE_PAGE
-    return raw[start:start + nbytes].view(dtype).reshape(like.shape)
-
-
-def _map(kernel, src, out):
-    """kernel(src, out) over two flat arrays of one size, in parts on the spinning pool when they are large."""
-    if src.size < MAP or THREADS == 1 or not _pool().run(_part_of(kernel, src.dtype, out.dtype), src, out):
-        kernel(src, out)
-
-
-def _run(kernel, n, arrays, *args):
-    """kernel(*arrays, *args), in parts on threads when n is large; the parts' results, as a list.
-
-    Arrays of n elements are cut into contiguous parts; other arrays and args go whole to every part.
-    """
-    if n < PARALLEL or THREADS == 1:
-        return [kernel(*arrays, *args)]
-    return _run_parts(kernel, n, arrays, args)
-
-
-def _run_parts(kernel, n, arrays, args):
-    """_run's threaded half (its own function: the closure's cells would cost every small call)."""
-    cuts = [n * k // THREADS for k in range(THREADS + 1)]
-
-    def part(k):
-        return kernel(*(a[cuts[k]:cuts[k + 1]] if a.size == n else a for a in arrays), *args)
-
-    others = [_threads().submit(part, k) for k in range(1, THREADS)]
-    return [part(0)] + [f.result() for f in others]
-
-
-@functools.lru_cache(maxsize=None)
-def _pool():
-    return Pool(THREADS)
-
-
-@functools.lru_cache(maxsize=None)
-def _threads():
-    return ThreadPoolExecutor(max(THREADS - 1, 1), thread_name_prefix="minifp-kernel")
-
-
-if hasattr(os, "register_at_fork"):     # a forked child has none of the threads: it makes its own
-    os.register_at_fork(after_in_child=lambda: (_pool.cache_clear(), _threads.cache_clear()))
 
 
 def _clone(fn, name, **constants):
@@ -118,24 +46,6 @@ def _clone(fn, name, **constants):
     clone = types.FunctionType(fn.__code__, {**fn.__globals__, **constants}, name)
     clone.__qualname__ = name
     return clone
-
-
-KERNEL = SOURCE = TARGET = None     # each compiled copy of _part has its own (_part_of)
-
-
-def _part(src, out, start, stop):
-    """KERNEL over elements [start, stop) of a SOURCE array at address src and a TARGET array at out."""
-    KERNEL(numba.carray(pointer(src), stop, SOURCE)[start:], numba.carray(pointer(out), stop, TARGET)[start:])
-
-
-@functools.lru_cache(maxsize=None)
-def _part_of(kernel, source, target):
-    """The address of _part compiled for one kernel and dtypes: what the pool's threads call."""
-    name = f"_part_{kernel.py_func.__name__}_{source}_{target}"
-    part = _clone(_part, name, KERNEL=kernel, SOURCE=source.type, TARGET=target.type)
-    # Cached only for kernels of this file: Numba's cache checks this file alone for changes.
-    cached = kernel.py_func.__module__ == __name__
-    return numba.cfunc(numba.void(*[numba.int64] * 4), cache=cached)(part).address
 
 
 def _float(i):
@@ -479,8 +389,8 @@ def _nearest_plan(fmt):
 
 def _round_nearest(x, plan):
     """A contiguous float32 array rounded to nearest-even by plan's kernel."""
-    out = _empty(x, plan.codes)
-    _map(plan.kernel, x.ravel(), out.ravel())
+    out = np.empty(x.shape, plan.codes)
+    plan.kernel(x.ravel(), out.ravel())
     return out.view(plan.storage)
 
 
@@ -498,17 +408,15 @@ def _kernel(x, fmt, mode, rng, counts):
     nearest = mode == "nearest" and x.dtype == _F32 and not decode
     if nearest and counts is None:
         return _round_nearest(x, _nearest_plan(fmt))
-    out = _empty(x, _F32 if decode else _CODES[storage.itemsize * 8])
+    out = np.empty(x.shape, _F32 if decode else _CODES[storage.itemsize * 8])
     src, flat = x.ravel(), out.ravel()          # views: both are contiguous
     if nearest:                                 # counted in the same pass
-        parts = _run(_nearest_kernel(fmt, counted=True), x.size, (src, flat))
-        counts += np.sum(parts, axis=0, dtype=np.int64)
+        counts += np.array(_nearest_kernel(fmt, counted=True)(src, flat), np.int64)
         return out.view(storage)
     view, src_man, src_bias, src_emask = _SOURCES[x.dtype]
     rbits = _random_bits(rng, x.size) if mode == "stochastic" else np.empty(0, np.uint32)
-    _run(ROUND_BITS, x.size, (src.view(view), flat, rbits), src_man, src_bias, src_emask, fmt.man_bits,
-         fmt.emin, fmt.bias, fmt.bits - 1, fmt.subnormals, fmt.max_code, fmt.overflow_code, fmt.nan_code,
-         _MODE_ID[mode], decode)
+    ROUND_BITS(src.view(view), flat, rbits, src_man, src_bias, src_emask, fmt.man_bits, fmt.emin, fmt.bias,
+               fmt.bits - 1, fmt.subnormals, fmt.max_code, fmt.overflow_code, fmt.nan_code, _MODE_ID[mode], decode)
     out = out if decode else out.view(storage)
     if counts is not None:
         counts += count_rounding(x, out, fmt)
@@ -575,12 +483,12 @@ def widen(a, fmt=None):
     if not isinstance(a, np.ndarray) or not JIT or a.dtype.itemsize > 2 or not a.dtype.isnative or \
             a.size <= (SMALL_HALF if hardware else SMALL) or a.dtype == _BF16:
         return a.astype(np.float32)         # bfloat16: a 16-bit shift, which ml_dtypes does at memory speed
-    out = _empty(a, _F32)
+    out = np.empty(a.shape, _F32)
     codes = np.ascontiguousarray(a).ravel().view(_CODES[a.dtype.itemsize * 8])
     if hardware:
-        _map(WIDEN_HALF, codes, out.ravel())
+        WIDEN_HALF(codes, out.ravel())
     else:
-        _run(GATHER, a.size, (codes, _table(as_format(a.dtype) if fmt is None else fmt), out.ravel()))
+        GATHER(codes, _table(as_format(a.dtype) if fmt is None else fmt), out.ravel())
     return out
 
 

@@ -1,10 +1,4 @@
 """Rounding is exact: kernels against numpy/ml_dtypes casts and against the float64 reference."""
-import os
-import signal
-import sys
-import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
 
 import ml_dtypes
 import numba
@@ -13,8 +7,6 @@ import pytest
 
 import minifp as mf
 from minifp import _rounding as R
-from minifp import _threads as T
-from minifp._threads import Pool
 
 JIT = not numba.config.DISABLE_JIT
 NATIVE = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16,
@@ -359,116 +351,6 @@ def test_bad_input_is_one_clear_error_before_anything_changes(fn, kwargs, error,
     with pytest.raises(error, match=message):
         fn(**args)
     assert not tally.any()                                   # nothing counted before the error
-
-
-@numba.njit(nogil=True)
-def _double(src, dst):
-    for i in range(src.size):
-        dst[i] = 2 * src[i]
-
-
-@pytest.mark.skipif(numba.config.DISABLE_JIT, reason="the pool runs compiled kernels only")
-def test_pool_runs_every_part_once_from_many_threads(monkeypatch):
-    """Parts land where they belong, each once, while four Python threads launch jobs at the same time."""
-    monkeypatch.setattr(R, "THREADS", 2)
-    x = np.arange(3 * R.MAP + 7, dtype=np.float32)
-
-    def launch(k):
-        for _ in range(50):
-            out = np.zeros_like(x)
-            R._map(_double, x + k, out)
-            assert (out == 2 * (x + k)).all()
-
-    with ThreadPoolExecutor(4) as threads:
-        list(threads.map(launch, range(4)))
-
-
-@pytest.mark.skipif(numba.config.DISABLE_JIT, reason="the pool runs compiled kernels only")
-def test_pool_starts_its_workers_once_when_many_threads_rouse_it():
-    """Python may switch threads between counting the workers and starting one: the count is locked."""
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        for _ in range(20):
-            pool, start = Pool(2), threading.Barrier(8)
-            with ThreadPoolExecutor(8) as threads:
-                list(threads.map(lambda _: (start.wait(), pool._rouse()), range(8)))
-            assert len(pool.workers) == 1
-    finally:
-        sys.setswitchinterval(interval)
-
-
-@pytest.mark.skipif(numba.config.DISABLE_JIT, reason="the pool runs compiled kernels only")
-def test_pool_of_four_covers_every_element_once():
-    """More threads than this machine may have cores, and arrays shorter than the number of parts."""
-    pool, part = Pool(4), R._part_of(_double, np.dtype(np.float32), np.dtype(np.float32))
-    for n in (0, 1, 3, 1000, (1 << 18) + 3):
-        x = np.arange(n, dtype=np.float32)
-        for _ in range(20):
-            out = np.full(n + 1, -1, np.float32)
-            assert pool.run(part, x, out[:n])
-            assert (out[:n] == 2 * x).all() and out[n] == -1          # and nothing past the end
-
-
-@pytest.mark.skipif(numba.config.DISABLE_JIT, reason="the pool runs compiled kernels only")
-def test_pool_wakes_its_worker_for_bursts_and_long_jobs_only():
-    """Calls far apart run alone (waking a thread costs more than a short kernel); back-to-back calls
-    and a job of WAKE elements start the worker."""
-    part = R._part_of(_double, np.dtype(np.float32), np.dtype(np.float32))
-    x = np.arange(1000, dtype=np.float32)
-    apart = Pool(2)
-    for _ in range(5):
-        time.sleep(0.01)
-        assert apart.run(part, x, np.empty_like(x))
-    assert apart.workers == []
-    burst = Pool(2)
-    for _ in range(5):
-        burst.run(part, x, np.empty_like(x))
-    assert len(burst.workers) == 1
-    big, x = Pool(2), np.arange(T.WAKE, dtype=np.float32)
-    out = np.empty_like(x)
-    assert big.run(part, x, out) and len(big.workers) == 1 and (out == 2 * x).all()
-
-
-@pytest.mark.skipif(not hasattr(os, "fork") or numba.config.DISABLE_JIT, reason="needs os.fork and the JIT")
-def test_kernel_threads_work_in_a_forked_child(monkeypatch):
-    """A forked child has none of the parent's kernel threads; large kernels must still run there."""
-    monkeypatch.setattr(R, "THREADS", 2)
-    x = np.arange(R.PARALLEL, dtype=np.float32)
-    out, out2 = np.zeros_like(x), np.zeros_like(x)
-
-    def both():
-        R._map(_double, x, out)
-        R._run(_double, x.size, (x, out2))
-        return (out == 2 * x).all() and (out2 == 2 * x).all()
-
-    assert both()                                        # the parent's threads exist from here on
-    out[:] = out2[:] = 0
-    pid = os.fork()
-    if pid == 0:                                         # the child: a hang is killed by the alarm
-        signal.alarm(30)
-        os._exit(0 if both() else 1)
-    assert os.waitpid(pid, 0)[1] == 0
-
-
-def test_large_outputs_start_on_a_huge_page_and_small_ones_are_plain():
-    """Large kernel outputs start on a 2 MB boundary (whole huge pages fault in faster); small ones are
-    plain np.empty arrays."""
-    big = R._empty(np.empty((R.ALIGNED // 4, 3), np.float32), np.dtype(np.uint16))
-    assert big.shape == (R.ALIGNED // 4, 3) and big.dtype == np.uint16 and big.flags.c_contiguous
-    assert big.ctypes.data % R.HUGE_PAGE == 0 and big.flags.writeable
-    small = R._empty(np.empty(10), np.dtype(np.uint16))
-    assert small.shape == (10,) and small.flags.owndata
-
-
-@pytest.mark.skipif(numba.config.DISABLE_JIT, reason="without the JIT round_to takes the reference path")
-def test_large_rounded_arrays_are_aligned_and_exact():
-    """round_to's large results take the aligned outputs and still equal the reference casts bit for bit."""
-    x = np.random.default_rng(3).standard_normal((R.ALIGNED // 2, 3)).astype(np.float32)
-    for fmt, ref in ((mf.float16, np.float16), (mf.bfloat16, ml_dtypes.bfloat16)):
-        y = mf.round_to(x, fmt)
-        assert y.shape == x.shape and y.ctypes.data % R.HUGE_PAGE == 0
-        assert same_bits(y, x.astype(ref)) == 0
 
 
 def test_an_integer_seed_is_a_stream_that_advances():
