@@ -4,12 +4,14 @@
 
 For each model and policy: ms per step, the best of --rounds rounds of --steps steps (batch 32), and the
 ratio to float32. --against PATH also imports minifp from the checkout at PATH (as `minifp_against`) and
-trains the same model there, the two checkouts taking turns round by round, so that a stretch when the
-host slows this machine falls on both alike; then "this / against" is the step-time ratio (< 1: faster).
+trains the same model there, the two checkouts taking turns round by round (which goes first alternates),
+so that a stretch when the host slows this machine falls on both alike; "this / against" is the median
+over rounds of the two step times' ratio (< 1: this checkout is faster).
 """
 import argparse
 import time
 
+import numpy as np
 from _checkouts import checkouts
 
 POLICIES = ("float32", "mixed_float16", "mixed_bfloat16")
@@ -36,8 +38,8 @@ def trainer(mf, models, model, policy, batch_size=32):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--steps", type=int, default=30)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--against", metavar="PATH", help="also time minifp from the checkout at PATH")
     args = parser.parse_args()
     trees = checkouts(args.against)
@@ -50,16 +52,17 @@ def main():
         base = {}
         for policy in POLICIES:
             runs = {label: trainer(mf, models, model, policy) for label, (mf, models) in trees.items()}
-            best = dict.fromkeys(labels, float("inf"))
-            for _ in range(args.rounds):
-                for label, run in runs.items():
-                    best[label] = min(best[label], run(args.steps))
+            times = {label: [] for label in labels}
+            for r in range(args.rounds):
+                for label in labels[::1 - 2 * (r % 2)]:
+                    times[label].append(runs[label](args.steps))
+            best = {label: min(t) for label, t in times.items()}
             row = ""
             for label in labels:
                 base.setdefault(label, best[label])
                 row += f"{best[label]:10.2f} {best[label] / base[label]:6.2f}x"
             if "against" in trees:
-                row += f"   {best['this'] / best['against']:10.3f}"
+                row += f"   {np.median(np.divide(times['this'], times['against'])):10.3f}"
             print(f"{model:5s} {policy:15s}{row}", flush=True)
 
 
