@@ -8,6 +8,7 @@ import ml_dtypes
 import numpy as np
 
 OVERFLOW_MODES = ("inf", "saturate")
+F32_MAX = float.fromhex("0x1.fffffep127")
 
 
 @dataclass(frozen=True)
@@ -23,11 +24,25 @@ class Format:
 
     def __post_init__(self):
         for what, value, lo, hi in (("exp_bits", self.exp_bits, 2, 8), ("man_bits", self.man_bits, 1, 23)):
-            if not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
+                    or not lo <= value <= hi:
                 raise ValueError(f"Format {what}={value!r} is impossible: it must be an integer in "
                                  f"[{lo}, {hi}] so that every value fits a float32 container")
-        if self.overflow not in OVERFLOW_MODES:
-            raise ValueError(f"unknown overflow mode {self.overflow!r}; valid modes: {', '.join(OVERFLOW_MODES)}")
+            object.__setattr__(self, what, int(value))
+        for what in ("subnormals", "infinities"):
+            value = getattr(self, what)
+            if not isinstance(value, (bool, np.bool_)):
+                raise TypeError(f"Format {what}={value!r} is not a flag; valid values: True, False")
+            object.__setattr__(self, what, bool(value))
+        if not isinstance(self.overflow, str) or self.overflow not in OVERFLOW_MODES:
+            raise ValueError(f"Format overflow={self.overflow!r}: unknown overflow mode {self.overflow!r}; "
+                             f"valid modes: {', '.join(OVERFLOW_MODES)}")
+        # Only 8 exponent bits without infinities can pass float32's max (by a binade: 6.8e38).
+        if self.decode(self.max_code) > F32_MAX:
+            raise ValueError(f"Format(exp_bits={self.exp_bits}, man_bits={self.man_bits}, infinities=False) is "
+                             f"impossible: its max {float(self.decode(self.max_code)):.4g} does not fit its "
+                             f"float32 container (max {F32_MAX:.4g}); with 8 exponent bits use infinities=True, "
+                             f"or at most 7 exponent bits")
         if not self.name:
             suffix = "" if self.infinities else "fn"
             object.__setattr__(self, "name", f"e{self.exp_bits}m{self.man_bits}{suffix}")
@@ -87,7 +102,8 @@ class Format:
 
     @cached_property
     def is_float32(self) -> bool:
-        return (self.exp_bits, self.man_bits) == (8, 23)
+        """True for float32 itself: its widths, subnormals, infinities and overflow to inf, all of them."""
+        return self == float32
 
     def __repr__(self):
         return f"minifp.{self.name}" if self.name in FORMATS else (
@@ -153,9 +169,10 @@ _STORAGE = {(5, 10, True, True): np.float16, (8, 7, True, True): ml_dtypes.bfloa
 _BY_STORAGE = {np.dtype(np.float16): float16, np.dtype(ml_dtypes.bfloat16): bfloat16,
                np.dtype(ml_dtypes.float8_e4m3fn): float8_e4m3, np.dtype(ml_dtypes.float8_e5m2): float8_e5m2,
                np.dtype(np.float32): float32, np.dtype(np.float64): float32}
+_VALID = f"{', '.join(FORMATS)} (or a minifp.Format(exp_bits, man_bits), or the NumPy dtype of one of them)"
 
 
-def as_format(fmt) -> Format:
+def as_format(fmt, arg="fmt") -> Format:
     """The Format named by `fmt`: a Format, a name such as "float16", or a NumPy float dtype."""
     if isinstance(fmt, Format):
         return fmt
@@ -163,13 +180,13 @@ def as_format(fmt) -> Format:
         key = fmt.lower()
         if key in FORMATS or key in ALIASES:
             return FORMATS.get(key) or ALIASES[key]
-        raise ValueError(f"unknown format {fmt!r}; valid formats: {', '.join(FORMATS)} "
-                         f"(or minifp.Format(exp_bits, man_bits))")
+        raise ValueError(f"{arg}: unknown format {fmt!r}; valid formats: {_VALID}")
     try:
-        return _BY_STORAGE[np.dtype(fmt)]
-    except (TypeError, KeyError):
-        raise TypeError(f"cannot use {fmt!r} as a format; pass a minifp.Format or one of: "
-                        f"{', '.join(FORMATS)}") from None
+        if fmt is not None:                 # np.dtype(None) would be float64, i.e. float32 here
+            return _BY_STORAGE[np.dtype(fmt)]
+    except (TypeError, ValueError, KeyError):
+        pass
+    raise TypeError(f"{arg}: {fmt!r} is not a format; valid formats: {_VALID}")
 
 
 def promote(a: Format, b: Format) -> Format:

@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import platform
 import types
 from typing import Callable, NamedTuple
-from concurrent.futures import ThreadPoolExecutor
 
 import llvmlite.binding
 import numba
@@ -26,7 +24,6 @@ from numba.extending import intrinsic, overload
 from ._backend import array_module as _xp, holds
 from ._formats import FORMATS, Format, as_format, bfloat16
 from ._random import generator
-from ._threads import Pool, pointer
 
 MODES = ("nearest", "toward_zero", "stochastic")
 _MODE_ID = {m: i for i, m in enumerate(MODES)}
@@ -39,77 +36,8 @@ _F16, _F32, _BF16 = np.dtype(np.float16), np.dtype(np.float32), bfloat16.storage
 # with the kernels on all 2**32 float32 inputs (benchmarks/exhaustive.py).
 SMALL = 4096
 SMALL_HALF = 1024       # numpy's float16 casts are slow: past this the CPU's own conversions win (HARDWARE_HALF)
-# From this many elements on, a kernel runs in parts on every core; below it, whole on the calling
-# thread. The hot kernels (float32 -> float16 / bfloat16 / fp8 nearest-even, float16 widening) go to a
-# pool whose worker spins (_map), which pays from MAP elements when calls come in a burst (and runs
-# them alone when they come far apart); the others to plain threads, which pay from PARALLEL.
-MAP = 1 << 16
-PARALLEL = 1 << 20
-# Outputs of this many bytes or more start on a huge-page boundary (_empty).
-HUGE_PAGE = 1 << 21
-ALIGNED = 2 * HUGE_PAGE
-# The cores this process may use, and no more than NUMBA_NUM_THREADS if that is set lower; one where
-# kernels are plain Python (NUMBA_DISABLE_JIT), which would hold the GIL.
-_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 JIT = not numba.config.DISABLE_JIT
-THREADS = max(1, min(_CORES, numba.config.NUMBA_NUM_THREADS)) if JIT else 1
 i32 = np.int32
-
-
-def _empty(like, dtype):
-    """An uninitialised array of like's shape and `dtype`, whose data starts on a 2 MB boundary when large.
-
-    Fresh memory must be faulted in and zeroed. numpy asks Linux for 2 MB pages on large arrays, but
-    only whole aligned 2 MB pages can be one; an array that starts mid-page gets 4 KB ones at each end,
-    hundreds of faults. Aligned, it costs about a quarter less to fault in (benchmarks/rounding.py).
-    """
-    nbytes = like.size * dtype.itemsize
-    if nbytes < ALIGNED:
-        return np.empty(like.shape, dtype)
-    raw = np.empty(nbytes + HUGE_PAGE, np.uint8)        # the unused slack is address space, never touched
-    start = -raw.ctypes.data % HUGE_PAGE
-    return raw[start:start + nbytes].view(dtype).reshape(like.shape)
-
-
-def _map(kernel, src, out):
-    """kernel(src, out) over two flat arrays of one size, in parts on the spinning pool when they are large."""
-    if src.size < MAP or THREADS == 1 or not _pool().run(_part_of(kernel, src.dtype, out.dtype), src, out):
-        kernel(src, out)
-
-
-def _run(kernel, n, arrays, *args):
-    """kernel(*arrays, *args), in parts on threads when n is large; the parts' results, as a list.
-
-    Arrays of n elements are cut into contiguous parts; other arrays and args go whole to every part.
-    """
-    if n < PARALLEL or THREADS == 1:
-        return [kernel(*arrays, *args)]
-    return _run_parts(kernel, n, arrays, args)
-
-
-def _run_parts(kernel, n, arrays, args):
-    """_run's threaded half (its own function: the closure's cells would cost every small call)."""
-    cuts = [n * k // THREADS for k in range(THREADS + 1)]
-
-    def part(k):
-        return kernel(*(a[cuts[k]:cuts[k + 1]] if a.size == n else a for a in arrays), *args)
-
-    others = [_threads().submit(part, k) for k in range(1, THREADS)]
-    return [part(0)] + [f.result() for f in others]
-
-
-@functools.lru_cache(maxsize=None)
-def _pool():
-    return Pool(THREADS)
-
-
-@functools.lru_cache(maxsize=None)
-def _threads():
-    return ThreadPoolExecutor(max(THREADS - 1, 1), thread_name_prefix="minifp-kernel")
-
-
-if hasattr(os, "register_at_fork"):     # a forked child has none of the threads: it makes its own
-    os.register_at_fork(after_in_child=lambda: (_pool.cache_clear(), _threads.cache_clear()))
 
 
 def _clone(fn, name, **constants):
@@ -118,24 +46,6 @@ def _clone(fn, name, **constants):
     clone = types.FunctionType(fn.__code__, {**fn.__globals__, **constants}, name)
     clone.__qualname__ = name
     return clone
-
-
-KERNEL = SOURCE = TARGET = None     # each compiled copy of _part has its own (_part_of)
-
-
-def _part(src, out, start, stop):
-    """KERNEL over elements [start, stop) of a SOURCE array at address src and a TARGET array at out."""
-    KERNEL(numba.carray(pointer(src), stop, SOURCE)[start:], numba.carray(pointer(out), stop, TARGET)[start:])
-
-
-@functools.lru_cache(maxsize=None)
-def _part_of(kernel, source, target):
-    """The address of _part compiled for one kernel and dtypes: what the pool's threads call."""
-    name = f"_part_{kernel.py_func.__name__}_{source}_{target}"
-    part = _clone(_part, name, KERNEL=kernel, SOURCE=source.type, TARGET=target.type)
-    # Cached only for kernels of this file: Numba's cache checks this file alone for changes.
-    cached = kernel.py_func.__module__ == __name__
-    return numba.cfunc(numba.void(*[numba.int64] * 4), cache=cached)(part).address
 
 
 def _float(i):
@@ -207,8 +117,11 @@ def _round_bits(src, out, rbits, src_man, src_bias, src_emask, m, emin, bias, si
             else:
                 e = e_field - src_bias
                 sig |= 1 << src_man
-            # The quantum is 2**(max(e, emin) - m): drop `shift` bits of the significand.
-            shift = src_man - m + max(0, emin - e)
+            # The quantum is 2**(max(e, emin) - m): drop `shift` bits of the significand. Without subnormals
+            # 0 and the smallest normal are neighbours: below it (where source subnormals all lie, as emin
+            # >= -126) the quantum is 2**emin, `low` bits coarser.
+            low = m if subnormals or (e >= emin and e_field != 0) else 0
+            shift = src_man - low + max(0, emin - e)
             if shift > 62:                             # far below the smallest subnormal
                 q = 0
                 up = mode == 2 and shift - 32 < 53 and np.int64(rbits[i]) < (sig >> (shift - 32))
@@ -224,11 +137,9 @@ def _round_bits(src, out, rbits, src_man, src_bias, src_emask, m, emin, bias, si
                     frac32 = rem >> (shift - 32) if shift >= 32 else rem << (32 - shift)
                     up = np.int64(rbits[i]) < frac32
             # Normal results: exponent field max(e, emin) + bias; a carry out of q bumps it, as it should.
-            code = ((max(e, emin) + bias - 1) << m) + q + int(up)
+            code = ((max(e, emin) + bias - 1) << m) + ((q + int(up)) << (m - low))
             if code > max_code:                         # toward zero never rounds up past max (IEEE)
                 code = max_code if mode == 1 else overflow_code
-            elif not subnormals and code < (1 << m):
-                code = 0
         if decode:
             if code > max_code:
                 # max_code + 1 is inf where the format has infinities (its NaN code then lies higher).
@@ -246,14 +157,14 @@ def _nearest(b, c):
     """One float32 (bits b) -> (|b|, code of |result| before overflow, final code with sign); nearest-even.
 
     Branch-free, so that LLVM vectorises the loops that call it. `c` holds the format's constants
-    (see _constants); the kernels have them frozen in, so shifts are immediates and `narrow` picks one
+    (see _constants); the kernels have them frozen in, so shifts are immediates and `general` picks one
     of the two paths at compile time. Every intermediate is cast back to int32 (np.right_shift keeps
     the type): Numba widens integer arithmetic to 64 bits, and the casts let LLVM keep eight 32-bit
     lanes per AVX2 instruction.
     """
-    shift, round_bias, min_normal, magic, max_c, over_c, nan_c, sign_down, narrow = c
+    shift, round_bias, min_normal, magic, max_c, over_c, nan_c, sign_down, general = c
     a = i32(b & i32(0x7FFFFFFF))
-    if narrow:
+    if general:
         # Add half an ulp minus one, plus the ulp's own bit (ties to even), drop the bits; round_bias also
         # moves the exponent to the format's bias.
         code = np.right_shift(i32(i32(a + round_bias) + i32(np.right_shift(a, shift) & i32(1))), shift)
@@ -265,8 +176,8 @@ def _nearest(b, c):
         # puts it on the format's sign bit (and copies it above, where the 8- or 16-bit store drops it).
         final = nan_c if a > i32(0x7F800000) else min(code, over_c)
         return a, code, i32(final | np.right_shift(i32(b ^ a), sign_down))
-    # 8 exponent bits (bfloat16): subnormals line up with float32's, the same formula on the signed bits
-    # rounds either sign, and a carry past max lands on the inf code by itself.
+    # 8 exponent bits and overflow to inf (bfloat16): subnormals line up with float32's, the same formula
+    # on the signed bits rounds either sign, and a carry past max lands on the inf code by itself.
     final = np.right_shift(i32(i32(b + round_bias) + i32(np.right_shift(b, shift) & i32(1))), shift)
     nan = i32(np.right_shift(b, sign_down) | nan_c)         # the top of the payload kept, as hardware does
     is_nan = _float(b) != _float(b)                         # one float compare, where |b| > inf takes two
@@ -276,9 +187,11 @@ def _nearest(b, c):
 def _constants(fmt):
     """The int32 constants of _nearest for a coded format (storage of 8 or 16 bits, subnormals)."""
     m, bits = fmt.man_bits, fmt.bits
+    # bfloat16's shortcut holds for float32's exponent range where overflow is inf; saturating takes the min.
+    general = fmt.bias != 127 or fmt.overflow_code != fmt.max_code + 1
     return (i32(23 - m), i32((1 << (22 - m)) - 1 - ((127 - fmt.bias) << 23)), i32((fmt.emin + 127) << 23),
             i32((fmt.emin - m + 23 + 127) << 23), i32(fmt.max_code), i32(fmt.overflow_code),
-            i32(fmt.nan_code), i32(32 - bits), fmt.bias != 127)
+            i32(fmt.nan_code), i32(32 - bits), general)
 
 
 C = None    # a format's _constants: each compiled copy of the two kernels below has its own (_nearest_kernel)
@@ -346,23 +259,78 @@ def _random_bits(rng, shape):
     return generator(rng).integers(0, 2**32, size=shape, dtype=np.uint32)
 
 
-def _check(x, fmt, mode):
-    fmt = fmt if isinstance(fmt, Format) else as_format(fmt)
-    if mode not in _MODE_ID:
-        raise ValueError(f"unknown rounding mode {mode!r}; valid modes: {', '.join(MODES)}")
-    if x.dtype not in _SOURCES:
-        x = x.astype(np.float32) if x.dtype.kind in "biuf" else x
-        if x.dtype not in _SOURCES:
-            raise TypeError(f"round_to takes a float32 or float64 array, got dtype {x.dtype}")
-    return x, fmt
+def _check(x, fmt, mode, counts=None):
+    """(x as a float32/float64 array, fmt as a Format), or one error naming the bad argument."""
+    fmt = fmt if isinstance(fmt, Format) else as_format(fmt, "fmt")
+    if not isinstance(mode, str) or mode not in _MODE_ID:
+        raise ValueError(f"mode: unknown rounding mode {mode!r}; valid modes: {', '.join(MODES)}")
+    if counts is not None and not (isinstance(counts, np.ndarray) and counts.dtype == np.int64
+                                   and counts.shape == (4,) and counts.flags.writeable):
+        given = f"an array of dtype {counts.dtype} and shape {counts.shape}" if isinstance(counts, np.ndarray) \
+            else f"a {type(counts).__name__}"
+        raise TypeError(f"counts: got {given}; pass a writable int64 NumPy array of 4 (overflow, underflow, "
+                        f"subnormal, NaN, added to), or None")
+    return _source(x), fmt
+
+
+# What round_to takes besides float32/float64: minifp's storage dtypes, integers, bool and long double.
+_STORED = {np.dtype(f.storage) for f in FORMATS.values()} - {_F32}
+_VALID_DTYPES = ("float32, float64, longdouble, float16, bfloat16, float8_e4m3fn, float8_e5m2, "
+                 "integers, bool (any byte order)")
+
+
+def _source(x):
+    """x as a float32/float64 array that rounds into every format as x itself would.
+
+    Storage dtypes and small integers widen exactly. Integers past 2**53 and long doubles are rounded
+    to odd into float64 (_odd_from_int, _odd_from_long): keeping p + 2 bits or more that way makes the
+    second rounding exact for nearest and toward_zero (53 >= 24 + 2); stochastic rounding then sees
+    their fraction to 53 - p bits rather than 32 (the same for formats of up to 20 mantissa bits).
+    """
+    dtype = x.dtype
+    if dtype in _SOURCES:
+        return x
+    if dtype.kind in "biuf" and not dtype.isnative:
+        return _source(x.astype(dtype.newbyteorder("=")))      # numbers, not reinterpreted bits
+    if dtype in _STORED:
+        return widen(x)
+    if dtype.kind == "b" or dtype.kind in "iu" and dtype.itemsize <= 4:
+        return x.astype(np.float64)
+    if dtype.kind in "iu":
+        return _odd_from_int(x)
+    if dtype.kind == "f" and dtype.itemsize > 8:
+        return _odd_from_long(x)
+    hint = " (take .real or abs() first)" if dtype.kind == "c" else ""
+    raise TypeError(f"x: an array of dtype {dtype} cannot be rounded{hint}; valid dtypes: {_VALID_DTYPES}")
+
+
+def _odd_from_int(x):
+    """int64/uint64 -> float64, rounded to odd at 52 or 53 bits (exact below 2**53)."""
+    xp = _xp(x)
+    a = xp.abs(x).astype(xp.uint64)                      # |int64 min| wraps to itself: as uint64, 2**63
+    _, e = xp.frexp(a.astype(xp.float64))                # a's bit length, or one more where the cast rounded up
+    drop = xp.maximum(e - 53, 0).astype(xp.uint64)
+    kept = (a >> drop) | ((a & ((xp.uint64(1) << drop) - xp.uint64(1))) != 0)    # a sticky 1 if bits dropped
+    y = xp.ldexp(kept.astype(xp.float64), drop.astype(xp.int32))                 # at most 53 bits: exact
+    return xp.where(x < 0, -y, y)
+
+
+def _odd_from_long(x):
+    """long double -> float64, rounded to odd: the float64 neighbour of x whose last bit is 1, if inexact."""
+    with np.errstate(all="ignore"):
+        near = x.astype(np.float64)
+        near = np.where(np.isinf(near) & np.isfinite(x), np.copysign(np.finfo(np.float64).max, near), near)
+        inexact = np.isfinite(x) & (x != near)
+        other = np.nextafter(near, np.where(x > near, np.inf, -np.inf))
+        return np.where(inexact & (near.view(np.int64) & 1 == 0), other, near)
 
 
 def round_to(x, fmt, mode="nearest", rng=None, counts=None):
-    """Round a float32/float64 array into `fmt`; returns an array of the format's storage dtype.
+    """Round an array of real numbers into `fmt`; returns an array of the format's storage dtype, of x's shape.
 
     counts: an int64 array of 4 to which (overflow, underflow, subnormal, NaN) of this rounding are added.
     """
-    x, fmt = _check(_asarray(x), fmt, mode)
+    x, fmt = _check(_asarray(x), fmt, mode, counts)
     if fmt.is_float32 and x.dtype == _F32 and counts is None:
         return x.copy()
     return _round_to(x, fmt, mode, rng, counts)
@@ -378,7 +346,7 @@ def _round_to(x, fmt, mode="nearest", rng=None, counts=None):
     elif plan and x.flags.c_contiguous:                 # the common call, its choices made once per format
         return _round_nearest(x, plan)
     else:                                               # integer work: no floating-point warnings
-        return _kernel(np.ascontiguousarray(x), fmt, mode, rng, counts)
+        return _kernel(_contiguous(x), fmt, mode, rng, counts)
     with np.errstate(all="ignore"):                     # overflow to inf is the intended result
         if path == "cast":
             return x.astype(fmt.storage)
@@ -421,15 +389,15 @@ def _nearest_plan(fmt):
 
 def _round_nearest(x, plan):
     """A contiguous float32 array rounded to nearest-even by plan's kernel."""
-    out = _empty(x, plan.codes)
-    _map(plan.kernel, x.ravel(), out.ravel())
+    out = np.empty(x.shape, plan.codes)
+    plan.kernel(x.ravel(), out.ravel())
     return out.view(plan.storage)
 
 
 def round_kernel(x, fmt, mode="nearest", rng=None, counts=None):
     """round_to through the Numba kernels alone (the tests call it directly, also with NUMBA_DISABLE_JIT)."""
-    x, fmt = _check(np.ascontiguousarray(x), fmt, mode)
-    return _kernel(x, fmt, mode, rng, counts)
+    x, fmt = _check(_asarray(x), fmt, mode, counts)
+    return _kernel(_contiguous(x), fmt, mode, rng, counts)
 
 
 def _kernel(x, fmt, mode, rng, counts):
@@ -440,17 +408,15 @@ def _kernel(x, fmt, mode, rng, counts):
     nearest = mode == "nearest" and x.dtype == _F32 and not decode
     if nearest and counts is None:
         return _round_nearest(x, _nearest_plan(fmt))
-    out = _empty(x, _F32 if decode else _CODES[storage.itemsize * 8])
+    out = np.empty(x.shape, _F32 if decode else _CODES[storage.itemsize * 8])
     src, flat = x.ravel(), out.ravel()          # views: both are contiguous
     if nearest:                                 # counted in the same pass
-        parts = _run(_nearest_kernel(fmt, counted=True), x.size, (src, flat))
-        counts += np.sum(parts, axis=0, dtype=np.int64)
+        counts += np.array(_nearest_kernel(fmt, counted=True)(src, flat), np.int64)
         return out.view(storage)
     view, src_man, src_bias, src_emask = _SOURCES[x.dtype]
     rbits = _random_bits(rng, x.size) if mode == "stochastic" else np.empty(0, np.uint32)
-    _run(ROUND_BITS, x.size, (src.view(view), flat, rbits), src_man, src_bias, src_emask, fmt.man_bits,
-         fmt.emin, fmt.bias, fmt.bits - 1, fmt.subnormals, fmt.max_code, fmt.overflow_code, fmt.nan_code,
-         _MODE_ID[mode], decode)
+    ROUND_BITS(src.view(view), flat, rbits, src_man, src_bias, src_emask, fmt.man_bits, fmt.emin, fmt.bias,
+               fmt.bits - 1, fmt.subnormals, fmt.max_code, fmt.overflow_code, fmt.nan_code, _MODE_ID[mode], decode)
     out = out if decode else out.view(storage)
     if counts is not None:
         counts += count_rounding(x, out, fmt)
@@ -480,7 +446,10 @@ def round_reference(x, fmt, mode="nearest", rbits=None):
 
 def _reference(xp, x, fmt, mode, rbits):
     _, e = xp.frexp(x)                                   # |x| = f * 2**e with f in [0.5, 1)
-    quantum_exp = xp.maximum(e - 1, fmt.emin) - fmt.man_bits
+    # Below the smallest normal the quantum is the smallest subnormal, or without subnormals the
+    # smallest normal itself: 0 and 2**emin are neighbours there, and x rounds between them.
+    low = fmt.man_bits if fmt.subnormals else 0
+    quantum_exp = xp.where(e - 1 < fmt.emin, fmt.emin - low, e - 1 - fmt.man_bits)
     q = xp.ldexp(x, -quantum_exp)                        # exact: a power-of-two scaling
     if mode == "nearest":
         q = xp.rint(q)                                   # ties to even
@@ -492,8 +461,6 @@ def _reference(xp, x, fmt, mode, rbits):
         q = xp.sign(q) * (xp.floor(xp.abs(q)) + up)
     y = xp.ldexp(q, quantum_exp)
     y = xp.where(x == 0, x, y)                           # keep the sign of zeros
-    if not fmt.subnormals:
-        y = xp.where(xp.abs(y) < 2.0**fmt.emin, 0.0 * x, y)
     big = float(fmt.decode(fmt.max_code))
     over = float(fmt.decode(fmt.overflow_code))
     y = xp.where(xp.abs(y) > big, xp.copysign(big if mode == "toward_zero" else over, x), y)
@@ -513,16 +480,21 @@ def widen(a, fmt=None):
     if a.dtype == _F32:
         return a
     hardware = HARDWARE_HALF and a.dtype == _F16         # the CPU's own float16 -> float32 conversion
-    if not isinstance(a, np.ndarray) or not JIT or a.dtype.itemsize > 2 or \
+    if not isinstance(a, np.ndarray) or not JIT or a.dtype.itemsize > 2 or not a.dtype.isnative or \
             a.size <= (SMALL_HALF if hardware else SMALL) or a.dtype == _BF16:
         return a.astype(np.float32)         # bfloat16: a 16-bit shift, which ml_dtypes does at memory speed
-    out = _empty(a, _F32)
+    out = np.empty(a.shape, _F32)
     codes = np.ascontiguousarray(a).ravel().view(_CODES[a.dtype.itemsize * 8])
     if hardware:
-        _map(WIDEN_HALF, codes, out.ravel())
+        WIDEN_HALF(codes, out.ravel())
     else:
-        _run(GATHER, a.size, (codes, _table(as_format(a.dtype) if fmt is None else fmt), out.ravel()))
+        GATHER(codes, _table(as_format(a.dtype) if fmt is None else fmt), out.ravel())
     return out
+
+
+def _contiguous(x):
+    """x, or a C-contiguous copy of it; of the same shape (np.ascontiguousarray makes 0-d arrays 1-d)."""
+    return x if x.flags.c_contiguous else np.ascontiguousarray(x)
 
 
 def _asarray(x):

@@ -45,6 +45,7 @@ class Histogram:
 
     def __init__(self):
         self.counts = np.zeros(2 * _OFFSET, np.int64)
+        self.powers = np.zeros(2 * _OFFSET, np.int64)     # of counts, the exact powers of two (ties below)
         self.zeros = 0
         self.nonfinite = 0
 
@@ -55,8 +56,9 @@ class Histogram:
         v = v[finite]
         nonzero = v[v != 0]
         self.zeros += int(v.size - nonzero.size)
-        _, e = np.frexp(nonzero)                       # |v| = f * 2**e, f in [0.5, 1): floor(log2|v|) = e - 1
+        f, e = np.frexp(nonzero)                       # |v| = f * 2**e, f in [0.5, 1): floor(log2|v|) = e - 1
         self.counts += np.bincount(e - 1 + _OFFSET, minlength=2 * _OFFSET)
+        self.powers += np.bincount(e[np.abs(f) == 0.5] - 1 + _OFFSET, minlength=2 * _OFFSET)
 
     @property
     def total(self):
@@ -68,14 +70,18 @@ class Histogram:
         return np.arange(2 * _OFFSET) - _OFFSET
 
     def share_flushed(self, fmt, scale=1.0):
-        """Share of all values, nonzero here, that `fmt` would round to zero after multiplying by `scale`.
+        """Share of all values, nonzero here, that `fmt` rounds to zero (nearest-even) after multiplying by `scale`.
 
-        Exact for power-of-two scales: v flushes when |v * scale| <= smallest_subnormal / 2.
+        As rounding does: below the smallest nonzero magnitude s of the format (its smallest subnormal, or
+        without subnormals its smallest normal) the neighbours are 0 and s, so v flushes when
+        |v * scale| <= s / 2, the tie going to 0. Bins below log2(s) - 1 flush whole; of bin log2(s) - 1,
+        only its ties, the exact powers of two. Exact for power-of-two scales.
         """
         from ._formats import finfo
-        tiny_exp = int(np.log2(finfo(fmt).smallest_subnormal)) - 1      # below 2**(that) rounds to 0
+        half_exp = int(np.log2(finfo(fmt).smallest_subnormal)) - 1       # s / 2 == 2**half_exp
         shifted = self.exponents + int(np.floor(np.log2(scale)))
-        return float(self.counts[shifted < tiny_exp].sum()) / max(self.total, 1)
+        flushed = self.counts[shifted < half_exp].sum() + self.powers[shifted == half_exp].sum()
+        return float(flushed) / max(self.total, 1)
 
     def share_overflow(self, fmt, scale=1.0):
         """Share of values at or above 2**(floor(log2 max) + 1) after scaling (bin resolution)."""

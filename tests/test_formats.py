@@ -48,16 +48,50 @@ def test_unknown_format_name_lists_valid_ones():
         mf.tensor([1.0], dtype="float17")
 
 
-@pytest.mark.parametrize("args, what", [((9, 3), "exp_bits=9"), ((1, 3), "exp_bits=1"), ((5, 0), "man_bits=0"),
-                                        ((5, 24), "man_bits=24"), ((5.5, 3), "exp_bits=5.5")])
-def test_impossible_widths(args, what):
-    with pytest.raises(ValueError, match=f"{what} is impossible"):
-        mf.Format(*args)
+def test_float32_only_with_all_its_properties():
+    assert mf.Format(8, 23).is_float32 and mf.float32.is_float32
+    for other in (mf.Format(8, 23, overflow="saturate"), mf.Format(8, 23, subnormals=False), mf.tf32):
+        assert not other.is_float32 and other != mf.float32
 
 
-def test_unknown_overflow_mode():
-    with pytest.raises(ValueError, match="unknown overflow mode 'wrap'; valid modes: inf, saturate"):
-        mf.Format(5, 10, overflow="wrap")
+def test_formats_a_float32_container_cannot_hold_are_refused():
+    with pytest.raises(ValueError, match=r"infinities=False\) is impossible: its max 6.75\d*e\+38 does not fit "
+                                         r"its float32 container.*use infinities=True"):
+        mf.Format(8, 7, infinities=False)
+    assert mf.finfo(mf.Format(7, 7, infinities=False)).max < mf.finfo(mf.float32).max
+
+
+VALID_FORMATS = "valid formats: float32, tf32, float16, bfloat16, float8_e4m3, float8_e5m2"
+BAD = [  # (call, error, message naming the argument, what was given and the valid choices)
+    (lambda: mf.Format(5, True), ValueError, r"man_bits=True is impossible: it must be an integer in \[1, 23\]"),
+    (lambda: mf.Format(False, 3), ValueError, r"exp_bits=False is impossible: it must be an integer in \[2, 8\]"),
+    (lambda: mf.Format(9, 3), ValueError, r"exp_bits=9 is impossible: it must be an integer in \[2, 8\]"),
+    (lambda: mf.Format(5, 0), ValueError, r"man_bits=0 is impossible: it must be an integer in \[1, 23\]"),
+    (lambda: mf.Format(5, 24), ValueError, r"man_bits=24 is impossible"),
+    (lambda: mf.Format(5.5, 3), ValueError, r"exp_bits=5.5 is impossible"),
+    (lambda: mf.Format(5, 2, subnormals="no"), TypeError, r"subnormals='no' is not a flag; valid values: True, False"),
+    (lambda: mf.Format(5, 2, infinities="yes"), TypeError, r"infinities='yes' is not a flag; valid values: True, False"),
+    (lambda: mf.Format(5, 2, subnormals=None), TypeError, r"subnormals=None is not a flag; valid values: True, False"),
+    (lambda: mf.Format(5, 10, overflow="wrap"), ValueError, r"overflow='wrap': .*valid modes: inf, saturate"),
+    (lambda: mf.Format(5, 10, overflow=None), ValueError, r"overflow=None: .*valid modes: inf, saturate"),
+    (lambda: mf.Format(8, 7, infinities=False), ValueError, r"infinities=False\) is impossible.*infinities=True"),
+    (lambda: mf.finfo(3), TypeError, rf"fmt: 3 is not a format; {VALID_FORMATS}"),
+    (lambda: mf.finfo(None), TypeError, rf"fmt: None is not a format; {VALID_FORMATS}"),
+    (lambda: mf.finfo("float17"), ValueError, rf"fmt: unknown format 'float17'; {VALID_FORMATS}"),
+    (lambda: mf.finfo(np.int32), TypeError, rf"fmt: <class 'numpy.int32'> is not a format; {VALID_FORMATS}"),
+    (lambda: mf.finfo([5, 10]), TypeError, rf"fmt: \[5, 10\] is not a format; {VALID_FORMATS}"),
+]
+
+
+@pytest.mark.parametrize("call, error, message", BAD, ids=[m[:30] for _, _, m in BAD])
+def test_bad_input_is_one_clear_error(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_flags_and_widths_are_plain_values():
+    f = mf.Format(np.int64(5), np.int32(10), subnormals=np.True_)
+    assert f == mf.float16 and type(f.exp_bits) is int and f.subnormals is True
 
 
 def test_promotion_follows_pytorch():

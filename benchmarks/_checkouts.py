@@ -1,0 +1,33 @@
+"""minifp from this checkout and, with --against PATH, from another one, imported side by side in one process.
+
+Each copy is a package of its own (`minifp` and `minifp_against`): its own kernels, caches and state. A
+benchmark that times both in the same rounds lets a stretch when the host slows this machine fall on
+both alike, which timing them in two runs cannot.
+"""
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _load(path, name):
+    """The minifp package of the checkout at `path`, imported under the module name `name`."""
+    package = Path(path).resolve() / "minifp"
+    if not (package / "__init__.py").is_file():
+        raise SystemExit(f"--against {path}: no minifp package there (looked for {package / '__init__.py'})")
+    spec = importlib.util.spec_from_file_location(name, package / "__init__.py",
+                                                  submodule_search_locations=[str(package)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def checkouts(against=None):
+    """{label: (minifp, minifp.models)}: this checkout as "this", the one at `against` as "against"."""
+    trees = {"this": _load(ROOT, "minifp")}
+    if against:
+        trees["against"] = _load(against, "minifp_against")
+    return {label: (mf, importlib.import_module(f"{mf.__name__}.models")) for label, mf in trees.items()}
