@@ -88,7 +88,7 @@ class Tensor:
 
     def astype(self, fmt):
         """A differentiable cast: values round into `fmt`, the gradient casts back."""
-        return apply("cast", self, _out=F.as_format(fmt))
+        return apply("cast", self, _out=F.as_format(fmt, "astype(): fmt"))
 
     to = astype
 
@@ -201,7 +201,7 @@ def tensor(data, dtype=None, requires_grad=False):
             return Tensor._wrap(arr.copy(), None)
         fmt = F.as_format(arr.dtype) if arr.dtype in F._BY_STORAGE else F.float32
     else:
-        fmt = F.as_format(dtype)
+        fmt = F.as_format(dtype, "tensor(): dtype")
     if arr.dtype == fmt.storage and (fmt.native or fmt.is_float32):
         return Tensor._wrap(arr.copy(), fmt, requires_grad)
     return Tensor._wrap(_rounded(arr, fmt, "tensor(): data"), fmt, requires_grad)

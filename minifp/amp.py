@@ -27,7 +27,7 @@ class autocast:
     """
 
     def __init__(self, dtype=float16, enabled=True):
-        self.fmt = as_format(dtype)
+        self.fmt = as_format(dtype, "autocast(): dtype")
         self.enabled = _checks.flag("enabled", enabled, where="autocast(): ")
         self._scopes = []
 

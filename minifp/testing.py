@@ -56,7 +56,7 @@ def assert_no_underflow(fn, *args, dtype=None, backward=False):
 def values(fmt, allow_nan=False, allow_infinity=False, allow_subnormal=True, min_value=None, max_value=None):
     """A Hypothesis strategy drawing exact values (Python floats) of `fmt`, edges and subnormals included."""
     from hypothesis import strategies as st
-    fmt = as_format(fmt)
+    fmt = as_format(fmt, "values(): fmt")
     fi = finfo(fmt)
     edges = [0.0, -0.0, fi.max, -fi.max, fi.tiny, -fi.tiny, fi.smallest_subnormal, -fi.smallest_subnormal, 1.0]
     if allow_infinity and fmt.infinities:

@@ -363,6 +363,11 @@ CORE = [
          r"rtol must be a finite number >= 0, got -1", "rtol"),
     case("backward(gradient='x')", lambda t: (mf.tensor([1.0], requires_grad=True) * 2).backward("x"), TypeError,
          r"gradient must be a tensor or an array of real numbers, got 'x'", "gradient"),
+    case("tensor(dtype='float64')", lambda t: mf.tensor([1.0], dtype="float64"), ValueError,
+         r"tensor\(\): dtype: unknown format 'float64'; valid formats: float32, tf32", "dtype"),
+    case("autocast(dtype=5)", lambda t: autocast(5), TypeError, r"autocast\(\): dtype: 5 is not a format", "dtype"),
+    case("astype(None)", lambda t: mf.tensor([1.0]).astype(None), TypeError, r"astype\(\): fmt: None is not a format",
+         "fmt"),
     case("manual_seed(-1)", lambda t: mf.manual_seed(-1), ValueError, r"seed must be a non-negative integer", "seed"),
 ]
 
