@@ -6,7 +6,9 @@ both alike, which timing them in two runs cannot.
 """
 import importlib
 import importlib.util
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,9 +27,21 @@ def _load(path, name):
     return module
 
 
+def _copy(path):
+    """A copy of the checkout's package in a fresh folder: Numba's on-disk cache records the module name its
+    kernels were compiled under, so kernels cached as `minifp_against` inside the checkout itself would
+    break a later plain `import minifp` there."""
+    package = Path(path).resolve() / "minifp"
+    if not (package / "__init__.py").is_file():
+        raise SystemExit(f"--against {path}: no minifp package there (looked for {package / '__init__.py'})")
+    copy = Path(tempfile.mkdtemp(prefix="minifp-against-"))
+    shutil.copytree(package, copy / "minifp", ignore=shutil.ignore_patterns("__pycache__"))
+    return copy
+
+
 def checkouts(against=None):
-    """{label: (minifp, minifp.models)}: this checkout as "this", the one at `against` as "against"."""
+    """{label: (minifp, minifp.models)}: this checkout as "this", (a copy of) the one at `against` as "against"."""
     trees = {"this": _load(ROOT, "minifp")}
     if against:
-        trees["against"] = _load(against, "minifp_against")
+        trees["against"] = _load(_copy(against), "minifp_against")
     return {label: (mf, importlib.import_module(f"{mf.__name__}.models")) for label, mf in trees.items()}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable
 
 LOWER, FLOAT32, PROMOTE = "lower_precision", "float32", "promote"
@@ -34,13 +35,13 @@ class Op:
     activation: bool = False        # usable by name as a layer's activation
     example: Callable | None = None     # rng -> (args, params) for the gradient check, where shapes matter
 
-    @property
+    @cached_property
     def inputs(self):
         """The names of the tensor inputs (a variadic op: one name, for the sequence)."""
         return [p.name for p in list(inspect.signature(self.forward).parameters.values())[1:]
                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
 
-    @property
+    @cached_property
     def variadic(self):
         return any(p.kind == p.VAR_POSITIONAL for p in inspect.signature(self.forward).parameters.values())
 

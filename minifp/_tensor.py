@@ -30,7 +30,7 @@ class Tensor:
     def _wrap(cls, data, fmt, requires_grad=False, node=None):
         """The core's unchecked constructor, for arrays it has just rounded into fmt itself."""
         t = cls.__new__(cls)
-        t._set(data, fmt, requires_grad, node)
+        t._data, t.fmt, t._node, t.requires_grad, t.grad, t.name = data, fmt, node, requires_grad, None, None
         return t
 
     def _set(self, data, fmt, requires_grad, node):
@@ -278,31 +278,38 @@ def _wide(a, dtype=np.float32):
     """What an op body sees: values in `dtype`; bool masks stay bool; Python numbers become dtype scalars."""
     if not isinstance(a, Tensor):
         return dtype(a) if isinstance(a, numbers.Real) and not isinstance(a, bool) else a
-    if a.fmt is None and a.data.dtype == bool:
-        return a.data
-    w = a.float32()
+    if a.fmt is None:
+        return a.data if a.data.dtype == bool else a.data.astype(dtype)
+    return _widened(a.data, a.fmt, dtype)
+
+
+def _widened(data, fmt, dtype):
+    """Storage `data` of format fmt as values in dtype (float32, or float64 for wide formats): exact."""
+    w = widen(data, fmt)
     return w if dtype is np.float32 else w.astype(dtype)
 
 
 def apply(name, *args, _out=None, **params):
     """Apply a registered op: choose the format, widen, compute, round once, record the node."""
     op = OPS[name]
-    args = tuple(_operand(a, name) for a in args)
+    args = tuple([a if isinstance(a, Tensor) else _operand(a, name) for a in args])
     fmt, args = _plan(op, args, _out)
     tensors = [a for a in args if isinstance(a, Tensor)]
-    xp = array_module(*(t.data for t in tensors))
+    xp = array_module(*[t.data for t in tensors])
     floats = [t for t in tensors if t.fmt is not None]
     try:
         with np.errstate(all="ignore"):   # overflow to inf and 0/0 are what we emulate, not accidents
             if op.layout and all(t.fmt == fmt for t in floats):
                 # No arithmetic: values stay representable, so work on the storage arrays directly.
                 fmt = fmt if floats else None
-                ans = op.forward(xp, *(a.data if isinstance(a, Tensor) else a for a in args), **params)
+                ans = op.forward(xp, *[a.data if isinstance(a, Tensor) else a for a in args], **params)
             else:
-                ans = op.forward(xp, *(_wide(a, _exact_in(fmt)) for a in args), **params)
+                dtype = _exact_in(fmt)
+                ans = op.forward(xp, *[_wide(a, dtype) for a in args], **params)
+                ans = ans if type(ans) is np.ndarray else xp.asarray(ans)      # reductions give scalars
                 if op.returns_bool:
-                    return Tensor._wrap(xp.asarray(ans), None)
-                ans = _round(xp.asarray(ans), fmt, name, STATE.layer, "forward")
+                    return Tensor._wrap(ans, None)
+                ans = _round(ans, fmt, name, STATE.layer, "forward")
     except (ValueError, IndexError) as e:
         shapes = ", ".join(str(getattr(a, "shape", "scalar")) for a in args)
         raise type(e)(f"{name}: cannot apply to inputs of shapes {shapes}: {e}") from None
@@ -346,7 +353,7 @@ def _unbroadcast(xp, g, shape):
 def _accumulate(store, t, g, node=None):
     """Add gradient g into the gradient of t, in t's format (counted against node's op)."""
     prev = store.get(id(t))
-    total = g if prev is None else _wide(Tensor._wrap(prev[1], t.fmt), g.dtype.type) + g
+    total = g if prev is None else _widened(prev[1], t.fmt, g.dtype.type) + g
     rounded = _round(total, t.fmt, node.op.name, node.layer, "backward") if node is not None \
         else round_to(total, t.fmt).reshape(total.shape)
     store[id(t)] = (t, rounded)
@@ -407,7 +414,7 @@ def _backward(order, store, leaves):
         op, inputs, params = t._node.op, t._node.inputs, t._node.params
         xp = array_module(g_stored)
         dtype = _exact_in(t.fmt)
-        g, ans = _wide(Tensor._wrap(g_stored, t.fmt), dtype), _wide(t, dtype)
+        g, ans = _widened(g_stored, t.fmt, dtype), _widened(t.data, t.fmt, dtype)
         wide = [_wide(a, dtype) for a in inputs]
         for i, a in enumerate(inputs):
             if isinstance(a, Tensor) and a.requires_grad:
