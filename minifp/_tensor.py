@@ -174,7 +174,7 @@ def _rounded(arr, fmt, what):
         arr = arr.astype(np.float32)
     elif arr.dtype in F._BY_STORAGE and arr.dtype not in (np.float32, np.float64):
         arr = widen(arr)                        # a format's own storage: exact in float32
-    return round_to(arr, fmt).reshape(arr.shape)
+    return round_to(arr, fmt)
 
 
 # -- making tensors ------------------------------------------------------------------
@@ -276,11 +276,14 @@ def _exact_in(fmt):
 
 def _wide(a, dtype=np.float32):
     """What an op body sees: values in `dtype`; bool masks stay bool; Python numbers become dtype scalars."""
-    if not isinstance(a, Tensor):
-        return dtype(a) if isinstance(a, numbers.Real) and not isinstance(a, bool) else a
-    if a.fmt is None:
-        return a.data if a.data.dtype == bool else a.data.astype(dtype)
-    return _widened(a.data, a.fmt, dtype)
+    if isinstance(a, Tensor):
+        if a.fmt is None:
+            return a._data if a._data.dtype == bool else a._data.astype(dtype)
+        w = widen(a._data, a.fmt)
+        return w if dtype is np.float32 else w.astype(dtype)
+    if type(a) is float or type(a) is int or isinstance(a, numbers.Real) and not isinstance(a, bool):
+        return dtype(a)
+    return a
 
 
 def _widened(data, fmt, dtype):
@@ -328,14 +331,13 @@ def _round(ans, fmt, op, layer, direction):
         return ans
     if not monitors:
         # The dispatcher already runs under np.errstate: plain float arrays skip round_to's checks.
-        out = _round_to(ans, fmt) if type(ans) is np.ndarray and ans.dtype in (np.float32, np.float64) \
+        return _round_to(ans, fmt) if type(ans) is np.ndarray and ans.dtype in (np.float32, np.float64) \
             else round_to(ans, fmt)
-        return out.reshape(ans.shape)
     tally = np.zeros(4, np.int64)
     out = round_to(ans, fmt, counts=tally)
     for m in monitors:
         m.record(layer, op, direction, tally, ans.size)
-    return out.reshape(ans.shape)
+    return out
 
 
 # -- backward ----------------------------------------------------------------------------
@@ -355,7 +357,7 @@ def _accumulate(store, t, g, node=None):
     prev = store.get(id(t))
     total = g if prev is None else _widened(prev[1], t.fmt, g.dtype.type) + g
     rounded = _round(total, t.fmt, node.op.name, node.layer, "backward") if node is not None \
-        else round_to(total, t.fmt).reshape(total.shape)
+        else round_to(total, t.fmt)
     store[id(t)] = (t, rounded)
 
 
