@@ -49,18 +49,18 @@ class Tensor:
         return self
 
     # -- views of the data ------------------------------------------------------
-    shape = property(lambda self: self.data.shape)
-    ndim = property(lambda self: self.data.ndim)
-    size = property(lambda self: self.data.size)
-    nbytes = property(lambda self: self.data.nbytes)
-    dtype = property(lambda self: self.fmt if self.fmt is not None else self.data.dtype)
+    shape = property(lambda self: self._data.shape)
+    ndim = property(lambda self: self._data.ndim)
+    size = property(lambda self: self._data.size)
+    nbytes = property(lambda self: self._data.nbytes)
+    dtype = property(lambda self: self.fmt if self.fmt is not None else self._data.dtype)
     T = property(lambda self: self.transpose())
     is_leaf = property(lambda self: self._node is None)
 
     def __len__(self):
         if self.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return len(self.data)
+        return len(self._data)
 
     def __bool__(self):
         if self.size != 1:
@@ -70,21 +70,21 @@ class Tensor:
 
     def numpy(self):
         """The values as a host NumPy array in the format's storage dtype."""
-        return to_numpy(self.data)
+        return to_numpy(self._data)
 
     def float32(self):
         """The values widened to a float32 array (exact)."""
-        return widen(self.data, self.fmt) if self.fmt is not None else self.data.astype(np.float32)
+        return widen(self._data, self.fmt) if self.fmt is not None else self._data.astype(np.float32)
 
     def item(self):
         """The one value of a one-element tensor, as a Python number."""
         if self.size != 1:
             raise ValueError(f"item() needs a tensor of one element, this one has shape {self.shape}")
-        return to_numpy(self.data if self.fmt is None else self.float32()).reshape(-1)[0].item()
+        return to_numpy(self._data if self.fmt is None else self.float32()).reshape(-1)[0].item()
 
     def detach(self):
         """The same values, cut from the graph."""
-        return Tensor._wrap(self.data, self.fmt)
+        return Tensor._wrap(self._data, self.fmt)
 
     def astype(self, fmt):
         """A differentiable cast: values round into `fmt`, the gradient casts back."""
@@ -97,7 +97,7 @@ class Tensor:
         backward(self, gradient)
 
     def __repr__(self):
-        vals = np.array2string(to_numpy(self.float32()) if self.fmt else to_numpy(self.data), precision=6,
+        vals = np.array2string(to_numpy(self.float32()) if self.fmt else to_numpy(self._data), precision=6,
                                separator=", ")
         grad = ", requires_grad=True" if self.requires_grad else ""
         return f"tensor({vals}, dtype={self.dtype}{grad})"
@@ -122,7 +122,7 @@ def _index(index):
     """Tensor indices -> their arrays, so indexing is plain array indexing."""
     if isinstance(index, tuple):
         return tuple(_index(i) for i in index)
-    return index.data if isinstance(index, Tensor) else index
+    return index._data if isinstance(index, Tensor) else index
 
 
 def _check_storage(data, fmt):
@@ -298,15 +298,15 @@ def apply(name, *args, _out=None, **params):
     args = tuple([a if isinstance(a, Tensor) else _operand(a, name) for a in args])
     fmt, args = _plan(op, args, _out)
     tensors = [a for a in args if isinstance(a, Tensor)]
-    xp = array_module(*[t.data for t in tensors])
+    xp = array_module(*[t._data for t in tensors])
     floats = [t for t in tensors if t.fmt is not None]
     try:
-        with np.errstate(all="ignore"):   # overflow to inf and 0/0 are what we emulate, not accidents
-            if op.layout and all(t.fmt == fmt for t in floats):
-                # No arithmetic: values stay representable, so work on the storage arrays directly.
-                fmt = fmt if floats else None
-                ans = op.forward(xp, *[a.data if isinstance(a, Tensor) else a for a in args], **params)
-            else:
+        if op.layout and all(t.fmt == fmt for t in floats):
+            # No arithmetic: values stay representable, so work on the storage arrays directly.
+            fmt = fmt if floats else None
+            ans = op.forward(xp, *[a._data if isinstance(a, Tensor) else a for a in args], **params)
+        else:
+            with np.errstate(all="ignore"):   # overflow to inf and 0/0 are what we emulate, not accidents
                 dtype = _exact_in(fmt)
                 ans = op.forward(xp, *[_wide(a, dtype) for a in args], **params)
                 ans = ans if type(ans) is np.ndarray else xp.asarray(ans)      # reductions give scalars
@@ -380,7 +380,7 @@ def backward(root, gradient=None):
     if not root.requires_grad:
         raise RuntimeError("backward() on a tensor that does not require grad: no input of it has "
                            "requires_grad=True, or it was computed under no_grad()")
-    xp = array_module(root.data)        # the seed lives where the graph does: a GPU graph gets a GPU seed
+    xp = array_module(root._data)        # the seed lives where the graph does: a GPU graph gets a GPU seed
     dtype = _exact_in(root.fmt)
     if gradient is None:
         if root.size != 1:
@@ -416,11 +416,11 @@ def _backward(order, store, leaves):
         op, inputs, params = t._node.op, t._node.inputs, t._node.params
         xp = array_module(g_stored)
         dtype = _exact_in(t.fmt)
-        g, ans = _widened(g_stored, t.fmt, dtype), _widened(t.data, t.fmt, dtype)
+        g, ans = _widened(g_stored, t.fmt, dtype), _wide(t, dtype)
         wide = [_wide(a, dtype) for a in inputs]
         for i, a in enumerate(inputs):
             if isinstance(a, Tensor) and a.requires_grad:
-                gi = op.grad(i)(xp, g, ans, *wide, **params)
+                gi = (op.grad(i) if op.variadic else op.grads[i])(xp, g, ans, *wide, **params)
                 _accumulate(store, a, _unbroadcast(xp, xp.asarray(gi, dtype), a.shape), t._node)
 
 

@@ -104,7 +104,7 @@ class Optimizer:
             if not isinstance(p, Tensor) or p.fmt is None:
                 raise TypeError(f"grads_and_vars[{i}]: the variable must be a floating-point minifp Tensor, "
                                 f"got {type(p).__name__}")
-            shape = None if g is None else np.shape(g.data if isinstance(g, Tensor) else g)
+            shape = None if g is None else g.shape if isinstance(g, Tensor) else np.shape(g)
             if shape is not None and shape != p.shape:
                 raise ValueError(f"grads_and_vars[{i}]: gradient of shape {shape} for a parameter of shape "
                                  f"{p.shape}; they must match")
