@@ -43,17 +43,14 @@ class _Setting:
         setattr(STATE, self.name, self.previous)
 
 
-_setting = _Setting
-
-
 def grad_mode(enabled):
     """Record the graph (True) or not (False) inside the block."""
-    return _setting("grad_enabled", bool(enabled))
+    return _Setting("grad_enabled", bool(enabled))
 
 
 def layer_scope(layer):
     """Ops created inside the block belong to `layer` (for the monitor)."""
-    return _setting("layer", layer)
+    return _Setting("layer", layer)
 
 
 @contextlib.contextmanager
@@ -62,7 +59,7 @@ def autocast_scope(fmt):
     when the outermost region ends."""
     STATE.autocast_depth += 1
     try:
-        with _setting("autocast", fmt):
+        with _Setting("autocast", fmt):
             yield
     finally:
         STATE.autocast_depth -= 1
@@ -73,5 +70,5 @@ def autocast_scope(fmt):
 @contextlib.contextmanager
 def watching(report):
     """`report` records every rounding of this thread inside the block."""
-    with _setting("monitors", STATE.monitors + (report,)):
+    with _Setting("monitors", STATE.monitors + (report,)):
         yield

@@ -1,7 +1,6 @@
 """Tensors, the dispatcher that applies every op, and reverse-mode autograd."""
 from __future__ import annotations
 
-import contextlib
 import inspect
 import numbers
 
@@ -158,23 +157,14 @@ def _values_for(t, values):
         return arr.astype(t.data.dtype, copy=True)
     if arr.dtype == t.fmt.storage and (t.fmt.native or t.fmt.is_float32):
         return arr.copy()
-    return _rounded(arr, t.fmt, "assign(): values")
+    if not _real(arr.dtype):
+        raise TypeError(f"assign(): values must be real numbers (float, int or bool), got dtype {arr.dtype}")
+    return round_to(arr, t.fmt)         # any real dtype, storage dtypes and either byte order rounded once
 
 
 def _real(dtype):
     """Whether arrays of dtype hold real numbers: NumPy's floats, integers and bools, or a format's storage."""
     return dtype.kind in "fiub" or dtype in F._BY_STORAGE
-
-
-def _rounded(arr, fmt, what):
-    """A real-valued array rounded once into fmt, keeping its shape; anything else is a TypeError."""
-    if not _real(arr.dtype):
-        raise TypeError(f"{what} must be real numbers (float, int or bool), got dtype {arr.dtype}")
-    if arr.dtype.kind == "b":
-        arr = arr.astype(np.float32)
-    elif arr.dtype in F._BY_STORAGE and arr.dtype not in (np.float32, np.float64):
-        arr = widen(arr)                        # a format's own storage: exact in float32
-    return round_to(arr, fmt)
 
 
 # -- making tensors ------------------------------------------------------------------
@@ -204,7 +194,7 @@ def tensor(data, dtype=None, requires_grad=False):
         fmt = F.as_format(dtype, "tensor(): dtype")
     if arr.dtype == fmt.storage and (fmt.native or fmt.is_float32):
         return Tensor._wrap(arr.copy(), fmt, requires_grad)
-    return Tensor._wrap(_rounded(arr, fmt, "tensor(): data"), fmt, requires_grad)
+    return Tensor._wrap(round_to(arr, fmt), fmt, requires_grad)
 
 
 def no_grad():

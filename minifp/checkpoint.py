@@ -117,12 +117,8 @@ def _values(name, a, v):
     if isinstance(a, Tensor):
         kind = a.data.dtype.kind if a.fmt is None else "f"
     else:
-        a = np.asarray(a)
+        a = np.asarray(a)                                  # assign reads it as numbers, in either byte order
         kind = "f" if a.dtype.name in _STORAGES else a.dtype.kind
-        if kind in "fiu" and not a.dtype.isnative:
-            a = a.astype(a.dtype.newbyteorder("="))        # the same numbers, not the same bytes
-        elif a.dtype.name in _STORAGES and a.dtype != v.data.dtype:
-            a = a.astype(np.float32)                       # bfloat16 and fp8 widen to float32 exactly
     if kind not in ("biu" if v.fmt is None else "fiu") or a.shape != v.shape:
         raise ValueError(f"state dict entry {name!r} has shape {a.shape} and dtype {a.dtype}; the model's variable "
                          f"has shape {v.shape} and dtype {v.dtype} (values of another format are rounded into it)")

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from . import _checks
-from ._rounding import round_to, widen
+from ._rounding import widen
 from ._tensor import Tensor, apply, no_grad
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "clip_grad_norm_", "clip_grad_value_", "get"]
@@ -138,11 +138,7 @@ class Optimizer:
                 raise ValueError(f"{type(self).__name__} is already built with {len(self.params)} parameters; "
                                  f"build() again takes the same ones")
             return
-        try:
-            self._add(params)
-        except (TypeError, ValueError):
-            self.params, self.state = [], []          # all or nothing
-            raise
+        self._add(params)                               # checks them all before it adds any
 
     def state_dict(self):
         """Hyperparameters, step count and per-parameter state (float32 arrays), for an exact round trip."""
@@ -174,7 +170,7 @@ class Optimizer:
         hyper = {k: tuple(v) if isinstance(self.defaults[k], tuple) and isinstance(v, list) else v
                  for k, v in hyper.items()}                 # JSON has lists where betas were a tuple
         try:
-            type(self)(**hyper)                             # the constructor's checks, on a throwaway optimizer
+            self.check(hyper)                               # the constructor's checks
         except (TypeError, ValueError) as e:
             raise ValueError(f"{where}: 'hyper' holds values that {type(self).__name__}() refuses: {e}") from None
         return hyper
