@@ -34,12 +34,20 @@ class Op:
     method: bool = True     # a Tensor method
     activation: bool = False        # usable by name as a layer's activation
     example: Callable | None = None     # rng -> (args, params) for the gradient check, where shapes matter
+    product: str | None = None      # "matmul" or "conv": a float32 product that TF32-like hardware may run
+    saves: bool = True      # its gradient reads saved values: backward frees them, as PyTorch's graph does
 
     @cached_property
     def inputs(self):
         """The names of the tensor inputs (a variadic op: one name, for the sequence)."""
         return [p.name for p in list(inspect.signature(self.forward).parameters.values())[1:]
                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+
+    @cached_property
+    def optional(self):
+        """Whether some tensor input may be None (a bias), which the dispatcher then passes through."""
+        return any(p.default is None for p in list(inspect.signature(self.forward).parameters.values())[1:]
+                   if p.name in self.inputs)
 
     @cached_property
     def variadic(self):
@@ -68,14 +76,14 @@ def _u(rng, *shape):
 
 # -- elementwise arithmetic -------------------------------------------------
 defop("add", lambda xp, x, y: x + y, lambda xp, g, ans, x, y: g, lambda xp, g, ans, x, y: g,
-      doc="Elementwise x + y.", operator="add")
+      doc="Elementwise x + y.", operator="add", saves=False)
 defop("sub", lambda xp, x, y: x - y, lambda xp, g, ans, x, y: g, lambda xp, g, ans, x, y: -g,
-      doc="Elementwise x - y.", operator="sub")
+      doc="Elementwise x - y.", operator="sub", saves=False)
 defop("mul", lambda xp, x, y: x * y, lambda xp, g, ans, x, y: g * y, lambda xp, g, ans, x, y: g * x,
       doc="Elementwise x * y.", operator="mul")
 defop("div", lambda xp, x, y: x / y, lambda xp, g, ans, x, y: g / y, lambda xp, g, ans, x, y: -g * ans / y,
       doc="Elementwise x / y.", operator="truediv")
-defop("neg", lambda xp, x: -x, lambda xp, g, ans, x: -g, doc="Elementwise -x.", operator="neg")
+defop("neg", lambda xp, x: -x, lambda xp, g, ans, x: -g, doc="Elementwise -x.", operator="neg", saves=False)
 defop("pow", lambda xp, x, y: x ** y,
       lambda xp, g, ans, x, y: g * y * x ** xp.where(y == 0, 1, y - 1),
       lambda xp, g, ans, x, y: g * ans * xp.log(xp.where(x > 0, x, 1)),
@@ -140,12 +148,12 @@ def _count(shape, axis):
 defop("sum", lambda xp, x, *, axis=None, keepdims=False: xp.sum(x, axis=axis, keepdims=keepdims),
       lambda xp, g, ans, x, axis=None, keepdims=False:
       xp.broadcast_to(_keep(xp, g, x.shape, axis, keepdims), x.shape),
-      doc="Sum over `axis` (all axes by default), accumulated in float32.", category=FLOAT32,
+      doc="Sum over `axis` (all axes by default), accumulated in float32.", saves=False, category=FLOAT32,
       example=lambda rng: ((_u(rng, 3, 4, 2),), {"axis": (0, 2)}))
 defop("mean", lambda xp, x, *, axis=None, keepdims=False: xp.mean(x, axis=axis, keepdims=keepdims),
       lambda xp, g, ans, x, axis=None, keepdims=False:
       xp.broadcast_to(_keep(xp, g, x.shape, axis, keepdims) / _count(x.shape, axis), x.shape),
-      doc="Mean over `axis` (all axes by default), accumulated in float32.", category=FLOAT32,
+      doc="Mean over `axis` (all axes by default), accumulated in float32.", saves=False, category=FLOAT32,
       example=lambda rng: ((_u(rng, 3, 4),), {"axis": 0, "keepdims": True}))
 
 
@@ -196,7 +204,23 @@ def _matmul_grad_y(xp, g, ans, x, y):
 
 defop("matmul", lambda xp, x, y: x @ y, _matmul_grad_x, _matmul_grad_y,
       doc="Matrix product with batching and broadcasting, accumulated in float32.", category=LOWER,
-      operator="matmul", example=lambda rng: ((_u(rng, 2, 3, 4), _u(rng, 4, 5)), {}))
+      operator="matmul", product="matmul", example=lambda rng: ((_u(rng, 2, 3, 4), _u(rng, 4, 5)), {}))
+
+
+def _linear(xp, x, w, b=None):
+    y = x @ w.T
+    return y if b is None else y + b
+
+
+def _linear_grad_w(xp, g, ans, x, w, b=None):
+    return xp.tensordot(g, x, axes=(tuple(range(g.ndim - 1)), tuple(range(x.ndim - 1))))
+
+
+defop("linear", _linear, lambda xp, g, ans, x, w, b=None: g @ w, _linear_grad_w,
+      lambda xp, g, ans, x, w, b=None: g,
+      doc="x @ w.T + b with w of shape (out, in), the bias added to the float32 product before the one rounding "
+          "(a GEMM epilogue).", category=LOWER, method=False, product="matmul",
+      example=lambda rng: ((_u(rng, 2, 3, 4), _u(rng, 5, 4), _u(rng, 5)), {}))
 
 # -- layout: no arithmetic, values move unchanged ------------------------------------
 
@@ -217,16 +241,16 @@ def _unindex(xp, g, ans, x, index):
 
 
 defop("reshape", lambda xp, x, *, shape: xp.reshape(x, shape), lambda xp, g, ans, x, shape: xp.reshape(g, x.shape),
-      doc="The same values in a new shape.", layout=True, method=False,
+      doc="The same values in a new shape.", saves=False, layout=True, method=False,
       example=lambda rng: ((_u(rng, 3, 4),), {"shape": (2, 6)}))
 defop("transpose", lambda xp, x, *, axes=None: xp.transpose(x, axes),
       lambda xp, g, ans, x, axes=None: xp.transpose(g, _inverse(_axes(axes, x.ndim))),
-      doc="Axes permuted as `axes` says (reversed by default).", layout=True, method=False,
+      doc="Axes permuted as `axes` says (reversed by default).", saves=False, layout=True, method=False,
       example=lambda rng: ((_u(rng, 2, 3, 4),), {"axes": (-2, 2, 0)}))
-defop("getitem", lambda xp, x, *, index: x[index], _unindex, doc="x[index], NumPy's indexing.", layout=True,
-      function=False, method=False, example=lambda rng: ((_u(rng, 4, 5),), {"index": (slice(1, 3), [0, 2, 2])}))
+defop("getitem", lambda xp, x, *, index: x[index], _unindex, doc="x[index], NumPy's indexing.", saves=False,
+      layout=True, function=False, method=False, example=lambda rng: ((_u(rng, 4, 5),), {"index": (slice(1, 3), [0, 2, 2])}))
 defop("cast", lambda xp, x: x, lambda xp, g, ans, x: g, doc="x rounded into the output format (Tensor.astype).",
-      layout=True, function=False, method=False)
+      saves=False, layout=True, function=False, method=False)
 
 
 def _concat_grad(xp, g, ans, *xs, i, axis=0):
@@ -235,7 +259,7 @@ def _concat_grad(xp, g, ans, *xs, i, axis=0):
 
 
 defop("concatenate", lambda xp, *tensors, axis=0: xp.concatenate(tensors, axis=axis), _concat_grad,
-      doc="Tensors joined along `axis`.", layout=True, method=False,
+      doc="Tensors joined along `axis`.", saves=False, layout=True, method=False,
       example=lambda rng: ((_u(rng, 2, 3), _u(rng, 4, 3), _u(rng, 1, 3)), {"axis": 0}))
 
 # -- convolution: im2col + one float32 matmul ------------------------------------------------------

@@ -8,6 +8,24 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Autocast:
+    """What autocast does on one device: ops named in `lower` run in `fmt`, ops in `float32` in float32;
+    the rest run in their inputs' promoted format. A face supplies its framework's lists."""
+
+    fmt: object                     # the lower-precision Format
+    lower: frozenset
+    float32: frozenset
+    device: str = "cpu"             # only tensors on this device are cast (PyTorch's eligibility rule)
+    cache: bool = True              # cast float32 leaves that require grad once per region
+
+
+# Float32 products (op family "matmul" or "conv") on a device may round their inputs first, as TF32 tensor
+# cores do: (device, family) -> Format. Process-wide, as PyTorch's torch.backends switches are.
+FLOAT32_PRODUCTS = {}
 
 
 class _State(threading.local):
@@ -15,7 +33,7 @@ class _State(threading.local):
 
     def __init__(self):
         self.grad_enabled = True
-        self.autocast = None        # the Format lower-precision ops run in, or None
+        self.autocast = None        # an Autocast, or None
         self.autocast_depth = 0     # nesting of autocast regions: the cast cache lives as long as the outermost
         self.cast_cache = {}        # (id(leaf), Format) -> (leaf, its cast), as PyTorch's autocast cache
         self.monitors = ()          # the numerics reports watching this thread (a tuple: cheap to test)
@@ -54,12 +72,12 @@ def layer_scope(layer):
 
 
 @contextlib.contextmanager
-def autocast_scope(fmt):
-    """Lower-precision ops run in `fmt` (None: autocast off) inside the block; the cast cache is emptied
-    when the outermost region ends."""
+def autocast_scope(policy):
+    """Ops run as the Autocast `policy` says (None: autocast off) inside the block; the cast cache is
+    emptied when the outermost region ends."""
     STATE.autocast_depth += 1
     try:
-        with _Setting("autocast", fmt):
+        with _Setting("autocast", policy):
             yield
     finally:
         STATE.autocast_depth -= 1

@@ -10,31 +10,34 @@ from . import _formats as F
 from ._backend import array_module, to_numpy
 from ._ops import FLOAT32, LOWER, OPS
 from ._rounding import _round_to, round_to, widen
-from ._state import STATE, grad_mode
+from ._state import FLOAT32_PRODUCTS, STATE, Autocast, grad_mode
 
 
 class Tensor:
     """An array whose every value is representable in its format, with an optional gradient."""
 
-    __slots__ = ("_data", "fmt", "requires_grad", "grad", "_node", "name", "__weakref__")
+    __slots__ = ("_data", "fmt", "requires_grad", "grad", "_node", "name", "device", "__weakref__")
     __array_priority__ = 1000   # numpy_array * tensor -> Tensor.__rmul__
 
-    def __init__(self, data, fmt, requires_grad=False):
+    def __init__(self, data, fmt, requires_grad=False, device=None):
         """A tensor over raw storage `data`: the format's storage dtype holding only the format's values."""
         fmt = None if fmt is None else F.as_format(fmt)
         _check_storage(data, fmt)
-        self._set(data, fmt, requires_grad, None)
+        self._data, self.fmt, self._node, self.requires_grad, self.grad, self.name = data, fmt, None, requires_grad, \
+            None, None
+        self.device = device or _device(data)
 
     @classmethod
-    def _wrap(cls, data, fmt, requires_grad=False, node=None):
+    def _wrap(cls, data, fmt, requires_grad=False, node=None, device=None):
         """The core's unchecked constructor, for arrays it has just rounded into fmt itself."""
         t = cls.__new__(cls)
         t._data, t.fmt, t._node, t.requires_grad, t.grad, t.name = data, fmt, node, requires_grad, None, None
+        t.device = device or _device(data)
         return t
 
-    def _set(self, data, fmt, requires_grad, node):
-        self._data, self.fmt, self._node = data, fmt, node
-        self.requires_grad, self.grad, self.name = requires_grad, None, None
+    def _like(self, data, fmt=None, requires_grad=False):
+        """A new tensor of this one's class and device over `data` (already in `fmt`, default this format)."""
+        return type(self)._wrap(data, self.fmt if fmt is None else fmt, requires_grad, None, self.device)
 
     data = property(lambda self: self._data, doc="The raw storage array (read-only: change values with assign).")
 
@@ -83,7 +86,7 @@ class Tensor:
 
     def detach(self):
         """The same values, cut from the graph."""
-        return Tensor._wrap(self._data, self.fmt)
+        return self._like(self._data)
 
     def astype(self, fmt):
         """A differentiable cast: values round into `fmt`, the gradient casts back."""
@@ -91,9 +94,9 @@ class Tensor:
 
     to = astype
 
-    def backward(self, gradient=None):
+    def backward(self, gradient=None, retain_graph=None):
         """Gradients of this tensor with respect to every leaf that requires them, into their .grad."""
-        backward(self, gradient)
+        backward(self, gradient, retain_graph)
 
     def __repr__(self):
         vals = np.array2string(to_numpy(self.float32()) if self.fmt else to_numpy(self._data), precision=6,
@@ -115,6 +118,11 @@ class Tensor:
         """Axes permuted: x.transpose(1, 0, 2) or x.transpose((1, 0, 2)); reversed when none are given."""
         return apply("transpose", self, axes=(axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes)
                      or None)
+
+
+def _device(data):
+    """Where an array lives: "cpu" for host arrays, "cuda" for CuPy's."""
+    return "cpu" if type(data) is np.ndarray or isinstance(data, np.ndarray) else "cuda"
 
 
 def _index(index):
@@ -216,20 +224,21 @@ def is_grad_enabled():
 
 
 class _Node:
-    __slots__ = ("op", "inputs", "params", "layer")
+    __slots__ = ("op", "inputs", "params", "layer", "freed")
 
     def __init__(self, op, inputs, params):
-        self.op, self.inputs, self.params, self.layer = op, inputs, params, STATE.layer
+        self.op, self.inputs, self.params, self.layer, self.freed = op, inputs, params, STATE.layer, False
 
 
-def _plan(op, args, out):
+def _plan(op, args, out, device):
     """The output format, and the inputs as the op sees them (autocast may cast float inputs first)."""
     if out is not None:
         return out, args
     autocast = STATE.autocast
-    target = autocast if op.category == LOWER else F.float32 if op.category == FLOAT32 else None
-    if autocast is not None and target is not None:
-        return target, tuple(_autocast_cast(a, target) for a in args)
+    if autocast is not None and autocast.device == device:
+        target = autocast.fmt if op.name in autocast.lower else F.float32 if op.name in autocast.float32 else None
+        if target is not None:
+            return target, tuple(_autocast_cast(a, target, autocast) for a in args)
     fmt = None
     for a in args:
         if isinstance(a, Tensor) and a.fmt is not None:
@@ -237,16 +246,23 @@ def _plan(op, args, out):
     return fmt or F.float32, args
 
 
-def _autocast_cast(a, fmt):
-    if not isinstance(a, Tensor) or a.fmt is None or a.fmt == fmt:
+def _autocast_cast(a, fmt, autocast):
+    """An eligible input cast to fmt: float tensors of at most 32 bits (PyTorch never casts float64)."""
+    if not isinstance(a, Tensor) or a.fmt is None or a.fmt == fmt or a.fmt.man_bits > 23:
         return a
-    if a.is_leaf and a.requires_grad:       # PyTorch's cast cache: one cast of a parameter per region
-        key = (id(a), fmt)
+    if autocast.cache and fmt == autocast.fmt and a.is_leaf and a.requires_grad and a.fmt.is_float32:
+        key = (id(a), fmt)          # PyTorch's cast cache: one cast of a float32 parameter per region
         cache = STATE.cast_cache
         if key not in cache:
             cache[key] = (a, a.astype(fmt))
         return cache[key][1]
     return a.astype(fmt)
+
+
+def default_autocast(fmt, device="cpu"):
+    """The engine's own Autocast in fmt: lists from the ops' categories (PyTorch's CUDA lists for these ops)."""
+    return Autocast(fmt, frozenset(n for n, op in OPS.items() if op.category == LOWER),
+                    frozenset(n for n, op in OPS.items() if op.category == FLOAT32), device)
 
 
 def _operand(a, name):
@@ -282,12 +298,37 @@ def _widened(data, fmt, dtype):
     return w if dtype is np.float32 else w.astype(dtype)
 
 
+def _on_one_device(tensors):
+    """The device all the tensors live on (0-d tensors may come from the host, as in PyTorch)."""
+    device = tensors[0].device if tensors else "cpu"
+    for t in tensors:
+        if t.device != device and t._data.ndim:
+            if device == "cpu" and not tensors[0]._data.ndim:
+                device = t.device
+                continue
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                               f"{device} and {t.device}!")
+    return device
+
+
+def _products(op, fmt, device, arrays, n=2):
+    """The first n arrays, a float32 product's factors, rounded first where the device's tensor cores
+    would (TF32); a bias after them is added in float32."""
+    fmt_in = FLOAT32_PRODUCTS.get((device, op.product))
+    if fmt_in is None or not fmt.is_float32:
+        return arrays
+    return [_widened(round_to(a, fmt_in), fmt_in, np.float32) if i < n else a for i, a in enumerate(arrays)]
+
+
 def apply(name, *args, _out=None, **params):
     """Apply a registered op: choose the format, widen, compute, round once, record the node."""
     op = OPS[name]
-    args = tuple([a if isinstance(a, Tensor) else _operand(a, name) for a in args])
-    fmt, args = _plan(op, args, _out)
+    args = tuple([a if isinstance(a, Tensor) or a is None and op.optional else _operand(a, name) for a in args])
     tensors = [a for a in args if isinstance(a, Tensor)]
+    device = _on_one_device(tensors)
+    fmt, args = _plan(op, args, _out, device)
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    cls = type(tensors[0]) if tensors else Tensor
     xp = array_module(*[t._data for t in tensors])
     floats = [t for t in tensors if t.fmt is not None]
     try:
@@ -298,16 +339,19 @@ def apply(name, *args, _out=None, **params):
         else:
             with np.errstate(all="ignore"):   # overflow to inf and 0/0 are what we emulate, not accidents
                 dtype = _exact_in(fmt)
-                ans = op.forward(xp, *[_wide(a, dtype) for a in args], **params)
+                wide = [_wide(a, dtype) for a in args]
+                if op.product is not None and FLOAT32_PRODUCTS:
+                    wide = _products(op, fmt, device, wide)
+                ans = op.forward(xp, *wide, **params)
                 ans = ans if type(ans) is np.ndarray else xp.asarray(ans)      # reductions give scalars
                 if op.returns_bool:
-                    return Tensor._wrap(ans, None)
+                    return cls._wrap(ans, None, False, None, device)
                 ans = _round(ans, fmt, name, STATE.layer, "forward")
     except (ValueError, IndexError) as e:
         shapes = ", ".join(str(getattr(a, "shape", "scalar")) for a in args)
         raise type(e)(f"{name}: cannot apply to inputs of shapes {shapes}: {e}") from None
     needs_grad = STATE.grad_enabled and any(t.requires_grad for t in floats)
-    return Tensor._wrap(ans, fmt, needs_grad, _Node(op, args, params) if needs_grad else None)
+    return cls._wrap(ans, fmt, needs_grad, _Node(op, args, params) if needs_grad else None, device)
 
 
 def _round(ans, fmt, op, layer, direction):
@@ -365,15 +409,25 @@ def _topological(root):
     return order
 
 
-def backward(root, gradient=None):
-    """Reverse-mode autodiff from `root`; leaves that require grad get .grad in their own format."""
+FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they have "
+         "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+         "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
+         "if you need to access saved tensors after calling backward.")
+
+
+def backward(root, gradient=None, retain_graph=None):
+    """Reverse-mode autodiff from `root`; leaves that require grad get .grad in their own format.
+
+    As in PyTorch, the pass frees the values that gradients read (unless retain_graph): a second pass
+    through an op that needs them raises before any gradient changes.
+    """
     if not root.requires_grad:
         raise RuntimeError("backward() on a tensor that does not require grad: no input of it has "
                            "requires_grad=True, or it was computed under no_grad()")
     xp = array_module(root._data)        # the seed lives where the graph does: a GPU graph gets a GPU seed
     dtype = _exact_in(root.fmt)
     if gradient is None:
-        if root.size != 1:
+        if root._data.size != 1:
             raise RuntimeError(f"backward() on a non-scalar tensor of shape {root.shape} needs a gradient "
                                f"argument of that shape (gradients are only implied for scalars)")
         gradient = xp.ones(root.shape, dtype)
@@ -382,11 +436,18 @@ def backward(root, gradient=None):
     g0 = _wide(gradient, dtype) if isinstance(gradient, Tensor) else xp.asarray(gradient, dtype=dtype)
     if g0.shape != root.shape:
         raise ValueError(f"backward(): gradient of shape {g0.shape} does not match the tensor's shape {root.shape}")
+    order = _topological(root)
+    if any(t._node is not None and t._node.freed for t in order):
+        raise RuntimeError(FREED)
     store = {}
     _accumulate(store, root, g0)
     leaves = []
     with np.errstate(all="ignore"):
-        _backward(_topological(root), store, leaves)
+        _backward(order, store, leaves)
+    if not retain_graph:
+        for t in order:
+            if t._node is not None and t._node.op.saves:
+                t._node.freed = True
     for m in STATE.monitors:
         m.weight_gradients(leaves)
 
@@ -399,8 +460,8 @@ def _backward(order, store, leaves):
         for m in monitors:
             m.gradient(t, widen(g_stored, t.fmt))
         if t._node is None:
-            t.grad = Tensor._wrap(g_stored, t.fmt) if t.grad is None else \
-                Tensor._wrap(round_to(t.grad.float32() + widen(g_stored, t.fmt), t.fmt), t.fmt)
+            t.grad = t._like(g_stored) if t.grad is None else \
+                t._like(round_to(t.grad.float32() + widen(g_stored, t.fmt), t.fmt))
             leaves.append(t)
             continue
         op, inputs, params = t._node.op, t._node.inputs, t._node.params
@@ -408,9 +469,13 @@ def _backward(order, store, leaves):
         dtype = _exact_in(t.fmt)
         g, ans = _widened(g_stored, t.fmt, dtype), _wide(t, dtype)
         wide = [_wide(a, dtype) for a in inputs]
+        g_in, wide_in = g, wide
+        if op.product is not None and FLOAT32_PRODUCTS:      # the gradient products run on the same cores
+            g_in, *wide_in = _products(op, t.fmt, t.device, [g, *wide], n=3)
         for i, a in enumerate(inputs):
             if isinstance(a, Tensor) and a.requires_grad:
-                gi = (op.grad(i) if op.variadic else op.grads[i])(xp, g, ans, *wide, **params)
+                args = (g_in, ans, *wide_in) if i < 2 else (g, ans, *wide)
+                gi = (op.grad(i) if op.variadic else op.grads[i])(xp, *args, **params)
                 _accumulate(store, a, _unbroadcast(xp, xp.asarray(gi, dtype), a.shape), t._node)
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from . import _checks
 from ._state import STATE, autocast_scope
 from ._formats import as_format, float16
-from ._tensor import Tensor, tensor
+from ._tensor import Tensor, default_autocast, tensor
 from .optim import Optimizer
 
 __all__ = ["autocast", "NoOpLossScale", "StaticLossScale", "DynamicLossScale", "all_finite", "GradScaler"]
@@ -32,7 +32,7 @@ class autocast:
         self._scopes = []
 
     def __enter__(self):
-        scope = autocast_scope(self.fmt if self.enabled else None)
+        scope = autocast_scope(default_autocast(self.fmt) if self.enabled else None)
         scope.__enter__()
         self._scopes.append(scope)          # a list: the same object may be entered again inside itself
         return self

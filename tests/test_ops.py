@@ -47,6 +47,7 @@ REFERENCES = {
     "mean": lambda x, axis=None, keepdims=False: np.mean(x, axis=axis, keepdims=keepdims),
     "max": lambda x, axis=None, keepdims=False: np.max(x, axis=axis, keepdims=keepdims),
     "softmax": _softmax, "log_softmax": _log_softmax, "matmul": np.matmul,
+    "linear": lambda x, w, b: np.matmul(x, np.swapaxes(w, 0, 1)) + b,     # one rounding, after the bias
     "reshape": lambda x, shape: np.reshape(x, shape), "transpose": lambda x, axes=None: np.transpose(x, axes),
     "getitem": lambda x, index: x[index], "cast": lambda x: x,
     "concatenate": lambda *xs, axis=0: np.concatenate(xs, axis=axis), "conv2d": _conv2d,

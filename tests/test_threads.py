@@ -106,7 +106,7 @@ def test_the_layer_scope_stays_in_its_thread():
 def test_state_lives_in_one_object_changed_only_by_context_managers():
     assert (STATE.grad_enabled, STATE.autocast, STATE.monitors, STATE.layer) == (True, None, (), None)
     with mf.no_grad(), autocast(mf.bfloat16), numerics.watch() as report:
-        assert (STATE.grad_enabled, STATE.autocast, STATE.monitors) == (False, mf.bfloat16, (report,))
+        assert (STATE.grad_enabled, STATE.autocast.fmt, STATE.monitors) == (False, mf.bfloat16, (report,))
         with mf.enable_grad():
             assert mf.is_grad_enabled()
     assert (STATE.grad_enabled, STATE.autocast, STATE.monitors, STATE.layer) == (True, None, (), None)
