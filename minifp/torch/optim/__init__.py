@@ -167,9 +167,11 @@ class Optimizer:
 
     def _update(self, p, args):
         """Run the engine rule on p with its state as float32 arrays, then keep the new state as tensors."""
-        state = self.state[p]
+        state = self.state.get(p, {})
         arrays = {k: v._data for k, v in state.items()}
         _engine.apply_rule(self._rule, p, p.grad, arrays, **args)
+        if arrays and p not in self.state:      # a rule without state (SGD without momentum) adds no entry
+            self.state[p] = state
         for k, a in arrays.items():
             if k in state:
                 state[k].assign(a)
