@@ -216,13 +216,19 @@ def test_scale_containers_match_pytorch():
     assert [t.item() for t in s.scale([one, (two,)])[:1]] == [65536.0]
 
 
-@pytest.mark.parametrize("name", ["float32_0dim_2", "float32_1dim_2"])
-def test_scale_output_float32(name):
-    ref = FIX["scale_output"][name]["output"]
-    x = minifp.tensor(np.full(ref["shape"], 2.0, np.float32))
-    out = GradScaler("cpu").scale(x)
-    assert list(out.shape) == ref["shape"] and out.fmt == minifp.float32
-    assert out.float32().tolist() == ref["values"]
+@pytest.mark.parametrize("name", FIX["scale_output"])
+def test_scale_output_dtype_and_values_match_pytorch(name):
+    """A 0-dim float16 loss comes back float32; a float16 batch stays float16 and overflows, as in PyTorch."""
+    torch = pytest.importorskip("minifp.torch")
+    ref = FIX["scale_output"][name]
+    dtype = getattr(torch, ref["input_dtype"].split(".")[1], None)
+    if dtype is None or str(dtype) != ref["input_dtype"]:
+        pytest.skip(f"minifp.torch has no {ref['input_dtype']} (its float64 is float32)")
+    out = GradScaler("cpu").scale(torch.full(ref["output"]["shape"], 2.0, dtype=dtype))
+    assert str(out.dtype) == ref["output"]["dtype"] and list(out.shape) == ref["output"]["shape"]
+    want = ref["output"]["values"]
+    assert np.array_equal(out.float32(), np.array(want if not isinstance(want, list) else [value(v) for v in want],
+                                                  np.float32))
 
 
 def test_scale_is_differentiable():
