@@ -179,7 +179,7 @@ REFERENCES = {
     "max_pool2d": _max_pool2d, "avg_pool2d": _avg_pool2d, "adaptive_avg_pool2d": _adaptive_avg_pool2d,
     "gelu": _gelu, "silu": lambda x: x / (1 + np.exp(-x.astype(np.float64))),
     "hardtanh": lambda x, min_val=-1.0, max_val=1.0: np.minimum(np.maximum(x, min_val), max_val),
-    "dropout": lambda x, mask, scale: np.where(mask, x * x.dtype.type(scale), 0),   # as the kernel: in float
+    "dropout": lambda x, mask, scale: np.where(mask, x * x.dtype.type(scale), np.copysign(0, x)),  # x * 0 keeps signs
     "layer_norm": _layer_norm, "group_norm": _group_norm, "batch_norm": _batch_norm,
     "embedding": lambda w, indices, padding_idx=None: np.take(w, indices, axis=0),
     "nll_loss": _nll_loss, "mse_loss": lambda x, y, reduction="mean": _reduced((x - y) ** 2, reduction),
