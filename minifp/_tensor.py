@@ -428,14 +428,15 @@ def backward(root, gradient=None, retain_graph=None):
     through an op that needs them raises before any gradient changes.
     """
     if not root.requires_grad:
-        raise RuntimeError("backward() on a tensor that does not require grad: no input of it has "
-                           "requires_grad=True, or it was computed under no_grad()")
+        raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn (backward() "
+                           "on a tensor that no input with requires_grad=True reaches, or one computed under "
+                           "no_grad())")
     xp = array_module(root._data)        # the seed lives where the graph does: a GPU graph gets a GPU seed
     dtype = _exact_in(root.fmt)
     if gradient is None:
         if root._data.size != 1:
-            raise RuntimeError(f"backward() on a non-scalar tensor of shape {root.shape} needs a gradient "
-                               f"argument of that shape (gradients are only implied for scalars)")
+            raise RuntimeError(f"grad can be implicitly created only for scalar outputs (backward() on a tensor of "
+                               f"shape {tuple(root.shape)} needs a gradient argument of that shape)")
         gradient = xp.ones(root.shape, dtype)
     if not isinstance(gradient, Tensor) and not _real(xp.asarray(gradient).dtype):
         raise TypeError(f"backward(): gradient must be a tensor or an array of real numbers, got {gradient!r}")
