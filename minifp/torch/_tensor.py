@@ -60,9 +60,6 @@ class Tensor(minifp.Tensor):
     dtype = property(lambda self: _BY_FMT.get(self.fmt, self.fmt) if self.fmt is not None
                      else _BY_NUMPY[self._data.dtype])
 
-    def size(self, dim=None):
-        return self.shape if dim is None else self.shape[dim]
-
 
 def tensor(data, dtype=None, device=None, requires_grad=False):
     """A face tensor (stub)."""

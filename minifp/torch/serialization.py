@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
+import uuid
 import warnings
 from collections.abc import Mapping
 
@@ -57,10 +57,11 @@ def save(obj, f, pickle_module=None, pickle_protocol=None):
     metadata = {"format": "pt"}                          # what safetensors.torch writes; other readers expect it
     if formats:
         metadata[_FORMATS_KEY] = json.dumps(formats, sort_keys=True)
+    data = st.numpy.save(arrays, metadata=metadata)
     if _is_path(f):
-        _save_atomically(st, arrays, os.fspath(f), metadata)
+        _write_atomically(os.fspath(f), data)
     elif hasattr(f, "write"):
-        f.write(st.numpy.save(arrays, metadata=metadata))
+        f.write(data)
     else:
         raise TypeError(f"save(): f must be a file path (str or os.PathLike) or a binary file object, "
                         f"got {type(f).__name__}")
@@ -114,7 +115,7 @@ def _arrays(obj):
         if not isinstance(key, str):
             raise TypeError(f"save(): state_dict keys must be str, got {key!r} ({type(key).__name__})")
         arr, fmt = _array(key, value)
-        arrays[key] = np.ascontiguousarray(arr)
+        arrays[key] = arr if arr.flags.c_contiguous else arr.copy(order="C")     # ascontiguousarray makes 0-d 1-d
         if fmt is not None:
             formats[key] = {"exp_bits": fmt.exp_bits, "man_bits": fmt.man_bits, "subnormals": fmt.subnormals,
                             "overflow": fmt.overflow, "infinities": fmt.infinities}
@@ -153,13 +154,16 @@ def _from_torch(t):
     return bits.view(storage).reshape(tuple(t.shape))
 
 
-def _save_atomically(st, arrays, path, metadata):
-    """Write to a temporary file beside `path`, then rename it over `path` (atomic on POSIX and Windows)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".safetensors", dir=folder)
-    os.close(fd)
+def _write_atomically(path, data):
+    """Write into a new file beside `path`, then rename it over `path` (atomic on POSIX and Windows)."""
+    folder, name = os.path.split(os.path.abspath(path))
+    tmp = os.path.join(folder, f".{name}.{uuid.uuid4().hex}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)  # umask applies
     try:
-        st.numpy.save_file(arrays, tmp, metadata=metadata)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
