@@ -35,9 +35,9 @@ class Tensor:
         t.device = device or _device(data)
         return t
 
-    def _like(self, data, fmt=None, requires_grad=False):
-        """A new tensor of this one's class and device over `data` (already in `fmt`, default this format)."""
-        return type(self)._wrap(data, self.fmt if fmt is None else fmt, requires_grad, None, self.device)
+    def _like(self, data, fmt, requires_grad=False):
+        """A new tensor of this one's class and device over `data`, already in `fmt` (None: integers or bools)."""
+        return type(self)._wrap(data, fmt, requires_grad, None, self.device)
 
     data = property(lambda self: self._data, doc="The raw storage array (read-only: change values with assign).")
 
@@ -65,8 +65,8 @@ class Tensor:
         return len(self._data)
 
     def __bool__(self):
-        if self.size != 1:
-            raise ValueError(f"the truth value of a tensor of {self.size} elements is ambiguous: only a "
+        if self._data.size != 1:
+            raise ValueError(f"the truth value of a tensor of {self._data.size} elements is ambiguous: only a "
                              f"one-element tensor has one (compare elements, or use .item() on one)")
         return bool(self.item())
 
@@ -80,13 +80,13 @@ class Tensor:
 
     def item(self):
         """The one value of a one-element tensor, as a Python number."""
-        if self.size != 1:
+        if self._data.size != 1:
             raise ValueError(f"item() needs a tensor of one element, this one has shape {self.shape}")
         return to_numpy(self._data if self.fmt is None else self.float32()).reshape(-1)[0].item()
 
     def detach(self):
         """The same values, cut from the graph."""
-        return self._like(self._data)
+        return self._like(self._data, self.fmt)
 
     def astype(self, fmt):
         """A differentiable cast: values round into `fmt`, the gradient casts back."""
@@ -155,9 +155,9 @@ def _check_storage(data, fmt):
 
 def _values_for(t, values):
     """`values` as t's storage array on t's device: rounded into t's format (integers cast for integer tensors)."""
-    xp = array_module(t.data)
+    xp = array_module(t._data)
     if isinstance(values, Tensor):
-        values = values.float32() if values.fmt is not None else values.data
+        values = values.float32() if values.fmt is not None else values._data
     arr = xp.asarray(values)
     if t.fmt is None:
         if arr.dtype.kind not in "biu":
@@ -183,7 +183,7 @@ def tensor(data, dtype=None, requires_grad=False):
     if not isinstance(requires_grad, bool):
         raise TypeError(f"tensor(): requires_grad must be True or False, got {requires_grad!r}")
     if isinstance(data, Tensor):
-        data = data.float32() if data.fmt is not None else data.data
+        data = data.float32() if data.fmt is not None else data._data
     if data is None:
         raise TypeError("tensor(): data must be numbers, a (nested) list of numbers or an array, got None")
     xp = array_module(data)
@@ -422,14 +422,15 @@ def backward(root, gradient=None, retain_graph=None):
     through an op that needs them raises before any gradient changes.
     """
     if not root.requires_grad:
-        raise RuntimeError("backward() on a tensor that does not require grad: no input of it has "
-                           "requires_grad=True, or it was computed under no_grad()")
+        raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn (backward() "
+                           "on a tensor that no input with requires_grad=True reaches, or one computed under "
+                           "no_grad())")
     xp = array_module(root._data)        # the seed lives where the graph does: a GPU graph gets a GPU seed
     dtype = _exact_in(root.fmt)
     if gradient is None:
         if root._data.size != 1:
-            raise RuntimeError(f"backward() on a non-scalar tensor of shape {root.shape} needs a gradient "
-                               f"argument of that shape (gradients are only implied for scalars)")
+            raise RuntimeError(f"grad can be implicitly created only for scalar outputs (backward() on a tensor of "
+                               f"shape {tuple(root.shape)} needs a gradient argument of that shape)")
         gradient = xp.ones(root.shape, dtype)
     if not isinstance(gradient, Tensor) and not _real(xp.asarray(gradient).dtype):
         raise TypeError(f"backward(): gradient must be a tensor or an array of real numbers, got {gradient!r}")
@@ -460,8 +461,8 @@ def _backward(order, store, leaves):
         for m in monitors:
             m.gradient(t, widen(g_stored, t.fmt))
         if t._node is None:
-            t.grad = t._like(g_stored) if t.grad is None else \
-                t._like(round_to(t.grad.float32() + widen(g_stored, t.fmt), t.fmt))
+            t.grad = t._like(g_stored, t.fmt) if t.grad is None else \
+                t._like(round_to(t.grad.float32() + widen(g_stored, t.fmt), t.fmt), t.fmt)
             leaves.append(t)
             continue
         op, inputs, params = t._node.op, t._node.inputs, t._node.params

@@ -24,7 +24,7 @@ def _labels(y, pred, where, name, pred_name):
                          f"{pred.shape}")
     n, classes = pred.shape
     y = np.asarray(y.float32() if isinstance(y, Tensor) and y.fmt is not None else
-                   y.data if isinstance(y, Tensor) else y)
+                   y._data if isinstance(y, Tensor) else y)
     if y.dtype.kind not in "iuf":
         raise TypeError(f"{where}: {name} must hold integer class indices, got dtype {y.dtype}")
     if y.shape not in ((n,), (n, 1)):

@@ -367,7 +367,7 @@ def clip_grad_norm_(params, max_norm, norm_type=2.0):
     ps = _grads(params, "clip_grad_norm_()")
     if not ps:
         return 0.0
-    gs = [widen(p.grad.data, p.grad.fmt) for p in ps]
+    gs = [widen(p.grad._data, p.grad.fmt) for p in ps]
     if norm_type == np.inf:
         total = max(float(np.max(np.abs(g))) for g in gs)
     else:

@@ -210,7 +210,7 @@ class Model:
 def _samples(x, name, where):
     """x as an array of samples: numbers, at least one dimension and at least one sample."""
     if isinstance(x, Tensor):
-        x = x.float32() if x.fmt is not None else x.data
+        x = x.float32() if x.fmt is not None else x._data
     x = np.asarray(x)
     if x.dtype.kind not in "biuf":
         raise TypeError(f"{where}: {name} must hold numbers, got an array of dtype {x.dtype}")

@@ -1,0 +1,30 @@
+"""minifp.torch: PyTorch's names and semantics over minifp's exact engine.
+
+`import minifp.torch as torch` runs PyTorch mixed-precision code; every value is what the GPU would hold.
+"""
+from .. import _formats as _F
+from .._random import manual_seed
+from .._tensor import enable_grad, is_grad_enabled, no_grad
+from .._formats import Format, tf32
+from ._device import device
+from ._tensor import (DTYPES as _DTYPES, Size, Tensor, arange, as_tensor, bfloat16, bool_ as bool, dtype, empty,
+                      empty_like, float8_e4m3fn, float8_e5m2, float16, float32, from_numpy, full, full_like,
+                      get_default_dtype, int8, int16, int32, int64, is_tensor, matmul, maximum, minimum, ones,
+                      ones_like, rand, randint, randn, set_default_dtype, tensor, uint8, zeros, zeros_like)
+from ._functions import *  # noqa: F401,F403  (cat, stack, where, exp, sum, ... with PyTorch's signatures)
+from ._functions import __all__ as _function_names
+from . import amp, backends, cpu, cuda
+from .amp import autocast
+from .backends import get_float32_matmul_precision, set_float32_matmul_precision
+
+float, half, double, float64 = float32, float16, float32, float32     # minifp has no float64: see README
+long, int, short = int64, int32, int16
+
+__all__ = ["Tensor", "Size", "dtype", "device", "Format", "tf32", "tensor", "as_tensor", "from_numpy", "zeros",
+           "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like", "rand", "randn", "randint",
+           "arange", "manual_seed", "no_grad", "enable_grad", "is_grad_enabled", "is_tensor", "matmul", "maximum",
+           "minimum", "autocast", "amp", "backends", "cpu", "cuda", "get_default_dtype", "set_default_dtype",
+           "set_float32_matmul_precision", "get_float32_matmul_precision", "float", "half", "double", "long",
+           "int", "short", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
+           "bfloat16", "float8_e4m3fn", "float8_e5m2"] + _function_names
+del _F

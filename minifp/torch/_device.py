@@ -1,0 +1,109 @@
+"""Devices: "cpu", and "cuda", which is a real GPU through CuPy where there is one and otherwise the host
+with CUDA's numerics (its autocast lists, TF32 rules), announced once."""
+from __future__ import annotations
+
+import functools
+import os
+import warnings
+
+import numpy as np
+
+from .._backend import to_numpy
+from .._tensor import Tensor as _EngineTensor, apply
+
+__all__ = ["device", "is_emulated"]
+
+TYPES = ("cpu", "cuda")
+
+
+class device:
+    """torch.device("cuda"), torch.device("cuda:0"), torch.device("cpu")."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type, index=None):
+        name = parse(type if index is None or ":" in str(type) else f"{type}:{index}")
+        self.type = name
+        self.index = 0 if name == "cuda" else None
+
+    def __repr__(self):
+        return f"device(type='{self.type}'" + (f", index={self.index})" if self.index is not None else ")")
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other):
+        return isinstance(other, device) and self.type == other.type or isinstance(other, str) and \
+            self.type == parse(other)
+
+    def __hash__(self):
+        return hash(self.type)
+
+
+def parse(d):
+    """A device argument ("cuda", "cuda:0", torch.device, 0) as "cpu" or "cuda"."""
+    if isinstance(d, device):
+        return d.type
+    if isinstance(d, int) and not isinstance(d, bool):
+        d = f"cuda:{d}"
+    if isinstance(d, str):
+        kind, _, index = d.partition(":")
+        if kind in TYPES and (not index or (index == "0" and kind == "cuda")):
+            return kind
+        if kind == "cuda" and index.isdigit():
+            raise RuntimeError(f"CUDA error: invalid device ordinal (minifp has one device, cuda:0; got {d!r})")
+    raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {d}"
+                       if isinstance(d, str) else f"device: expected a str, int or torch.device, got {d!r}")
+
+
+@functools.lru_cache(maxsize=None)
+def is_emulated():
+    """True when "cuda" tensors stay on the host (no CuPy or no GPU, or MINIFP_EMULATE_CUDA=1)."""
+    if os.environ.get("MINIFP_EMULATE_CUDA") == "1":
+        return True
+    try:
+        import cupy
+        return cupy.cuda.runtime.getDeviceCount() == 0
+    except Exception:            # no CuPy, no driver, no GPU: all mean the same here
+        return True
+
+
+_announced = []
+
+
+def array_on(data, where):
+    """The array on the host, or on the GPU for "cuda" when there is a real one."""
+    if where == "cuda" and not is_emulated():
+        import cupy
+        return cupy.asarray(data)
+    if where == "cuda" and not _announced:
+        _announced.append(True)
+        warnings.warn("minifp: no GPU here, so 'cuda' tensors stay in host memory and CUDA's numerics (its "
+                      "autocast lists, TF32) are emulated; minifp.torch.cuda.is_emulated() is True", stacklevel=3)
+    return to_numpy(data) if where == "cpu" and not isinstance(data, np.ndarray) else data
+
+
+def moved(t, where):
+    """t on device `where`, differentiable: the gradient flows back to t."""
+    if t.requires_grad:
+        out = apply("cast", t, _out=t.fmt)
+        out._data, out.device = array_on(out._data, where), where
+        return out
+    return type(t)._wrap(array_on(t._data, where), t.fmt, False, None, where)
+
+
+def parse_to(args, kwargs, t):
+    """(device, dtype) from the ways PyTorch's .to() is called: to(dtype), to(device, dtype), to(tensor)."""
+    from ._tensor import as_dtype
+    where, d = kwargs.pop("device", None), kwargs.pop("dtype", None)
+    kwargs.pop("non_blocking", None), kwargs.pop("copy", None), kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    for a in args:
+        if isinstance(a, _EngineTensor):
+            where, d = a.device, as_dtype(a.fmt) if a.fmt is not None else None
+        elif isinstance(a, (str, device, int)) and not isinstance(a, bool):
+            where = a
+        elif a is not None and not isinstance(a, bool):
+            d = a
+    return (parse(where) if where is not None else None), (as_dtype(d) if d is not None else None)

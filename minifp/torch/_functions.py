@@ -1,0 +1,105 @@
+"""torch.<function>: PyTorch's free functions, each a call of the engine's op or of a Tensor method."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _formats as F
+from .._state import grad_mode
+from .._tensor import Tensor as _EngineTensor, apply
+from ._tensor import Tensor, _dim, _weak_out, as_dtype, format_of, matmul, tensor
+
+__all__ = ["cat", "concat", "stack", "where", "mm", "bmm", "add", "sub", "mul", "div", "neg", "pow", "exp", "log",
+           "sqrt", "tanh", "sigmoid", "relu", "abs", "sum", "mean", "max", "min", "argmax", "argmin", "softmax",
+           "log_softmax", "clamp", "clip", "flatten", "reshape", "transpose", "permute", "unsqueeze", "squeeze",
+           "allclose", "equal", "isfinite", "isnan", "isinf", "set_grad_enabled", "finfo", "numel", "t"]
+
+
+def _t(x):
+    return x if isinstance(x, _EngineTensor) else tensor(x)
+
+
+def cat(tensors, dim=0):
+    """Tensors joined along dim; mixed float dtypes promote (PyTorch's cat)."""
+    tensors = [_t(x) for x in tensors]
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    return apply("concatenate", *tensors, axis=_dim(dim, tensors[0].ndim))
+
+
+concat = cat
+
+
+def stack(tensors, dim=0):
+    """Tensors of one shape joined along a new dim."""
+    tensors = [_t(x) for x in tensors]
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    d = _dim(dim, tensors[0].ndim + 1)
+    return cat([x.unsqueeze(d) for x in tensors], dim=d)
+
+
+def where(condition, input, other):
+    return apply("where", _t(condition), input, other, _out=_weak_out((input, other)))
+
+
+def mm(input, mat2):
+    if input.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError(f"self must be a matrix" if input.ndim != 2 else "mat2 must be a matrix")
+    return matmul(input, mat2)
+
+
+def bmm(input, mat2):
+    if input.ndim != 3 or mat2.ndim != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor" if input.ndim != 3 else "batch2 must be a 3D tensor")
+    return matmul(input, mat2)
+
+
+def _method(name):
+    def fn(input, *args, **kwargs):
+        return getattr(_t(input), name)(*args, **kwargs)
+    fn.__name__, fn.__doc__ = name, f"torch.{name}(input, ...): input.{name}(...)."
+    return fn
+
+
+add, sub, mul, div = (lambda a, b, n=n: apply(n, a, b, _out=_weak_out((a, b))) for n in ("add", "sub", "mul", "div"))
+(neg, pow, exp, log, sqrt, tanh, sigmoid, relu, abs, sum, mean, max, min, argmax, argmin, softmax, log_softmax,
+ clamp, flatten, reshape, transpose, permute, unsqueeze, squeeze, isfinite, isnan, isinf, numel, t) = (
+    _method(n) for n in ("neg", "pow", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "abs", "sum", "mean", "max",
+                         "min", "argmax", "argmin", "softmax", "log_softmax", "clamp", "flatten", "reshape",
+                         "transpose", "permute", "unsqueeze", "squeeze", "isfinite", "isnan", "isinf", "numel", "t"))
+clip = clamp
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return bool(np.allclose(input.float32(), other.float32(), rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def equal(input, other):
+    return input.shape == other.shape and bool(np.array_equal(input.float32(), other.float32()))
+
+
+def set_grad_enabled(mode):
+    """A block (or, as in PyTorch, a call for the rest of the thread... here: a block) with grad mode `mode`."""
+    return grad_mode(mode)
+
+
+class finfo:
+    """torch.finfo(dtype): bits, eps, max, min, tiny, smallest_normal, resolution of a floating dtype."""
+
+    def __init__(self, type=None):
+        fmt = format_of(type if type is not None else as_dtype("float32"))
+        if fmt is None:
+            raise TypeError(f"torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
+                            f"'{type}'")
+        info = F.finfo(fmt)
+        self.dtype = as_dtype(fmt)
+        self.bits, self.eps, self.max, self.min = info.bits, info.eps, info.max, info.min
+        self.tiny = self.smallest_normal = info.tiny
+        self.resolution = 10.0 ** -int(np.floor(fmt.man_bits * np.log10(2)))
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.tiny:g}, tiny={self.tiny:g}, dtype={str(self.dtype)[6:]})")
+
+
+Tensor.add, Tensor.sub, Tensor.mul, Tensor.div = add, sub, mul, div

@@ -1,0 +1,615 @@
+"""PyTorch's tensors over the engine's: dtypes, devices, creation, and the methods with PyTorch's spellings.
+
+A `minifp.torch.Tensor` is an engine tensor (every op still goes through the one dispatcher, which keeps
+the class of its inputs); this module only renames, reorders arguments and adds PyTorch's rules where
+they differ from the engine's: 0-dim tensors are weak in promotion, mixed-dtype products raise outside
+autocast, reductions take dim=/keepdim=.
+"""
+from __future__ import annotations
+
+import numbers
+
+import ml_dtypes
+import numpy as np
+
+import minifp as mf
+from .. import _formats as F
+from .._backend import to_numpy
+from .._random import generator
+from .._state import STATE
+from .._tensor import Tensor as _EngineTensor, apply
+from . import _device as D
+
+__all__ = ["Tensor", "dtype", "Size", "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty",
+           "zeros_like", "ones_like", "full_like", "empty_like", "randn", "rand", "randint", "arange",
+           "as_dtype", "format_of", "is_tensor", "get_default_dtype", "set_default_dtype"]
+
+
+class dtype:
+    """A PyTorch dtype: a minifp format (floating) or a NumPy integer/bool dtype."""
+
+    __slots__ = ("name", "fmt", "numpy")
+
+    def __init__(self, name, fmt, numpy):
+        self.name, self.fmt, self.numpy = name, fmt, np.dtype(numpy)
+
+    is_floating_point = property(lambda self: self.fmt is not None)
+    itemsize = property(lambda self: self.numpy.itemsize)
+
+    def __repr__(self):
+        return f"torch.{self.name}"
+
+    def __eq__(self, other):
+        if isinstance(other, dtype):
+            return self is other or (self.fmt == other.fmt if self.fmt is not None else self.numpy == other.numpy)
+        return self.fmt is not None and isinstance(other, F.Format) and self.fmt == other
+
+    def __hash__(self):
+        return hash(self.fmt if self.fmt is not None else self.numpy)
+
+
+float32 = dtype("float32", F.float32, np.float32)
+float16 = dtype("float16", F.float16, np.float16)
+bfloat16 = dtype("bfloat16", F.bfloat16, ml_dtypes.bfloat16)
+float8_e4m3fn = dtype("float8_e4m3fn", F.float8_e4m3, ml_dtypes.float8_e4m3fn)
+float8_e5m2 = dtype("float8_e5m2", F.float8_e5m2, ml_dtypes.float8_e5m2)
+int64, int32, int16, int8 = (dtype(f"int{n}", None, f"int{n}") for n in (64, 32, 16, 8))
+uint8, bool_ = dtype("uint8", None, np.uint8), dtype("bool", None, np.bool_)
+DTYPES = {d.name: d for d in (float32, float16, bfloat16, float8_e4m3fn, float8_e5m2, int64, int32, int16, int8,
+                              uint8, bool_)}
+# PyTorch's other names. minifp has no float64 format: double means float32 here (documented in the README).
+ALIASES = {"float": float32, "half": float16, "long": int64, "int": int32, "short": int16, "float64": float32,
+           "double": float32}
+_BY_FORMAT = {d.fmt: d for d in DTYPES.values() if d.fmt is not None}
+_BY_NUMPY = {d.numpy: d for d in DTYPES.values() if d.fmt is None}
+_VALID = ", ".join(f"torch.{n}" for n in DTYPES) + " (or a minifp.Format such as minifp.tf32)"
+_default = [float32]
+
+
+def as_dtype(x, arg="dtype"):
+    """The torch dtype named by x (a torch dtype, a minifp Format or a name); a Format without a torch name stays."""
+    if isinstance(x, dtype):
+        return x
+    if isinstance(x, F.Format):
+        return _BY_FORMAT.get(x, x)
+    if isinstance(x, str) and (x in DTYPES or x in ALIASES):
+        return DTYPES.get(x) or ALIASES[x]
+    if x is float:
+        return _default[0]
+    if x is int:
+        return int64
+    if x is bool:
+        return bool_
+    raise TypeError(f"{arg}: {x!r} is not a dtype; valid dtypes: {_VALID}")
+
+
+def format_of(x):
+    """The minifp Format of a floating dtype (torch dtype or Format), None for integer and bool dtypes."""
+    d = as_dtype(x)
+    return d if isinstance(d, F.Format) else d.fmt
+
+
+def get_default_dtype():
+    """The dtype Python floats become (float32)."""
+    return _default[0]
+
+
+def set_default_dtype(d):
+    """Make Python floats become `d` (float32, float16 or bfloat16)."""
+    d = as_dtype(d, "set_default_dtype(): d")
+    if d.fmt is None:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _default[0] = d
+
+
+class Size(tuple):
+    """A tensor's shape, as PyTorch prints it."""
+
+    def numel(self):
+        return int(np.prod(self, dtype=np.int64))
+
+    def __repr__(self):
+        return f"torch.Size({list(self)})"
+
+
+def _dim(d, ndim, arg="dim"):
+    if isinstance(d, bool) or not isinstance(d, numbers.Integral):
+        raise TypeError(f"{arg} must be an int, got {d!r}")
+    if not -max(ndim, 1) <= d < max(ndim, 1):
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-max(ndim, 1)}, "
+                         f"{max(ndim, 1) - 1}], but got {d})")
+    return d % max(ndim, 1)
+
+
+def _dims(dim, ndim):
+    """dim= as the engine's axis=: None, an int or a tuple of ints."""
+    if dim is None:
+        return None
+    if isinstance(dim, (tuple, list)):
+        return tuple(_dim(d, ndim) for d in dim)
+    return _dim(dim, ndim)
+
+
+def _shape_args(shape):
+    """f(2, 3) and f((2, 3)) alike."""
+    return tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)) else tuple(shape)
+
+
+_TYPE_NAMES = {F.float32: "Float", F.float16: "Half", F.bfloat16: "BFloat16"}
+
+
+def _type_name(t):
+    return _TYPE_NAMES.get(t.fmt, str(t.fmt)) if t.fmt is not None else {
+        "int64": "Long", "int32": "Int", "bool": "Bool"}.get(t._data.dtype.name, t._data.dtype.name)
+
+
+_CAFFE2 = {"Float": "float", "Half": "c10::Half", "BFloat16": "c10::BFloat16"}
+
+
+def check_same_dtype(a, b, bias=None):
+    """Outside autocast PyTorch's products need one dtype: its error for a float16 x float32 product
+    (addmm's words where a bias takes part, mm's otherwise; mm's differ between the CPU and CUDA)."""
+    autocast = STATE.autocast
+    if autocast is not None and autocast.device == a.device:
+        return
+    if bias is not None and bias.fmt != b.fmt:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_type_name(bias)} and {_type_name(b)}")
+    if a.fmt == b.fmt:
+        return
+    if bias is not None:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_type_name(a)} and {_type_name(b)}")
+    names = [_CAFFE2.get(_type_name(t), _type_name(t)) for t in (a, b)]
+    what = "mat1 and mat2" if a.device == "cuda" else "m1 and m2"
+    raise RuntimeError(f"expected {what} to have the same dtype, but got: {names[0]} != {names[1]}")
+
+
+def _weak_out(args):
+    """The result format where PyTorch's promotion differs from the engine's (0-dim tensors are weak), else None."""
+    dims = [a.fmt for a in args if isinstance(a, _EngineTensor) and a.fmt is not None and a._data.ndim]
+    zero = [a.fmt for a in args if isinstance(a, _EngineTensor) and a.fmt is not None and not a._data.ndim]
+    if not dims or not zero:
+        return None
+    out = dims[0]
+    for f in dims[1:]:
+        out = F.promote(out, f)
+    return out
+
+
+def _binary(name):
+    """A binary operator with PyTorch's promotion (a 0-dim tensor does not widen a dimensioned one)."""
+    def op(self, other):
+        return apply(name, self, other, _out=_weak_out((self, other)))
+
+    def rop(self, other):
+        return apply(name, other, self, _out=_weak_out((self, other)))
+    return op, rop
+
+
+class Tensor(_EngineTensor):
+    """A tensor with PyTorch's methods; its values are exactly what the GPU would hold."""
+
+    __slots__ = ()
+
+    # -- what it is -----------------------------------------------------------------------
+    dtype = property(lambda self: as_dtype(self.fmt) if self.fmt is not None else _BY_NUMPY[self._data.dtype])
+    shape = property(lambda self: Size(self._data.shape))
+    is_cuda = property(lambda self: self.device == "cuda")
+    data = property(lambda self: self.detach(), doc="The same values, cut from the graph (PyTorch's .data).")
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("use minifp.torch.tensor(data, dtype=...) to make a tensor")
+
+    def is_floating_point(self):
+        return self.fmt is not None
+
+    def size(self, dim=None):
+        """The shape, or its length along `dim`."""
+        return self.shape if dim is None else self._data.shape[_dim(dim, self.ndim)]
+
+    def dim(self):
+        return self._data.ndim
+
+    def numel(self):
+        return int(self._data.size)
+
+    def element_size(self):
+        return self._data.dtype.itemsize
+
+    def tolist(self):
+        return to_numpy(self.float32() if self.fmt is not None else self._data).tolist()
+
+    def numpy(self):
+        """The values as a NumPy array: float32 for float32 tensors, the format's storage dtype otherwise."""
+        if self.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                               "instead.")
+        return to_numpy(self._data)
+
+    def requires_grad_(self, requires_grad=True):
+        if self.fmt is None and requires_grad:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self.requires_grad = bool(requires_grad)
+        return self
+
+    def retain_grad(self):
+        return self
+
+    def zero_(self):
+        return self.assign(np.zeros(self._data.shape, np.float32))
+
+    def fill_(self, value):
+        return self.assign(np.full(self._data.shape, value, np.float32))
+
+    def copy_(self, src):
+        return self.assign(src.float32() if isinstance(src, _EngineTensor) and src.fmt is not None else src)
+
+    # -- dtype and device ---------------------------------------------------------------------
+    def to(self, *args, **kwargs):
+        """to(dtype), to(device), to(device, dtype), to(other tensor): a differentiable cast and/or move."""
+        device, d = D.parse_to(args, kwargs, self)
+        out = self
+        if d is not None:
+            fmt = format_of(d)
+            if fmt is None:
+                out = _int_cast(out, as_dtype(d))
+            elif fmt != out.fmt:
+                out = apply("cast", out, _out=fmt)
+        if device is not None and device != out.device:
+            out = D.moved(out, device)
+        return out
+
+    def float(self):
+        return self.to(float32)
+
+    def half(self):
+        return self.to(float16)
+
+    def bfloat16(self):
+        return self.to(bfloat16)
+
+    def double(self):
+        return self.to(float32)
+
+    def long(self):
+        return self.to(int64)
+
+    def int(self):
+        return self.to(int32)
+
+    def bool(self):
+        return self.to(bool_)
+
+    def type_as(self, other):
+        return self.to(other.dtype)
+
+    def cuda(self, device=None):
+        return self.to("cuda")
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def clone(self):
+        return apply("cast", self, _out=self.fmt) if self.fmt is not None else self._like(self._data.copy(), None)
+
+    # -- shapes ---------------------------------------------------------------------------------
+    def view(self, *shape):
+        return apply("reshape", self, shape=_shape_args(shape))
+
+    def reshape(self, *shape):
+        return apply("reshape", self, shape=_shape_args(shape))
+
+    def view_as(self, other):
+        return self.view(other.shape)
+
+    def permute(self, *dims):
+        return apply("transpose", self, axes=tuple(_dim(d, self.ndim) for d in _shape_args(dims)))
+
+    def transpose(self, dim0, dim1):
+        axes = list(range(self.ndim))
+        a, b = _dim(dim0, self.ndim, "dim0"), _dim(dim1, self.ndim, "dim1")
+        axes[a], axes[b] = b, a
+        return apply("transpose", self, axes=tuple(axes))
+
+    def t(self):
+        if self.ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+        return self.transpose(0, 1) if self.ndim == 2 else self
+
+    T = property(lambda self: apply("transpose", self))
+    mT = property(lambda self: self.transpose(-2, -1))
+
+    def unsqueeze(self, dim):
+        d = _dim(dim, self.ndim + 1)
+        return self.reshape(self.shape[:d] + (1,) + self.shape[d:])
+
+    def squeeze(self, dim=None):
+        if dim is None:
+            return self.reshape(tuple(n for n in self.shape if n != 1))
+        dims = _dims(dim if isinstance(dim, (tuple, list)) else (dim,), self.ndim)
+        return self.reshape(tuple(n for i, n in enumerate(self.shape) if not (i in dims and n == 1)))
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        if self.ndim == 0:
+            return self.reshape(1)
+        s, e = _dim(start_dim, self.ndim, "start_dim"), _dim(end_dim, self.ndim, "end_dim")
+        return self.reshape(self.shape[:s] + (-1,) + self.shape[e + 1:]) if s <= e else self
+
+    def contiguous(self):
+        return self
+
+    def detach_(self):
+        self._node, self.requires_grad = None, False
+        return self
+
+    # -- math with PyTorch's spellings ------------------------------------------------------------
+    def sum(self, dim=None, keepdim=False, dtype=None):
+        x = self.to(dtype) if dtype is not None else self
+        if x.fmt is None:
+            return x._like(np.asarray(x._data.sum(axis=_dims(dim, x.ndim), keepdims=keepdim), np.int64), None)
+        return apply("sum", x, axis=_dims(dim, x.ndim), keepdims=keepdim)
+
+    def mean(self, dim=None, keepdim=False, dtype=None):
+        if self.fmt is None and dtype is None:
+            raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating "
+                               f"point or complex dtype. Got: {_type_name(self)}")
+        x = self.to(dtype) if dtype is not None else self
+        return apply("mean", x, axis=_dims(dim, x.ndim), keepdims=keepdim)
+
+    def max(self, dim=None, keepdim=False):
+        """The largest value, or with dim: (values, indices) along dim."""
+        if isinstance(dim, _EngineTensor):
+            return maximum(self, dim)
+        if dim is None:
+            return apply("max", self)
+        d = _dim(dim, self.ndim)
+        return _MaxResult((apply("max", self, axis=d, keepdims=keepdim), self.argmax(d, keepdim)))
+
+    def min(self, dim=None, keepdim=False):
+        if isinstance(dim, _EngineTensor):
+            return minimum(self, dim)
+        if dim is None:
+            return -apply("max", -self)
+        d = _dim(dim, self.ndim)
+        return _MaxResult((-apply("max", -self, axis=d, keepdims=keepdim), self.argmin(d, keepdim)))
+
+    def argmax(self, dim=None, keepdim=False):
+        return _arg(np.argmax, self, dim, keepdim)
+
+    def argmin(self, dim=None, keepdim=False):
+        return _arg(np.argmin, self, dim, keepdim)
+
+    def softmax(self, dim):
+        return apply("softmax", self, axis=_dim(dim, self.ndim))
+
+    def log_softmax(self, dim):
+        return apply("log_softmax", self, axis=_dim(dim, self.ndim))
+
+    def clamp(self, min=None, max=None):
+        out = self if min is None else maximum(self, min)
+        return out if max is None else minimum(out, max)
+
+    clip = clamp
+
+    def pow(self, exponent):
+        return self ** exponent
+
+    def matmul(self, other):
+        return matmul(self, other)
+
+    __matmul__ = matmul
+    __add__, __radd__ = _binary("add")
+    __sub__, __rsub__ = _binary("sub")
+    __mul__, __rmul__ = _binary("mul")
+    __truediv__, __rtruediv__ = _binary("div")
+    __pow__, __rpow__ = _binary("pow")
+
+    def isfinite(self):
+        return _predicate(np.isfinite, self)
+
+    def isnan(self):
+        return _predicate(np.isnan, self)
+
+    def isinf(self):
+        return _predicate(np.isinf, self)
+
+    def all(self):
+        return self._like(np.asarray(bool(np.all(to_numpy(self._data)))), None)
+
+    def any(self):
+        return self._like(np.asarray(bool(np.any(to_numpy(self._data)))), None)
+
+    def __repr__(self):
+        values = to_numpy(self.float32() if self.fmt is not None else self._data)
+        body = np.array2string(values, precision=4, separator=", ", prefix="tensor(")
+        extras = [f"device='cuda:0'"] if self.device == "cuda" else []
+        if self.fmt is not None and not self.fmt.is_float32 or self.fmt is None and self._data.dtype != np.int64:
+            extras.append(f"dtype={self.dtype}")
+        if self._node is not None:
+            extras.append(f"grad_fn=<{self._node.op.name.capitalize()}Backward>")
+        elif self.requires_grad:
+            extras.append("requires_grad=True")
+        return f"tensor({body}{''.join(', ' + e for e in extras)})"
+
+    __hash__ = _EngineTensor.__hash__
+
+
+for _name in ("exp", "log", "sqrt", "tanh", "sigmoid", "relu", "abs", "neg"):
+    setattr(Tensor, _name, getattr(_EngineTensor, _name))
+
+
+class _MaxResult(tuple):
+    """max(dim)'s (values, indices), also by name."""
+
+    values = property(lambda self: self[0])
+    indices = property(lambda self: self[1])
+
+
+def _arg(fn, x, dim, keepdim):
+    """argmax/argmin as an int64 tensor (no gradient)."""
+    data = to_numpy(x.float32() if x.fmt is not None else x._data)
+    if dim is None:
+        return x._like(np.asarray(fn(data), np.int64), None)
+    d = _dim(dim, x.ndim)
+    out = fn(data, axis=d)
+    return x._like(np.expand_dims(out, d) if keepdim else np.asarray(out, np.int64), None)
+
+
+def _predicate(fn, x):
+    return x._like(fn(x.float32()) if x.fmt is not None else np.zeros(x._data.shape, bool)
+                   if fn is not np.isfinite else np.ones(x._data.shape, bool), None)
+
+
+def _int_cast(x, d):
+    """A float or integer tensor converted to an integer dtype (toward zero, as PyTorch)."""
+    values = x.float32() if x.fmt is not None else x._data
+    return x._like(np.trunc(values).astype(d.numpy) if x.fmt is not None else values.astype(d.numpy), None)
+
+
+# -- making tensors ------------------------------------------------------------------------------------------
+
+
+def _wrap(engine, device, requires_grad=False):
+    """An engine tensor as a face tensor on `device`."""
+    data = D.array_on(engine._data, device)
+    return Tensor._wrap(data, engine.fmt, requires_grad, None, device)
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False):
+    """A new tensor holding `data` (numbers, nested lists, arrays or tensors) rounded into `dtype`."""
+    device = D.parse(device) if device is not None else None
+    if isinstance(data, _EngineTensor):
+        source_device = data.device
+        data = data.float32() if data.fmt is not None else data._data
+    else:
+        source_device = "cpu"
+    arr = np.asarray(to_numpy(data)) if not hasattr(data, "__cuda_array_interface__") else data
+    d = as_dtype(dtype) if dtype is not None else _infer(arr)
+    fmt = format_of(d)
+    if fmt is None:
+        if requires_grad:
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        values = np.trunc(arr).astype(d.numpy) if arr.dtype.kind == "f" else np.array(arr, d.numpy)
+        return Tensor._wrap(D.array_on(values, device or source_device), None, False, None,
+                            device or source_device)
+    return _wrap(mf.tensor(arr, dtype=fmt), device or source_device, requires_grad)
+
+
+as_tensor = tensor
+
+
+def _infer(arr):
+    """PyTorch's dtype for data: floats -> the default dtype (float64 arrays too: minifp has no float64)."""
+    kind = arr.dtype.kind
+    if kind == "b":
+        return bool_
+    if kind in "iu":
+        return _BY_NUMPY.get(arr.dtype, int64)
+    if arr.dtype in F._BY_STORAGE and arr.dtype not in (np.float32, np.float64):
+        return as_dtype(F._BY_STORAGE[arr.dtype])
+    return _default[0]
+
+
+def from_numpy(a):
+    """A tensor of the array's values in its own dtype (float64 becomes float32: minifp has no float64)."""
+    if not isinstance(a, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(a).__name__})")
+    return tensor(a)
+
+
+def _filled(shape, value, dtype, device, requires_grad):
+    d = as_dtype(dtype) if dtype is not None else (_default[0] if isinstance(value, float) or value is None
+                                                  else _infer(np.asarray(value)))
+    return tensor(np.full(_shape_args(shape), 0 if value is None else value), dtype=d, device=device,
+                  requires_grad=requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    return _filled(size, 0.0 if dtype is None else 0, dtype, device, requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    return _filled(size, 1.0 if dtype is None else 1, dtype, device, requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False):
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full(size, fill_value, dtype=None, device=None, requires_grad=False):
+    return _filled(size, fill_value, dtype, device, requires_grad)
+
+
+def _like(fn, x, dtype, device, requires_grad, *args):
+    return fn(x.shape, *args, dtype=x.dtype if dtype is None else dtype, device=device or x.device,
+              requires_grad=requires_grad)
+
+
+def zeros_like(input, dtype=None, device=None, requires_grad=False):
+    return _like(zeros, input, dtype, device, requires_grad)
+
+
+def ones_like(input, dtype=None, device=None, requires_grad=False):
+    return _like(ones, input, dtype, device, requires_grad)
+
+
+def empty_like(input, dtype=None, device=None, requires_grad=False):
+    return _like(zeros, input, dtype, device, requires_grad)
+
+
+def full_like(input, fill_value, dtype=None, device=None, requires_grad=False):
+    return _like(full, input, dtype, device, requires_grad, fill_value)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """Standard normal samples from minifp's seeded generator (not PyTorch's stream: values differ)."""
+    return tensor(_rng(generator).standard_normal(_shape_args(size)), dtype=dtype or _default[0], device=device,
+                  requires_grad=requires_grad)
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """Uniform samples in [0, 1) from minifp's seeded generator."""
+    return tensor(_rng(generator).random(_shape_args(size)), dtype=dtype or _default[0], device=device,
+                  requires_grad=requires_grad)
+
+
+def randint(low, high=None, size=(), generator=None, dtype=None, device=None):
+    low, high = (0, low) if high is None else (low, high)
+    return tensor(_rng(generator).integers(low, high, size=tuple(size)), dtype=dtype or int64, device=device)
+
+
+def _rng(g):
+    return generator(getattr(g, "rng", g))
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
+    """Evenly spaced values in [start, end): int64 for integer arguments, else the default float dtype."""
+    start, end = (0, start) if end is None else (start, end)
+    ints = all(isinstance(v, numbers.Integral) for v in (start, end, step))
+    values = np.arange(start, end, step, dtype=np.int64 if ints else np.float64)
+    return tensor(values, dtype=dtype or (int64 if ints else _default[0]), device=device, requires_grad=requires_grad)
+
+
+def is_tensor(x):
+    return isinstance(x, _EngineTensor)
+
+
+# -- functions with PyTorch's names --------------------------------------------------------------------------
+
+
+def matmul(input, other):
+    """Matrix product; outside autocast both must have one dtype, as in PyTorch."""
+    input, other = _t(input), _t(other)
+    check_same_dtype(input, other)
+    return apply("matmul", input, other)
+
+
+def maximum(input, other):
+    return apply("maximum", input, other, _out=_weak_out((input, other)))
+
+
+def minimum(input, other):
+    return apply("minimum", input, other, _out=_weak_out((input, other)))
+
+
+def _t(x):
+    return x if isinstance(x, _EngineTensor) else tensor(x)

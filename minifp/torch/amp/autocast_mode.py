@@ -1,0 +1,85 @@
+"""torch.autocast: PyTorch's per-device op lists (aten/src/ATen/autocast_mode.{h,cpp}) over the engine's ops.
+
+The lists name engine ops; an op the face does not have is simply absent. Which device's lists apply
+comes from `device_type`, and only tensors on that device are cast (PyTorch's eligibility rule).
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+
+from ..._state import STATE, Autocast, autocast_scope
+from .. import _device as D
+from .._tensor import as_dtype, format_of, bfloat16, float16
+
+__all__ = ["autocast", "is_autocast_enabled", "get_autocast_dtype", "LISTS"]
+
+# (lower_precision_fp, fp32) per device. fp32_set_opt_dtype ops (sum, softmax, log_softmax) are in fp32:
+# they read lp and write float32, which is what casting first and computing in float32 gives exactly.
+_CUDA_LOWER = {"matmul", "linear", "conv2d", "prelu", "scaled_dot_product_attention"}
+_CUDA_FP32 = {"exp", "log", "pow", "softplus", "layer_norm", "group_norm", "sum", "softmax", "log_softmax",
+              "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy_with_logits", "cross_entropy",
+              "logsumexp", "rsqrt", "reciprocal"}
+_CPU_LOWER = {"matmul", "linear", "conv2d", "prelu", "scaled_dot_product_attention"}
+_CPU_FP32 = {"nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+             "cross_entropy", "avg_pool3d", "max_pool3d"}
+LISTS = {"cuda": (frozenset(_CUDA_LOWER), frozenset(_CUDA_FP32)),
+         "cpu": (frozenset(_CPU_LOWER), frozenset(_CPU_FP32))}
+DEFAULT_DTYPES = {"cuda": float16, "cpu": bfloat16}
+_CPU_DTYPES = (bfloat16, float16)
+
+
+class autocast:
+    """torch.autocast(device_type, dtype=None, enabled=True, cache_enabled=None): a context manager or decorator."""
+
+    def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
+        if not isinstance(device_type, str):
+            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        if device_type not in LISTS:
+            raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}'")
+        self.device = device_type
+        self.fast_dtype = as_dtype(dtype, "autocast(): dtype") if dtype is not None else DEFAULT_DTYPES[device_type]
+        self._enabled = bool(enabled)
+        self._cache = True if cache_enabled is None else bool(cache_enabled)
+        if self._enabled and device_type == "cpu" and self.fast_dtype not in _CPU_DTYPES:
+            warnings.warn("In CPU autocast, but the target dtype is not supported. Disabling autocast.\n"
+                          "CPU Autocast only supports dtype of torch.bfloat16, torch.float16 currently.")
+            self._enabled = False
+        self._scopes = []
+
+    def policy(self):
+        """The engine's Autocast value for this region, or None when disabled."""
+        if not self._enabled:
+            return None
+        lower, fp32 = LISTS[self.device]
+        return Autocast(format_of(self.fast_dtype), lower, fp32, self.device, self._cache)
+
+    def __enter__(self):
+        scope = autocast_scope(self.policy())
+        scope.__enter__()
+        self._scopes.append(scope)          # a list: the same object may be entered again inside itself
+        return None                         # PyTorch's __enter__ returns None
+
+    def __exit__(self, *exc):
+        self._scopes.pop().__exit__(*exc)
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self:
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+def is_autocast_enabled(device_type="cuda"):
+    """Whether ops on `device_type` are autocast here and now."""
+    return STATE.autocast is not None and STATE.autocast.device == D.parse(device_type)
+
+
+def get_autocast_dtype(device_type):
+    """The dtype autocast uses on the device: the active region's, else the default."""
+    a = STATE.autocast
+    if a is not None and a.device == device_type:
+        return as_dtype(a.fmt)
+    return DEFAULT_DTYPES[device_type]

@@ -1,0 +1,4 @@
+"""torch.cpu."""
+from . import amp
+
+__all__ = ["amp"]
