@@ -213,6 +213,7 @@ def _formats(data, where):
 def _tensor(arr, name, fmt, device):
     """A face tensor over `arr` in dtype `name` (or Format `fmt`), bit for bit, on `device`."""
     from minifp import torch
+    from minifp.torch import _device as D
     if name == "float64":
         arr = arr.astype(np.float32)                    # one rounding; the warning names these keys
     if fmt is not None:
@@ -220,21 +221,18 @@ def _tensor(arr, name, fmt, device):
     else:
         fmt = getattr(torch, "float32" if name == "float64" else name).fmt
         data = arr
-    t = torch.Tensor._wrap(data, fmt)
-    return t if device is None or device == "cpu" else t.to(device)
+    return torch.Tensor._wrap(D.array_on(data, device), fmt, False, None, device)
 
 
 def _device(map_location):
-    """The device that map_location names (None keeps tensors on the CPU, where the file's bytes are)."""
+    """"cpu" or "cuda", as map_location names it (None: the CPU, where the file's bytes are)."""
     if map_location is None:
-        return None
-    text = str(map_location) if not isinstance(map_location, str) else map_location
-    if type(map_location).__name__ == "device" or isinstance(map_location, str):
-        kind = text.split(":")[0]
-        if kind in ("cpu", "cuda"):
-            return text
-    raise ValueError(f"load(): map_location must be None, a device or a device name ('cpu', 'cuda', 'cuda:0'), "
-                     f"got {map_location!r} (safetensors files record no device to map from)")
+        return "cpu"
+    if isinstance(map_location, dict) or callable(map_location):
+        raise ValueError(f"load(): map_location must be None, a device or a device name ('cpu', 'cuda'), got "
+                         f"{type(map_location).__name__} (safetensors files record no device to map from)")
+    from minifp.torch import _device as D
+    return D.parse(map_location)
 
 
 def _is_path(f):

@@ -14,6 +14,7 @@ import minifp
 import minifp.torch as torch
 
 safetensors_numpy = pytest.importorskip("safetensors.numpy")
+pytestmark = pytest.mark.filterwarnings("ignore:minifp. no GPU here")
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "safetensors"
 SPECIAL = [0.0, -0.0, 1.0, -2.5, np.inf, -np.inf, np.nan, 1e-40, 3e38, 65504.0, 1e-7, 448.0, -1e-45]
@@ -174,9 +175,14 @@ def test_float64_loads_as_float32_with_a_warning(tmp_path):
 
 def test_map_location(tmp_path):
     torch.save({"w": torch.from_numpy(np.float32([1]))}, tmp_path / "w.safetensors")
-    assert torch.load(tmp_path / "w.safetensors", map_location="cpu")["w"].device == "cpu"
-    with pytest.raises(ValueError, match="map_location must be None, a device or a device name"):
+    assert torch.load(tmp_path / "w.safetensors", map_location="cpu")["w"].device == torch.device("cpu")
+    on_gpu = torch.load(tmp_path / "w.safetensors", map_location=torch.device("cuda"))["w"]
+    assert on_gpu.device == torch.device("cuda") and on_gpu.dtype is torch.float32
+    np.testing.assert_array_equal(on_gpu.cpu().numpy(), [1])
+    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda device type at start of device string: tpu"):
         torch.load(tmp_path / "w.safetensors", map_location="tpu")
+    with pytest.raises(ValueError, match="map_location must be None, a device or a device name"):
+        torch.load(tmp_path / "w.safetensors", map_location={"cuda:0": "cpu"})
 
 
 def test_load_never_unpickles(tmp_path):

@@ -228,10 +228,10 @@ def _rng(generator, where):
         return _random.rng()
     if isinstance(generator, np.random.Generator):
         return generator
-    inner = getattr(generator, "_rng", None)        # a minifp.torch.Generator wraps a NumPy Generator
+    inner = getattr(generator, "rng", None)         # a generator object wrapping a NumPy Generator
     if isinstance(inner, np.random.Generator):
         return inner
-    raise TypeError(f"{where}: generator must be None (minifp's seeded generator), a minifp.torch.Generator or a "
+    raise TypeError(f"{where}: generator must be None (minifp's seeded generator, minifp.torch.manual_seed) or a "
                     f"numpy.random.Generator, got {type(generator).__name__}")
 
 
