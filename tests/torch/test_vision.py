@@ -309,3 +309,112 @@ def test_load_cifar_binary_checks_the_records(tmp_path):
     (tmp_path / "label.bin").write_bytes(bad.tobytes())
     with pytest.raises(ValueError, match="has label 12; CIFAR-10 labels are 0-9"):
         files.load_cifar_binary(tmp_path / "label.bin")
+
+
+# -- models -----------------------------------------------------------------------------------------
+
+
+def wave(spec):
+    """The float32 values of a fixture's wave() spec (tools/record_pytorch.py's formula)."""
+    i = np.arange(math.prod(spec["shape"]), dtype=np.int64)
+    phase = spec["freq"] * i.astype(np.float64) + spec["k"] + spec["quad"] * ((i * i) % 10007).astype(np.float64)
+    return (spec["offset"] + spec["scale"] * np.sin(phase)).astype(np.float32).reshape(spec["shape"])
+
+
+def recorded(name):
+    return json.loads(FIXTURE.read_text())["models"][name]
+
+
+@pytest.mark.parametrize("name", ["mobilenet_v2", "resnet18"])
+def test_state_dict_keys_shapes_and_dtypes_are_torchvisions(name):
+    from minifp.torch.vision import models
+    sd = getattr(models, name)(num_classes=10).state_dict()
+    want = recorded(name)["state_dict"]
+    assert list(sd) == [e["key"] for e in want]                     # the same keys, in the same order
+    for e in want:
+        assert list(sd[e["key"]].shape) == e["shape"], e["key"]
+        assert repr(sd[e["key"]].dtype) == e["dtype"], e["key"]
+
+
+@pytest.mark.parametrize("name", ["mobilenet_v2", "resnet18"])
+def test_eval_logits_match_pytorch_with_the_same_weights(name):
+    from minifp.torch.vision import models
+    fixture, x_spec = recorded(name), json.loads(FIXTURE.read_text())["x"]
+    model = getattr(models, name)(num_classes=10)
+    sd = model.state_dict()
+    weights = {e["key"]: torch.from_numpy(wave(e["init"])) if e["init"] else sd[e["key"]] for e in fixture["state_dict"]}
+    model.load_state_dict(weights)
+    model.eval()
+    with torch.no_grad():
+        logits = model(torch.from_numpy(wave(x_spec)))
+    want = np.array(fixture["eval_logits"]["values"], np.float32)
+    assert logits.shape == want.shape and logits.dtype is torch.float32
+    np.testing.assert_allclose(logits.numpy(), want, rtol=0, atol=1e-5)
+
+
+def test_parameter_counts_are_torchvisions():
+    from minifp.torch.vision import models
+    count = lambda m: sum(math.prod(p.shape) for p in m.parameters())     # noqa: E731
+    assert count(models.resnet18()) == 11_689_512
+    assert count(models.mobilenet_v2()) == 3_504_872
+
+
+def test_initialisation_follows_torchvision():
+    from minifp.torch.vision import models
+    torch.manual_seed(0)
+    r = models.resnet18(num_classes=10)
+    w = r.layer4[0].conv2.weight.numpy()                    # kaiming normal, fan_out, relu: std sqrt(2 / (512*9))
+    assert abs(w.std() / math.sqrt(2 / (512 * 9)) - 1) < 0.02 and abs(w.mean()) < 1e-3
+    assert np.all(r.bn1.weight.numpy() == 1) and np.all(r.bn1.bias.numpy() == 0)
+    assert np.abs(r.fc.bias.numpy()).max() <= 1 / math.sqrt(512)          # fc keeps Linear's default
+    m = models.mobilenet_v2()
+    lin = m.classifier[1]
+    assert abs(lin.weight.numpy().std() / 0.01 - 1) < 0.02 and np.all(lin.bias.numpy() == 0)
+    z = models.resnet18(zero_init_residual=True)
+    assert np.all(z.layer1[1].bn2.weight.numpy() == 0) and np.all(z.layer1[1].bn1.weight.numpy() == 1)
+
+
+def test_mobilenet_structure_and_options():
+    from minifp.torch.vision import models
+    m = models.mobilenet_v2(num_classes=7, width_mult=0.5, dropout=0.3)
+    sd = m.state_dict()
+    assert sd["features.0.0.weight"].shape == (16, 3, 3, 3) and sd["classifier.1.weight"].shape == (7, 1280)
+    assert m.classifier[0].p == 0.3 and len(m.features) == 19
+    blocks = [m.features[k] for k in range(1, 18)]
+    assert [b.use_res_connect for b in blocks].count(True) == 10
+    assert [k for k, b in enumerate(blocks, 1) if b.stride == 2] == [2, 4, 7, 14]
+    with pytest.raises(ValueError, match="inverted_residual_setting should be non-empty or a 4-element list"):
+        models.mobilenet_v2(inverted_residual_setting=[[1, 16, 1]])
+
+
+@pytest.mark.parametrize("name", ["mobilenet_v2", "resnet18"])
+def test_models_train_a_step_on_cifar_shaped_input(name):
+    from minifp.torch import nn
+    from minifp.torch.vision import models
+    torch.manual_seed(0)
+    model = getattr(models, name)(num_classes=10)
+    x = torch.from_numpy(np.random.default_rng(0).random((2, 3, 32, 32), dtype=np.float32))
+    loss = nn.CrossEntropyLoss()(model(x), torch.tensor([1, 7]))
+    loss.backward()
+    first = next(iter(model.parameters()))
+    assert first.grad is not None and first.grad.shape == first.shape
+    assert np.isfinite(loss.item())
+
+
+@pytest.mark.parametrize("name", ["mobilenet_v2", "resnet18"])
+def test_pretrained_weights_are_refused(name):
+    from minifp.torch.vision import models
+    with pytest.raises(ValueError, match="minifp does not download pretrained weights"):
+        getattr(models, name)(weights="IMAGENET1K_V1")
+    with pytest.raises(ValueError, match="pretrained=True"):
+        getattr(models, name)(pretrained=True)
+
+
+def test_a_state_dict_round_trips_through_safetensors(tmp_path):
+    pytest.importorskip("safetensors")
+    from minifp.torch.vision import models
+    a, b = models.resnet18(num_classes=10), models.resnet18(num_classes=10)
+    torch.save(a.state_dict(), tmp_path / "r.safetensors")
+    b.load_state_dict(torch.load(tmp_path / "r.safetensors"))
+    for (k, va), vb in zip(a.state_dict().items(), b.state_dict().values()):
+        np.testing.assert_array_equal(va.numpy(), vb.numpy(), err_msg=k)
