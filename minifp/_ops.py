@@ -11,6 +11,8 @@ positionally and its parameters as keywords (after `*`); a gradient takes (xp, g
 from __future__ import annotations
 
 import inspect
+import math
+import numbers
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable
@@ -262,42 +264,491 @@ defop("concatenate", lambda xp, *tensors, axis=0: xp.concatenate(tensors, axis=a
       doc="Tensors joined along `axis`.", saves=False, layout=True, method=False,
       example=lambda rng: ((_u(rng, 2, 3), _u(rng, 4, 3), _u(rng, 1, 3)), {"axis": 0}))
 
-# -- convolution: im2col + one float32 matmul ------------------------------------------------------
+# -- convolution and pooling: windows (im2col) + float32 products -----------------------------------
 
 
-def _windows(xp, x, kh, kw, stride, padding):
-    """(N, C, H, W) -> (N, Ho, Wo, C, kh, kw) views of every receptive field."""
-    x = xp.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
-    win = xp.lib.stride_tricks.sliding_window_view(x, (kh, kw), axis=(2, 3))[:, :, ::stride, ::stride]
+def _pair(v):
+    """An int or a pair as a pair."""
+    return (v, v) if isinstance(v, numbers.Integral) else tuple(v)
+
+
+def _pads(padding):
+    """((top, bottom), (left, right)) from an int, a pair (the same both sides) or two explicit pairs."""
+    return tuple((p, p) if isinstance(p, numbers.Integral) else tuple(p) for p in _pair(padding))
+
+
+def _windows(xp, x, kh, kw, stride=1, padding=0, dilation=1, fill=0, out=None):
+    """(N, C, H, W) -> (N, Ho, Wo, C, kh, kw) views of every receptive field (`out`: the output size, for
+    pooling's ceil mode, which may need more padding on the bottom and right)."""
+    (sh, sw), (dh, dw), ((pt, pb), (pl, pr)) = _pair(stride), _pair(dilation), _pads(padding)
+    eh, ew = dh * (kh - 1) + 1, dw * (kw - 1) + 1
+    if out is not None:
+        pb = max(pb, (out[0] - 1) * sh + eh - x.shape[2] - pt)
+        pr = max(pr, (out[1] - 1) * sw + ew - x.shape[3] - pl)
+    if pt or pb or pl or pr:
+        x = xp.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)), constant_values=fill)
+    win = xp.lib.stride_tricks.sliding_window_view(x, (eh, ew), axis=(2, 3))[:, :, ::sh, ::sw, ::dh, ::dw]
+    if out is not None:
+        win = win[:, :, :out[0], :out[1]]
     return win.transpose(0, 2, 3, 1, 4, 5)
 
 
-def _conv2d(xp, x, w, *, stride=1, padding=0):
-    cols = _windows(xp, x, w.shape[2], w.shape[3], stride, padding)
-    n, ho, wo = cols.shape[:3]
-    out = cols.reshape(n * ho * wo, -1) @ w.reshape(w.shape[0], -1).T
-    return out.reshape(n, ho, wo, -1).transpose(0, 3, 1, 2)
-
-
-def _conv2d_grad_x(xp, g, ans, x, w, stride=1, padding=0):
-    n, c, h, wd = x.shape
-    o, _, kh, kw = w.shape
-    ho, wo = g.shape[2], g.shape[3]
-    gcols = (g.transpose(0, 2, 3, 1).reshape(-1, o) @ w.reshape(o, -1)).reshape(n, ho, wo, c, kh, kw)
-    gx = xp.zeros((n, c, h + 2 * padding, wd + 2 * padding), g.dtype)
-    for i in range(kh):                     # col2im: every kernel tap adds back into the strided window
+def _untap(xp, gcols, shape, stride, padding, dilation=1):
+    """col2im: gradients of the windows (N, Ho, Wo, C, kh, kw) added back into an (N, C, H, W) gradient."""
+    n, ho, wo, c, kh, kw = gcols.shape
+    (sh, sw), (dh, dw), ((pt, pb), (pl, pr)) = _pair(stride), _pair(dilation), _pads(padding)
+    h, w = shape[2], shape[3]
+    gx = xp.zeros((n, c, max(h + pt + pb, (ho - 1) * sh + dh * (kh - 1) + 1),
+                   max(w + pl + pr, (wo - 1) * sw + dw * (kw - 1) + 1)), gcols.dtype)
+    for i in range(kh):                     # every kernel tap adds back into its strided window
         for j in range(kw):
-            gx[:, :, i:i + stride * ho:stride, j:j + stride * wo:stride] += gcols[..., i, j].transpose(0, 3, 1, 2)
-    return gx[:, :, padding:padding + h, padding:padding + wd]
+            gx[:, :, i * dh:i * dh + sh * ho:sh, j * dw:j * dw + sw * wo:sw] += gcols[..., i, j].transpose(0, 3, 1, 2)
+    return gx[:, :, pt:pt + h, pl:pl + w]
 
 
-def _conv2d_grad_w(xp, g, ans, x, w, stride=1, padding=0):
-    cols = _windows(xp, x, w.shape[2], w.shape[3], stride, padding)
-    gw = g.transpose(1, 0, 2, 3).reshape(w.shape[0], -1) @ cols.reshape(-1, cols[0, 0, 0].size)
+def _conv2d(xp, x, w, b=None, *, stride=1, padding=0, dilation=1, groups=1):
+    o, _, kh, kw = w.shape
+    cols = _windows(xp, x, kh, kw, stride, padding, dilation)
+    n, ho, wo = cols.shape[:3]
+    if groups == 1:
+        out = cols.reshape(n * ho * wo, -1) @ w.reshape(o, -1).T
+    else:                                   # one product per group, batched: (G, M, K) @ (G, K, O/G)
+        cols = cols.reshape(n * ho * wo, groups, -1).transpose(1, 0, 2)
+        out = (cols @ w.reshape(groups, o // groups, -1).transpose(0, 2, 1)).transpose(1, 0, 2).reshape(-1, o)
+    if b is not None:
+        out = out + b                       # into the float32 sum, before the one rounding (cuDNN's epilogue)
+    return out.reshape(n, ho, wo, o).transpose(0, 3, 1, 2)
+
+
+def _conv2d_grad_x(xp, g, ans, x, w, b=None, *, stride=1, padding=0, dilation=1, groups=1):
+    o, _, kh, kw = w.shape
+    n, ho, wo = g.shape[0], g.shape[2], g.shape[3]
+    g2 = g.transpose(0, 2, 3, 1).reshape(-1, o)
+    if groups == 1:
+        gcols = g2 @ w.reshape(o, -1)
+    else:
+        gcols = (g2.reshape(-1, groups, o // groups).transpose(1, 0, 2) @ w.reshape(groups, o // groups, -1)
+                 ).transpose(1, 0, 2)
+    return _untap(xp, gcols.reshape(n, ho, wo, x.shape[1], kh, kw), x.shape, stride, padding, dilation)
+
+
+def _conv2d_grad_w(xp, g, ans, x, w, b=None, *, stride=1, padding=0, dilation=1, groups=1):
+    o = w.shape[0]
+    cols = _windows(xp, x, w.shape[2], w.shape[3], stride, padding, dilation)
+    m = cols.shape[0] * cols.shape[1] * cols.shape[2]
+    g2 = g.transpose(1, 0, 2, 3).reshape(o, m)
+    if groups == 1:
+        gw = g2 @ cols.reshape(m, -1)
+    else:
+        gw = g2.reshape(groups, o // groups, m) @ cols.reshape(m, groups, -1).transpose(1, 0, 2)
     return gw.reshape(w.shape)
 
 
 defop("conv2d", _conv2d, _conv2d_grad_x, _conv2d_grad_w,
-      doc="2-D convolution of NCHW x with OIHW weights w (stride, zero padding), accumulated in float32.",
-      category=LOWER, method=False,
-      example=lambda rng: ((_u(rng, 2, 3, 5, 6), _u(rng, 4, 3, 3, 2)), {"stride": 2, "padding": 1}))
+      lambda xp, g, ans, x, w, b=None, **params: xp.sum(g, axis=(0, 2, 3)),
+      doc="2-D convolution of NCHW x with OIHW weights w (stride, zero padding as an int, a pair or "
+          "((top, bottom), (left, right)), dilation, groups) plus an optional bias added to the float32 sum "
+          "before the one rounding.",
+      category=LOWER, method=False, product="conv",
+      example=lambda rng: ((_u(rng, 2, 4, 5, 6), _u(rng, 6, 2, 3, 2), _u(rng, 6)),
+                           {"stride": (2, 1), "padding": ((1, 2), (0, 1)), "dilation": (1, 2), "groups": 2}))
+
+
+def _pool_size(size, k, s, p, d, ceil_mode):
+    """PyTorch's pooling output size (Pool.h): a ceil-mode window must start inside the input or left padding."""
+    out = (size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
+    return out - 1 if ceil_mode and (out - 1) * s >= size + p else out
+
+
+def _pool_windows(xp, x, kernel_size, stride, padding, dilation, ceil_mode, fill):
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = map(_pair, (kernel_size, stride, padding, dilation))
+    out = (_pool_size(x.shape[2], kh, sh, ph, dh, ceil_mode), _pool_size(x.shape[3], kw, sw, pw, dw, ceil_mode))
+    return _windows(xp, x, kh, kw, (sh, sw), (ph, pw), (dh, dw), fill, out)
+
+
+def _max_pool2d(xp, x, *, kernel_size, stride, padding=0, dilation=1, ceil_mode=False):
+    win = _pool_windows(xp, x, kernel_size, stride, padding, dilation, ceil_mode, -xp.inf)
+    return xp.max(win, axis=(4, 5)).transpose(0, 3, 1, 2)
+
+
+def _max_pool2d_grad(xp, g, ans, x, *, kernel_size, stride, padding=0, dilation=1, ceil_mode=False):
+    """The gradient goes to the first maximum of each window (PyTorch's argmax), nowhere else."""
+    win = _pool_windows(xp, x, kernel_size, stride, padding, dilation, ceil_mode, -xp.inf)
+    n, ho, wo, c, kh, kw = win.shape
+    first = xp.argmax(win.reshape(n, ho, wo, c, kh * kw), axis=-1)[..., None]
+    taps = xp.arange(kh * kw).reshape(1, 1, 1, 1, -1) == first
+    gcols = xp.where(taps, g.transpose(0, 2, 3, 1)[..., None], 0).reshape(win.shape)
+    return _untap(xp, gcols, x.shape, stride, padding, dilation)
+
+
+def _avg_divisor(xp, size, out, k, s, p, count_include_pad):
+    """Per output position along one axis: the window clipped to the padded input, or to the input."""
+    start = xp.arange(out) * s - p
+    end = xp.minimum(start + k, size + p)
+    if count_include_pad:
+        return end - start
+    return xp.minimum(end, size) - xp.maximum(start, 0)
+
+
+def _avg_pool2d_divisor(xp, x, ho, wo, kernel_size, stride, padding, count_include_pad, divisor_override):
+    if divisor_override:
+        return divisor_override
+    (kh, kw), (sh, sw), (ph, pw) = map(_pair, (kernel_size, stride, padding))
+    dh = _avg_divisor(xp, x.shape[2], ho, kh, sh, ph, count_include_pad)
+    dw = _avg_divisor(xp, x.shape[3], wo, kw, sw, pw, count_include_pad)
+    return (dh[:, None] * dw[None, :]).astype(x.dtype)
+
+
+def _avg_pool2d(xp, x, *, kernel_size, stride, padding=0, ceil_mode=False, count_include_pad=True,
+                divisor_override=None):
+    win = _pool_windows(xp, x, kernel_size, stride, padding, 1, ceil_mode, 0)
+    total = xp.sum(win, axis=(4, 5)).transpose(0, 3, 1, 2)
+    return total / _avg_pool2d_divisor(xp, x, total.shape[2], total.shape[3], kernel_size, stride, padding,
+                                       count_include_pad, divisor_override)
+
+
+def _avg_pool2d_grad(xp, g, ans, x, *, kernel_size, stride, padding=0, ceil_mode=False, count_include_pad=True,
+                     divisor_override=None):
+    kh, kw = _pair(kernel_size)
+    share = (g / _avg_pool2d_divisor(xp, x, g.shape[2], g.shape[3], kernel_size, stride, padding,
+                                     count_include_pad, divisor_override)).transpose(0, 2, 3, 1)
+    gcols = xp.broadcast_to(share[..., None, None], share.shape + (kh, kw))
+    return _untap(xp, gcols, x.shape, stride, padding)
+
+
+defop("max_pool2d", _max_pool2d, _max_pool2d_grad,
+      doc="Max over (dilated) windows of NCHW x, padding counting as -inf; the gradient goes to each window's "
+          "first maximum.", method=False, function=False,
+      example=lambda rng: ((_u(rng, 2, 3, 6, 7),), {"kernel_size": (3, 2), "stride": 2, "padding": 1,
+                                                    "dilation": (1, 2), "ceil_mode": True}))
+defop("avg_pool2d", _avg_pool2d, _avg_pool2d_grad,
+      doc="Mean over windows of NCHW x (PyTorch's divisor rules: count_include_pad, divisor_override), "
+          "accumulated in float32.", method=False, function=False, saves=False,
+      example=lambda rng: ((_u(rng, 2, 3, 6, 7),), {"kernel_size": 3, "stride": (2, 3), "padding": 1,
+                                                    "ceil_mode": True, "count_include_pad": False}))
+
+
+def _bins(size, out):
+    """Adaptive pooling's bins along one axis: [floor(i*size/out), ceil((i+1)*size/out))."""
+    return [((i * size) // out, ((i + 1) * size + out - 1) // out) for i in range(out)]
+
+
+def _adaptive_avg_pool2d(xp, x, *, output_size):
+    rows, cols = _bins(x.shape[2], output_size[0]), _bins(x.shape[3], output_size[1])
+    out = xp.empty(x.shape[:2] + tuple(output_size), x.dtype)
+    for i, (r0, r1) in enumerate(rows):
+        for j, (c0, c1) in enumerate(cols):
+            out[:, :, i, j] = xp.mean(x[:, :, r0:r1, c0:c1], axis=(2, 3))
+    return out
+
+
+def _adaptive_avg_pool2d_grad(xp, g, ans, x, *, output_size):
+    gx = xp.zeros(x.shape, g.dtype)
+    for i, (r0, r1) in enumerate(_bins(x.shape[2], output_size[0])):
+        for j, (c0, c1) in enumerate(_bins(x.shape[3], output_size[1])):
+            gx[:, :, r0:r1, c0:c1] += (g[:, :, i, j] / ((r1 - r0) * (c1 - c0)))[:, :, None, None]
+    return gx
+
+
+defop("adaptive_avg_pool2d", _adaptive_avg_pool2d, _adaptive_avg_pool2d_grad,
+      doc="Mean of NCHW x over output_size bins (PyTorch's adaptive bins), accumulated in float32.",
+      method=False, function=False, saves=False,
+      example=lambda rng: ((_u(rng, 2, 3, 5, 7),), {"output_size": (3, 4)}))
+
+# -- activations that are one kernel in PyTorch (one rounding) ------------------------------------------------------
+_GELU_TANH = math.sqrt(2 / math.pi)
+
+
+def _erfc(xp, z):
+    """erfc by Numerical Recipes' Chebyshev fit (relative error below 1.2e-7), computed in float64."""
+    z = z.astype("float64")
+    t = 1 / (1 + 0.5 * xp.abs(z))
+    poly = -1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (
+        -0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))))
+    r = t * xp.exp(-z * z + poly)
+    return xp.where(z >= 0, r, 2 - r)
+
+
+def _gelu(xp, x, *, approximate="none"):
+    if approximate == "tanh":
+        return 0.5 * x * (1 + xp.tanh(_GELU_TANH * (x + 0.044715 * x * x * x)))
+    return (x * 0.5 * _erfc(xp, -x * math.sqrt(0.5))).astype(x.dtype)
+
+
+def _gelu_grad(xp, g, ans, x, *, approximate="none"):
+    if approximate == "tanh":
+        t = xp.tanh(_GELU_TANH * (x + 0.044715 * x * x * x))
+        return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _GELU_TANH * (1 + 3 * 0.044715 * x * x))
+    cdf = 0.5 * _erfc(xp, -x * math.sqrt(0.5))
+    return (g * (cdf + x * xp.exp(-0.5 * x.astype("float64") ** 2) / math.sqrt(2 * math.pi))).astype(x.dtype)
+
+
+defop("gelu", _gelu, _gelu_grad, doc="x * Phi(x) (approximate='tanh': PyTorch's tanh form), one rounding.",
+      method=False)
+
+
+def _silu(xp, x):
+    return x / (1 + xp.exp(-x))
+
+
+defop("silu", _silu, lambda xp, g, ans, x: g * (1 / (1 + xp.exp(-x))) * (1 + x * (1 - 1 / (1 + xp.exp(-x)))),
+      doc="x * sigmoid(x), one rounding.", method=False)
+defop("hardtanh", lambda xp, x, *, min_val=-1.0, max_val=1.0: xp.clip(x, min_val, max_val),
+      lambda xp, g, ans, x, min_val=-1.0, max_val=1.0: xp.where((x > min_val) & (x < max_val), g, 0),
+      doc="x clamped into [min_val, max_val]; no gradient at or beyond the ends (PyTorch's; relu6 is (0, 6)).",
+      method=False, example=lambda rng: ((rng.uniform(-2, 8, (3, 4)),), {"min_val": 0.0, "max_val": 6.0}))
+defop("dropout", lambda xp, x, *, mask, scale: x * mask * scale,
+      lambda xp, g, ans, x, mask, scale: g * mask * scale,
+      doc="x where mask holds, times scale (1 / (1 - p)), one rounding (PyTorch's fused kernel).",
+      method=False, function=False, saves=False,
+      example=lambda rng: ((_u(rng, 3, 4),), {"mask": rng.random((3, 4)) > 0.3, "scale": 1 / 0.7}))
+
+# -- normalisation: float32 statistics, one rounding of the result ---------------------------------------------
+
+
+def _normalized(xp, x, axes, eps, mean=None, var=None):
+    """(x - mean) / sqrt(var + eps) over `axes` (the biased variance), and 1 / sqrt(var + eps)."""
+    if mean is None:
+        mean = xp.mean(x, axis=axes, keepdims=True)
+        var = xp.mean((x - mean) ** 2, axis=axes, keepdims=True)
+    rstd = 1 / xp.sqrt(var + eps)
+    return (x - mean) * rstd, rstd
+
+
+def _norm_grad(xp, gh, xhat, rstd, axes):
+    """The gradient through normalisation by batch statistics, from the gradient of the normalised values."""
+    return rstd * (gh - xp.mean(gh, axis=axes, keepdims=True) - xhat * xp.mean(gh * xhat, axis=axes, keepdims=True))
+
+
+def _affine(y, w, b, shape):
+    y = y if w is None else y * w.reshape(shape)
+    return y if b is None else y + b.reshape(shape)
+
+
+def _last(x, n):
+    return tuple(range(x.ndim - n, x.ndim))
+
+
+defop("layer_norm", lambda xp, x, w=None, b=None, *, normalized_ndim=1, eps=1e-5:
+      _affine(_normalized(xp, x, _last(x, normalized_ndim), eps)[0], w, b, x.shape[x.ndim - normalized_ndim:]),
+      lambda xp, g, ans, x, w=None, b=None, normalized_ndim=1, eps=1e-5:
+      _norm_grad(xp, g if w is None else g * w, *_normalized(xp, x, _last(x, normalized_ndim), eps),
+                 _last(x, normalized_ndim)),
+      lambda xp, g, ans, x, w=None, b=None, normalized_ndim=1, eps=1e-5:
+      g * _normalized(xp, x, _last(x, normalized_ndim), eps)[0],
+      lambda xp, g, ans, x, w=None, b=None, normalized_ndim=1, eps=1e-5: g,
+      doc="(x - mean) / sqrt(var + eps) * w + b over the last normalized_ndim axes, one rounding.",
+      category=FLOAT32, method=False, function=False,
+      example=lambda rng: ((_u(rng, 3, 2, 4), _u(rng, 2, 4), _u(rng, 2, 4)), {"normalized_ndim": 2}))
+
+
+def _channels(x):
+    return (1, -1) + (1,) * (x.ndim - 2)
+
+
+def _group_norm_parts(xp, x, num_groups, eps):
+    xr = x.reshape(x.shape[0], num_groups, -1)
+    xhat, rstd = _normalized(xp, xr, (2,), eps)
+    return xr, xhat, rstd
+
+
+def _group_norm(xp, x, w=None, b=None, *, num_groups, eps=1e-5):
+    return _affine(_group_norm_parts(xp, x, num_groups, eps)[1].reshape(x.shape), w, b, _channels(x))
+
+
+def _group_norm_grad_x(xp, g, ans, x, w=None, b=None, *, num_groups, eps=1e-5):
+    _, xhat, rstd = _group_norm_parts(xp, x, num_groups, eps)
+    gh = (g if w is None else g * w.reshape(_channels(x))).reshape(xhat.shape)
+    return _norm_grad(xp, gh, xhat, rstd, (2,)).reshape(x.shape)
+
+
+def _per_channel(xp, a):
+    return xp.sum(a, axis=(0,) + tuple(range(2, a.ndim)))
+
+
+defop("group_norm", _group_norm, _group_norm_grad_x,
+      lambda xp, g, ans, x, w=None, b=None, *, num_groups, eps=1e-5:
+      _per_channel(xp, g * _group_norm_parts(xp, x, num_groups, eps)[1].reshape(x.shape)),
+      lambda xp, g, ans, x, w=None, b=None, *, num_groups, eps=1e-5: _per_channel(xp, g),
+      doc="x of shape (N, C, ...) normalised over each of num_groups channel groups, times w plus b per channel, "
+          "one rounding.", category=FLOAT32, method=False, function=False,
+      example=lambda rng: ((_u(rng, 2, 4, 3), _u(rng, 4), _u(rng, 4)), {"num_groups": 2}))
+
+
+def _bn_parts(xp, x, mean, var, eps):
+    axes = (0,) + tuple(range(2, x.ndim))
+    if mean is not None:
+        mean, var = xp.asarray(mean).reshape(_channels(x)), xp.asarray(var).reshape(_channels(x))
+    return _normalized(xp, x, axes, eps, mean, var), axes
+
+
+def _batch_norm(xp, x, w=None, b=None, *, mean=None, var=None, eps=1e-5):
+    return _affine(_bn_parts(xp, x, mean, var, eps)[0][0], w, b, _channels(x))
+
+
+def _batch_norm_grad_x(xp, g, ans, x, w=None, b=None, *, mean=None, var=None, eps=1e-5):
+    (xhat, rstd), axes = _bn_parts(xp, x, mean, var, eps)
+    gh = g if w is None else g * w.reshape(_channels(x))
+    return gh * rstd if mean is not None else _norm_grad(xp, gh, xhat, rstd, axes)
+
+
+defop("batch_norm", _batch_norm, _batch_norm_grad_x,
+      lambda xp, g, ans, x, w=None, b=None, *, mean=None, var=None, eps=1e-5:
+      _per_channel(xp, g * _bn_parts(xp, x, mean, var, eps)[0][0]),
+      lambda xp, g, ans, x, w=None, b=None, **params: _per_channel(xp, g),
+      doc="x of shape (N, C, ...) normalised per channel by the batch's statistics (or the given mean and var), "
+          "times w plus b, one rounding.", method=False, function=False,
+      example=lambda rng: ((_u(rng, 3, 4, 2), _u(rng, 4), _u(rng, 4)), {"eps": 1e-3}))
+
+
+def _embedding_grad(xp, g, ans, w, *, indices, padding_idx=None):
+    gw = xp.zeros(w.shape, g.dtype)
+    xp.add.at(gw, indices, g)
+    if padding_idx is not None:
+        gw[padding_idx] = 0                 # the padding row never learns (PyTorch's rule)
+    return gw
+
+
+defop("embedding", lambda xp, w, *, indices, padding_idx=None: w[indices], _embedding_grad,
+      doc="Rows of w picked by integer indices; the padding_idx row gets no gradient.", layout=True, saves=False,
+      method=False, function=False,
+      example=lambda rng: ((_u(rng, 5, 3),), {"indices": rng.integers(0, 5, (2, 4))}))
+
+# -- losses: one op each, computed in float32 (the reduction too), as PyTorch's kernels do ----------------------------
+
+
+def _reduce(xp, loss, reduction):
+    return loss if reduction == "none" else xp.sum(loss) if reduction == "sum" else xp.mean(loss)
+
+
+def _unreduce(xp, g, loss_shape, reduction):
+    """The gradient of each element's loss from the gradient of the reduced loss."""
+    if reduction == "none":
+        return g
+    n = 1
+    for d in loss_shape:
+        n *= d
+    return xp.broadcast_to(g if reduction == "sum" else g / n, loss_shape)
+
+
+def _nll_parts(xp, x, target, weight, ignore_index):
+    """The targets made safe to index with, and each sample's weight (0 where ignored)."""
+    target = xp.asarray(target)
+    keep = target != ignore_index
+    safe = xp.where(keep, target, 0)
+    w = xp.ones(x.shape[1], x.dtype) if weight is None else xp.asarray(weight).astype(x.dtype)
+    return safe, w[safe] * keep
+
+
+def _nll_loss(xp, x, *, target, weight=None, ignore_index=-100, reduction="mean"):
+    safe, w = _nll_parts(xp, x, target, weight, ignore_index)
+    loss = -xp.take_along_axis(x, safe[:, None], axis=1)[:, 0] * w
+    return xp.sum(loss) / xp.sum(w) if reduction == "mean" else _reduce(xp, loss, reduction)
+
+
+def _nll_loss_grad(xp, g, ans, x, *, target, weight=None, ignore_index=-100, reduction="mean"):
+    safe, w = _nll_parts(xp, x, target, weight, ignore_index)
+    gl = g / xp.sum(w) if reduction == "mean" else g
+    picked = xp.arange(x.shape[1]).reshape((1, -1) + (1,) * (x.ndim - 2)) == safe[:, None]
+    return xp.where(picked, (-gl * w)[:, None], 0)
+
+
+def _targets(rng):
+    t = rng.integers(0, 3, (4, 2))
+    t[1, 1] = -100
+    return t
+
+
+defop("nll_loss", _nll_loss, _nll_loss_grad,
+      doc="Negative log-likelihood of log-probabilities x (N, C, ...) at integer targets, weighted per class, "
+          "ignore_index skipped; mean divides by the weights' sum.", category=FLOAT32, method=False,
+      function=False,
+      example=lambda rng: ((_u(rng, 4, 3, 2),), {"target": _targets(rng), "weight": _u(rng, 3)}))
+
+
+def _mse(xp, x, y, *, reduction="mean"):
+    return _reduce(xp, (x - y) ** 2, reduction)
+
+
+def _l1(xp, x, y, *, reduction="mean"):
+    return _reduce(xp, xp.abs(x - y), reduction)
+
+
+def _mse_grad(xp, g, ans, x, y, *, reduction="mean"):
+    d = x - y
+    return 2 * d * _unreduce(xp, g, d.shape, reduction)
+
+
+def _l1_grad(xp, g, ans, x, y, *, reduction="mean"):
+    d = x - y
+    return xp.sign(d) * _unreduce(xp, g, d.shape, reduction)
+
+
+defop("mse_loss", _mse, _mse_grad, lambda xp, g, ans, x, y, **params: -_mse_grad(xp, g, ans, x, y, **params),
+      doc="(x - y)**2, reduced ('mean', 'sum' or 'none') in float32.", category=FLOAT32, method=False,
+      function=False, example=lambda rng: ((_u(rng, 3, 4), _u(rng, 3, 4)), {"reduction": "sum"}))
+defop("l1_loss", _l1, _l1_grad, lambda xp, g, ans, x, y, **params: -_l1_grad(xp, g, ans, x, y, **params),
+      doc="|x - y|, reduced ('mean', 'sum' or 'none') in float32.", category=FLOAT32, method=False,
+      function=False, example=lambda rng: ((_u(rng, 3, 4), _u(rng, 3, 4)), {}))
+
+
+def _log_sigmoid(xp, x):
+    return xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))
+
+
+def _bce_logits_parts(xp, x, y, weight, pos_weight):
+    ls = _log_sigmoid(xp, x)
+    lw = 1 if pos_weight is None else (xp.asarray(pos_weight) - 1) * y + 1
+    w = 1 if weight is None else xp.asarray(weight)
+    return ls, lw, w
+
+
+def _bce_logits(xp, x, y, *, weight=None, pos_weight=None, reduction="mean"):
+    ls, lw, w = _bce_logits_parts(xp, x, y, weight, pos_weight)
+    return _reduce(xp, ((1 - y) * x - ls * lw) * w, reduction)
+
+
+def _bce_logits_grad_x(xp, g, ans, x, y, *, weight=None, pos_weight=None, reduction="mean"):
+    ls, lw, w = _bce_logits_parts(xp, x, y, weight, pos_weight)
+    d = ((1 - y) - lw / (1 + xp.exp(x))) * w
+    return d * _unreduce(xp, g, d.shape, reduction)
+
+
+def _bce_logits_grad_y(xp, g, ans, x, y, *, weight=None, pos_weight=None, reduction="mean"):
+    ls, lw, w = _bce_logits_parts(xp, x, y, weight, pos_weight)
+    d = (-x - ls * (0 if pos_weight is None else xp.asarray(pos_weight) - 1)) * w
+    return d * _unreduce(xp, g, d.shape, reduction)
+
+
+defop("binary_cross_entropy_with_logits", _bce_logits, _bce_logits_grad_x, _bce_logits_grad_y,
+      doc="(1 - y) * x - log_sigmoid(x) * ((pos_weight - 1) * y + 1), times weight, reduced in float32.",
+      category=FLOAT32, method=False, function=False,
+      example=lambda rng: ((rng.uniform(-3, 3, (3, 4)), rng.uniform(0, 1, (3, 4))),
+                           {"weight": rng.uniform(0.5, 2, 4), "pos_weight": rng.uniform(0.5, 2, 4)}))
+
+
+def _bce_logs(xp, x):
+    """PyTorch's clamped logs: log(x) and log(1 - x), each at least -100."""
+    return xp.maximum(xp.log(x), -100), xp.maximum(xp.log1p(-x), -100)
+
+
+def _bce(xp, x, y, *, weight=None, reduction="mean"):
+    log_x, log_1mx = _bce_logs(xp, x)
+    return _reduce(xp, ((y - 1) * log_1mx - y * log_x) * (1 if weight is None else xp.asarray(weight)), reduction)
+
+
+def _bce_grad_x(xp, g, ans, x, y, *, weight=None, reduction="mean"):
+    d = (x - y) / xp.maximum((1 - x) * x, 1e-12) * (1 if weight is None else xp.asarray(weight))
+    return d * _unreduce(xp, g, d.shape, reduction)
+
+
+def _bce_grad_y(xp, g, ans, x, y, *, weight=None, reduction="mean"):
+    log_x, log_1mx = _bce_logs(xp, x)
+    d = (log_1mx - log_x) * (1 if weight is None else xp.asarray(weight))
+    return d * _unreduce(xp, g, d.shape, reduction)
+
+
+defop("binary_cross_entropy", _bce, _bce_grad_x, _bce_grad_y,
+      doc="(y - 1) * max(log(1 - x), -100) - y * max(log(x), -100), times weight, reduced in float32.",
+      category=FLOAT32, method=False, function=False,
+      example=lambda rng: ((rng.uniform(0.1, 0.9, (3, 4)), rng.uniform(0, 1, (3, 4))), {"reduction": "mean"}))

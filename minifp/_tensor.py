@@ -37,7 +37,7 @@ class Tensor:
 
     def _like(self, data, fmt, requires_grad=False):
         """A new tensor of this one's class and device over `data`, already in `fmt` (None: integers or bools)."""
-        return type(self)._wrap(data, fmt, requires_grad, None, self.device)
+        return _result_class(type(self))._wrap(data, fmt, requires_grad, None, self.device)
 
     data = property(lambda self: self._data, doc="The raw storage array (read-only: change values with assign).")
 
@@ -120,6 +120,12 @@ class Tensor:
                      or None)
 
 
+def _result_class(cls):
+    """The class of results computed from tensors of class cls: itself, unless it names another (a face's
+    Parameter makes plain tensors, as PyTorch's does)."""
+    return cls.__dict__.get("_result_class", cls)
+
+
 def _device(data):
     """Where an array lives: "cpu" for host arrays, "cuda" for CuPy's."""
     return "cpu" if type(data) is np.ndarray or isinstance(data, np.ndarray) else "cuda"
@@ -162,7 +168,7 @@ def _values_for(t, values):
     if t.fmt is None:
         if arr.dtype.kind not in "biu":
             raise TypeError(f"assign(): an integer tensor takes integer values, got dtype {arr.dtype}")
-        return arr.astype(t.data.dtype, copy=True)
+        return arr.astype(t._data.dtype, copy=True)
     if arr.dtype == t.fmt.storage and (t.fmt.native or t.fmt.is_float32):
         return arr.copy()
     if not _real(arr.dtype):
@@ -328,7 +334,7 @@ def apply(name, *args, _out=None, **params):
     device = _on_one_device(tensors)
     fmt, args = _plan(op, args, _out, device)
     tensors = [a for a in args if isinstance(a, Tensor)]
-    cls = type(tensors[0]) if tensors else Tensor
+    cls = _result_class(type(tensors[0])) if tensors else Tensor
     xp = array_module(*[t._data for t in tensors])
     floats = [t for t in tensors if t.fmt is not None]
     try:

@@ -1,0 +1,493 @@
+"""torch.nn.functional: PyTorch's signatures, checks and error texts; every number computed by one engine op
+(named after PyTorch's, so autocast's lists apply to it by name) or by a composition of them."""
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+
+from ..._backend import array_module
+from ..._random import rng
+from ..._state import STATE, autocast_scope
+from ..._tensor import Tensor as _EngineTensor, apply
+from .. import _tensor as T
+
+__all__ = ["linear", "conv2d", "relu", "relu6", "hardtanh", "gelu", "silu", "sigmoid", "tanh", "softmax",
+           "log_softmax", "dropout", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits", "layer_norm", "group_norm", "batch_norm", "max_pool2d", "avg_pool2d",
+           "adaptive_avg_pool2d", "embedding", "scaled_dot_product_attention", "pad_for_same"]
+
+BCE_UNSAFE = ("torch.nn.functional.binary_cross_entropy and torch.nn.BCELoss are unsafe to autocast.\n"
+              "Many models use a sigmoid layer right before the binary cross entropy layer.\n"
+              "In this case, combine the two layers using torch.nn.functional.binary_cross_entropy_with_logits\n"
+              "or torch.nn.BCEWithLogitsLoss.  binary_cross_entropy_with_logits and BCEWithLogits are\n"
+              "safe to autocast.")
+
+
+# -- helpers ----------------------------------------------------------------------------------------
+
+
+def _autocast_on(x):
+    """The Autocast that applies to tensor x now, or None."""
+    a = STATE.autocast
+    return a if a is not None and a.device == x.device else None
+
+
+def _listed(name, x):
+    """Whether autocast names op `name` (in either list) for x's device now."""
+    a = _autocast_on(x)
+    return a is not None and (name in a.lower or name in a.float32)
+
+
+def _input_format(name, x):
+    """The output format for ops PyTorch runs in the input's dtype (mixed float32 parameters accepted), unless
+    autocast lists the op: then None, and the dispatcher applies the list."""
+    return None if _listed(name, x) else x.fmt
+
+
+def _tensor(x, arg):
+    if not isinstance(x, _EngineTensor):
+        raise TypeError(f"{arg} (Tensor) must be Tensor, not {type(x).__name__}")
+    return x
+
+
+def _pair(v, arg="kernel_size"):
+    if isinstance(v, numbers.Integral) and not isinstance(v, bool):
+        return (int(v), int(v))
+    if isinstance(v, (tuple, list)) and len(v) in (1, 2) and all(isinstance(i, numbers.Integral) for i in v):
+        return (int(v[0]), int(v[-1]))
+    raise TypeError(f"{arg} must be an int or a tuple of two ints, got {v!r}")
+
+
+def _reduction(reduction, size_average=None, reduce=None):
+    """PyTorch's reduction from the new argument or the deprecated pair."""
+    if size_average is not None or reduce is not None:
+        size_average = True if size_average is None else size_average
+        reduce = True if reduce is None else reduce
+        warnings.warn("size_average and reduce args will be deprecated, please use reduction='"
+                      + ("none" if not reduce else "mean" if size_average else "sum") + "' instead.")
+        return "none" if not reduce else "mean" if size_average else "sum"
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _array_for(x, t):
+    """A float tensor (or array) as float32 values on x's device, for a parameter of an op (weights of losses)."""
+    if t is None:
+        return None
+    vals = t.float32() if isinstance(t, _EngineTensor) else np.asarray(t, np.float32)
+    return array_module(x._data).asarray(vals)
+
+
+def _type_name(t):
+    return T._type_name(t)
+
+
+def _dim_for_softmax(name, ndim):
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as "
+                  f"an argument.", stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+# -- products ------------------------------------------------------------------------------------------
+
+
+def linear(input, weight, bias=None):
+    """input @ weight.T + bias as one op: under autocast the bias joins the float32 sum before the one rounding."""
+    _tensor(input, "linear(): argument 'input'")
+    _tensor(weight, "linear(): argument 'weight'")
+    if input.shape[-1] != weight.shape[-1]:
+        rows = int(np.prod(input.shape[:-1])) if input.ndim > 1 else 1
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} and "
+                           f"{weight.shape[-1]}x{weight.shape[0]})")
+    T.check_same_dtype(input, weight, bias)
+    return apply("linear", input, weight, bias)
+
+
+def pad_for_same(kernel, dilation):
+    """'same' padding per spatial dim: the total d*(k-1), the odd one extra on the bottom/right (PyTorch's)."""
+    return tuple((d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2) for k, d in zip(kernel, dilation))
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D convolution as one engine op (bias fused, before the one rounding)."""
+    _tensor(input, "conv2d(): argument 'input'")
+    stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
+    if isinstance(padding, str):
+        if padding not in ("same", "valid"):
+            raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}")
+        if padding == "same" and stride != (1, 1):
+            raise ValueError("padding='same' is not supported for strided convolutions")
+        padding = pad_for_same(weight.shape[2:], dilation) if padding == "same" else (0, 0)
+    elif not (isinstance(padding, tuple) and padding and isinstance(padding[0], tuple)):
+        padding = _pair(padding, "padding")
+    unbatched = input.ndim == 3
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
+                           f"{list(input.shape)}")
+    x = input.reshape((1,) + tuple(input.shape)) if unbatched else input
+    if x.shape[1] != weight.shape[1] * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+                           f"{list(x.shape)} to have {weight.shape[1] * groups} channels, but got {x.shape[1]} "
+                           f"channels instead")
+    if _autocast_on(x) is None and (x.fmt != weight.fmt or bias is not None and bias.fmt != weight.fmt):
+        other = weight if x.fmt != weight.fmt else bias
+        raise RuntimeError(f"Input type ({_type_name(x)}) and {'weight' if other is weight else 'bias'} type "
+                           f"({_type_name(other)}) should be the same")
+    out = apply("conv2d", x, weight, bias, stride=stride, padding=padding, dilation=dilation, groups=groups)
+    return out.reshape(tuple(out.shape[1:])) if unbatched else out
+
+
+# -- activations -------------------------------------------------------------------------------------
+
+
+def relu(input, inplace=False):
+    return apply("relu", input)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    return apply("hardtanh", input, min_val=float(min_val), max_val=float(max_val))
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0)
+
+
+def gelu(input, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return apply("gelu", input, approximate=approximate)
+
+
+def silu(input, inplace=False):
+    return apply("silu", input)
+
+
+def sigmoid(input):
+    return apply("sigmoid", input)
+
+
+def tanh(input):
+    return apply("tanh", input)
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    dim = _dim_for_softmax("softmax", input.ndim) if dim is None else dim
+    x = input if dtype is None else input.to(dtype)
+    return apply("softmax", x, axis=T._dim(dim, x.ndim))
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    dim = _dim_for_softmax("log_softmax", input.ndim) if dim is None else dim
+    x = input if dtype is None else input.to(dtype)
+    return apply("log_softmax", x, axis=T._dim(dim, x.ndim))
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Each element kept with probability 1 - p and scaled by 1 / (1 - p) (one op: one rounding)."""
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 <= p <= 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0:
+        return input
+    xp = array_module(input._data)
+    keep = xp.asarray(rng().random(input.shape) >= p)
+    return apply("dropout", input, mask=keep, scale=0.0 if p == 1 else 1 / (1 - p))
+
+
+# -- normalisation ---------------------------------------------------------------------------------------
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    shape = (normalized_shape,) if isinstance(normalized_shape, numbers.Integral) else tuple(normalized_shape)
+    if tuple(input.shape[input.ndim - len(shape):]) != shape or input.ndim < len(shape):
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
+                           f"[*, {', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
+    return apply("layer_norm", input, weight, bias, normalized_ndim=len(shape), eps=float(eps),
+                 _out=_input_format("layer_norm", input))
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
+    if input.shape[1] % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(input.shape)} and num_groups={num_groups}")
+    return apply("group_norm", input, weight, bias, num_groups=num_groups, eps=float(eps),
+                 _out=_input_format("group_norm", input))
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    """Batch statistics in training (updating the running ones in place, unbiased variance, in float64 as
+    PyTorch's CPU kernel accumulates), the running ones otherwise."""
+    axes = (0,) + tuple(range(2, input.ndim))
+    if training:
+        n = int(np.prod([input.shape[a] for a in axes]))
+        if n <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                             f"{T.Size(input.shape)!r}")
+        if running_mean is not None:
+            x = input.float32().astype(np.float64)
+            xp = array_module(x)
+            mean = xp.mean(x, axis=axes)
+            var = xp.sum((x - mean.reshape((1, -1) + (1,) * (x.ndim - 2))) ** 2, axis=axes) / (n - 1)
+            m = float(momentum)
+            running_mean.assign(m * mean + (1 - m) * running_mean.float32().astype(np.float64))
+            running_var.assign(m * var + (1 - m) * running_var.float32().astype(np.float64))
+        stats = {}
+    else:
+        stats = {"mean": running_mean.float32(), "var": running_var.float32()}
+    return apply("batch_norm", input, weight, bias, eps=float(eps), _out=_input_format("batch_norm", input),
+                 **stats)
+
+
+# -- pooling ----------------------------------------------------------------------------------------------
+
+
+def _batched(input, name):
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"{name}: Expected 3D or 4D (batch mode) tensor for input, but got: "
+                           f"{list(input.shape)}")
+    return (input.reshape((1,) + tuple(input.shape)), True) if input.ndim == 3 else (input, False)
+
+
+def _unbatched(out, was):
+    return out.reshape(tuple(out.shape[1:])) if was else out
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    if return_indices:
+        raise NotImplementedError("max_pool2d(return_indices=True) is not supported by minifp.torch")
+    k = _pair(kernel_size)
+    s = _pair(stride, "stride") if stride not in (None, ()) else k
+    p, d = _pair(padding, "padding"), _pair(dilation, "dilation")
+    for i in range(2):
+        if p[i] > (d[i] * (k[i] - 1) + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p[i]}, "
+                               f"kernel_size={k[i]} and dilation={d[i]}")
+    x, was = _batched(input, "max_pool2d")
+    return _unbatched(apply("max_pool2d", x, kernel_size=k, stride=s, padding=p, dilation=d,
+                            ceil_mode=bool(ceil_mode)), was)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    k = _pair(kernel_size)
+    s = _pair(stride, "stride") if stride not in (None, ()) else k
+    p = _pair(padding, "padding")
+    if p[0] > k[0] // 2 or p[1] > k[1] // 2:
+        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got padW = {p[1]}, "
+                           f"padH = {p[0]}, kW = {k[1]}, kH = {k[0]}")
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    x, was = _batched(input, "avg_pool2d")
+    return _unbatched(apply("avg_pool2d", x, kernel_size=k, stride=s, padding=p, ceil_mode=bool(ceil_mode),
+                            count_include_pad=bool(count_include_pad), divisor_override=divisor_override), was)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    x, was = _batched(input, "adaptive_avg_pool2d")
+    size = (output_size, output_size) if isinstance(output_size, numbers.Integral) else tuple(output_size)
+    size = tuple(x.shape[2 + i] if s is None else int(s) for i, s in enumerate(size))
+    if size == (1, 1):          # the common global average: one reduction, no bins
+        return _unbatched(apply("mean", x, axis=(2, 3), keepdims=True, _out=x.fmt), was)
+    return _unbatched(apply("adaptive_avg_pool2d", x, output_size=size), was)
+
+
+# -- embedding -------------------------------------------------------------------------------------------------
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False):
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding(): max_norm, scale_grad_by_freq and sparse are not supported by "
+                                  "minifp.torch")
+    idx = input._data if isinstance(input, _EngineTensor) else np.asarray(input)
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {getattr(input, 'dtype', idx.dtype)} instead (while checking "
+                           f"arguments for embedding)")
+    if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= weight.shape[0]):
+        raise IndexError("index out of range in self")
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.shape[0]
+    return apply("embedding", weight, indices=idx, padding_idx=padding_idx)
+
+
+# -- losses -----------------------------------------------------------------------------------------------------
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    reduction = _reduction(reduction, size_average, reduce)
+    t = target._data if isinstance(target, _EngineTensor) else np.asarray(target)
+    if t.dtype.kind not in "iu":
+        raise RuntimeError(f"expected scalar type Long but found {T._type_name(target) if isinstance(target, _EngineTensor) else t.dtype}")
+    x = input
+    if input.ndim == 1:
+        if t.ndim != 0:
+            raise ValueError(f"Expected target to be 0-dimensional for 1-dimensional input, got {t.ndim}D")
+        x, t = input.reshape(1, -1), t.reshape(1)
+    elif t.shape[:1] != tuple(input.shape[:1]):
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                         f"({t.shape[0] if t.ndim else 0}).")
+    elif tuple(t.shape) != (input.shape[0],) + tuple(input.shape[2:]):
+        raise RuntimeError(f"Expected target size {[input.shape[0]] + list(input.shape[2:])}, got "
+                           f"{list(t.shape)}")
+    bad = (t != ignore_index) & ((t < 0) | (t >= x.shape[1]))
+    if bad.any():
+        raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds.")
+    out = apply("nll_loss", x, target=t, weight=_array_for(x, weight), ignore_index=ignore_index,
+                reduction=reduction)
+    return out.reshape(()) if input.ndim == 1 and reduction == "none" else out
+
+
+def _class_dim(x):
+    return 0 if x.ndim == 1 else 1
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                  label_smoothing=0.0):
+    """log_softmax then nll_loss (PyTorch's decomposition); label smoothing and probability targets as
+    LossNLL.cpp computes them."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    x = input
+    if _listed("cross_entropy", x) and x.fmt != T.float32.fmt:
+        x = apply("cast", x, _out=T.float32.fmt)            # cross_entropy_loss is in the float32 list
+    dim = _class_dim(x)
+    n_classes = x.shape[dim]
+    lp = apply("log_softmax", x, axis=dim)
+    if isinstance(target, _EngineTensor) and target.fmt is not None:
+        return _soft_cross_entropy(lp, target, weight, reduction, label_smoothing, ignore_index, dim)
+    loss = nll_loss(lp, target, weight, None, ignore_index, None, reduction)
+    if label_smoothing <= 0:
+        return loss
+    t = target._data if isinstance(target, _EngineTensor) else np.asarray(target)
+    keep = t != ignore_index
+    wshape = (-1,) + (1,) * (lp.ndim - dim - 1)
+    weighted = lp if weight is None else apply("mul", lp, _array_for(lp, weight).reshape(wshape))
+    smooth = apply("neg", apply("sum", weighted, axis=dim))
+    smooth = apply("where", array_module(lp._data).asarray(keep), smooth, 0.0)
+    if reduction == "mean":
+        if weight is None:
+            denom = float(keep.sum())
+        else:
+            w = np.asarray(weight.float32() if isinstance(weight, _EngineTensor) else weight, np.float64)
+            denom = float((w[np.where(keep, t, 0)] * keep).sum())
+        smooth = apply("div", apply("sum", smooth), denom)
+    elif reduction == "sum":
+        smooth = apply("sum", smooth)
+    eps = float(label_smoothing)
+    return apply("add", apply("mul", loss, 1 - eps), apply("mul", smooth, eps / n_classes))
+
+
+def _soft_cross_entropy(lp, target, weight, reduction, label_smoothing, ignore_index, dim):
+    """Cross entropy against class probabilities (a float target of the input's shape)."""
+    if ignore_index != -100:
+        raise RuntimeError("ignore_index is not supported for floating point target")
+    if tuple(target.shape) != tuple(lp.shape):
+        raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                           f"{target.dtype}" if target.fmt is None else
+                           f"Expected target size {list(lp.shape)}, got {list(target.shape)}")
+    n_classes = lp.shape[dim]
+    if label_smoothing > 0:
+        target = apply("add", apply("mul", target, 1 - label_smoothing), label_smoothing / n_classes)
+    prod = apply("mul", lp, target)
+    if weight is not None:
+        prod = apply("mul", prod, _array_for(lp, weight).reshape((-1,) + (1,) * (lp.ndim - dim - 1)))
+    loss = apply("neg", apply("sum", prod, axis=dim))
+    if reduction == "none":
+        return loss
+    total = apply("sum", loss)
+    return total if reduction == "sum" else apply("div", total, float(lp._data.size // n_classes))
+
+
+def _same_size(input, target):
+    if tuple(target.shape) != tuple(input.shape):
+        warnings.warn(f"Using a target size ({T.Size(target.shape)!r}) that is different to the input size "
+                      f"({T.Size(input.shape)!r}). This will likely lead to incorrect results due to broadcasting. "
+                      f"Please ensure they have the same size.", stacklevel=3)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    reduction = _reduction(reduction, size_average, reduce)
+    _same_size(input, target)
+    return apply("mse_loss", input, target, reduction=reduction)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    reduction = _reduction(reduction, size_average, reduce)
+    _same_size(input, target)
+    return apply("l1_loss", input, target, reduction=reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
+                                     pos_weight=None):
+    reduction = _reduction(reduction, size_average, reduce)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Target size ({T.Size(target.shape)!r}) must be the same as input size "
+                         f"({T.Size(input.shape)!r})")
+    return apply("binary_cross_entropy_with_logits", input, target, weight=_array_for(input, weight),
+                 pos_weight=_array_for(input, pos_weight), reduction=reduction)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    reduction = _reduction(reduction, size_average, reduce)
+    a = _autocast_on(input)
+    if a is not None and input.device == "cuda":
+        raise RuntimeError(BCE_UNSAFE)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Using a target size ({T.Size(target.shape)!r}) that is different to the input size "
+                         f"({T.Size(input.shape)!r}) is deprecated. Please ensure they have the same size.")
+    v = input.float32()
+    if bool(array_module(v).any((v < 0) | (v > 1))):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    tv = target.float32()
+    if bool(array_module(tv).any((tv < 0) | (tv > 1))):
+        raise RuntimeError("all elements of target should be between 0 and 1")
+    return apply("binary_cross_entropy", input, target, weight=_array_for(input, weight), reduction=reduction)
+
+
+# -- attention ------------------------------------------------------------------------------------------------------
+
+
+def _float_mask(mask, like, attend_when_true=True):
+    """A bool mask (True = attend, or = ignore) as 0 / -inf added to the scores; a float mask as it is."""
+    if mask.fmt is not None:
+        return mask
+    xp = array_module(mask._data)
+    allowed = mask._data if attend_when_true else ~mask._data
+    return like._like(xp.where(allowed, 0.0, -xp.inf).astype(np.float32), T.float32.fmt)
+
+
+def _swap_last(t):
+    axes = list(range(t.ndim))
+    axes[-1], axes[-2] = axes[-2], axes[-1]
+    return apply("transpose", t, axes=tuple(axes))
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    """softmax(q k^T * scale + mask) v, as PyTorch's math path: sqrt(scale) applied to q and to k. Under autocast
+    (where the op is listed) q, k and v are cast once and the inside runs in that dtype."""
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
+                           "is_causal=True")
+    a = _autocast_on(query)
+    if a is not None and "scaled_dot_product_attention" in a.lower:
+        query, key, value = (apply("cast", t, _out=a.fmt) if t.fmt != a.fmt else t for t in (query, key, value))
+    with autocast_scope(None):
+        sf = math.sqrt(1 / math.sqrt(query.shape[-1]) if scale is None else scale)
+        scores = apply("matmul", apply("mul", query, sf), apply("mul", _swap_last(key), sf))
+        L, S = query.shape[-2], key.shape[-2]
+        if is_causal:
+            attn_mask = T.tensor(np.tril(np.ones((L, S), bool)), device=query.device)
+        if attn_mask is not None:
+            scores = apply("add", scores, _float_mask(attn_mask, scores), _out=scores.fmt)
+        attn = apply("softmax", scores, axis=-1)
+        if dropout_p > 0:
+            attn = dropout(attn, dropout_p, True)
+        return apply("matmul", attn, value)

@@ -1,0 +1,437 @@
+"""torch.nn.Module and Parameter: PyTorch's registration, traversal, casting and state dicts over engine tensors."""
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import NamedTuple
+
+import numpy as np
+
+from ..._rounding import round_to
+from ..._state import STATE, layer_scope
+from ..._tensor import Tensor as _EngineTensor
+from .. import _device as D
+from .._tensor import Size, Tensor, as_dtype, bfloat16, float16, float32, format_of
+
+__all__ = ["Module", "Parameter"]
+
+
+class Parameter(Tensor):
+    """A tensor that a Module registers as a parameter when assigned to one of its attributes."""
+
+    __slots__ = ()
+    _result_class = Tensor          # ops on parameters give plain tensors, as in PyTorch
+
+    def __new__(cls, data=None, requires_grad=True):
+        if data is None:                    # the engine's _wrap makes bare instances this way; __init__ fills them
+            return super().__new__(cls)
+        if not isinstance(data, _EngineTensor):
+            raise TypeError(f"Parameter(data): data must be a Tensor, got {type(data).__name__}")
+        if requires_grad and data.fmt is None:
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        return cls._wrap(data._data, data.fmt, bool(requires_grad), None, data.device)
+
+    def __init__(self, data=None, requires_grad=True):
+        if data is None:                    # Parameter(): an empty float32 parameter, as PyTorch's
+            _EngineTensor.__init__(self, np.zeros(0, np.float32), float32.fmt, bool(requires_grad))
+
+    def __repr__(self):
+        return "Parameter containing:\n" + super().__repr__()
+
+
+class _IncompatibleKeys(NamedTuple):
+    missing_keys: list
+    unexpected_keys: list
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return f"_IncompatibleKeys(missing_keys={self.missing_keys}, unexpected_keys={self.unexpected_keys})"
+
+    __str__ = __repr__
+
+
+def _addindent(s, n):
+    lines = s.split("\n")
+    if len(lines) == 1:
+        return s
+    return lines[0] + "\n" + "\n".join(" " * n + line for line in lines[1:])
+
+
+def _typename(v):
+    return "torch." + type(v).__name__ if isinstance(v, _EngineTensor) else type(v).__name__
+
+
+def _values(v):
+    """A state_dict value as (array of numbers, shape): face or engine tensors, NumPy arrays, or torch tensors
+    (read through their own .numpy(), so torch is never imported here)."""
+    if isinstance(v, _EngineTensor):
+        return (v._data if v.fmt is None else v.float32()), tuple(v.shape)
+    if type(v).__module__.split(".")[0] == "torch":
+        v = v.detach().cpu()
+        try:
+            arr = v.numpy()
+        except TypeError:           # bfloat16 and fp8 have no NumPy dtype in torch: widen first (exact)
+            arr = v.float().numpy()
+        return arr, tuple(arr.shape)
+    arr = np.asarray(v)
+    return arr, tuple(arr.shape)
+
+
+def _recast(t, fmt, device):
+    """Change a tensor's format and/or device in place (its identity kept, so optimizers still hold it)."""
+    if fmt is not None and t.fmt is not None and fmt != t.fmt:
+        t._data, t.fmt = round_to(t.float32(), fmt), fmt
+    if device is not None and device != t.device:
+        t._data, t.device = D.array_on(t._data, device), device
+    if t.grad is not None:
+        _recast(t.grad, fmt, device)
+
+
+class Module:
+    """Base class of every layer: PyTorch's nn.Module."""
+
+    _version = 1
+    training: bool
+
+    def __init__(self, *args, **kwargs):
+        if args or kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got unexpected arguments")
+        for name, value in (("training", True), ("_parameters", OrderedDict()), ("_buffers", OrderedDict()),
+                            ("_non_persistent_buffers_set", set()), ("_modules", OrderedDict())):
+            object.__setattr__(self, name, value)
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+    def __call__(self, *args, **kwargs):
+        with layer_scope(self):             # ops created now belong to this layer (for the numerics monitor)
+            out = self.forward(*args, **kwargs)
+        if STATE.monitors and isinstance(out, _EngineTensor) and out.fmt is not None:
+            for m in STATE.monitors:
+                m.layer_output(self, out)
+        return out
+
+    # -- registration ---------------------------------------------------------------------------
+    def _check_name(self, kind, name):
+        if "_parameters" not in self.__dict__:
+            raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
+        if "." in name:
+            raise KeyError(f'{kind} name can\'t contain "."')
+        if name == "":
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+
+    def register_parameter(self, name, param):
+        """Add a parameter (or None) under `name`."""
+        self._check_name("parameter", name)
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                            f"(torch.nn.Parameter or None required)")
+        self._parameters[name] = param
+
+    def register_buffer(self, name, tensor, persistent=True):
+        """Add a buffer (a tensor that is state but not a parameter); non-persistent ones stay out of state_dict."""
+        self._check_name("buffer", name)
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, _EngineTensor):
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+                            f"(torch Tensor or None required)")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def add_module(self, name, module):
+        """Add a child module (or None) under `name`."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        self._check_name("module", name)
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def __setattr__(self, name, value):
+        d = self.__dict__
+        params, buffers, modules = d.get("_parameters"), d.get("_buffers"), d.get("_modules")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            self._forget(name)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                                f"(torch.nn.Parameter or None expected)")
+            params[name] = None
+        elif isinstance(value, Module):
+            if modules is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            self._forget(name)
+            modules[name] = value
+        elif modules is not None and name in modules:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
+                                f"(torch.nn.Module or None expected)")
+            modules[name] = value
+        elif buffers is not None and name in buffers:
+            if value is not None and not isinstance(value, _EngineTensor):
+                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                                f"(torch.Tensor or None expected)")
+            buffers[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def _forget(self, name):
+        """Remove `name` from every place an attribute may live, before it is registered anew."""
+        self.__dict__.pop(name, None)
+        for store in ("_parameters", "_buffers", "_modules"):
+            self.__dict__[store].pop(name, None)
+        self._non_persistent_buffers_set.discard(name)
+
+    def __getattr__(self, name):
+        d = self.__dict__
+        for store in ("_parameters", "_buffers", "_modules"):
+            if store in d and name in d[store]:
+                return d[store][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name):
+        for store in ("_parameters", "_buffers", "_modules"):
+            if name in self.__dict__.get(store, {}):
+                del self.__dict__[store][name]
+                self._non_persistent_buffers_set.discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers) | set(self._modules))
+
+    # -- traversal ---------------------------------------------------------------------------------
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        """(dotted name, module) for this module ("" for itself) and every module inside it, each once."""
+        memo = set() if memo is None else memo
+        if remove_duplicate and id(self) in memo:
+            return
+        memo.add(id(self))
+        yield prefix, self
+        for name, child in self._modules.items():
+            if child is not None:
+                yield from child.named_modules(memo, prefix + ("." if prefix else "") + name, remove_duplicate)
+
+    def modules(self):
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self):
+        seen = set()
+        for name, child in self._modules.items():
+            if child is not None and id(child) not in seen:
+                seen.add(id(child))
+                yield name, child
+
+    def children(self):
+        for _, child in self.named_children():
+            yield child
+
+    def _named_members(self, store, prefix="", recurse=True, remove_duplicate=True):
+        seen = set()
+        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
+        for mod_prefix, m in mods:
+            for name, v in getattr(m, store).items():
+                if v is None or (remove_duplicate and id(v) in seen):
+                    continue
+                seen.add(id(v))
+                yield mod_prefix + ("." if mod_prefix else "") + name, v
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        return self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse=True):
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        return self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse=True):
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def get_submodule(self, target):
+        """The module at dotted path `target` ("" is this one)."""
+        mod = self
+        for item in target.split(".") if target else []:
+            if not hasattr(mod, item):
+                raise AttributeError(mod._get_name() + " has no attribute `" + item + "`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError("`" + item + "` is not an nn.Module")
+        return mod
+
+    def apply(self, fn):
+        """Call fn on every child (recursively), then on this module; returns self."""
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
+
+    # -- modes ---------------------------------------------------------------------------------------
+    def train(self, mode=True):
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for child in self.children():
+            child.train(mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        """Drop every parameter's gradient (set_to_none=False: fill it with zeros instead)."""
+        for p in self.parameters():
+            if p.grad is not None:
+                if set_to_none:
+                    p.grad = None
+                else:
+                    p.grad = p.grad.detach()
+                    p.grad.assign(np.zeros(p.grad.shape, np.float32))
+
+    # -- casting and moving (in place: parameters keep their identity) ---------------------------------------
+    def _cast(self, fmt=None, device=None):
+        for m in self.modules():
+            for t in list(m._parameters.values()) + list(m._buffers.values()):
+                if t is not None:
+                    _recast(t, fmt if t.fmt is not None else None, device)
+        return self
+
+    def to(self, *args, **kwargs):
+        """to(device), to(dtype), to(device, dtype), to(tensor): floating parameters and buffers cast in place."""
+        device, d = D.parse_to(args, dict(kwargs), None)
+        if d is not None and format_of(d) is None:
+            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
+                            f"dtype={d}")
+        return self._cast(format_of(d) if d is not None else None, device.type if device is not None else None)
+
+    def float(self):
+        return self._cast(float32.fmt)
+
+    def double(self):
+        return self._cast(float32.fmt)      # minifp has no float64: double is float32 (as the face's dtypes)
+
+    def half(self):
+        return self._cast(float16.fmt)
+
+    def bfloat16(self):
+        return self._cast(bfloat16.fmt)
+
+    def type(self, dst_type):
+        return self._cast(format_of(as_dtype(dst_type)))
+
+    def cuda(self, device=None):
+        return self._cast(device="cuda")
+
+    def cpu(self):
+        return self._cast(device="cpu")
+
+    # -- state ----------------------------------------------------------------------------------------
+    def _state_items(self, prefix=""):
+        """(key, tensor) of this module's own parameters and persistent buffers, in PyTorch's order."""
+        for name, p in self._parameters.items():
+            if p is not None:
+                yield prefix + name, p
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                yield prefix + name, b
+
+    def _state(self, prefix=""):
+        yield from self._state_items(prefix)
+        for name, child in self._modules.items():
+            if child is not None:
+                yield from child._state(prefix + name + ".")
+
+    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+        """An OrderedDict of dotted names ("0.weight", "bn.running_mean", ...) to detached tensors."""
+        if args:                # PyTorch's deprecated positional (destination, prefix, keep_vars)
+            destination, prefix, keep_vars = (list(args) + [destination, prefix, keep_vars][len(args):])[:3]
+        out = OrderedDict() if destination is None else destination
+        for key, t in self._state(prefix):
+            out[key] = t if keep_vars else t.detach()
+        return out
+
+    def _load_defaults(self, prefix, state):
+        """Entries an older checkpoint may lack that this module fills itself (BatchNorm's counter)."""
+        return {}
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        """Copy values in by key; every key and shape is checked before anything changes. Returns
+        (missing_keys, unexpected_keys); with strict, any of either raises PyTorch's RuntimeError."""
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        if not isinstance(strict, bool):
+            raise TypeError(f"load_state_dict(): strict must be True or False, got {strict!r}")
+        state = dict(state_dict)
+        for prefix, m in self.named_modules():
+            for k, v in m._load_defaults(prefix + "." if prefix else "", state).items():
+                state.setdefault(k, v)
+        own = OrderedDict(self._state())
+        missing = [k for k in own if k not in state]
+        unexpected = [k for k in state_dict if k not in own]
+        errors, pairs = [], []
+        for key, t in own.items():
+            if key not in state:
+                continue
+            values, shape = _values(state[key])
+            if shape != tuple(t.shape):
+                errors.append(f"size mismatch for {key}: copying a param with shape {Size(shape)!r} from "
+                              f"checkpoint, the shape in current model is {Size(t.shape)!r}.")
+            elif np.asarray(values).dtype.kind not in "biuf" and not hasattr(values, "__cuda_array_interface__"):
+                errors.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
+                              f'{Size(t.shape)!r} and whose dimensions in the checkpoint are {Size(shape)!r}, an '
+                              f'exception occurred : (\'values of dtype {np.asarray(values).dtype} are not '
+                              f'numbers\',).')
+            else:
+                pairs.append((t, state[key], values))
+        if strict:
+            if unexpected:
+                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in unexpected)))
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing)))
+        if errors:
+            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(type(self).__name__,
+                                                                                  "\n\t".join(errors)))
+        for t, v, values in pairs:
+            same = isinstance(v, _EngineTensor) and v.fmt == t.fmt and v.device == t.device
+            t.assign(v._data if same else values)       # the same format: the same bits
+        return _IncompatibleKeys(missing, unexpected)
+
+    # -- printing -------------------------------------------------------------------------------------
+    def _get_name(self):
+        return type(self).__name__
+
+    def extra_repr(self):
+        return ""
+
+    def __repr__(self):
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({k}): " + _addindent(repr(m), 2) for k, m in self._modules.items()]
+        lines = extra_lines + child_lines
+        body = ""
+        if lines:
+            body = extra_lines[0] if len(extra_lines) == 1 and not child_lines else \
+                "\n  " + "\n  ".join(lines) + "\n"
+        return self._get_name() + "(" + body + ")"

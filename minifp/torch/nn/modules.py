@@ -1,0 +1,782 @@
+"""PyTorch's layers, containers and losses: names, defaults, parameter shapes and state_dict keys as torch.nn's."""
+from __future__ import annotations
+
+import math
+import numbers
+from collections import OrderedDict
+
+import numpy as np
+
+from ..._tensor import apply
+from .. import _tensor as T
+from . import functional as F, init
+from .module import Module, Parameter
+
+__all__ = ["Identity", "Linear", "Conv2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "Embedding",
+           "Dropout", "ReLU", "ReLU6", "Hardtanh", "GELU", "SiLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
+           "Flatten", "Unflatten", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "Sequential", "ModuleList",
+           "ModuleDict", "MultiheadAttention", "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss",
+           "BCEWithLogitsLoss", "BCELoss"]
+
+
+def _empty(shape, device=None, dtype=None):
+    return Parameter(T.empty(*shape, dtype=dtype, device=device))
+
+
+def _positive(name, value, where):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
+        raise ValueError(f"{where}: {name} must be a positive integer, got {value!r}")
+
+
+class Identity(Module):
+    """Returns its input (any constructor arguments are ignored, as PyTorch's)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, input):
+        return input
+
+
+class Linear(Module):
+    """y = x @ weight.T + bias; weight (out_features, in_features), PyTorch's initialisation."""
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        for name, v in (("in_features", in_features), ("out_features", out_features)):
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0:
+                raise ValueError(f"Linear: {name} must be a non-negative integer, got {v!r}")
+        self.in_features, self.out_features = in_features, out_features
+        self.weight = _empty((out_features, in_features), device, dtype)
+        if bias:
+            self.bias = _empty((out_features,), device, dtype)
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in = self.weight.shape[1]
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input):
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self):
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Conv2d(Module):
+    """2-D convolution, one engine op with the bias fused (PyTorch's arguments, checks and initialisation)."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__()
+        if isinstance(groups, bool) or not isinstance(groups, numbers.Integral) or groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        kernel_size, stride, dilation = F._pair(kernel_size), F._pair(stride, "stride"), F._pair(dilation, "dilation")
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}")
+            if padding == "same" and any(s != 1 for s in stride):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        else:
+            padding = F._pair(padding, "padding")
+        modes = {"zeros", "reflect", "replicate", "circular"}
+        if padding_mode not in modes:
+            raise ValueError(f"padding_mode must be one of {modes}, but got padding_mode='{padding_mode}'")
+        if padding_mode != "zeros":
+            raise NotImplementedError(f"padding_mode='{padding_mode}' is not supported by minifp.torch (zeros only)")
+        self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, kernel_size
+        self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
+        self.padding_mode = padding_mode
+        self.weight = _empty((out_channels, in_channels // groups) + kernel_size, device, dtype)
+        if bias:
+            self.bias = _empty((out_channels,), device, dtype)
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            if fan_in != 0:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input):
+        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+    def extra_repr(self):
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.padding != (0, 0):
+            s += f", padding={self.padding!r}" if isinstance(self.padding, str) else f", padding={self.padding}"
+        if self.dilation != (1, 1):
+            s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
+        return s
+
+
+class _BatchNorm(Module):
+    _version = 2
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
+                 dtype=None):
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        if affine:
+            self.weight = Parameter(T.ones(num_features, dtype=dtype, device=device))
+            self.bias = Parameter(T.zeros(num_features, dtype=dtype, device=device))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", T.zeros(num_features, dtype=dtype, device=device))
+            self.register_buffer("running_var", T.ones(num_features, dtype=dtype, device=device))
+            self.register_buffer("num_batches_tracked", T.tensor(0, dtype=T.int64, device=device))
+        else:
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                self.register_buffer(name, None)
+
+    def reset_running_stats(self):
+        if self.track_running_stats:
+            init.zeros_(self.running_mean)
+            init.ones_(self.running_var)
+            self.num_batches_tracked.assign(np.zeros((), np.int64))
+
+    def _load_defaults(self, prefix, state):
+        # An old checkpoint (version < 2) has no counter: PyTorch fills it with 0.
+        return {prefix + "num_batches_tracked": T.tensor(0, dtype=T.int64)} if self.track_running_stats else {}
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked.assign(self.num_batches_tracked._data + 1)
+            factor = 1.0 / float(self.num_batches_tracked.item()) if self.momentum is None else self.momentum
+        bn_training = self.training or (self.running_mean is None and self.running_var is None)
+        use_stats = not self.training or self.track_running_stats
+        return F.batch_norm(input, self.running_mean if use_stats else None,
+                            self.running_var if use_stats else None, self.weight, self.bias, bn_training, factor,
+                            self.eps)
+
+    def extra_repr(self):
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalisation over (N, C) or (N, C, L)."""
+
+    def _check_input_dim(self, input):
+        if input.ndim not in (2, 3):
+            raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input)")
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalisation over (N, C, H, W)."""
+
+    def _check_input_dim(self, input):
+        if input.ndim != 4:
+            raise ValueError(f"expected 4D input (got {input.ndim}D input)")
+
+
+class LayerNorm(Module):
+    """Normalisation over the trailing normalized_shape dims, one op (float32 under CUDA autocast)."""
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None, dtype=None):
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, numbers.Integral) else tuple(normalized_shape)
+        self.normalized_shape, self.eps, self.elementwise_affine = shape, eps, elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(T.ones(*shape, dtype=dtype, device=device))
+            if bias:
+                self.bias = Parameter(T.zeros(*shape, dtype=dtype, device=device))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, input):
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class GroupNorm(Module):
+    """Normalisation over groups of channels."""
+
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None):
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError("num_channels must be divisible by num_groups")
+        self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
+        if affine:
+            self.weight = Parameter(T.ones(num_channels, dtype=dtype, device=device))
+            self.bias = Parameter(T.zeros(num_channels, dtype=dtype, device=device))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, input):
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+
+
+class Embedding(Module):
+    """A lookup table: weight (num_embeddings, embedding_dim) from N(0, 1), the padding row zero."""
+
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
+                 scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None):
+        super().__init__()
+        if padding_idx is not None:
+            if padding_idx > 0:
+                assert padding_idx < num_embeddings, "Padding_idx must be within num_embeddings"
+            elif padding_idx < 0:
+                assert padding_idx >= -num_embeddings, "Padding_idx must be within num_embeddings"
+                padding_idx = num_embeddings + padding_idx
+        self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
+        self.max_norm, self.norm_type, self.scale_grad_by_freq, self.sparse = max_norm, norm_type, \
+            scale_grad_by_freq, sparse
+        if _weight is None:
+            self.weight = _empty((num_embeddings, embedding_dim), device, dtype)
+            self.reset_parameters()
+        else:
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
+
+    def reset_parameters(self):
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            rows = self.weight.float32().copy()
+            rows[self.padding_idx] = 0
+            self.weight.assign(rows)
+
+    def forward(self, input):
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
+
+    def extra_repr(self):
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        return s + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
+
+
+class Dropout(Module):
+    """Zero elements with probability p in training, scale the rest by 1 / (1 - p)."""
+
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 <= p <= 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p, self.inplace = p, inplace
+
+    def forward(self, input):
+        return F.dropout(input, self.p, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class _Activation(Module):
+    fn = None
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return type(self).fn(input)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
+
+
+class ReLU(_Activation):
+    fn = staticmethod(F.relu)
+
+
+class ReLU6(_Activation):
+    fn = staticmethod(F.relu6)
+
+
+class SiLU(_Activation):
+    fn = staticmethod(F.silu)
+
+
+class Hardtanh(Module):
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
+        super().__init__()
+        self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
+
+    def forward(self, input):
+        return F.hardtanh(input, self.min_val, self.max_val)
+
+    def extra_repr(self):
+        return f"min_val={self.min_val}, max_val={self.max_val}"
+
+
+class Sigmoid(Module):
+    def forward(self, input):
+        return F.sigmoid(input)
+
+
+class Tanh(Module):
+    def forward(self, input):
+        return F.tanh(input)
+
+
+class GELU(Module):
+    def __init__(self, approximate="none"):
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, input):
+        return F.gelu(input, approximate=self.approximate)
+
+    def extra_repr(self):
+        return f"approximate={self.approximate!r}"
+
+
+class Softmax(Module):
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.softmax(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Softmax):
+    def forward(self, input):
+        return F.log_softmax(input, self.dim)
+
+
+class Flatten(Module):
+    """Flattens dims start_dim..end_dim into one."""
+
+    def __init__(self, start_dim=1, end_dim=-1):
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, input):
+        shape = tuple(input.shape)
+        if not shape:
+            return apply("reshape", input, shape=(1,))
+        s, e = T._dim(self.start_dim, len(shape)), T._dim(self.end_dim, len(shape))
+        if s > e:
+            raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+        return apply("reshape", input, shape=shape[:s] + (int(np.prod(shape[s:e + 1])),) + shape[e + 1:])
+
+    def extra_repr(self):
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        self.dim, self.unflattened_size = dim, tuple(unflattened_size)
+
+    def forward(self, input):
+        shape = tuple(input.shape)
+        d = T._dim(self.dim, len(shape))
+        return apply("reshape", input, shape=shape[:d] + self.unflattened_size + shape[d + 1:])
+
+
+class MaxPool2d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
+        super().__init__()
+        self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
+        self.padding, self.dilation, self.return_indices, self.ceil_mode = padding, dilation, return_indices, ceil_mode
+
+    def forward(self, input):
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
+                            self.return_indices)
+
+    def extra_repr(self):
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class AvgPool2d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+                 divisor_override=None):
+        super().__init__()
+        self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
+        self.padding, self.ceil_mode = padding, ceil_mode
+        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
+
+    def forward(self, input):
+        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool2d(Module):
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input):
+        return F.adaptive_avg_pool2d(input, self.output_size)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+# -- containers ----------------------------------------------------------------------------------------------
+
+
+class Sequential(Module):
+    """Modules applied in order: Sequential(a, b) or Sequential(OrderedDict(name=module))."""
+
+    def __init__(self, *args):
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for key, module in args[0].items():
+                self.add_module(key, module)
+        else:
+            for idx, module in enumerate(args):
+                self.add_module(str(idx), module)
+
+    def _index(self, idx):
+        n = len(self)
+        if not -n <= idx < n:
+            raise IndexError(f"index {idx} is out of range")
+        return list(self._modules)[idx % n]
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return type(self)(OrderedDict(list(self._modules.items())[idx]))
+        return self._modules[self._index(idx)]
+
+    def __setitem__(self, idx, module):
+        setattr(self, self._index(idx), module)
+
+    def __delitem__(self, idx):
+        keys = list(self._modules)[idx] if isinstance(idx, slice) else [self._index(idx)]
+        for k in keys:
+            delattr(self, k)
+        items = list(self._modules.items())             # PyTorch renumbers to keep indices contiguous
+        self._modules.clear()
+        self._modules.update((str(i), m) for i, (_, m) in enumerate(items))
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, sequential):
+        for m in sequential:
+            self.append(m)
+        return self
+
+    def insert(self, index, module):
+        if not isinstance(module, Module):
+            raise AssertionError(f"module should be of type: {Module}")
+        items = list(self._modules.values())
+        items.insert(index, module)
+        self._modules.clear()
+        self._modules.update((str(i), m) for i, m in enumerate(items))
+        return self
+
+    def forward(self, input):
+        for module in self:
+            input = module(input)
+        return input
+
+
+class ModuleList(Module):
+    """A list of modules, registered so that their parameters are the list's."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return type(self)(list(self._modules.values())[idx])
+        return self._modules[Sequential._index(self, idx)]
+
+    def __setitem__(self, idx, module):
+        setattr(self, Sequential._index(self, idx), module)
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __iadd__(self, modules):
+        return self.extend(modules)
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules):
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index, module):
+        return Sequential.insert(self, index, module)
+
+
+
+class ModuleDict(Module):
+    """A dict of modules, registered under their keys."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key):
+        return self._modules[key]
+
+    def __setitem__(self, key, module):
+        self.add_module(key, module)
+
+    def __delitem__(self, key):
+        del self._modules[key]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, key):
+        return key in self._modules
+
+    def keys(self):
+        return self._modules.keys()
+
+    def items(self):
+        return self._modules.items()
+
+    def values(self):
+        return self._modules.values()
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
+
+    def clear(self):
+        self._modules.clear()
+
+    def update(self, modules):
+        for key, module in (modules.items() if hasattr(modules, "items") else modules):
+            self[key] = module
+
+
+# -- attention --------------------------------------------------------------------------------------------------
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """MultiheadAttention's out_proj (a Linear, named as PyTorch names it)."""
+
+
+class MultiheadAttention(Module):
+    """PyTorch's MultiheadAttention: in_proj_weight (3E, E), in_proj_bias, out_proj; need_weights returns the
+    attention weights averaged over heads."""
+
+    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False,
+                 kdim=None, vdim=None, batch_first=False, device=None, dtype=None):
+        super().__init__()
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and "
+                             f"num_heads={num_heads} instead")
+        if add_bias_kv or add_zero_attn:
+            raise NotImplementedError("MultiheadAttention: add_bias_kv and add_zero_attn are not supported by "
+                                      "minifp.torch")
+        self.embed_dim, self.num_heads, self.dropout, self.batch_first = embed_dim, num_heads, dropout, batch_first
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.head_dim = embed_dim // num_heads
+        assert self.head_dim * num_heads == embed_dim, "embed_dim must be divisible by num_heads"
+        if self._qkv_same_embed_dim:
+            self.in_proj_weight = _empty((3 * embed_dim, embed_dim), device, dtype)
+            for name in ("q_proj_weight", "k_proj_weight", "v_proj_weight"):
+                self.register_parameter(name, None)
+        else:
+            self.q_proj_weight = _empty((embed_dim, embed_dim), device, dtype)
+            self.k_proj_weight = _empty((embed_dim, self.kdim), device, dtype)
+            self.v_proj_weight = _empty((embed_dim, self.vdim), device, dtype)
+            self.register_parameter("in_proj_weight", None)
+        if bias:
+            self.in_proj_bias = _empty((3 * embed_dim,), device, dtype)
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, device=device, dtype=dtype)
+        self.bias_k = self.bias_v = None
+        self.add_zero_attn = False
+        self._reset_parameters()
+
+    def _reset_parameters(self):
+        if self._qkv_same_embed_dim:
+            init.xavier_uniform_(self.in_proj_weight)
+        else:
+            for w in (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight):
+                init.xavier_uniform_(w)
+        if self.in_proj_bias is not None:
+            init.constant_(self.in_proj_bias, 0.0)
+            init.constant_(self.out_proj.bias, 0.0)
+
+    def _weights(self):
+        E = self.embed_dim
+        if self._qkv_same_embed_dim:
+            w = self.in_proj_weight
+            ws = [apply("getitem", w, index=slice(i * E, (i + 1) * E)) for i in range(3)]
+        else:
+            ws = [self.q_proj_weight, self.k_proj_weight, self.v_proj_weight]
+        b = self.in_proj_bias
+        bs = [None] * 3 if b is None else [apply("getitem", b, index=slice(i * E, (i + 1) * E)) for i in range(3)]
+        return ws, bs
+
+    def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+                average_attn_weights=True, is_causal=False):
+        unbatched = query.ndim == 2
+        if unbatched:
+            query, key, value = (apply("reshape", t, shape=(1,) + tuple(t.shape)) for t in (query, key, value))
+            key_padding_mask = None if key_padding_mask is None else apply(
+                "reshape", key_padding_mask, shape=(1,) + tuple(key_padding_mask.shape))
+        elif not self.batch_first:      # (L, N, E) -> (N, L, E)
+            query, key, value = (apply("transpose", t, axes=(1, 0, 2)) for t in (query, key, value))
+        (wq, wk, wv), (bq, bk, bv) = self._weights()
+        n, L, E = query.shape
+        S, H, hd = key.shape[1], self.num_heads, self.head_dim
+
+        def heads(t, length):
+            return apply("transpose", apply("reshape", t, shape=(n, length, H, hd)), axes=(0, 2, 1, 3))
+        q = heads(F.linear(query, wq, bq), L)
+        k = heads(F.linear(key, wk, bk), S)
+        v = heads(F.linear(value, wv, bv), S)
+        mask = self._mask(attn_mask, key_padding_mask, is_causal, n, L, S, query)
+        # PyTorch's path with weights: q scaled by 1/sqrt(head_dim), scores (+ mask), softmax, dropout, @ v.
+        scores = apply("matmul", apply("mul", q, 1 / math.sqrt(hd)), F._swap_last(k))
+        if mask is not None:
+            scores = apply("add", scores, mask, _out=scores.fmt)
+        attn = apply("softmax", scores, axis=-1)
+        if self.dropout > 0 and self.training:
+            attn = F.dropout(attn, self.dropout, True)
+        out = apply("matmul", attn, v)
+        out = apply("reshape", apply("transpose", out, axes=(0, 2, 1, 3)), shape=(n, L, E))
+        out = F.linear(out, self.out_proj.weight, self.out_proj.bias)
+        if unbatched:
+            out = apply("reshape", out, shape=(L, E))
+        elif not self.batch_first:
+            out = apply("transpose", out, axes=(1, 0, 2))
+        if not need_weights:
+            return out, None
+        weights = apply("mean", attn, axis=1) if average_attn_weights else attn
+        return out, (apply("reshape", weights, shape=tuple(weights.shape[1:])) if unbatched else weights)
+
+    def _mask(self, attn_mask, key_padding_mask, is_causal, n, L, S, like):
+        """One float mask (n, 1 or H, L, S) of 0 / -inf from MHA's masks (True = do NOT attend here)."""
+        xp_mask = None
+        if is_causal and attn_mask is None:
+            attn_mask = T.tensor(np.triu(np.ones((L, S), bool), 1), device=like.device)
+        if attn_mask is not None:
+            m = F._float_mask(attn_mask, like, attend_when_true=False)
+            if m.ndim == 3:             # (n * H, L, S)
+                m = apply("reshape", m, shape=(n, self.num_heads, L, S))
+            xp_mask = m
+        if key_padding_mask is not None:
+            kp = F._float_mask(key_padding_mask, like, attend_when_true=False)
+            kp = apply("reshape", kp, shape=(n, 1, 1, S))
+            xp_mask = kp if xp_mask is None else apply("add", xp_mask, kp)
+        return xp_mask
+
+    def extra_repr(self):
+        return ""
+
+
+# -- losses -------------------------------------------------------------------------------------------------------
+
+
+class _Loss(Module):
+    def __init__(self, size_average=None, reduce=None, reduction="mean"):
+        super().__init__()
+        self.reduction = F._reduction(reduction, size_average, reduce)
+
+
+class _WeightedLoss(_Loss):
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+
+
+class CrossEntropyLoss(_WeightedLoss):
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                 label_smoothing=0.0):
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
+
+    def forward(self, input, target):
+        return F.cross_entropy(input, target, self.weight, ignore_index=self.ignore_index,
+                               reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+
+class NLLLoss(_WeightedLoss):
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
+
+    def forward(self, input, target):
+        return F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
+
+
+class MSELoss(_Loss):
+    def forward(self, input, target):
+        return F.mse_loss(input, target, reduction=self.reduction)
+
+
+class L1Loss(_Loss):
+    def forward(self, input, target):
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class BCELoss(_WeightedLoss):
+    def forward(self, input, target):
+        return F.binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(_Loss):
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None):
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+        self.register_buffer("pos_weight", pos_weight)
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy_with_logits(input, target, self.weight, reduction=self.reduction,
+                                                  pos_weight=self.pos_weight)
