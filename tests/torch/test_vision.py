@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import minifp
 import minifp.torch as torch
 from minifp import datasets as files
 from minifp.torch.utils.data import DataLoader
@@ -342,7 +341,8 @@ def test_eval_logits_match_pytorch_with_the_same_weights(name):
     fixture, x_spec = recorded(name), json.loads(FIXTURE.read_text())["x"]
     model = getattr(models, name)(num_classes=10)
     sd = model.state_dict()
-    weights = {e["key"]: torch.from_numpy(wave(e["init"])) if e["init"] else sd[e["key"]] for e in fixture["state_dict"]}
+    weights = {e["key"]: torch.from_numpy(wave(e["init"])) if e["init"] else sd[e["key"]]
+               for e in fixture["state_dict"]}
     model.load_state_dict(weights)
     model.eval()
     with torch.no_grad():
@@ -366,7 +366,7 @@ def test_initialisation_follows_torchvision():
     from minifp.torch.vision import models
     torch.manual_seed(0)
     r = models.resnet18(num_classes=10)
-    w = r.layer4[0].conv2.weight.detach().numpy()                    # kaiming normal, fan_out, relu: std sqrt(2 / (512*9))
+    w = r.layer4[0].conv2.weight.detach().numpy()        # kaiming normal, fan_out, relu: std sqrt(2 / (512*9))
     assert abs(w.std() / math.sqrt(2 / (512 * 9)) - 1) < 0.02 and abs(w.mean()) < 1e-3
     assert np.all(r.bn1.weight.detach().numpy() == 1) and np.all(r.bn1.bias.detach().numpy() == 0)
     assert np.abs(r.fc.bias.detach().numpy()).max() <= 1 / math.sqrt(512)          # fc keeps Linear's default

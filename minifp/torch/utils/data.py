@@ -260,7 +260,7 @@ def default_convert(data):
 
 def default_collate(batch):
     """PyTorch's default collate: tensors stacked on a new first dimension, NumPy arrays and numbers made
-    tensors (Python ints int64, Python floats float64 where the face has it), strings kept as a list,
+    tensors (Python ints int64; Python floats torch.float64, which is float32 in minifp), strings kept as a list,
     dicts, namedtuples and sequences collated per key or position (a tuple gives a list, as in PyTorch)."""
     elem = batch[0]
     if isinstance(elem, minifp.Tensor):
