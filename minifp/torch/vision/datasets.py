@@ -112,8 +112,10 @@ class MNIST(VisionDataset):
         for name, md5 in self.resources:
             archive = os.path.join(self.raw_folder, name)
             _files.download([mirror + name for mirror in self.mirrors], archive, md5)
-            with gzip.open(archive, "rb") as src, open(archive[:-3], "wb") as dst:
+            partial = archive[:-3] + ".partial"          # renamed once whole: a crash leaves no short file
+            with gzip.open(archive, "rb") as src, open(partial, "wb") as dst:
                 shutil.copyfileobj(src, dst)
+            os.replace(partial, archive[:-3])
 
 
 class CIFAR10(VisionDataset):
