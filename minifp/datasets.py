@@ -2,8 +2,13 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
 import math
 import os
+import shutil
+import tarfile
+import tempfile
+import urllib.request
 import zlib
 from importlib import resources
 
@@ -11,7 +16,8 @@ import numpy as np
 
 from . import _checks
 
-__all__ = ["load_digits", "load_idx", "make_classification", "make_regression"]
+__all__ = ["download", "extract_tar", "file_md5", "load_cifar_binary", "load_digits", "load_idx",
+           "make_classification", "make_regression"]
 
 # IDX type codes -> big-endian dtypes (the format of the MNIST files).
 _IDX_TYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
@@ -100,6 +106,89 @@ def _read(stream, n):
         parts.append(part)
         n -= len(part)
     return b"".join(parts)
+
+
+def load_cifar_binary(path, image_shape=(3, 32, 32)):
+    """(images uint8 (n, 32, 32, 3) HWC, labels int64 (n,)) from a CIFAR-10 binary batch (data_batch_1.bin, ...).
+
+    The binary version (cifar-10-binary.tar.gz) is a plain byte format: records of one label byte, then the
+    3,072 pixel bytes of one image (1,024 red, 1,024 green, 1,024 blue, each 32x32 row-major). minifp reads
+    it instead of the Python version, whose batches are pickles (loading a pickle can run code).
+    """
+    where = f"load_cifar_binary(path={os.fsdecode(path)!r})"
+    try:
+        with open(path, "rb") as f:
+            raw = np.frombuffer(f.read(), np.uint8)
+    except OSError as e:
+        raise type(e)(f"{where}: cannot read the file: {e.strerror}") from None
+    record = 1 + math.prod(image_shape)
+    if raw.size == 0 or raw.size % record:
+        raise ValueError(f"{where}: {raw.size} bytes is not a whole number of {record}-byte records (one label "
+                         f"byte and {record - 1} pixel bytes each); is this a CIFAR-10 binary batch?")
+    rows = raw.reshape(-1, record)
+    labels = rows[:, 0].astype(np.int64)
+    if labels.max() > 9:
+        raise ValueError(f"{where}: record {int(np.argmax(labels > 9))} has label {int(labels.max())}; CIFAR-10 "
+                         f"labels are 0-9 (is this a CIFAR-100 file? its records hold two label bytes)")
+    images = rows[:, 1:].reshape((-1,) + tuple(image_shape)).transpose(0, 2, 3, 1)
+    return np.ascontiguousarray(images), labels
+
+
+def download(urls, path, md5=None, timeout=60):
+    """Fetch the first of `urls` that answers into `path` (written atomically) and check its MD5 checksum.
+
+    Each URL is tried in turn; the file appears at `path` only once it is complete and its checksum
+    matches, so an interrupted or corrupted download never leaves a file that looks finished.
+    """
+    urls = [urls] if isinstance(urls, str) else list(urls)
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    errors = []
+    for url in urls:
+        fd, tmp = tempfile.mkstemp(prefix=".download-", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as response:
+                shutil.copyfileobj(response, out, _CHUNK)
+            got = file_md5(tmp)
+            if md5 is not None and got != md5:
+                raise ValueError(f"checksum mismatch: MD5 {got}, expected {md5}")
+            os.replace(tmp, path)
+            return path
+        except (OSError, ValueError) as e:       # URLError and timeouts are OSErrors: try the next mirror
+            errors.append(f"{url}: {e}")
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+    raise RuntimeError(f"download(): could not fetch {os.path.basename(path)}:\n  " + "\n  ".join(errors))
+
+
+def file_md5(path):
+    """The MD5 hex digest of a file, read in chunks."""
+    digest = hashlib.md5(usedforsecurity=False)
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(_CHUNK), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def extract_tar(archive, folder):
+    """Extract a .tar(.gz) into `folder`, refusing members that are not plain files or folders inside it."""
+    folder = os.path.abspath(folder)
+    with tarfile.open(archive) as tar:
+        members = tar.getmembers()
+        for m in members:                  # checked before anything is written
+            target = os.path.abspath(os.path.join(folder, m.name))
+            if not (m.isfile() or m.isdir()) or os.path.commonpath([folder, target]) != folder:
+                raise ValueError(f"extract_tar(): {os.fsdecode(archive)!r} holds {m.name!r}, which is not a plain "
+                                 f"file or folder inside the archive; refusing to extract it")
+        for m in members:
+            target = os.path.join(folder, m.name)
+            if m.isdir():
+                os.makedirs(target, exist_ok=True)
+                continue
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with tar.extractfile(m) as src, open(target, "wb") as dst:
+                shutil.copyfileobj(src, dst, _CHUNK)
 
 
 def make_classification(n=512, features=10, classes=3, seed=0, separation=2.0):

@@ -16,6 +16,8 @@ from ._functions import __all__ as _function_names
 from . import amp, backends, cpu, cuda, nn, optim
 from .amp import autocast
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision
+from . import utils, vision  # noqa: E402  (utils.data, torchvision's models, datasets and transforms)
+from .serialization import load, save  # noqa: E402  (safetensors files, never pickle)
 
 float, half, double, float64 = float32, float16, float32, float32     # minifp has no float64: see README
 long, int, short = int64, int32, int16
@@ -26,5 +28,5 @@ __all__ = ["Tensor", "Size", "dtype", "device", "Format", "tf32", "tensor", "as_
            "minimum", "autocast", "amp", "backends", "cpu", "cuda", "get_default_dtype", "set_default_dtype",
            "set_float32_matmul_precision", "get_float32_matmul_precision", "float", "half", "double", "long",
            "int", "short", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
-           "bfloat16", "float8_e4m3fn", "float8_e5m2"] + _function_names
+           "bfloat16", "float8_e4m3fn", "float8_e5m2", "load", "save", "utils"] + _function_names
 del _F

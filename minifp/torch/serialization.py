@@ -1,0 +1,247 @@
+"""`minifp.torch.save` and `minifp.torch.load`: state_dicts in safetensors files (never pickle).
+
+PyTorch's own `torch.save` pickles, and unpickling can run any code; minifp reads and writes only the
+safetensors format (a JSON header and raw little-endian bytes), through the `safetensors` package, an
+optional extra (`pip install "minifp[torch]"`). A state_dict saved from real PyTorch with
+`safetensors.torch.save_file(model.state_dict(), path)` loads here with bit-identical values.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import uuid
+import warnings
+from collections.abc import Mapping
+
+import ml_dtypes
+import numpy as np
+
+import minifp
+from minifp import _formats as F
+from minifp._backend import to_numpy
+
+__all__ = ["load", "save"]
+
+# safetensors dtype codes -> (NumPy storage dtype, minifp.torch dtype name). Every one of them is read bit for
+# bit; F64 has no minifp format and is rounded to float32 on load (with a warning).
+_CODES = {"F32": (np.float32, "float32"), "F16": (np.float16, "float16"), "BF16": (ml_dtypes.bfloat16, "bfloat16"),
+          "F8_E4M3": (ml_dtypes.float8_e4m3fn, "float8_e4m3fn"), "F8_E5M2": (ml_dtypes.float8_e5m2, "float8_e5m2"),
+          "F64": (np.float64, "float64"), "I64": (np.int64, "int64"), "I32": (np.int32, "int32"),
+          "I16": (np.int16, "int16"), "I8": (np.int8, "int8"), "U8": (np.uint8, "uint8"), "BOOL": (np.bool_, "bool")}
+_SAVABLE = {np.dtype(d) for d, _ in _CODES.values()}
+_FORMATS_KEY = "minifp.formats"     # metadata: formats with no safetensors dtype (tf32, custom), stored as float32
+_EXTRA = 'the safetensors package (pip install "minifp[torch]" or pip install safetensors)'
+
+
+def _safetensors():
+    """The safetensors package, or an ImportError that names the extra providing it."""
+    try:
+        import safetensors
+        import safetensors.numpy
+    except ImportError as e:
+        raise ImportError(f"minifp.torch.save/load read and write safetensors files and need {_EXTRA}") from e
+    return safetensors
+
+
+def save(obj, f, pickle_module=None, pickle_protocol=None):
+    """Write a state_dict (a dict of str -> tensors or arrays) to `f` (a path or a binary file) as safetensors.
+
+    A path is written atomically: into a temporary file in the same folder, then renamed over `f`, so a
+    crash never leaves a half-written checkpoint. pickle_module and pickle_protocol are accepted for
+    PyTorch's signature and must stay None: nothing is pickled.
+    """
+    _no_pickle("save", pickle_module=pickle_module, pickle_protocol=pickle_protocol)
+    arrays, formats = _arrays(obj)                     # every check runs before anything is written
+    st = _safetensors()
+    metadata = {"format": "pt"}                          # what safetensors.torch writes; other readers expect it
+    if formats:
+        metadata[_FORMATS_KEY] = json.dumps(formats, sort_keys=True)
+    data = st.numpy.save(arrays, metadata=metadata)
+    if _is_path(f):
+        _write_atomically(os.fspath(f), data)
+    elif hasattr(f, "write"):
+        f.write(data)
+    else:
+        raise TypeError(f"save(): f must be a file path (str or os.PathLike) or a binary file object, "
+                        f"got {type(f).__name__}")
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None, **pickle_load_args):
+    """The state_dict in safetensors file `f` (a path or a binary file): a dict of str -> minifp.torch tensors.
+
+    Values and dtypes are the file's, bit for bit (float32, float16, bfloat16, float8, integers, bool);
+    float64 becomes float32, as minifp has no float64. map_location may name a device ("cpu", "cuda").
+    Nothing in the file is ever executed: weights_only, mmap and pickle arguments are accepted for
+    PyTorch's signature; the result is always plain tensors.
+    """
+    _no_pickle("load", pickle_module=pickle_module, **pickle_load_args)
+    device = _device(map_location)
+    data, where = _read(f)
+    st = _safetensors()
+    try:
+        entries = st.deserialize(data)
+    except Exception as e:            # SafetensorError and friends: the message says what is wrong
+        raise ValueError(f"load(): {where} is not a safetensors file ({e}){_hint(data)}") from None
+    formats = _formats(data, where)
+    out, widened = {}, []
+    for key, entry in sorted(entries):
+        if entry["dtype"] not in _CODES:
+            raise ValueError(f"load(): {where}: tensor {key!r} has dtype {entry['dtype']}, which minifp cannot hold; "
+                             f"valid dtypes: {', '.join(_CODES)}")
+        storage, name = _CODES[entry["dtype"]]
+        arr = np.frombuffer(entry["data"], np.dtype(storage).newbyteorder("<")).reshape(entry["shape"])
+        arr = arr.astype(np.dtype(storage), copy=True)       # native byte order, writable, owned
+        if name == "float64":
+            widened.append(key)
+        out[key] = _tensor(arr, name, formats.get(key), device)
+    if widened:
+        warnings.warn(f"load(): {where}: float64 tensors {widened} were rounded to float32 (minifp has no "
+                      f"float64 tensors)", stacklevel=2)
+    return out
+
+
+# -- save -------------------------------------------------------------------------------
+
+
+def _arrays(obj):
+    """The NumPy arrays to write, per key, and the formats that safetensors has no dtype for (tf32, custom)."""
+    if not isinstance(obj, Mapping):
+        raise TypeError(f"save(): obj must be a state_dict (a dict of str -> tensors; safetensors holds nothing "
+                        f"else), got {type(obj).__name__}" + ("; save its .state_dict()" if hasattr(obj, "state_dict")
+                                                             else ""))
+    arrays, formats = {}, {}
+    for key, value in obj.items():
+        if not isinstance(key, str):
+            raise TypeError(f"save(): state_dict keys must be str, got {key!r} ({type(key).__name__})")
+        arr, fmt = _array(key, value)
+        arrays[key] = arr if arr.flags.c_contiguous else arr.copy(order="C")     # ascontiguousarray makes 0-d 1-d
+        if fmt is not None:
+            formats[key] = {"exp_bits": fmt.exp_bits, "man_bits": fmt.man_bits, "subnormals": fmt.subnormals,
+                            "overflow": fmt.overflow, "infinities": fmt.infinities}
+    return arrays, formats
+
+
+def _array(key, value):
+    """(array, Format or None): the storage of one value, and its format when the storage does not name it."""
+    if isinstance(value, minifp.Tensor):
+        arr = to_numpy(value._data)
+        if value.fmt is not None and not (value.fmt.native or value.fmt.is_float32):
+            return arr.astype(np.float32), value.fmt         # tf32 and custom formats: exact in float32
+    elif isinstance(value, np.ndarray) or isinstance(value, np.generic):
+        arr = np.asarray(value)
+    elif type(value).__module__.split(".")[0] == "torch" and hasattr(value, "detach"):
+        arr = _from_torch(value)       # a real torch.Tensor, read without importing torch
+    else:
+        raise TypeError(f"save(): state_dict[{key!r}] is a {type(value).__name__}; safetensors files hold only "
+                        f"tensors (save nested state, such as an optimizer's, some other way)")
+    if arr.dtype not in _SAVABLE:
+        raise TypeError(f"save(): state_dict[{key!r}] has dtype {arr.dtype}, which safetensors files written by "
+                        f"minifp do not hold; valid dtypes: {', '.join(sorted(str(np.dtype(d)) for d in _SAVABLE))}")
+    return arr, None
+
+
+def _from_torch(t):
+    """A real PyTorch tensor's values as a NumPy array of the same dtype, bit for bit (bfloat16 and float8 too)."""
+    t = t.detach().cpu().contiguous()
+    name = str(t.dtype).split(".")[-1]
+    storage = {"bfloat16": ml_dtypes.bfloat16, "float8_e4m3fn": ml_dtypes.float8_e4m3fn,
+               "float8_e5m2": ml_dtypes.float8_e5m2}.get(name)
+    if storage is None:
+        return t.numpy()
+    torch = sys.modules[type(t).__module__.split(".")[0]]     # already imported by whoever made `t`
+    bits = t.reshape(-1).view(torch.uint8).numpy()           # NumPy has no bfloat16: move the raw bytes
+    return bits.view(storage).reshape(tuple(t.shape))
+
+
+def _write_atomically(path, data):
+    """Write into a new file beside `path`, then rename it over `path` (atomic on POSIX and Windows)."""
+    folder, name = os.path.split(os.path.abspath(path))
+    tmp = os.path.join(folder, f".{name}.{uuid.uuid4().hex}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)  # umask applies
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+# -- load -------------------------------------------------------------------------------
+
+
+def _read(f):
+    """(bytes, description) of a path or a binary file object."""
+    if _is_path(f):
+        where = repr(os.fspath(f))
+        try:
+            with open(f, "rb") as fh:
+                return fh.read(), where
+        except OSError as e:
+            raise type(e)(f"load(): cannot open {where}: {e.strerror}") from None
+    if hasattr(f, "read"):
+        data = f.read()
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"load(): f must be opened in binary mode ('rb'); its read() gave {type(data).__name__}")
+        return bytes(data), "the file object"
+    raise TypeError(f"load(): f must be a file path (str or os.PathLike) or a binary file object, "
+                    f"got {type(f).__name__}")
+
+
+def _hint(data):
+    """Why a file is not safetensors, when it is a PyTorch pickle (zip archive or legacy pickle)."""
+    if data[:2] == b"PK" or data[:1] == b"\x80":
+        return ("; it looks like a pickle written by torch.save, which minifp never loads (unpickling can run "
+                "code): in PyTorch, save it with safetensors.torch.save_file(model.state_dict(), path)")
+    return ""
+
+
+def _formats(data, where):
+    """Per-key Formats recorded by minifp's save for tf32 and custom formats (an empty dict for other files)."""
+    n = int.from_bytes(data[:8], "little")
+    meta = json.loads(data[8:8 + n]).get("__metadata__") or {}   # plain JSON: deserialize has checked it
+    try:
+        return {k: F.Format(**v) for k, v in json.loads(meta.get(_FORMATS_KEY, "{}")).items()}
+    except (TypeError, ValueError, AttributeError) as e:
+        raise ValueError(f"load(): {where}: its {_FORMATS_KEY!r} metadata is not what minifp writes ({e})") from None
+
+
+def _tensor(arr, name, fmt, device):
+    """A face tensor over `arr` in dtype `name` (or Format `fmt`), bit for bit, on `device`."""
+    from minifp import torch
+    from minifp.torch import _device as D
+    if name == "float64":
+        arr = arr.astype(np.float32)                    # one rounding; the warning names these keys
+    if fmt is not None:
+        data = minifp.round_to(arr, fmt)                  # exact for what save wrote; a tampered file still rounds
+    else:
+        fmt = getattr(torch, "float32" if name == "float64" else name).fmt
+        data = arr
+    return torch.Tensor._wrap(D.array_on(data, device), fmt, False, None, device)
+
+
+def _device(map_location):
+    """"cpu" or "cuda", as map_location names it (None: the CPU, where the file's bytes are)."""
+    if map_location is None:
+        return "cpu"
+    if isinstance(map_location, dict) or callable(map_location):
+        raise ValueError(f"load(): map_location must be None, a device or a device name ('cpu', 'cuda'), got "
+                         f"{type(map_location).__name__} (safetensors files record no device to map from)")
+    from minifp.torch import _device as D
+    return D.parse(map_location)
+
+
+def _is_path(f):
+    return isinstance(f, (str, bytes, os.PathLike))
+
+
+def _no_pickle(fn, **arguments):
+    """Refuse pickle options: minifp writes and reads safetensors only."""
+    given = {k: v for k, v in arguments.items() if v is not None}
+    if given:
+        raise TypeError(f"{fn}(): {', '.join(f'{k}={v!r}' for k, v in given.items())}: minifp.torch.{fn} uses "
+                        f"safetensors files, never pickle; leave the pickle arguments unset")
