@@ -7,6 +7,7 @@ import pytest
 
 import minifp as mf
 import minifp.torch as torch
+import minifp.torch.nn.functional as F
 
 FIXTURES = pathlib.Path(__file__).parent.parent / "fixtures" / "pytorch"
 AUTOCAST = json.loads((FIXTURES / "autocast_cpu.json").read_text())
@@ -31,6 +32,18 @@ CALLS = {
     "max(dim=1).values": lambda x, y: x.max(dim=1).values, "argmax": lambda x, y: x.argmax(),
     "tanh": lambda x, y: x.tanh(), "sigmoid": lambda x, y: x.sigmoid(), "pow(x, 2.0)": lambda x, y: torch.pow(x, 2.0),
     "x ** 2": lambda x, y: x ** 2, "pow(x, y)": lambda x, y: x ** y, "sqrt": lambda x, y: x.sqrt(),
+    "F.linear_bias": lambda x, y: F.linear(x, y, y[0].float()), "F.linear_no_bias": lambda x, y: F.linear(x, y),
+    "nn.Linear(fp32 params)": lambda x, y: torch.nn.Linear(3, 2)(x),
+    "nn.Conv2d(fp32 params)": lambda x, y: torch.nn.Conv2d(1, 2, 2)(x.reshape(1, 1, 3, 3)),
+    "F.conv2d": lambda x, y: F.conv2d(x.reshape(1, 1, 3, 3), y[:2, :2].reshape(1, 1, 2, 2)),
+    "gelu": lambda x, y: F.gelu(x), "layer_norm(fp32 weight, bias)": lambda x, y: torch.nn.LayerNorm(3)(x),
+    "layer_norm(no affine)": lambda x, y: F.layer_norm(x, (3,)),
+    "group_norm(fp32 weight, bias)": lambda x, y: torch.nn.GroupNorm(1, 3)(x),
+    "batch_norm(eval, fp32 stats)": lambda x, y: torch.nn.BatchNorm1d(3).eval()(x),
+    "batch_norm(train, fp32 stats)": lambda x, y: torch.nn.BatchNorm1d(3)(x),
+    "cross_entropy": lambda x, y: F.cross_entropy(x, torch.tensor([0, 1, 2])),
+    "mse_loss": lambda x, y: F.mse_loss(x, y),
+    "scaled_dot_product_attention": lambda x, y: F.scaled_dot_product_attention(x[None], y[None], y[None]),
 }
 
 
@@ -51,22 +64,43 @@ def test_cpu_autocast_output_dtypes_match_pytorch(dtype, inputs):
     assert checked == len(CALLS)
 
 
-# CUDA's lists (autocast_mode.h): what comes out for float32 and for float16 inputs.
-CUDA = [("matmul", lambda x: x @ x, "float16", "float16"), ("exp", lambda x: x.exp(), "float32", "float32"),
-        ("log", lambda x: x.log(), "float32", "float32"), ("pow", lambda x: x ** 2, "float32", "float32"),
-        ("sum", lambda x: x.sum(), "float32", "float32"), ("softmax", lambda x: x.softmax(1), "float32", "float32"),
-        ("log_softmax", lambda x: x.log_softmax(1), "float32", "float32"),
-        ("mean", lambda x: x.mean(), "float32", "float16"), ("relu", lambda x: x.relu(), "float32", "float16"),
-        ("tanh", lambda x: x.tanh(), "float32", "float16"), ("sqrt", lambda x: x.sqrt(), "float32", "float16"),
-        ("2.0 / x", lambda x: 2.0 / x, "float32", "float16"), ("max", lambda x: x.max(), "float32", "float16"),
-        ("cat", lambda x: torch.cat([x, x]), "float32", "float16")]
+# CUDA's lists (autocast_mode.h): what comes out for float32 inputs and for inputs in the autocast dtype
+# ("lp": the autocast dtype, "in": the input's dtype, "f32": float32).
+CUDA = [("matmul", lambda x: x @ x, "lp", "lp"), ("exp", lambda x: x.exp(), "f32", "f32"),
+        ("log", lambda x: x.log(), "f32", "f32"), ("pow", lambda x: x ** 2, "f32", "f32"),
+        ("sum", lambda x: x.sum(), "f32", "f32"), ("softmax", lambda x: x.softmax(1), "f32", "f32"),
+        ("log_softmax", lambda x: x.log_softmax(1), "f32", "f32"),
+        ("mean", lambda x: x.mean(), "f32", "lp"), ("relu", lambda x: x.relu(), "f32", "lp"),
+        ("tanh", lambda x: x.tanh(), "f32", "lp"), ("sqrt", lambda x: x.sqrt(), "f32", "lp"),
+        ("2.0 / x", lambda x: 2.0 / x, "f32", "lp"), ("max", lambda x: x.max(), "f32", "lp"),
+        ("cat", lambda x: torch.cat([x, x]), "f32", "lp"),
+        ("Linear", lambda x: torch.nn.Linear(3, 2).cuda()(x), "lp", "lp"),
+        ("Conv2d", lambda x: torch.nn.Conv2d(1, 2, 2).cuda()(x.reshape(1, 1, 3, 3)), "lp", "lp"),
+        ("LayerNorm", lambda x: torch.nn.LayerNorm(3).cuda()(x), "f32", "f32"),
+        ("GroupNorm", lambda x: torch.nn.GroupNorm(1, 3).cuda()(x), "f32", "f32"),
+        ("BatchNorm1d", lambda x: torch.nn.BatchNorm1d(3).cuda()(x), "f32", "lp"),
+        ("gelu", lambda x: F.gelu(x), "f32", "lp"), ("silu", lambda x: F.silu(x), "f32", "lp"),
+        ("cross_entropy", lambda x: F.cross_entropy(x, torch.tensor([0, 1, 2]).cuda()), "f32", "f32"),
+        ("nll_loss", lambda x: F.nll_loss(x, torch.tensor([0, 1, 2]).cuda()), "f32", "f32"),
+        ("mse_loss", lambda x: F.mse_loss(x, x), "f32", "f32"),
+        ("binary_cross_entropy_with_logits", lambda x: F.binary_cross_entropy_with_logits(x, x), "f32", "f32"),
+        ("scaled_dot_product_attention", lambda x: F.scaled_dot_product_attention(x[None], x[None], x[None]),
+         "lp", "lp")]
 
 
-@pytest.mark.parametrize("name, call, from32, from16", CUDA, ids=[c[0] for c in CUDA])
-def test_cuda_autocast_output_dtypes_follow_cudas_lists(name, call, from32, from16):
-    for inputs, expected in ((x32(3, 3, device="cuda"), from32), (x32(3, 3, device="cuda").half(), from16)):
-        with torch.autocast(device_type="cuda", dtype=torch.float16):
-            assert call(inputs).dtype == getattr(torch, expected)
+@pytest.mark.parametrize("lowp", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name, call, from32, fromlp", CUDA, ids=[c[0] for c in CUDA])
+def test_cuda_autocast_output_dtypes_follow_cudas_lists(name, call, from32, fromlp, lowp):
+    lp = getattr(torch, lowp)
+    for inputs, expected in ((x32(3, 3, device="cuda"), from32), (x32(3, 3, device="cuda").to(lp), fromlp)):
+        with torch.autocast(device_type="cuda", dtype=lp):
+            assert call(inputs).dtype == (lp if expected == "lp" else torch.float32)
+
+
+def test_binary_cross_entropy_is_banned_under_cuda_autocast():
+    x = x32(3, 3, device="cuda") / 3
+    with torch.autocast("cuda"), pytest.raises(RuntimeError, match="unsafe to autocast"):
+        F.binary_cross_entropy(x, x)
 
 
 def test_autocast_casts_only_tensors_on_its_device():

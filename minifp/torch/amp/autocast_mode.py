@@ -1,6 +1,7 @@
 """torch.autocast: PyTorch's per-device op lists (aten/src/ATen/autocast_mode.{h,cpp}) over the engine's ops.
 
-The lists name engine ops; an op the face does not have is simply absent. Which device's lists apply
+The lists name engine ops (and scaled_dot_product_attention, which nn.functional composes); PyTorch ops
+the face does not have are left out. Which device's lists apply
 comes from `device_type`, and only tensors on that device are cast (PyTorch's eligibility rule).
 """
 from __future__ import annotations
@@ -16,13 +17,16 @@ __all__ = ["autocast", "is_autocast_enabled", "get_autocast_dtype", "LISTS"]
 
 # (lower_precision_fp, fp32) per device. fp32_set_opt_dtype ops (sum, softmax, log_softmax) are in fp32:
 # they read lp and write float32, which is what casting first and computing in float32 gives exactly.
-_CUDA_LOWER = {"matmul", "linear", "conv2d", "prelu", "scaled_dot_product_attention"}
-_CUDA_FP32 = {"exp", "log", "pow", "softplus", "layer_norm", "group_norm", "sum", "softmax", "log_softmax",
-              "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy_with_logits", "cross_entropy",
-              "logsumexp", "rsqrt", "reciprocal"}
-_CPU_LOWER = {"matmul", "linear", "conv2d", "prelu", "scaled_dot_product_attention"}
+# scaled_dot_product_attention is composed of engine ops: nn.functional reads its entry, casts q, k, v once
+# and runs the inside without autocast, as PyTorch's kernel does. On CUDA
+# cross_entropy is log_softmax and nll_loss; the CPU lists it itself (nn.functional casts its input).
+# binary_cross_entropy is banned on CUDA (nn.functional raises PyTorch's error there).
+_CUDA_LOWER = {"matmul", "linear", "conv2d", "scaled_dot_product_attention"}
+_CUDA_FP32 = {"exp", "log", "pow", "layer_norm", "group_norm", "sum", "softmax", "log_softmax", "nll_loss",
+              "mse_loss", "l1_loss", "binary_cross_entropy_with_logits"}
+_CPU_LOWER = {"matmul", "linear", "conv2d", "scaled_dot_product_attention"}
 _CPU_FP32 = {"nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-             "cross_entropy", "avg_pool3d", "max_pool3d"}
+             "cross_entropy"}
 LISTS = {"cuda": (frozenset(_CUDA_LOWER), frozenset(_CUDA_FP32)),
          "cpu": (frozenset(_CPU_LOWER), frozenset(_CPU_FP32))}
 DEFAULT_DTYPES = {"cuda": float16, "cpu": bfloat16}
