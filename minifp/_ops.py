@@ -650,7 +650,8 @@ def _nll_loss_grad(xp, g, ans, x, *, target, weight=None, ignore_index=-100, red
     safe, w = _nll_parts(xp, x, target, weight, ignore_index)
     gl = g / xp.sum(w) if reduction == "mean" else g
     picked = xp.arange(x.shape[1]).reshape((1, -1) + (1,) * (x.ndim - 2)) == safe[:, None]
-    return xp.where(picked, (-gl * w)[:, None], 0)
+    # Zero where the weight is (ignored targets): with every target ignored the mean is 0/0, its gradient 0.
+    return xp.where(picked, xp.where(w != 0, -gl * w, 0)[:, None], 0)
 
 
 def _targets(rng):

@@ -8,11 +8,13 @@ import numpy as np
 
 from . import _checks
 from ._state import STATE, autocast_scope
+from ._backend import array_module
 from ._formats import as_format, float16
 from ._tensor import Tensor, default_autocast, tensor
 from .optim import Optimizer
 
-__all__ = ["autocast", "NoOpLossScale", "StaticLossScale", "DynamicLossScale", "all_finite", "GradScaler"]
+__all__ = ["autocast", "NoOpLossScale", "StaticLossScale", "DynamicLossScale", "all_finite", "unscale_grads",
+           "GradScaler"]
 
 
 # -- autocast -------------------------------------------------------------------------------
@@ -119,7 +121,8 @@ class DynamicLossScale(StaticLossScale):
             loss_scale = max(min_loss_scale, loss_scale * backoff)   # backoff defaults to 1 / factor
             counter = 0
 
-    All arithmetic on the scale is float32, as PyTorch and TensorFlow keep it.
+    The scale is kept in float32, as PyTorch and TensorFlow keep it; scale * factor is computed in double
+    and rounded once, as PyTorch's kernel does (for factor 2 every way gives the same value).
     """
 
     counter: int = 0
@@ -129,15 +132,38 @@ class DynamicLossScale(StaticLossScale):
     backoff: float | None = None
 
     def adjust(self, grads_finite):
-        scale = self.loss_scale
-        if grads_finite:
-            if self.counter == self.period - 1:
-                with np.errstate(over="ignore"):
-                    grown = np.float32(scale * np.float32(self.factor))
-                scale = grown if np.isfinite(grown) else scale
-            return replace(self, loss_scale=scale, counter=(self.counter + 1) % self.period)
-        backoff = np.float32(1 / self.factor if self.backoff is None else self.backoff)
-        return replace(self, loss_scale=max(np.float32(self.min_loss_scale), np.float32(scale * backoff)), counter=0)
+        if not grads_finite:
+            backoff = 1 / self.factor if self.backoff is None else self.backoff
+            scale = _times(self.loss_scale, backoff)
+            return replace(self, loss_scale=max(np.float32(self.min_loss_scale), scale), counter=0)
+        successful = self.counter + 1
+        if successful != self.period:       # '!=', as PyTorch: a counter past a shortened period never grows
+            return replace(self, counter=successful)
+        grown = _times(self.loss_scale, self.factor)
+        return replace(self, loss_scale=grown if np.isfinite(grown) else self.loss_scale, counter=0)
+
+
+def _times(scale, factor):
+    """scale * factor in double precision, rounded once to float32 (PyTorch's _amp_update_scale_ kernel)."""
+    with np.errstate(over="ignore"):
+        return np.float32(np.float64(scale) * float(factor))
+
+
+def unscale_grads(grads, inv_scale):
+    """Multiply each gradient tensor in place by the float32 inv_scale, rounded into its own format.
+
+    Returns the position in `grads` of the first gradient that held inf or NaN before unscaling (None if
+    none did). The check reads the values before the multiplication, as PyTorch's kernel does.
+    """
+    first = None
+    inv = np.float32(inv_scale)
+    with np.errstate(all="ignore"):
+        for i, g in enumerate(grads):
+            values = g.float32()
+            if first is None and not bool(array_module(values).isfinite(values).all()):
+                first = i
+            g.assign(values * inv)
+    return first
 
 
 # -- GradScaler (PyTorch) --------------------------------------------------------------------

@@ -13,8 +13,7 @@ from ._tensor import (DTYPES as _DTYPES, Size, Tensor, arange, as_tensor, bfloat
                       ones_like, rand, randint, randn, set_default_dtype, tensor, uint8, zeros, zeros_like)
 from ._functions import *  # noqa: F401,F403  (cat, stack, where, exp, sum, ... with PyTorch's signatures)
 from ._functions import __all__ as _function_names
-from . import amp, backends, cpu, cuda
-from . import nn  # noqa: E402  (the nn helper's package)
+from . import amp, backends, cpu, cuda, nn, optim
 from .amp import autocast
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision
 from . import utils, vision  # noqa: E402  (utils.data, torchvision's models, datasets and transforms)

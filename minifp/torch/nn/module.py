@@ -324,7 +324,7 @@ class Module:
         if d is not None and format_of(d) is None:
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
                             f"dtype={d}")
-        return self._cast(format_of(d) if d is not None else None, device.type if device is not None else None)
+        return self._cast(format_of(d) if d is not None else None, device)
 
     def float(self):
         return self._cast(float32.fmt)

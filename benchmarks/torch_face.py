@@ -1,0 +1,89 @@
+"""minifp.torch against real PyTorch on the CPU: ms per training step, interleaved in one run.
+
+    python benchmarks/torch_face.py [--steps 5] [--rounds 7]
+
+The same PyTorch code (Linear/Conv2d models, SGD, CrossEntropyLoss) runs once with `import torch` and once
+with `import minifp.torch as torch`. Rows: minifp float32 against PyTorch float32 (target <= 1.3x), and
+minifp's emulated cuda float16 step with GradScaler against its own float32 step (target <= 1.15x on the
+big MLP and the CNN, <= 1.3x on the digits MLP at batch 32). Without PyTorch installed, its columns are
+skipped. Each round times every contender in turn (the order alternates), so a slow stretch of a shared
+machine falls on all alike; each figure is the best round.
+"""
+import argparse
+import time
+import warnings
+
+import numpy as np
+
+import minifp.torch as mtorch
+
+try:
+    import torch as real_torch
+    real_torch.set_num_threads(2)
+except ImportError:
+    real_torch = None
+
+warnings.filterwarnings("ignore", message="minifp: no GPU here")
+# (name, model maker, input shape, batch)
+CASES = [("mlp 784-1024-1024-10", lambda nn: nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024),
+                                                           nn.ReLU(), nn.Linear(1024, 10)), (784,), 256),
+         ("cnn 1x28x28", lambda nn: nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                                                  nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                                                  nn.Flatten(), nn.Linear(32 * 7 * 7, 10)), (1, 28, 28), 64),
+         ("digits mlp 64-64-10", lambda nn: nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 10)),
+          (64,), 32)]
+
+
+def stepper(torch, make, shape, batch, device="cpu", dtype=None):
+    """A function running `steps` SGD steps of a fresh model; returns ms per step."""
+    torch.manual_seed(0)
+    rng = np.random.default_rng(0)
+    x = torch.tensor(rng.random((batch,) + shape, dtype=np.float32)).to(device)
+    y = torch.tensor(rng.integers(0, 10, batch)).to(device)
+    model = make(torch.nn).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    scaler = torch.amp.GradScaler(device, enabled=dtype is not None)
+
+    def run(steps):
+        start = time.perf_counter()
+        for _ in range(steps):
+            opt.zero_grad()
+            with torch.autocast(device, dtype=dtype, enabled=dtype is not None):
+                loss = loss_fn(model(x), y)
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        return 1e3 * (time.perf_counter() - start) / steps
+    run(1)
+    return run
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args()
+    print(f"ms per step, best of {args.rounds} rounds of {args.steps} steps; PyTorch: "
+          f"{real_torch.__version__ if real_torch else 'not installed (its columns skipped)'}")
+    print(f"{'model':22s} {'torch f32':>10s} {'minifp f32':>11s} {'minifp cuda f16':>16s} "
+          f"{'f32/torch':>10s} {'f16/f32':>8s}")
+    for name, make, shape, batch in CASES:
+        runs = {"minifp f32": stepper(mtorch, make, shape, batch),
+                "minifp f16": stepper(mtorch, make, shape, batch, "cuda", mtorch.float16)}
+        if real_torch is not None:
+            runs["torch f32"] = stepper(real_torch, make, shape, batch)
+        times = {k: [] for k in runs}
+        for r in range(args.rounds):
+            for k in list(runs)[::1 - 2 * (r % 2)]:
+                times[k].append(runs[k](args.steps))
+        best = {k: min(v) for k, v in times.items()}
+        torch32 = best.get("torch f32")
+        print(f"{name:22s} {torch32 if torch32 else float('nan'):10.2f} {best['minifp f32']:11.2f} "
+              f"{best['minifp f16']:16.2f} "
+              f"{(best['minifp f32'] / torch32) if torch32 else float('nan'):9.2f}x "
+              f"{best['minifp f16'] / best['minifp f32']:7.2f}x", flush=True)
+
+
+if __name__ == "__main__":
+    main()

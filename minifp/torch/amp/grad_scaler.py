@@ -1,0 +1,306 @@
+"""torch.amp.GradScaler's face over the engine's loss-scale state machine (minifp.amp.DynamicLossScale).
+
+What PyTorch does, as PyTorch does it: the scale is a float32 number created at the first scale(); scale()
+multiplies by a 0-dim float32 tensor (so a 0-dim float16 loss comes back float32, a float16 batch stays
+float16); unscale_ multiplies by float32(1 / double(scale)) and notes inf/NaN per device; step() skips the
+optimizer's step when one was found; update() backs off or grows the scale (products in double, rounded
+once to float32). Misuse raises PyTorch's errors with PyTorch's words.
+
+Beyond PyTorch: `last_step_skipped`, `first_nonfinite` (which parameter's gradient first held inf or NaN in
+the latest unscale_) and `history` (per update(): the scale that was used and whether the step was skipped).
+"""
+from __future__ import annotations
+
+import enum
+import numbers
+import warnings
+from collections import abc, defaultdict
+from dataclasses import replace
+
+import numpy as np
+
+from ...amp import DynamicLossScale, unscale_grads
+from ..._backend import array_module
+from ..._formats import float16, float32
+from ..._tensor import Tensor, no_grad
+
+__all__ = ["GradScaler", "CudaGradScaler", "OptState"]
+
+_DEVICES = ("cuda", "cpu")
+
+
+class OptState(enum.Enum):
+    """Where an optimizer is in the current iteration."""
+
+    READY = 0
+    UNSCALED = 1
+    STEPPED = 2
+
+
+def _fresh_state():
+    return {"stage": OptState.READY, "found_inf_per_device": {}}
+
+
+def _device_type(device):
+    """'cuda' or 'cpu' from a string or a torch-style device object."""
+    kind = getattr(device, "type", device)
+    if isinstance(kind, str) and kind.split(":")[0] in _DEVICES:
+        return kind.split(":")[0]
+    raise ValueError(f"GradScaler: device must be 'cuda' or 'cpu' (the devices minifp has), got {device!r}")
+
+
+def _real(name, value):
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return value
+    raise TypeError(f"GradScaler: {name} must be a real number, got {value!r} (a {type(value).__name__})")
+
+
+class GradScaler:
+    """torch.amp.GradScaler(device="cuda", init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5,
+    growth_interval=2000, enabled=True): dynamic loss scaling for float16 training.
+
+    The scale's arithmetic is the engine's DynamicLossScale (shared with the Keras face's LossScaleOptimizer).
+    `enabled=False` makes every method a pass-through: scale() returns its argument, step() calls
+    optimizer.step(), get_scale() is 1.0 and state_dict() is {}. minifp's "cuda" is always available (a GPU,
+    or CUDA's numerics emulated on the host), so a "cuda" scaler is never disabled for want of one.
+    """
+
+    def __init__(self, device="cuda", init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5,
+                 growth_interval=2000, enabled=True):
+        self._device = _device_type(device)
+        if not isinstance(enabled, (bool, np.bool_)):
+            raise TypeError(f"GradScaler: enabled must be True or False, got {enabled!r}")
+        self._enabled = bool(enabled)
+        self.last_step_skipped = False
+        self.first_nonfinite = None
+        self.history = []
+        if not self._enabled:
+            return
+        # PyTorch's checks are asserts with these words; raised explicitly so that python -O keeps them.
+        if not _real("growth_factor", growth_factor) > 1.0:
+            raise AssertionError("The growth factor must be > 1.0.")
+        if not _real("backoff_factor", backoff_factor) < 1.0:
+            raise AssertionError("The backoff factor must be < 1.0.")
+        self._init_scale = _real("init_scale", init_scale)
+        self._growth_factor = growth_factor
+        self._backoff_factor = backoff_factor
+        if not isinstance(growth_interval, numbers.Integral) or isinstance(growth_interval, bool):
+            raise TypeError(f"GradScaler: growth_interval must be an integer, got {growth_interval!r}")
+        self._growth_interval = growth_interval
+        self._init_growth_tracker = 0
+        self._loss_scale = None             # the engine's state machine, made lazily at the first scale()
+        self._per_optimizer_states = defaultdict(_fresh_state)
+
+    # -- the scale ---------------------------------------------------------------------------------------
+    def _lazy_init_scale_growth_tracker(self):
+        with np.errstate(over="ignore"):
+            self._loss_scale = DynamicLossScale(np.float32(self._init_scale), counter=self._init_growth_tracker,
+                                                period=self._growth_interval, factor=self._growth_factor,
+                                                min_loss_scale=0.0, backoff=self._backoff_factor)
+
+    def _check_scale_growth_tracker(self, funcname):
+        if self._loss_scale is None:
+            raise AssertionError(f"Attempted {funcname} but _scale is None.  This may indicate your script did not "
+                                 f"use scaler.scale(loss or outputs) earlier in the iteration.")
+
+    def _scale_like(self, t):
+        """The scale as a 0-dim float32 tensor of t's class and device."""
+        return t._like(array_module(t._data).asarray(self._loss_scale.loss_scale, np.float32), fmt=float32)
+
+    def scale(self, outputs):
+        """outputs times the scale: a tensor, or tensors in (nested) lists and tuples; other iterables give a map."""
+        if not self._enabled:
+            return outputs
+        if isinstance(outputs, Tensor):
+            if self._loss_scale is None:
+                self._lazy_init_scale_growth_tracker()
+            return outputs * self._scale_like(outputs)
+        if isinstance(outputs, abc.Iterable) and not isinstance(outputs, (str, bytes)):
+            scaled = map(self.scale, outputs)
+            return type(outputs)(scaled) if isinstance(outputs, (list, tuple)) else scaled
+        raise ValueError("outputs must be a Tensor or an iterable of Tensors")
+
+    # -- unscale_, step, update --------------------------------------------------------------------------
+    def _unscale_grads_(self, optimizer, inv_scale, allow_fp16):
+        """Unscale every gradient in place; {device: whether one held inf/NaN}. Checked before any changes."""
+        found = []
+        for g, group in enumerate(optimizer.param_groups):
+            for i, p in enumerate(group["params"]):
+                if p.grad is None:
+                    continue
+                if not allow_fp16 and p.grad.fmt == float16:
+                    raise ValueError("Attempting to unscale FP16 gradients.")
+                found.append((p, f"param_groups[{g}]['params'][{i}]"))
+        per_device = {}
+        with no_grad():
+            for device in dict.fromkeys(p.grad.device for p, _ in found):
+                on_device = [(p, where) for p, where in found if p.grad.device == device]
+                first = unscale_grads([p.grad for p, _ in on_device], inv_scale)
+                per_device[device] = first is not None
+                if first is not None and self.first_nonfinite is None:
+                    p, where = on_device[first]
+                    self.first_nonfinite = p.name or f"{where} of shape {tuple(p.shape)}"
+        return per_device
+
+    def unscale_(self, optimizer):
+        """Divide the optimizer's gradients by the scale, in place, noting whether any held inf or NaN."""
+        if not self._enabled:
+            return
+        self._check_scale_growth_tracker("unscale_")
+        state = self._per_optimizer_states[id(optimizer)]
+        if state["stage"] is OptState.UNSCALED:
+            raise RuntimeError("unscale_() has already been called on this optimizer since the last update().")
+        if state["stage"] is OptState.STEPPED:
+            raise RuntimeError("unscale_() is being called after step().")
+        with np.errstate(divide="ignore", over="ignore"):
+            inv_scale = np.float32(1.0 / np.float64(self._loss_scale.loss_scale))   # reciprocal in double
+        if all(s["stage"] is OptState.READY for s in self._per_optimizer_states.values()):
+            self.first_nonfinite = None     # the first unscale_ of an iteration
+        state["found_inf_per_device"] = self._unscale_grads_(optimizer, inv_scale, allow_fp16=False)
+        state["stage"] = OptState.UNSCALED
+
+    def step(self, optimizer, *args, **kwargs):
+        """unscale_ (unless done), then optimizer.step(*args, **kwargs) unless a gradient held inf/NaN.
+
+        Returns what optimizer.step returned, or None when the step was skipped.
+        """
+        if not self._enabled:
+            return optimizer.step(*args, **kwargs)
+        if "closure" in kwargs:
+            raise RuntimeError("Closure use is not currently supported if GradScaler is enabled.")
+        self._check_scale_growth_tracker("step")
+        state = self._per_optimizer_states[id(optimizer)]
+        if state["stage"] is OptState.STEPPED:
+            raise RuntimeError("step() has already been called since the last update().")
+        if state["stage"] is OptState.READY:
+            self.unscale_(optimizer)
+        if len(state["found_inf_per_device"]) == 0:
+            raise AssertionError("No inf checks were recorded for this optimizer.")
+        skipped = any(state["found_inf_per_device"].values())
+        self.last_step_skipped = skipped
+        retval = None if skipped else optimizer.step(*args, **kwargs)
+        state["stage"] = OptState.STEPPED
+        return retval
+
+    def update(self, new_scale=None):
+        """Back off after a skipped step, grow after growth_interval good ones in a row, or set new_scale."""
+        if not self._enabled:
+            return
+        self._check_scale_growth_tracker("update")
+        if new_scale is not None:
+            self._loss_scale = replace(self._loss_scale, loss_scale=np.float32(self._new_scale_value(new_scale)))
+        else:
+            found = [v for s in self._per_optimizer_states.values() for v in s["found_inf_per_device"].values()]
+            if len(found) == 0:
+                raise AssertionError("No inf checks were recorded prior to update.")
+            skipped = any(found)
+            self.history.append({"scale": self.get_scale(), "skipped": skipped})
+            machine = replace(self._loss_scale, factor=self._growth_factor, backoff=self._backoff_factor,
+                              period=self._growth_interval)
+            self._loss_scale = machine.adjust(not skipped)
+        self._per_optimizer_states = defaultdict(_fresh_state)
+
+    def _new_scale_value(self, new_scale):
+        """update(new_scale)'s value: a Python float, or a 1-element tensor on this device without grad."""
+        if isinstance(new_scale, float):
+            return new_scale
+        if not isinstance(new_scale, Tensor):
+            # PyTorch reads new_scale.device here, so anything else fails with this AttributeError.
+            raise AttributeError(f"'{type(new_scale).__name__}' object has no attribute 'device'")
+        reason = ("new_scale should be a float or a 1-element torch.cuda.FloatTensor or torch.FloatTensor with "
+                  "requires_grad=False.")
+        if new_scale.device != self._device or new_scale._data.size != 1 or new_scale.requires_grad:
+            raise AssertionError(reason)
+        return new_scale.item()
+
+    # -- getters, setters, state -------------------------------------------------------------------------
+    def get_scale(self):
+        """The current scale as a Python float: init_scale before the first scale(), 1.0 when disabled."""
+        if not self._enabled:
+            return 1.0
+        return self._init_scale if self._loss_scale is None else float(self._loss_scale.loss_scale)
+
+    def get_growth_factor(self):
+        return self._growth_factor
+
+    def set_growth_factor(self, new_factor):
+        self._growth_factor = new_factor
+
+    def get_backoff_factor(self):
+        return self._backoff_factor
+
+    def set_backoff_factor(self, new_factor):
+        self._backoff_factor = new_factor
+
+    def get_growth_interval(self):
+        return self._growth_interval
+
+    def set_growth_interval(self, new_interval):
+        self._growth_interval = new_interval
+
+    def _get_growth_tracker(self):
+        if not self._enabled:
+            return 0
+        return self._init_growth_tracker if self._loss_scale is None else self._loss_scale.counter
+
+    def is_enabled(self):
+        return self._enabled
+
+    def state_dict(self):
+        """{'scale', 'growth_factor', 'backoff_factor', 'growth_interval', '_growth_tracker'}; {} when disabled."""
+        if not self._enabled:
+            return {}
+        return {"scale": self.get_scale(), "growth_factor": self._growth_factor,
+                "backoff_factor": self._backoff_factor, "growth_interval": self._growth_interval,
+                "_growth_tracker": self._get_growth_tracker()}
+
+    def load_state_dict(self, state_dict):
+        """Restore what state_dict() saved; every key is read before anything changes (a missing one: KeyError)."""
+        if not self._enabled:
+            return
+        if len(state_dict) == 0:
+            raise RuntimeError("The source state dict is empty, possibly because it was saved from a disabled "
+                               "instance of GradScaler.")
+        keys = ("scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker")
+        values = {k: state_dict[k] for k in keys}
+        for k in keys:
+            _real(f"state_dict[{k!r}]", values[k])
+        self._init_scale = values["scale"]
+        self._growth_factor = values["growth_factor"]
+        self._backoff_factor = values["backoff_factor"]
+        self._growth_interval = values["growth_interval"]
+        self._init_growth_tracker = values["_growth_tracker"]
+        if self._loss_scale is not None:
+            self._loss_scale = replace(self._loss_scale, loss_scale=np.float32(values["scale"]),
+                                       counter=int(values["_growth_tracker"]))
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        if self._enabled:
+            if len(self._per_optimizer_states) != 0:
+                raise AssertionError("A GradScaler instance may only be pickled at the beginning of an iteration, "
+                                     "or at the end after scaler.update().")
+            state["_init_scale"] = self.get_scale()
+            state["_init_growth_tracker"] = self._get_growth_tracker()
+            state["_loss_scale"] = None
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+    def __repr__(self):
+        if not self._enabled:
+            return f"GradScaler(device={self._device!r}, enabled=False)"
+        return (f"GradScaler(device={self._device!r}, scale={self.get_scale()}, growth_factor={self._growth_factor},"
+                f" backoff_factor={self._backoff_factor}, growth_interval={self._growth_interval})")
+
+
+class CudaGradScaler(GradScaler):
+    """torch.cuda.amp.GradScaler(init_scale=2.0**16, ...): GradScaler("cuda", ...), with PyTorch's FutureWarning."""
+
+    def __init__(self, init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000,
+                 enabled=True):
+        warnings.warn("`torch.cuda.amp.GradScaler(args...)` is deprecated. Please use "
+                      "`torch.amp.GradScaler('cuda', args...)` instead.", FutureWarning, stacklevel=2)
+        super().__init__("cuda", init_scale=init_scale, growth_factor=growth_factor, backoff_factor=backoff_factor,
+                         growth_interval=growth_interval, enabled=enabled)

@@ -1,0 +1,381 @@
+"""torch.optim's face: SGD, Adam, AdamW, RMSprop and Adagrad with PyTorch's names, defaults, checks and state_dict.
+
+The update rules themselves are the engine's (minifp.optim: sgd_update, adam_update, ...), computed in float32
+and rounded once into each parameter's format; this module adds PyTorch's param_groups, state keyed by
+parameter, argument checks and error texts. foreach, fused, capturable and differentiable are accepted and
+kept in the groups as PyTorch keeps them, and change nothing: minifp has one (single-tensor) implementation.
+"""
+from __future__ import annotations
+
+import copy
+import numbers
+import warnings
+from collections import defaultdict
+
+import numpy as np
+
+from ... import optim as _engine
+from ..._backend import to_numpy
+from ..._formats import float32 as _float32
+from ..._tensor import Tensor, enable_grad, no_grad
+from . import lr_scheduler
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler", "required"]
+
+
+class _RequiredParameter:
+    """The default of a hyperparameter that every param group must give."""
+
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+_TENSOR_TYPES = {"float32": "FloatTensor", "float16": "HalfTensor", "bfloat16": "BFloat16Tensor",
+                 "float64": "DoubleTensor", "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
+                 "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
+
+
+def _typename(obj):
+    """torch.typename(obj): 'torch.FloatTensor' for a float32 tensor, 'float' for 1.0, 'module.Class' otherwise."""
+    if isinstance(obj, Tensor):
+        name = obj.fmt.name if obj.fmt is not None else str(obj._data.dtype)
+        prefix = "torch.cuda." if obj.device == "cuda" else "torch."
+        return prefix + _TENSOR_TYPES.get(name, "Tensor")
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        qualname = obj.__qualname__
+    else:
+        module, qualname = type(obj).__module__ or "", type(obj).__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+
+
+def _number(name, value):
+    """value if it is a real number; a TypeError naming the argument otherwise (PyTorch would fail comparing it)."""
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return value
+    raise TypeError(f"{name} must be a real number, got {value!r} (a {type(value).__name__})")
+
+
+def _check_fused(defaults):
+    """PyTorch's checks on fused (which minifp accepts and ignores)."""
+    if defaults.get("fused"):
+        if defaults.get("differentiable"):
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if defaults.get("foreach"):
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
+class Optimizer:
+    """torch.optim.Optimizer: param_groups (dicts holding 'params' and every hyperparameter), state per parameter.
+
+    Subclasses name their engine rule in `_rule` and the group keys it reads in `_rule_args`; step() reads them
+    from each group at every step, so a scheduler that changes group['lr'] takes effect at the next step.
+
+    State is float32 for every parameter. PyTorch keeps each parameter's state (exp_avg, momentum_buffer, ...)
+    in the parameter's own dtype, so a float16 model (`model.half()`) has float16 moments whose small values
+    flush to zero. minifp computes each update in float32 from float32 state and rounds only the new weight
+    into the parameter's format: the state of a float16 parameter is therefore that of its float32 master
+    copy, and what the run shows is the rounding of the weights, not of the optimizer's bookkeeping.
+    Parameters kept in float32 (the mixed-precision recipe) update exactly as PyTorch's CPU single-tensor
+    implementation does.
+    """
+
+    _rule = None
+    _rule_args: tuple = ()
+
+    def __init__(self, params, defaults):
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                            "but got " + _typename(params))
+        self.defaults = defaults
+        self.state = defaultdict(dict)
+        self.param_groups = []
+        self._opt_called = False
+        groups = list(params)
+        if len(groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    # -- parameter groups ----------------------------------------------------------------------------------
+    def add_param_group(self, param_group):
+        """Add a group of parameters (a dict with 'params'); hyperparameters it leaves out take the defaults."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, got {type(param_group).__name__}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering "
+                            "of tensors in sets will change between runs. Please use a list instead.")
+        else:
+            params = list(params)
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is " + _typename(p))
+            if not self.defaults.get("differentiable") and not (p.is_leaf or getattr(p, "retains_grad", False)):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        group = {**param_group, "params": params}
+        for name, default in self.defaults.items():
+            if default is required and name not in group:
+                raise ValueError("parameter group didn't specify a value of required optimization parameter "
+                                 + name)
+            group.setdefault(name, default)
+        if len({id(p) for p in params}) != len(params):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
+                          "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
+                          stacklevel=3)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in seen for p in params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(group)
+
+    # -- stepping --------------------------------------------------------------------------------------------
+    def zero_grad(self, set_to_none=True):
+        """Set every gradient to None (the default) or, with set_to_none=False, to zeros in place."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    p.grad.assign(np.zeros(p.grad._data.shape, np.float32))
+
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient; returns closure()'s loss when a closure is given."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        self._opt_called = True
+        with no_grad():
+            for group in self.param_groups:
+                args = {name: group[name] for name in self._rule_args}
+                args.update(self._extra_args(group))
+                for p in group["params"]:
+                    if p.grad is not None:
+                        self._update(p, args)
+        return loss
+
+    def _extra_args(self, group):
+        return {}
+
+    def _update(self, p, args):
+        """Run the engine rule on p with its state as float32 arrays, then keep the new state as tensors."""
+        state = self.state.get(p, {})
+        arrays = {k: v._data for k, v in state.items()}
+        _engine.apply_rule(self._rule, p, p.grad, arrays, **args)
+        if arrays and p not in self.state:      # a rule without state (SGD without momentum) adds no entry
+            self.state[p] = state
+        for k, a in arrays.items():
+            if k in state:
+                state[k].assign(a)
+            else:
+                state[k] = _state_tensor(p, a)
+
+    # -- checkpoints -----------------------------------------------------------------------------------------
+    def state_dict(self):
+        """{'state': {index: {name: tensor}}, 'param_groups': [{hyperparameters..., 'params': [indices]}]}."""
+        index = {}
+        groups = []
+        for group in self.param_groups:
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+            packed = {k: v for k, v in group.items() if k != "params"}
+            packed["params"] = [index[id(p)] for p in group["params"]]
+            groups.append(packed)
+        state = {(index[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        """Restore what state_dict() gave (or PyTorch's); everything is checked before anything changes."""
+        state, groups = self._checked(state_dict)
+        self.state = state
+        self.param_groups = groups
+
+    def _checked(self, state_dict):
+        """(new state, new param_groups) from state_dict; changes nothing."""
+        if not isinstance(state_dict, dict) or "state" not in state_dict or "param_groups" not in state_dict:
+            got = sorted(state_dict) if isinstance(state_dict, dict) else type(state_dict).__name__
+            raise ValueError(f"optimizer state dict must be a dict with keys 'state' and 'param_groups', got {got}")
+        saved_groups = copy.deepcopy(state_dict["param_groups"])
+        if len(self.param_groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(self.param_groups, saved_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
+                             "optimizer's group")
+        by_index = {}
+        for group, saved in zip(self.param_groups, saved_groups):
+            by_index.update(zip(saved["params"], group["params"]))
+        state = defaultdict(dict)
+        for key, values in state_dict["state"].items():
+            if key not in by_index:
+                state[key] = copy.deepcopy(values)
+                continue
+            p = by_index[key]
+            if not isinstance(values, dict):
+                raise TypeError(f"optimizer state dict: state {key!r} must be a dict, got {type(values).__name__}")
+            state[p] = {name: _loaded(p, name, v, key) for name, v in values.items()}
+        groups = [{**saved, "params": group["params"]} for group, saved in zip(self.param_groups, saved_groups)]
+        return state, groups
+
+    def __repr__(self):
+        lines = [type(self).__name__ + " ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines += [f"    {key}: {group[key]}" for key in sorted(group) if key != "params"]
+        return "\n".join(lines) + "\n)"
+
+
+def _state_tensor(p, array):
+    """A float32 state tensor of p's class: on p's device, or on the host for the 0-dim step count (as PyTorch)."""
+    if array.ndim == 0:
+        return type(p)._wrap(np.asarray(array, np.float32), _float32, device="cpu")
+    return p._like(array, fmt=_float32)
+
+
+def _loaded(p, name, value, key):
+    """One loaded state value: tensors and arrays as float32 tensors (a copy), checked against p's shape."""
+    if isinstance(value, Tensor):
+        value = value.float32() if value.fmt is not None else value._data
+    elif type(value).__module__.startswith("torch"):        # a state dict saved by real PyTorch
+        value = value.detach().cpu().float().numpy()
+    if isinstance(value, numbers.Real) or hasattr(value, "__array__") or type(value).__module__.startswith("cupy"):
+        array = np.asarray(to_numpy(value))
+        if array.dtype.kind not in "fiub":
+            raise TypeError(f"optimizer state dict: state {key!r}[{name!r}] holds {array.dtype} values; "
+                            f"it must hold real numbers")
+        if array.ndim and array.shape != p.shape:
+            raise ValueError(f"optimizer state dict: state {key!r}[{name!r}] has shape {array.shape}; its "
+                             f"parameter has shape {p.shape}")
+        return _state_tensor(p, np.array(array, np.float32))
+    return copy.deepcopy(value)
+
+
+# -- the optimizers --------------------------------------------------------------------------------------------
+
+
+class SGD(Optimizer):
+    """torch.optim.SGD: momentum, dampening, Nesterov, L2 weight_decay, maximize (state: 'momentum_buffer')."""
+
+    _rule = staticmethod(_engine.sgd_update)
+    _rule_args = ("lr", "momentum", "dampening", "nesterov", "weight_decay", "maximize")
+
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
+                 maximize=False, foreach=None, differentiable=False, fused=None):
+        if _number("lr", lr) < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if _number("momentum", momentum) < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if _number("weight_decay", weight_decay) < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _number("dampening", dampening)
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                        nesterov=nesterov, maximize=maximize, foreach=foreach, differentiable=differentiable,
+                        fused=fused)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        _check_fused(defaults)
+        super().__init__(params, defaults)
+
+
+def _check_adam(lr, eps, betas, weight_decay):
+    """Adam's and AdamW's checks, in PyTorch's order and words."""
+    if not 0.0 <= _number("lr", lr):
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if not 0.0 <= _number("eps", eps):
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+        raise TypeError(f"betas must be a pair (beta1, beta2) of numbers in [0, 1), got {betas!r}")
+    for i, beta in enumerate(betas):
+        if not 0.0 <= _number(f"betas[{i}]", beta) < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+    if not 0.0 <= _number("weight_decay", weight_decay):
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
+class Adam(Optimizer):
+    """torch.optim.Adam: amsgrad, maximize, L2 weight_decay or decoupled_weight_decay (state: step, exp_avg, ...)."""
+
+    _rule = staticmethod(_engine.adam_update)
+    _rule_args = ("lr", "betas", "eps", "weight_decay", "amsgrad", "maximize")
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
+                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
+                 decoupled_weight_decay=False):
+        _check_adam(lr, eps, betas, weight_decay)
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
+                        foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused,
+                        decoupled_weight_decay=decoupled_weight_decay)
+        _check_fused(defaults)
+        super().__init__(params, defaults)
+
+    def _extra_args(self, group):
+        return {"decoupled": bool(group["decoupled_weight_decay"])}
+
+
+class AdamW(Adam):
+    """torch.optim.AdamW: Adam with decoupled weight decay (default 1e-2): the weight shrinks by 1 - lr*wd."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
+                 maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
+                         capturable=capturable, differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)
+
+
+class RMSprop(Optimizer):
+    """torch.optim.RMSprop: alpha, eps after the root, centered, momentum, weight_decay (state: step, square_avg)."""
+
+    _rule = staticmethod(_engine.rmsprop_update)
+    _rule_args = ("lr", "alpha", "eps", "weight_decay", "momentum", "centered", "maximize")
+
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
+                 capturable=False, foreach=None, maximize=False, differentiable=False):
+        if not 0.0 <= _number("lr", lr):
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= _number("eps", eps):
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= _number("momentum", momentum):
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if not 0.0 <= _number("weight_decay", weight_decay):
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= _number("alpha", alpha):
+            raise ValueError(f"Invalid alpha value: {alpha}")
+        defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered, weight_decay=weight_decay,
+                        capturable=capturable, foreach=foreach, maximize=maximize, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+
+class Adagrad(Optimizer):
+    """torch.optim.Adagrad: lr_decay, weight_decay, initial_accumulator_value; state made when the optimizer is."""
+
+    _rule = staticmethod(_engine.adagrad_update)
+    _rule_args = ("lr", "lr_decay", "weight_decay", "eps", "initial_accumulator_value", "maximize")
+
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
+                 foreach=None, *, maximize=False, differentiable=False, fused=None):
+        if not 0.0 <= _number("lr", lr):
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= _number("lr_decay", lr_decay):
+            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
+        if not 0.0 <= _number("weight_decay", weight_decay):
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= _number("initial_accumulator_value", initial_accumulator_value):
+            raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
+        if not 0.0 <= _number("eps", eps):
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
+                        differentiable=differentiable, fused=fused)
+        _check_fused(defaults)
+        super().__init__(params, defaults)
+        for group in self.param_groups:
+            for p in group["params"]:
+                arrays = _engine.adagrad_state(p.float32(), group["initial_accumulator_value"])
+                self.state[p] = {k: _state_tensor(p, a) for k, a in arrays.items()}
