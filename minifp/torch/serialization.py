@@ -2,7 +2,7 @@
 
 PyTorch's own `torch.save` pickles, and unpickling can run any code; minifp reads and writes only the
 safetensors format (a JSON header and raw little-endian bytes), through the `safetensors` package, an
-optional extra (`pip install "minifp[torch]"`). A state_dict saved from real PyTorch with
+optional extra (`pip install "minifp[safetensors]"`). A state_dict saved from real PyTorch with
 `safetensors.torch.save_file(model.state_dict(), path)` loads here with bit-identical values.
 """
 from __future__ import annotations
@@ -31,7 +31,7 @@ _CODES = {"F32": (np.float32, "float32"), "F16": (np.float16, "float16"), "BF16"
           "I16": (np.int16, "int16"), "I8": (np.int8, "int8"), "U8": (np.uint8, "uint8"), "BOOL": (np.bool_, "bool")}
 _SAVABLE = {np.dtype(d) for d, _ in _CODES.values()}
 _FORMATS_KEY = "minifp.formats"     # metadata: formats with no safetensors dtype (tf32, custom), stored as float32
-_EXTRA = 'the safetensors package (pip install "minifp[torch]" or pip install safetensors)'
+_EXTRA = 'the safetensors package (pip install "minifp[safetensors]" or pip install safetensors)'
 
 
 def _safetensors():

@@ -225,7 +225,7 @@ def test_a_missing_safetensors_names_the_extra(tmp_path, monkeypatch):
     torch.save({"w": torch.from_numpy(np.float32([1]))}, tmp_path / "w.safetensors")
     monkeypatch.setitem(sys.modules, "safetensors", None)
     monkeypatch.setitem(sys.modules, "safetensors.numpy", None)
-    with pytest.raises(ImportError, match=r'pip install "minifp\[torch\]"'):
+    with pytest.raises(ImportError, match=r'pip install "minifp\[safetensors\]"'):
         torch.save({"w": torch.from_numpy(np.float32([1]))}, tmp_path / "v.safetensors")
     with pytest.raises(ImportError, match="minifp.torch.save/load read and write safetensors files"):
         torch.load(tmp_path / "w.safetensors")
