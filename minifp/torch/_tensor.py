@@ -455,8 +455,8 @@ def _arg(fn, x, dim, keepdim):
 
 
 def _predicate(fn, x):
-    return x._like(fn(x.float32()) if x.fmt is not None else np.zeros(x._data.shape, bool)
-                   if fn is not np.isfinite else np.ones(x._data.shape, bool), None)
+    """isfinite/isnan/isinf as a bool tensor; integers are all finite."""
+    return x._like(fn(x.float32()) if x.fmt is not None else np.full(x._data.shape, fn is np.isfinite), None)
 
 
 def _int_cast(x, d):

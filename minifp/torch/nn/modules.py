@@ -23,6 +23,13 @@ def _empty(shape, device=None, dtype=None):
     return Parameter(T.empty(*shape, dtype=dtype, device=device))
 
 
+def _affine(module, shape, weight, bias, device, dtype):
+    """A norm's scale (ones) and shift (zeros) parameters, or None where it has none."""
+    module.register_parameter("weight", Parameter(T.ones(*shape, dtype=dtype, device=device)) if weight else None)
+    module.register_parameter("bias", Parameter(T.zeros(*shape, dtype=dtype, device=device))
+                              if weight and bias else None)
+
+
 def _positive(name, value, where):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
         raise ValueError(f"{where}: {name} must be a positive integer, got {value!r}")
@@ -137,12 +144,7 @@ class _BatchNorm(Module):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(T.ones(num_features, dtype=dtype, device=device))
-            self.bias = Parameter(T.zeros(num_features, dtype=dtype, device=device))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine(self, (num_features,), affine, True, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", T.zeros(num_features, dtype=dtype, device=device))
             self.register_buffer("running_var", T.ones(num_features, dtype=dtype, device=device))
@@ -201,15 +203,7 @@ class LayerNorm(Module):
         super().__init__()
         shape = (normalized_shape,) if isinstance(normalized_shape, numbers.Integral) else tuple(normalized_shape)
         self.normalized_shape, self.eps, self.elementwise_affine = shape, eps, elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(T.ones(*shape, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(T.zeros(*shape, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine(self, shape, elementwise_affine, bias, device, dtype)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -226,12 +220,7 @@ class GroupNorm(Module):
         if num_channels % num_groups != 0:
             raise ValueError("num_channels must be divisible by num_groups")
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
-        if affine:
-            self.weight = Parameter(T.ones(num_channels, dtype=dtype, device=device))
-            self.bias = Parameter(T.zeros(num_channels, dtype=dtype, device=device))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine(self, (num_channels,), affine, True, device, dtype)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
