@@ -291,7 +291,8 @@ def update_weight(p, new, state, update_rounding="nearest", fresh=False):
 
     "nearest" (the default, today's): round to nearest even, so an update below half an ulp of w is lost.
     "stochastic": round up or down at random with the probabilities that make the result unbiased (round_to's
-    stochastic mode on minifp's seeded generator: runs repeat under manual_seed / set_random_seed).
+    stochastic mode on minifp's seeded generator: runs repeat under minifp.manual_seed, torch.manual_seed and
+    tf.random.set_seed). `new` is the rule's float32 result, so its own rounding (2**-24 relative) comes first.
     "kahan": compensated summation (Zamirai et al. 2020, "Revisiting BFloat16 Training", Algorithm 2, in
     optimi's order): what p's format could not take is kept in state["kahan_comp"], an array in p's format
     that starts at zero, and added to the next update. With d = new - w, every operation rounded once into p's

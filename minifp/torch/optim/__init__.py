@@ -18,7 +18,7 @@ from ... import _optim as _engine
 from ..._backend import to_numpy
 from ..._formats import float32 as _float32
 from ..._rounding import round_to
-from ..._tensor import Tensor, enable_grad, no_grad
+from ..._tensor import Tensor, _real, enable_grad, no_grad
 from . import lr_scheduler
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler", "required"]
@@ -256,7 +256,7 @@ def _loaded(p, name, value, key):
         value = value.detach().cpu().float().numpy()
     if isinstance(value, numbers.Real) or hasattr(value, "__array__") or type(value).__module__.startswith("cupy"):
         array = np.asarray(to_numpy(value))
-        if array.dtype.kind not in "fiub":
+        if not _real(array.dtype):                     # a format's storage (a Kahan buffer) counts as real
             raise TypeError(f"optimizer state dict: state {key!r}[{name!r}] holds {array.dtype} values; "
                             f"it must hold real numbers")
         if array.ndim and array.shape != p.shape:
