@@ -318,3 +318,12 @@ def test_checkpoints_keep_the_kahan_buffer(tmp_path):
     saved, loaded = ks[0].optimizer.variables, ks[1].optimizer.variables
     assert sum(v.name.endswith("kahan_comp") for v in loaded) == len(ks[1].trainable_variables)
     assert [(v.dtype, v.numpy().tobytes()) for v in loaded] == [(v.dtype, v.numpy().tobytes()) for v in saved]
+
+
+def test_pure_bf16_demo_prints_each_run():
+    from minifp import cli
+    assert cli.DEMOS["pure_bf16"] is demos.pure_bf16
+    text, figure = demos.pure_bf16(epochs=2)
+    rows = [line.split() for line in text.splitlines()[2:6]]
+    assert [" ".join(r[:-4]) for r in rows] == [name for name, _, _ in demos.PURE_BF16]
+    assert rows[0][-1] == "100.0%" and callable(figure)

@@ -4,6 +4,8 @@ The update rules themselves are the engine's (minifp._optim: sgd_update, adam_up
 and rounded once into each parameter's format; this module adds PyTorch's param_groups, state keyed by
 parameter, argument checks and error texts. foreach, fused, capturable and differentiable are accepted and
 kept in the groups as PyTorch keeps them, and change nothing: minifp has one (single-tensor) implementation.
+minifp adds one keyword to every optimizer: update_rounding="nearest" | "stochastic" | "kahan", for
+low-precision (bfloat16, float16) weights without a float32 master copy (see Optimizer).
 """
 from __future__ import annotations
 
