@@ -11,12 +11,13 @@ import math
 import numpy as np
 
 from ._backend import array_module
+from ._rounding import round_to, widen
 from ._tensor import Tensor, _take
 
 __all__ = ["sgd_update", "adam_update", "rmsprop_update", "adagrad_update", "adagrad_state", "keras_rmsprop_update",
            "keras_sgd_update", "keras_adam_update", "keras_nadam_update", "keras_nadam_u", "keras_adagrad_update",
            "keras_clip_gradients",
-           "apply_rule"]
+           "apply_rule", "update_weight", "check_update_rounding", "UPDATE_ROUNDINGS", "KAHAN"]
 
 
 # -- update rules (shared by every face) ------------------------------------------------------
@@ -253,19 +254,83 @@ def _clip_by_norm(g, clipnorm):
     return (g * clipnorm) / xp.maximum(l2norm, clipnorm)
 
 
-def apply_rule(rule, p, grad, state, **hyper):
+def apply_rule(rule, p, grad, state, update_rounding="nearest", **hyper):
     """Update parameter p in place by rule from grad: computed in float32, rounded once into p's format.
 
     grad is a tensor or an array; state is the parameter's dict of float32 arrays (filled and replaced by the
     rule). The master copy a face keeps in float32 therefore takes every small update; a float16 weight shows
-    the ones float16 swamps.
+    the ones float16 swamps, unless update_rounding ("stochastic" or "kahan", see update_weight) rescues them.
     """
+    check_update_rounding(update_rounding)
     g32 = grad.float32() if isinstance(grad, Tensor) else np.asarray(grad, np.float32)
     w32 = p.float32()
     with np.errstate(all="ignore"):
         new = rule(w32, g32, state, **hyper)
-    # Rules return a new array (they never mutate their inputs or state): a float32 weight takes it as it is.
-    if new is w32 or new is g32 or any(new is v for v in state.values()):
-        p.assign(new)
+    # Rules return a new array (they never mutate their inputs or state), except that one may return w or g
+    # itself, or a state array: then p gets a copy.
+    fresh = not (new is w32 or new is g32 or any(new is v for v in state.values()))
+    update_weight(p, new, state, update_rounding, fresh=fresh)
+
+
+# -- writing the new weight ----------------------------------------------------------------------------------
+
+UPDATE_ROUNDINGS = ("nearest", "stochastic", "kahan")
+KAHAN = "kahan_comp"        # the state key of the Kahan compensation (optimi's name for it)
+
+
+def check_update_rounding(update_rounding):
+    """update_rounding if it is one of UPDATE_ROUNDINGS, else a ValueError naming it and the valid choices."""
+    if not isinstance(update_rounding, str) or update_rounding not in UPDATE_ROUNDINGS:
+        raise ValueError(f"update_rounding: got {update_rounding!r}; valid choices: "
+                         f"{', '.join(map(repr, UPDATE_ROUNDINGS))}")
+    return update_rounding
+
+
+def update_weight(p, new, state, update_rounding="nearest", fresh=False):
+    """Write the updated weight `new` (a float32 array) into p, rounded into p's format by update_rounding.
+
+    "nearest" (the default, today's): round to nearest even, so an update below half an ulp of w is lost.
+    "stochastic": round up or down at random with the probabilities that make the result unbiased (round_to's
+    stochastic mode on minifp's seeded generator: runs repeat under minifp.manual_seed, torch.manual_seed and
+    tf.random.set_seed). `new` is the rule's float32 result, so its own rounding (2**-24 relative) comes first.
+    "kahan": compensated summation (Zamirai et al. 2020, "Revisiting BFloat16 Training", Algorithm 2, in
+    optimi's order): what p's format could not take is kept in state["kahan_comp"], an array in p's format
+    that starts at zero, and added to the next update. With d = new - w, every operation rounded once into p's
+    format:  u = c + d;  w' = w + u;  c' = u - (w' - w).
+    A float32 weight (a master copy) takes `new` as it is whatever update_rounding says; fresh=True lets it
+    take the array itself (no copy).
+    """
+    fmt = p.fmt
+    if update_rounding == "nearest" or fmt is None or fmt.is_float32:
+        if fresh:
+            _take(p, new)
+        else:
+            p.assign(new)
+    elif update_rounding == "stochastic":
+        p.assign(round_to(new, fmt, mode="stochastic"))
     else:
-        _take(p, new)
+        p.assign(_kahan(p, new, state))
+
+
+def _kahan(p, new, state):
+    """The new weight's storage; state[KAHAN] replaced by the new compensation (both in p's format).
+
+    The sums are formed in float64 and rounded once into p's format: float64 holds a sum of a float32 and a
+    value of a format of at most 24 bits exactly unless their exponents are more than 29 apart.
+    """
+    fmt = p.fmt
+    w = p.float32().astype(np.float64)
+    c = state.get(KAHAN)
+    c = _xp(w).zeros_like(w) if c is None else _as64(c, fmt)
+    with np.errstate(all="ignore"):                   # inf and NaN updates go through as they would unrounded
+        u = _as64(round_to(c + (new.astype(np.float64) - w), fmt), fmt)
+        w_new = round_to(w + u, fmt)
+        moved = _as64(round_to(_as64(w_new, fmt) - w, fmt), fmt)
+        state[KAHAN] = round_to(u - moved, fmt)
+    return w_new
+
+
+def _as64(a, fmt):
+    """Values of fmt (its storage, or float32 values) as float64."""
+    a32 = a if a.dtype == np.float32 else widen(a, fmt)
+    return a32.astype(np.float64)

@@ -12,7 +12,7 @@ import minifp as mf
 from ._digits import digits_mlp
 from .numerics import watch
 
-__all__ = ["DEMOS", "swamping_threshold", "count_up", "attenuated_training"]
+__all__ = ["DEMOS", "swamping_threshold", "count_up", "attenuated_training", "digits_sgd", "pure_bf16_losses"]
 COMPARE = ("float32", "float16", "bfloat16")
 
 
@@ -191,22 +191,61 @@ def loss_scaling():
 # -- master weights ------------------------------------------------------------------------------------
 
 
-def master_weights(epochs=5, lr=3e-4):
-    """Pure float16/bfloat16 weights stall at a small learning rate; float32 master weights keep learning."""
+def digits_sgd(policy, update_rounding="nearest", epochs=5, lr=3e-4, seed=0):
+    """Training losses per epoch of the digits MLP under a Keras policy, by plain SGD with this update rounding."""
     from . import keras
     (x, y), _ = mf.datasets.load_digits()
+    mf.manual_seed(seed)
+    model = digits_mlp(policy)
+    model.compile(keras.optimizers.SGD(learning_rate=lr, update_rounding=update_rounding),
+                  "sparse_categorical_crossentropy")
+    return model.fit(x, y, batch_size=32, epochs=epochs, verbose=0).history["loss"]
+
+
+def master_weights(epochs=5, lr=3e-4):
+    """Pure float16/bfloat16 weights stall at a small learning rate; float32 master weights keep learning, and
+    so do pure bfloat16 weights updated with stochastic rounding or Kahan summation."""
     lines = [f"Master weights: SGD(lr={lr:g}) on the digits MLP for {epochs} epochs.",
-             f"  {'policy':16s} {'weights':>8s} {'first loss':>11s} {'last loss':>10s} {'change':>9s}"]
+             f"  {'policy':16s} {'weights':>8s} {'update':>10s} {'first loss':>11s} {'last loss':>10s} {'change':>9s}"]
     curves = {}
-    for policy in ("mixed_float16", "float16", "mixed_bfloat16", "bfloat16"):
-        mf.manual_seed(0)
-        model = digits_mlp(policy)
-        model.compile(keras.optimizers.SGD(learning_rate=lr), "sparse_categorical_crossentropy")
-        loss = model.fit(x, y, batch_size=32, epochs=epochs, verbose=0).history["loss"]
-        curves[policy] = loss
-        lines.append(f"  {policy:16s} {model.dtype_policy.variable_dtype:>8s} {loss[0]:11.4f} {loss[-1]:10.4f} "
+    runs = [(p, "nearest") for p in ("mixed_float16", "float16", "mixed_bfloat16", "bfloat16")]
+    for policy, rounding in runs + [("bfloat16", "stochastic"), ("bfloat16", "kahan")]:
+        loss = digits_sgd(policy, rounding, epochs, lr)
+        curves[policy if rounding == "nearest" else f"{policy}, {rounding}"] = loss
+        weights = "float32" if policy.startswith("mixed_") else policy      # the policy's variable dtype
+        lines.append(f"  {policy:16s} {weights:>8s} {rounding:>10s} {loss[0]:11.4f} {loss[-1]:10.4f} "
                      f"{loss[-1] - loss[0]:9.4f}")
-    lines.append("  Updates smaller than half an ulp of a half-precision weight are lost; float32 keeps them.")
+    lines.append("  Updates smaller than half an ulp of a half-precision weight are lost; float32 keeps them, and so")
+    lines.append("  do stochastic rounding (unbiased) and Kahan summation (a compensation buffer) in bfloat16 itself.")
+
+    def figure(path):
+        from .plots import plot_training_curves
+        plot_training_curves(curves, path, ylabel="training loss")
+    return "\n".join(lines), figure
+
+
+PURE_BF16 = (("float32 master weights", "mixed_bfloat16", "nearest"), ("bfloat16, nearest", "bfloat16", "nearest"),
+             ("bfloat16, stochastic", "bfloat16", "stochastic"), ("bfloat16, kahan", "bfloat16", "kahan"))
+
+
+def pure_bf16_losses(epochs=20, lr=3e-3, seed=0):
+    """{run name: training loss per epoch} of the digits MLP for each entry of PURE_BF16 (SGD, same seed)."""
+    return {name: digits_sgd(policy, rounding, epochs, lr, seed) for name, policy, rounding in PURE_BF16}
+
+
+def pure_bf16(epochs=20, lr=3e-3):
+    """Pure bfloat16 weights: nearest rounding stalls; stochastic rounding and Kahan summation train like float32
+    master weights (Zamirai et al. 2020)."""
+    curves = pure_bf16_losses(epochs, lr)
+    master = curves["float32 master weights"]
+    lines = [f"Pure bfloat16 weights: SGD(lr={lr:g}, update_rounding=...) on the digits MLP for {epochs} epochs.",
+             f"  {'run':24s} {'first loss':>11s} {'last loss':>10s} {'change':>9s} {'vs master':>10s}"]
+    for name, loss in curves.items():
+        change = loss[-1] - loss[0]
+        lines.append(f"  {name:24s} {loss[0]:11.4f} {loss[-1]:10.4f} {change:9.4f} "
+                     f"{change / (master[-1] - master[0]):10.1%}")
+    lines.append("  keras.optimizers.SGD(..., update_rounding=\"kahan\") or torch.optim.SGD(..., "
+                 "update_rounding=\"stochastic\").")
 
     def figure(path):
         from .plots import plot_training_curves
@@ -246,4 +285,5 @@ def accumulation():
 
 
 DEMOS = {"overflow": overflow, "underflow": underflow, "swamping": swamping, "histogram": histogram,
-         "loss-scaling": loss_scaling, "master-weights": master_weights, "accumulation": accumulation}
+         "loss-scaling": loss_scaling, "master-weights": master_weights, "pure_bf16": pure_bf16,
+         "accumulation": accumulation}

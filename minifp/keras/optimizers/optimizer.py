@@ -7,6 +7,11 @@ with Keras's warning. What differs: Keras keeps each slot (momentum, velocity ..
 minifp keeps every slot in float32 and computes the update in float32, rounding the new value once into the
 variable's format (identical for the float32 variables of a mixed policy). use_ema and
 gradient_accumulation_steps are refused with an error.
+
+minifp adds `update_rounding` ("nearest", Keras's; "stochastic"; "kahan") for low-precision variables (a
+"bfloat16" policy): how each new value is rounded into the variable's format, weight decay included (see
+minifp._optim.update_weight). "kahan" adds a slot "kahan_comp" in the variable's own dtype to every variable
+that is not float32 (saved with the optimizer's variables). It changes nothing for float32 variables.
 """
 from __future__ import annotations
 
@@ -133,6 +138,12 @@ def _float32_grad(g):
     return xp.asarray(g, np.float32)
 
 
+def _is_float32(variable):
+    """Whether a model variable holds float32 values (a master copy: update_rounding changes nothing there)."""
+    fmt = getattr(variable, "fmt", None)
+    return fmt is not None and fmt.is_float32
+
+
 def _check_learning_rate(learning_rate):
     """Keras's check (a float, a schedule or a callable), plus minifp's: a float must be finite and >= 0."""
     if isinstance(learning_rate, _schedules.LearningRateSchedule) or callable(learning_rate):
@@ -157,7 +168,8 @@ class Optimizer:
 
     def __init__(self, learning_rate, weight_decay=None, clipnorm=None, clipvalue=None, global_clipnorm=None,
                  use_ema=False, ema_momentum=0.99, ema_overwrite_frequency=None, loss_scale_factor=None,
-                 gradient_accumulation_steps=None, name=None, **kwargs):
+                 gradient_accumulation_steps=None, name=None, update_rounding="nearest", **kwargs):
+        _optim.check_update_rounding(update_rounding)
         if kwargs.pop("decay", None) is not None:
             warnings.warn("Argument `decay` is no longer supported and will be ignored.")
         if kwargs:
@@ -182,6 +194,7 @@ class Optimizer:
         self.global_clipnorm, self.use_ema, self.ema_momentum = global_clipnorm, use_ema, ema_momentum
         self.ema_overwrite_frequency, self.loss_scale_factor = ema_overwrite_frequency, loss_scale_factor
         self.gradient_accumulation_steps = gradient_accumulation_steps
+        self.update_rounding = update_rounding
         self.built = False
         self._variables = []
         self._trainable_variables = []
@@ -233,6 +246,10 @@ class Optimizer:
             for variable in variables:
                 for slot in group:
                     self._slots[id(variable)][slot] = self._add_slot(variable, slot)
+        if self.update_rounding == "kahan":         # after Keras's slots: their order stays Keras's
+            for variable in variables:
+                if not _is_float32(variable):
+                    self._slots[id(variable)][_optim.KAHAN] = self._add_slot(variable, _optim.KAHAN)
         self._trainable_variables = variables[:]
         self.built = True
 
@@ -240,6 +257,9 @@ class Optimizer:
         path = getattr(variable, "path", None) or getattr(variable, "name", None) or "variable"
         name = f"{str(path).replace('/', '_').replace(':', '_')}_{slot}"
         w = variable._data if isinstance(variable, Tensor) else np.asarray(variable)
+        if slot == _optim.KAHAN:                    # the compensation: zeros in the variable's own format
+            value = array_module(w).zeros_like(w)
+            return self._track(OptimizerVariable(value, name, f"{self.name}/{name}", value.dtype))
         value = array_module(w).full(w.shape, np.float32(self._slot_initial(slot)), np.float32)
         return self._track(OptimizerVariable(value, name, f"{self.name}/{name}"))
 
@@ -331,7 +351,7 @@ class Optimizer:
         slots = self._slots[id(variable)]
         state = {name: slot._value for name, slot in slots.items()}
         rule, hyper = self._rule(learning_rate)
-        _optim.apply_rule(rule, variable, g, state, **hyper)
+        _optim.apply_rule(rule, variable, g, state, self.update_rounding, **hyper)
         for name, slot in slots.items():
             slot._value = state[name]
 
@@ -381,7 +401,11 @@ class Optimizer:
         for variable in variables:
             if self._use_weight_decay(variable):
                 w = variable.float32()
-                variable.assign(w - w * wd * lr)
+                slots = self._slots[id(variable)]
+                state = {name: slot._value for name, slot in slots.items()}
+                _optim.update_weight(variable, w - w * wd * lr, state, self.update_rounding)
+                for name, slot in slots.items():
+                    slot._value = state[name]
 
     # -- loss scaling, config --------------------------------------------------------------------------
     def scale_loss(self, loss):
@@ -405,7 +429,9 @@ class Optimizer:
                 "use_ema": self.use_ema, "ema_momentum": self.ema_momentum,
                 "ema_overwrite_frequency": self.ema_overwrite_frequency,
                 "loss_scale_factor": self.loss_scale_factor,
-                "gradient_accumulation_steps": self.gradient_accumulation_steps}
+                "gradient_accumulation_steps": self.gradient_accumulation_steps,
+                # minifp's own argument, only when it is not Keras's rounding: a default config stays Keras's
+                **({} if self.update_rounding == "nearest" else {"update_rounding": self.update_rounding})}
 
     @classmethod
     def from_config(cls, config, custom_objects=None):

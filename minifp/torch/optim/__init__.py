@@ -4,6 +4,8 @@ The update rules themselves are the engine's (minifp._optim: sgd_update, adam_up
 and rounded once into each parameter's format; this module adds PyTorch's param_groups, state keyed by
 parameter, argument checks and error texts. foreach, fused, capturable and differentiable are accepted and
 kept in the groups as PyTorch keeps them, and change nothing: minifp has one (single-tensor) implementation.
+minifp adds one keyword to every optimizer: update_rounding="nearest" | "stochastic" | "kahan", for
+low-precision (bfloat16, float16) weights without a float32 master copy (see Optimizer).
 """
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ import numpy as np
 from ... import _optim as _engine
 from ..._backend import to_numpy
 from ..._formats import float32 as _float32
-from ..._tensor import Tensor, enable_grad, no_grad
+from ..._rounding import round_to
+from ..._tensor import Tensor, _real, enable_grad, no_grad
 from . import lr_scheduler
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler", "required"]
@@ -80,12 +83,19 @@ class Optimizer:
     copy, and what the run shows is the rounding of the weights, not of the optimizer's bookkeeping.
     Parameters kept in float32 (the mixed-precision recipe) update exactly as PyTorch's CPU single-tensor
     implementation does.
+
+    update_rounding (minifp's, not PyTorch's): how the new value of a low-precision weight is rounded into its
+    format: "nearest" (PyTorch's), "stochastic" or "kahan" (a compensation buffer per weight, in the weight's
+    format: state 'kahan_comp', saved with state_dict); see minifp._optim.update_weight. It changes nothing for
+    float32 weights. It is the optimizer's, not a param group's, so defaults and param_groups stay PyTorch's.
     """
 
     _rule = None
     _rule_args: tuple = ()
+    update_rounding = "nearest"
 
-    def __init__(self, params, defaults):
+    def __init__(self, params, defaults, *, update_rounding="nearest"):
+        self.update_rounding = _engine.check_update_rounding(update_rounding)
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
                             "but got " + _typename(params))
@@ -169,14 +179,14 @@ class Optimizer:
         """Run the engine rule on p with its state as float32 arrays, then keep the new state as tensors."""
         state = self.state.get(p, {})
         arrays = {k: v._data for k, v in state.items()}
-        _engine.apply_rule(self._rule, p, p.grad, arrays, **args)
+        _engine.apply_rule(self._rule, p, p.grad, arrays, self.update_rounding, **args)
         if arrays and p not in self.state:      # a rule without state (SGD without momentum) adds no entry
             self.state[p] = state
         for k, a in arrays.items():
             if k in state:
                 state[k].assign(a)
             else:
-                state[k] = _state_tensor(p, a)
+                state[k] = _state_tensor(p, a, p.fmt if k == _engine.KAHAN else _float32)
 
     # -- checkpoints -----------------------------------------------------------------------------------------
     def state_dict(self):
@@ -232,11 +242,12 @@ class Optimizer:
         return "\n".join(lines) + "\n)"
 
 
-def _state_tensor(p, array):
-    """A float32 state tensor of p's class: on p's device, or on the host for the 0-dim step count (as PyTorch)."""
+def _state_tensor(p, array, fmt=_float32):
+    """A state tensor of p's class (float32, or the Kahan buffer in p's format): on p's device, or on the host
+    for the 0-dim step count (as PyTorch)."""
     if array.ndim == 0:
         return type(p)._wrap(np.asarray(array, np.float32), _float32, device="cpu")
-    return p._like(array, fmt=_float32)
+    return p._like(array, fmt=fmt)
 
 
 def _loaded(p, name, value, key):
@@ -247,12 +258,14 @@ def _loaded(p, name, value, key):
         value = value.detach().cpu().float().numpy()
     if isinstance(value, numbers.Real) or hasattr(value, "__array__") or type(value).__module__.startswith("cupy"):
         array = np.asarray(to_numpy(value))
-        if array.dtype.kind not in "fiub":
+        if not _real(array.dtype):                     # a format's storage (a Kahan buffer) counts as real
             raise TypeError(f"optimizer state dict: state {key!r}[{name!r}] holds {array.dtype} values; "
                             f"it must hold real numbers")
         if array.ndim and array.shape != p.shape:
             raise ValueError(f"optimizer state dict: state {key!r}[{name!r}] has shape {array.shape}; its "
                              f"parameter has shape {p.shape}")
+        if name == _engine.KAHAN and p.fmt is not None:     # the Kahan buffer lives in p's format
+            return _state_tensor(p, round_to(np.array(array, np.float32), p.fmt), p.fmt)
         return _state_tensor(p, np.array(array, np.float32))
     return copy.deepcopy(value)
 
@@ -267,7 +280,7 @@ class SGD(Optimizer):
     _rule_args = ("lr", "momentum", "dampening", "nesterov", "weight_decay", "maximize")
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
-                 maximize=False, foreach=None, differentiable=False, fused=None):
+                 maximize=False, foreach=None, differentiable=False, fused=None, update_rounding="nearest"):
         if _number("lr", lr) < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if _number("momentum", momentum) < 0.0:
@@ -281,7 +294,7 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         _check_fused(defaults)
-        super().__init__(params, defaults)
+        super().__init__(params, defaults, update_rounding=update_rounding)
 
 
 def _check_adam(lr, eps, betas, weight_decay):
@@ -307,13 +320,13 @@ class Adam(Optimizer):
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
-                 decoupled_weight_decay=False):
+                 decoupled_weight_decay=False, update_rounding="nearest"):
         _check_adam(lr, eps, betas, weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
                         foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused,
                         decoupled_weight_decay=decoupled_weight_decay)
         _check_fused(defaults)
-        super().__init__(params, defaults)
+        super().__init__(params, defaults, update_rounding=update_rounding)
 
     def _extra_args(self, group):
         return {"decoupled": bool(group["decoupled_weight_decay"])}
@@ -323,10 +336,11 @@ class AdamW(Adam):
     """torch.optim.AdamW: Adam with decoupled weight decay (default 1e-2): the weight shrinks by 1 - lr*wd."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
-                 maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):
+                 maximize=False, foreach=None, capturable=False, differentiable=False, fused=None,
+                 update_rounding="nearest"):
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
                          capturable=capturable, differentiable=differentiable, fused=fused,
-                         decoupled_weight_decay=True)
+                         decoupled_weight_decay=True, update_rounding=update_rounding)
 
 
 class RMSprop(Optimizer):
@@ -336,7 +350,7 @@ class RMSprop(Optimizer):
     _rule_args = ("lr", "alpha", "eps", "weight_decay", "momentum", "centered", "maximize")
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
-                 capturable=False, foreach=None, maximize=False, differentiable=False):
+                 capturable=False, foreach=None, maximize=False, differentiable=False, *, update_rounding="nearest"):
         if not 0.0 <= _number("lr", lr):
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= _number("eps", eps):
@@ -349,7 +363,7 @@ class RMSprop(Optimizer):
             raise ValueError(f"Invalid alpha value: {alpha}")
         defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered, weight_decay=weight_decay,
                         capturable=capturable, foreach=foreach, maximize=maximize, differentiable=differentiable)
-        super().__init__(params, defaults)
+        super().__init__(params, defaults, update_rounding=update_rounding)
 
 
 class Adagrad(Optimizer):
@@ -359,7 +373,7 @@ class Adagrad(Optimizer):
     _rule_args = ("lr", "lr_decay", "weight_decay", "eps", "initial_accumulator_value", "maximize")
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
-                 foreach=None, *, maximize=False, differentiable=False, fused=None):
+                 foreach=None, *, maximize=False, differentiable=False, fused=None, update_rounding="nearest"):
         if not 0.0 <= _number("lr", lr):
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= _number("lr_decay", lr_decay):
@@ -374,7 +388,7 @@ class Adagrad(Optimizer):
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
                         differentiable=differentiable, fused=fused)
         _check_fused(defaults)
-        super().__init__(params, defaults)
+        super().__init__(params, defaults, update_rounding=update_rounding)
         for group in self.param_groups:
             for p in group["params"]:
                 arrays = _engine.adagrad_state(p.float32(), group["initial_accumulator_value"])
