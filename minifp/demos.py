@@ -285,5 +285,5 @@ def accumulation():
 
 
 DEMOS = {"overflow": overflow, "underflow": underflow, "swamping": swamping, "histogram": histogram,
-         "loss-scaling": loss_scaling, "master-weights": master_weights, "pure_bf16": pure_bf16,
+         "loss-scaling": loss_scaling, "master-weights": master_weights, "pure-bf16": pure_bf16,
          "accumulation": accumulation}

@@ -322,7 +322,7 @@ def test_checkpoints_keep_the_kahan_buffer(tmp_path):
 
 def test_pure_bf16_demo_prints_each_run():
     from minifp import cli
-    assert cli.DEMOS["pure_bf16"] is demos.pure_bf16
+    assert cli.DEMOS["pure-bf16"] is demos.pure_bf16
     text, figure = demos.pure_bf16(epochs=2)
     rows = [line.split() for line in text.splitlines()[2:6]]
     assert [" ".join(r[:-4]) for r in rows] == [name for name, _, _ in demos.PURE_BF16]
