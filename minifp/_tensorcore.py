@@ -155,7 +155,7 @@ def _normalise(s, base, out_man, nearest):
             half = 1 << (shift - 1)
             q += 1 if rem > half or (rem == half and q & 1) else 0
         mag, base = q, lo
-    r = math.ldexp(float(mag), base)
+    r = math.ldexp(float(mag), int(base))   # int(): numpy ints when run without the JIT
     if r >= 2.0 ** (_F32_EMAX + 1):
         r = math.inf
     return math.copysign(r, float(s))
@@ -199,7 +199,7 @@ def _block(am, ae, bm, be, lo, hi, c, man, frac, out_man, min_exp, nearest, c_al
     if cm != 0 and c_aligned:
         mx = max(mx, ce)
     if mx == -(1 << 30):
-        return c                 # no product and c == 0 (or c alone, added late: unchanged)
+        return c if cm != 0 else 0.0   # c alone, added late: unchanged; nothing at all: +0 (GEMM.m)
     mx = max(mx, min_exp)
     s = 0
     for k in range(lo, hi):
@@ -266,7 +266,7 @@ def _matmul(a, bt, emin, man, block, frac, out_man, min_exp, nearest, c_aligned)
     out = np.empty((m, n), np.float32)
     for ij in numba.prange(m * n):
         i, j = ij // n, ij % n
-        out[i, j] = _dot(a[i], bt[j], 0.0, emin, man, block, frac, out_man, min_exp, nearest)
+        out[i, j] = _dot(a[i], bt[j], 0.0, emin, man, block, frac, out_man, min_exp, nearest, c_aligned)
     return out
 
 
