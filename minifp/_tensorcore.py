@@ -10,7 +10,7 @@ Sources (each parameter below names its own):
         models were refined until they agreed bit for bit with the GPUs on randomised inputs; the
         measured vectors in its model_validation/ folder are the ones tests/test_tensorcore.py replays.
 
-The model, one block FMA d = c + sum of `block` products ([F21] section "Accumulation"; [KM25] Generic_BFMA_TC,
+The model, one block FMA d = c + sum of `block` products ([F21] test suite sections B-D; [KM25] Generic_BFMA_TC,
 global-alignment path):
   1. every product a*b is exact (inputs with at most 11-bit significands; [F21] tests B1);
   2. the block's exponent is the largest of the products' exponents ea + eb (unnormalised: a significand
@@ -31,7 +31,7 @@ e4m3 results differ, with c added late 0 of 5000 e4m3 and 1 of 5000 e5m2 (tests:
 NaN and infinities follow [KM25] GEMM.m: a NaN product, a NaN c or both infinities give NaN, one infinity wins;
 a block whose sum reaches 2**128 gives inf (the toolbox's overflow rule; the hardware's was not measured).
 Not modelled: float16 outputs (the toolbox rounds those to nearest with other exponent limits), the limited
-carry-out bits the hardware has ([F21] D4 finds at least 3 on V100; the integer accumulator here never overflows),
+carry-out bits the hardware has ([F21] D4 checks that sums up to 8 keep their low bits; the integer accumulator here never overflows),
 and the order in which cuBLAS visits the k blocks (here left to right, as the toolbox's GEMM.m).
 """
 from __future__ import annotations
@@ -82,7 +82,7 @@ def _core(device, fmt, block, extra_bits, min_align_exp, source, rounding="towar
 
 _KM = "Khattak & Mikaitis 2025 (arXiv 2512.07004), toolbox models/"
 _MODELS = {
-    # V100: 4 products + c, no extra alignment bits, truncation ([F21] sections 4-5, tests B-D; [KM25] V100TC.m).
+    # V100: 4 products + c, no extra alignment bits, truncation ([F21] tests B-D; [KM25] V100TC.m).
     ("V100", float16): _core("V100", float16, 4, 0, _NO_LIMIT, "Fasi et al. 2021 tests B-D; " + _KM + "V100TC.m"),
     # A100: 8 products for fp16/bf16, 4 for tf32 ([F21] A100 results), one extra alignment bit ([F21] D1 passes
     # on A100; [KM25] A100TC.m neab = 1, min_exp_limit = -132).
@@ -147,33 +147,29 @@ def _align(mag, t):
 
 
 @numba.njit(cache=True, nogil=True)
-def _normalise(s, base, out_man, nearest):
-    """The exact s * 2**base rounded to out_man fraction bits in float32's exponent range: toward zero, or
-    to nearest even when `nearest`; inf past float32's exponent range, as the toolbox's models do."""
-    if s == 0:
-        return 0.0
-    mag = abs(s)
-    nb = _bitlen(mag)
-    lo = max(base + nb - 1 - out_man, _F32_EMIN - out_man)   # unit of the last kept bit (subnormal grid)
-    if lo > base:
-        shift = lo - base
-        q = _align(mag, -shift)
-        if nearest and shift < 62:
-            rem = mag - (q << shift)
-            half = 1 << (shift - 1)
-            q += 1 if rem > half or (rem == half and q & 1) else 0
-        mag, base = q, lo
-    r = math.ldexp(float(mag), int(base))   # int(): numpy ints when run without the JIT
-    if r >= 2.0 ** (_F32_EMAX + 1):
-        r = math.inf
-    return math.copysign(r, float(s))
-
-
-@numba.njit(cache=True, nogil=True)
 def _bitlen(mag):
     """Bits of a positive int64."""
     n = math.frexp(float(mag))[1]            # the float may round up to the next power of two
     return n - 1 if (mag >> (n - 1)) == 0 else n
+
+
+@numba.njit(cache=True, nogil=True)
+def _normalise(s, base, out_man, nearest):
+    """The exact s * 2**base rounded to out_man fraction bits in float32's exponent range (toward zero, or to
+    nearest even when `nearest`) as (q, lo): the value q * 2**lo, q of at most out_man + 2 bits."""
+    if s == 0:
+        return 0, 0
+    mag = abs(s)
+    lo = max(base + _bitlen(mag) - 1 - out_man, _F32_EMIN - out_man)   # unit of the last kept bit
+    if lo <= base:
+        return s, base
+    shift = lo - base
+    q = _align(mag, -shift)
+    if nearest and shift < 62:
+        rem = mag - (q << shift)
+        half = 1 << (shift - 1)
+        q += 1 if rem > half or (rem == half and q & 1) else 0
+    return (q if s > 0 else -q), lo
 
 
 @numba.njit(cache=True, nogil=True)
@@ -184,10 +180,9 @@ def _odd(mag, t):
 
 
 @numba.njit(cache=True, nogil=True)
-def _add_exact(s, base, cm, ce):
-    """s * 2**base + c (c = cm * 2**(ce - 23)) as (sum, base): the larger term exact, the smaller rounded to
-    odd 60 bits below the top, which leaves the final rounding to <= 24 bits unchanged."""
-    cb = ce - _F32_FRAC
+def _add_exact(s, base, cm, cb):
+    """s * 2**base + cm * 2**cb as (sum, base): the larger term exact, the smaller rounded to odd 60 bits
+    below the top, which leaves the final rounding to <= 24 bits unchanged."""
     if s == 0:
         return cm, cb
     nb = max(base + _bitlen(abs(s)), cb + _bitlen(abs(cm))) - 60
@@ -197,17 +192,16 @@ def _add_exact(s, base, cm, ce):
 
 
 @numba.njit(cache=True, nogil=True)
-def _block(am, ae, bm, be, lo, hi, c, man, frac, out_man, min_exp, nearest, c_aligned):
-    """One block FMA: c + sum of products lo..hi-1 (significands/exponents split), the model's steps 2-5."""
+def _block(am, ae, bm, be, lo, hi, cm, cb, man, frac, out_man, min_exp, nearest, c_aligned):
+    """One block FMA: c + sum of products lo..hi-1 (split), c = cm * 2**cb; the model's steps 2-5."""
     mx = -(1 << 30)
     for k in range(lo, hi):
         if am[k] != 0 and bm[k] != 0:
             mx = max(mx, ae[k] + be[k])
-    cm, ce = _split(c, _F32_EMIN, _F32_FRAC)
-    if cm != 0 and c_aligned:
-        mx = max(mx, ce)
+    if cm != 0 and c_aligned:      # c's exponent as a float32's: subnormals at -126
+        mx = max(mx, cb + _bitlen(abs(cm)) - 1, _F32_EMIN)
     if mx == -(1 << 30):
-        return c if cm != 0 else 0.0   # c alone, added late: unchanged; nothing at all: +0 (GEMM.m)
+        return cm, cb              # c alone, added late: unchanged; nothing at all: +0 (GEMM.m)
     mx = max(mx, min_exp)
     s = 0
     for k in range(lo, hi):
@@ -217,10 +211,10 @@ def _block(am, ae, bm, be, lo, hi, c, man, frac, out_man, min_exp, nearest, c_al
             s += v if p > 0 else -v
     base = mx - frac
     if cm != 0 and c_aligned:
-        v = _align(abs(cm), frac - _F32_FRAC + ce - mx)
+        v = _align(abs(cm), cb - base)
         s += v if cm > 0 else -v
     elif cm != 0:
-        s, base = _add_exact(s, base, cm, ce)
+        s, base = _add_exact(s, base, cm, cb)
     return _normalise(s, base, out_man, nearest)
 
 
@@ -261,14 +255,17 @@ def _split_rows(x, emin, man):
 
 @numba.njit(cache=True, nogil=True)
 def _blocks(am, ae, bm, be, c, man, block, frac, out_man, min_exp, nearest, c_aligned):
-    """c + a . b (split, finite) block after block, each block's result the next block's c."""
+    """c + a . b (split, finite) block after block, each block's result the next block's c (kept as an
+    integer and its unit between blocks: no float conversions inside the loop)."""
     k = am.shape[0]
-    d = c
+    cm, ce = _split(c, _F32_EMIN, _F32_FRAC)
+    cb = ce - _F32_FRAC
     for lo in range(0, k, block):
-        d = _block(am, ae, bm, be, lo, min(lo + block, k), d, man, frac, out_man, min_exp, nearest, c_aligned)
-        if not math.isfinite(d):    # a block overflowed: later finite products cannot bring it back
-            break
-    return d
+        cm, cb = _block(am, ae, bm, be, lo, min(lo + block, k), cm, cb, man, frac, out_man, min_exp, nearest,
+                        c_aligned)
+        if cm != 0 and cb + _bitlen(abs(cm)) > _F32_EMAX + 1:
+            return math.copysign(math.inf, cm)   # past float32's range: later finite products cannot return
+    return math.ldexp(float(cm), int(cb))          # int(): numpy ints when run without the JIT
 
 
 @numba.njit(cache=True, nogil=True)

@@ -121,7 +121,7 @@ def test_v100_is_not_monotonic():
     assert (smaller_c, larger_c) == (1 + x(1, -23), 1.0)
 
 
-# -- block size ([F21] Sec. 5 found 4 on V100, 8 on A100 fp16/bf16, 4 for tf32; [KM25] 16 on H100/B200) --
+# -- block size ---------------------------------------------------------------------------------------
 
 def _block_probe(device, fmt, n, tiny):
     """n tiny products then 1: whole blocks of tiny products survive as c, those beside the 1 vanish."""
@@ -129,7 +129,7 @@ def _block_probe(device, fmt, n, tiny):
     return dot([root] * n + [1.0], [root] * n + [1.0], device, fmt)
 
 
-# Products fused per block: [F21] Sec. 5 (V100 4; A100 8 for fp16/bf16, 4 for tf32), [KM25] toolbox models
+# Products fused per block: [F21] (V100 4; A100 8 for fp16/bf16, 4 for tf32) and the [KM25] toolbox models
 # (H100/B200 16, tf32 8, fp8 32 = two interleaved groups of 16). B200 fp8 adds c late, which hides the blocks.
 BLOCKS = {"V100": {float16: 4}, "A100": {float16: 8, bfloat16: 8, tf32: 4},
           "H100": {float16: 16, bfloat16: 16, tf32: 8, float8_e4m3: 32, float8_e5m2: 32},
