@@ -31,8 +31,9 @@ e4m3 results differ, with c added late 0 of 5000 e4m3 and 1 of 5000 e5m2 (tests:
 NaN and infinities follow [KM25] GEMM.m: a NaN product, a NaN c or both infinities give NaN, one infinity wins;
 a block whose sum reaches 2**128 gives inf (the toolbox's overflow rule; the hardware's was not measured).
 Not modelled: float16 outputs (the toolbox rounds those to nearest with other exponent limits), the limited
-carry-out bits the hardware has ([F21] D4 checks that sums up to 8 keep their low bits; the integer accumulator here never overflows),
-and the order in which cuBLAS visits the k blocks (here left to right, as the toolbox's GEMM.m).
+carry-out bits of the hardware ([F21] D4 checks that sums up to 8 keep their low bits; the integer accumulator
+here never overflows), mixed fp8 inputs (e4m3 x e5m2), and the order in which cuBLAS visits the k blocks (here
+left to right, as the toolbox's GEMM.m).
 """
 from __future__ import annotations
 
