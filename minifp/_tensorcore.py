@@ -85,10 +85,10 @@ _KM = "Khattak & Mikaitis 2025 (arXiv 2512.07004), toolbox models/"
 _MODELS = {
     # V100: 4 products + c, no extra alignment bits, truncation ([F21] tests B-D; [KM25] V100TC.m).
     ("V100", float16): _core("V100", float16, 4, 0, _NO_LIMIT, "Fasi et al. 2021 tests B-D; " + _KM + "V100TC.m"),
-    # A100: 8 products for fp16/bf16, 4 for tf32 ([F21] A100 results), one extra alignment bit ([F21] D1 passes
+    # A100: 8 products for fp16/bf16, 4 for tf32 ([KM25] A100TC.m), one extra alignment bit ([F21] D1 passes
     # on A100; [KM25] A100TC.m neab = 1, min_exp_limit = -132).
-    ("A100", float16): _core("A100", float16, 8, 1, -132, _KM + "A100TC.m; Fasi et al. 2021 A100 tests"),
-    ("A100", bfloat16): _core("A100", bfloat16, 8, 1, -132, _KM + "A100TC.m; Fasi et al. 2021 A100 tests"),
+    ("A100", float16): _core("A100", float16, 8, 1, -132, _KM + "A100TC.m; Fasi et al. 2021 A100 tests B-D"),
+    ("A100", bfloat16): _core("A100", bfloat16, 8, 1, -132, _KM + "A100TC.m; Fasi et al. 2021 A100 tests B-D"),
     ("A100", tf32): _core("A100", tf32, 4, 1, -132, _KM + "A100TC.m (tf32: fma = 4)"),
     # H100: 16 products, two extra alignment bits; tf32 8; fp8 32 products (two interleaved 16-element halves)
     # aligned and truncated to 13 fraction bits (neab = -10) ([KM25] H100TC.m, min_exp_limit = -133).
