@@ -12,7 +12,8 @@ Sources (each parameter below names its own):
 
 The model, one block FMA d = c + sum of `block` products ([F21] test suite sections B-D; [KM25] Generic_BFMA_TC,
 global-alignment path):
-  1. every product a*b is exact (inputs with at most 11-bit significands; [F21] tests B1);
+  1. every product a*b is exact (inputs with at most 11-bit significands; [F21] test B "Products are computed
+     exactly");
   2. the block's exponent is the largest of the products' exponents ea + eb (unnormalised: a significand
      product in [2, 4) keeps exponent ea + eb) and of c's (c takes part in the alignment when c != 0);
      it is raised to at least `min_align_exp`;
@@ -20,8 +21,9 @@ global-alignment path):
      are dropped (truncation, no sticky bit; [F21] D1 "no guard digits" on V100, one extra bit on A100);
   4. the terms are added exactly in a wide fixed-point accumulator (no normalisation inside the block;
      [F21] D2 and D5: non-monotonic sums);
-  5. the sum is normalised once and truncated toward zero to a float32 significand ([F21] C1, C2: round
-     down positive, up negative); for fp8 on H100 to 13 fraction bits (extra_bits = -10 in [KM25]);
+  5. the sum is normalised once and truncated toward zero to a float32 significand ([F21] tests C "Round-down
+     for positive values", "Round-up for negative values"); for fp8 on H100 to 13 fraction bits (extra_bits =
+     -10 in [KM25]);
   6. a longer k is split into blocks of `block` products, each block's d becomes the next block's c
      (recursive summation over tensor-core invocations, [KM25] GEMM.m).
 One exception, found here against [KM25]'s measured data: B200 with fp8 inputs rounds each block to nearest
