@@ -116,12 +116,15 @@ def model(device, fmt) -> TensorCore:
     """The tensor-core model of `device` ("V100", "A100", "H100", "B200") for input format `fmt`."""
     if device not in DEVICES:
         raise ValueError(f"tensor core device={device!r} is unknown; valid devices: {', '.join(DEVICES)}")
+    valid = ", ".join(f.name for d, f in _MODELS if d == device)
+    if fmt is None:
+        raise ValueError(f"tensor core fmt=None: the inputs' format is needed (tensor cores take low-precision "
+                         f"inputs); valid formats on {device}: {valid}")
     if not isinstance(fmt, Format):
         from ._formats import as_format
         fmt = as_format(fmt, "fmt")
     core = _MODELS.get((device, fmt))
     if core is None:
-        valid = ", ".join(f.name for d, f in _MODELS if d == device)
         raise ValueError(f"tensor core fmt={fmt.name!r} is not modelled on device={device!r}; "
                          f"valid formats on {device}: {valid}")
     return core

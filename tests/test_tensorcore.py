@@ -301,6 +301,7 @@ def test_models_are_values():
     ("V100", bfloat16, ["fmt='bfloat16'", "device='V100'", "float16"]),
     ("A100", float8_e4m3, ["fmt='float8_e4m3'", "device='A100'", "tf32"]),
     ("H100", float32, ["fmt='float32'", "float8_e5m2"]),
+    ("B200", None, ["fmt=None", "float16, bfloat16, tf32"]),
 ])
 def test_unsupported_pairs_are_refused(device, fmt, words):
     with pytest.raises(ValueError) as err:
