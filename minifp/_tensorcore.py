@@ -1,0 +1,338 @@
+"""Bit-accurate models of NVIDIA tensor-core inner products (V100, A100, H100, B200), float32 output.
+
+Sources (each parameter below names its own):
+  [F21] M. Fasi, N. J. Higham, M. Mikaitis, S. Pranesh, "Numerical behavior of NVIDIA tensor cores",
+        PeerJ Computer Science 7:e330 (2021), and its test suite
+        github.com/north-numerical-computing/tensor-cores-numerical-behavior (tc_test_numerics-*.cu).
+  [KM25] F. A. Khattak, M. Mikaitis, "Accurate Models of NVIDIA Tensor Cores", arXiv 2512.07004 (2025;
+        ACM TACO), and its companion toolbox github.com/north-numerical-computing/MATLAB-tensor-core
+        (models/V100TC.m, A100TC.m, H100TC.m, B200TC.m, tools/Generic_BFMA_TC.m, tools/GEMM.m), whose
+        models were refined until they agreed bit for bit with the GPUs on randomised inputs; the
+        measured vectors in its model_validation/ folder are the ones tests/test_tensorcore.py replays.
+
+The model, one block FMA d = c + sum of `block` products ([F21] test suite sections B-D; [KM25] Generic_BFMA_TC,
+global-alignment path):
+  1. every product a*b is exact (inputs with at most 11-bit significands; [F21] test B "Products are computed
+     exactly");
+  2. the block's exponent is the largest of the products' exponents ea + eb (unnormalised: a significand
+     product in [2, 4) keeps exponent ea + eb) and of c's (c takes part in the alignment when c != 0);
+     it is raised to at least `min_align_exp`;
+  3. each term is shifted to that exponent keeping `23 + extra_bits` fraction bits, the bits shifted out
+     are dropped (truncation, no sticky bit; [F21] D1 "no guard digits" on V100, one extra bit on A100);
+  4. the terms are added exactly in a wide fixed-point accumulator (no normalisation inside the block;
+     [F21] D2 and D5: non-monotonic sums);
+  5. the sum is normalised once and truncated toward zero to a float32 significand ([F21] tests C "Round-down
+     for positive values", "Round-up for negative values"); for fp8 on H100 to 13 fraction bits (extra_bits =
+     -10 in [KM25]);
+  6. a longer k is split into blocks of `block` products, each block's d becomes the next block's c
+     (recursive summation over tensor-core invocations, [KM25] GEMM.m).
+One exception, found here against [KM25]'s measured data: B200 with fp8 inputs rounds each block to nearest
+(the toolbox's B200TCRN.m) and adds c after the products' aligned sum without truncating it
+(`c_in_alignment=False`); with c aligned and truncated as in B200TCRN.m, 246 of the first 5000 measured
+e4m3 results differ, with c added late 0 of 5000 e4m3 and 1 of 5000 e5m2 (tests: test_b200_fp8_known_difference).
+NaN and infinities follow [KM25] GEMM.m: a NaN product, a NaN c or both infinities give NaN, one infinity wins;
+a block whose sum reaches 2**128 gives inf (the toolbox's overflow rule; the hardware's was not measured).
+Not modelled: float16 outputs (the toolbox rounds those to nearest with other exponent limits), the limited
+carry-out bits of the hardware ([F21] D4 checks that sums up to 8 keep their low bits; the integer accumulator
+here never overflows), mixed fp8 inputs (e4m3 x e5m2), and the order in which cuBLAS visits the k blocks (here
+left to right, as the toolbox's GEMM.m).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from ._formats import Format, bfloat16, float8_e4m3, float8_e5m2, float16, tf32
+
+DEVICES = ("V100", "A100", "H100", "B200")
+ROUNDINGS = ("toward_zero", "nearest")
+_F32_FRAC = 23
+_F32_EMIN = -126
+_F32_EMAX = 127
+_NO_LIMIT = -1024   # V100TC.m: min_exp_limit = -1024, i.e. no lower limit on the block exponent
+
+
+@dataclass(frozen=True)
+class TensorCore:
+    """One tensor core's inner-product arithmetic for one input format (float32 output)."""
+
+    device: str
+    fmt: Format
+    block: int              # products fused per block FMA, plus the accumulator c
+    extra_bits: int         # alignment bits kept beyond float32's 23 fraction bits (negative: fewer)
+    min_align_exp: int      # the block exponent is raised to at least this (tiny blocks lose bits)
+    source: str
+    rounding: str = "toward_zero"   # of the normalised block sum into the output significand
+    c_in_alignment: bool = True     # c is aligned with the products (global alignment), not added after
+
+    @property
+    def frac_bits(self) -> int:
+        """Fraction bits of the aligned terms, relative to the block exponent."""
+        return _F32_FRAC + self.extra_bits
+
+    @property
+    def out_man_bits(self) -> int:
+        """Fraction bits of each block's result (23, fewer where extra_bits < 0: H100 fp8 keeps 13)."""
+        return _F32_FRAC + min(self.extra_bits, 0)
+
+
+def _core(device, fmt, block, extra_bits, min_align_exp, source, rounding="toward_zero", c_in_alignment=True):
+    return TensorCore(device, fmt, block, extra_bits, min_align_exp, source, rounding, c_in_alignment)
+
+
+_KM = "Khattak & Mikaitis 2025 (arXiv 2512.07004), toolbox models/"
+_MODELS = {
+    # V100: 4 products + c, no extra alignment bits, truncation ([F21] tests B-D; [KM25] V100TC.m).
+    ("V100", float16): _core("V100", float16, 4, 0, _NO_LIMIT, "Fasi et al. 2021 tests B-D; " + _KM + "V100TC.m"),
+    # A100: 8 products for fp16/bf16, 4 for tf32 ([KM25] A100TC.m), one extra alignment bit ([F21] D1 passes
+    # on A100; [KM25] A100TC.m neab = 1, min_exp_limit = -132).
+    ("A100", float16): _core("A100", float16, 8, 1, -132, _KM + "A100TC.m; Fasi et al. 2021 A100 tests B-D"),
+    ("A100", bfloat16): _core("A100", bfloat16, 8, 1, -132, _KM + "A100TC.m; Fasi et al. 2021 A100 tests B-D"),
+    ("A100", tf32): _core("A100", tf32, 4, 1, -132, _KM + "A100TC.m (tf32: fma = 4)"),
+    # H100: 16 products, two extra alignment bits; tf32 8; fp8 32 products (two interleaved 16-element halves)
+    # aligned and truncated to 13 fraction bits (neab = -10) ([KM25] H100TC.m, min_exp_limit = -133).
+    ("H100", float16): _core("H100", float16, 16, 2, -133, _KM + "H100TC.m"),
+    ("H100", bfloat16): _core("H100", bfloat16, 16, 2, -133, _KM + "H100TC.m"),
+    ("H100", tf32): _core("H100", tf32, 8, 2, -133, _KM + "H100TC.m (tf32: fma = 8)"),
+    ("H100", float8_e4m3): _core("H100", float8_e4m3, 32, -10, -133, _KM + "H100TC.m (fp8: fma = 32, neab = -10)"),
+    ("H100", float8_e5m2): _core("H100", float8_e5m2, 32, -10, -133, _KM + "H100TC.m (fp8: fma = 32, neab = -10)"),
+    # B200: as H100 but fp8 keeps the full 23 + 2 bits ([KM25] B200TC.m) and rounds each block's sum to
+    # nearest: the toolbox's B200 fp8 measurements (model_validation/B200/E4M3, E5M2) agree with its
+    # B200TCRN.m (frmode = 'rne'), not with B200TC.m's round toward zero (1793 of 5000 differ).
+    ("B200", float16): _core("B200", float16, 16, 2, -133, _KM + "B200TC.m"),
+    ("B200", bfloat16): _core("B200", bfloat16, 16, 2, -133, _KM + "B200TC.m"),
+    ("B200", tf32): _core("B200", tf32, 8, 2, -133, _KM + "B200TC.m (tf32: fma = 8)"),
+    ("B200", float8_e4m3): _core("B200", float8_e4m3, 32, 2, -133, _KM + "B200TCRN.m (fp8: fma = 32, rne); c late",
+                                 "nearest", False),
+    ("B200", float8_e5m2): _core("B200", float8_e5m2, 32, 2, -133, _KM + "B200TCRN.m (fp8: fma = 32, rne); c late",
+                                 "nearest", False),
+}
+
+
+def model(device, fmt) -> TensorCore:
+    """The tensor-core model of `device` ("V100", "A100", "H100", "B200") for input format `fmt`."""
+    if device not in DEVICES:
+        raise ValueError(f"tensor core device={device!r} is unknown; valid devices: {', '.join(DEVICES)}")
+    valid = ", ".join(f.name for d, f in _MODELS if d == device)
+    if fmt is None:
+        raise ValueError(f"tensor core fmt=None: the inputs' format is needed (tensor cores take low-precision "
+                         f"inputs); valid formats on {device}: {valid}")
+    if not isinstance(fmt, Format):
+        from ._formats import as_format
+        fmt = as_format(fmt, "fmt")
+    core = _MODELS.get((device, fmt))
+    if core is None:
+        raise ValueError(f"tensor core fmt={fmt.name!r} is not modelled on device={device!r}; "
+                         f"valid formats on {device}: {valid}")
+    return core
+
+
+# -- kernels ------------------------------------------------------------------------------------
+
+@numba.njit(cache=True, nogil=True)
+def _split(x, emin, man):
+    """x (a value of a format with `man` fraction bits, min exponent emin) -> (signed integer significand, exponent)."""
+    if x == 0.0:
+        return 0, 0
+    m, e = math.frexp(x)           # |m| in [0.5, 1): floor(log2|x|) = e - 1
+    e = max(e - 1, emin)           # subnormals keep the format's min exponent and a significand < 1
+    return int(math.ldexp(x, man - e)), e
+
+
+@numba.njit(cache=True, nogil=True)
+def _align(mag, t):
+    """mag * 2**t, the bits below the unit dropped (truncation of the alignment shift)."""
+    if t >= 0:
+        return mag << t
+    if t <= -63:
+        return 0
+    return mag >> (-t)
+
+
+@numba.njit(cache=True, nogil=True)
+def _bitlen(mag):
+    """Bits of a positive int64."""
+    n = math.frexp(float(mag))[1]            # the float may round up to the next power of two
+    return n - 1 if (mag >> (n - 1)) == 0 else n
+
+
+@numba.njit(cache=True, nogil=True)
+def _normalise(s, base, out_man, nearest):
+    """The exact s * 2**base rounded to out_man fraction bits in float32's exponent range (toward zero, or to
+    nearest even when `nearest`) as (q, lo): the value q * 2**lo, q of at most out_man + 2 bits."""
+    if s == 0:
+        return 0, 0
+    mag = abs(s)
+    lo = max(base + _bitlen(mag) - 1 - out_man, _F32_EMIN - out_man)   # unit of the last kept bit
+    if lo <= base:
+        return s, base
+    shift = lo - base
+    q = _align(mag, -shift)
+    if nearest and shift < 62:
+        rem = mag - (q << shift)
+        half = 1 << (shift - 1)
+        q += 1 if rem > half or (rem == half and q & 1) else 0
+    return (q if s > 0 else -q), lo
+
+
+@numba.njit(cache=True, nogil=True)
+def _odd(mag, t):
+    """mag * 2**t rounded to odd: truncated, the last bit set if any bit was dropped (a sticky bit)."""
+    q = _align(mag, t)
+    return q | 1 if t < 0 and _align(q, -t) != mag else q
+
+
+@numba.njit(cache=True, nogil=True)
+def _add_exact(s, base, cm, cb):
+    """s * 2**base + cm * 2**cb as (sum, base): the larger term exact, the smaller rounded to odd 60 bits
+    below the top, which leaves the final rounding to <= 24 bits unchanged."""
+    if s == 0:
+        return cm, cb
+    nb = max(base + _bitlen(abs(s)), cb + _bitlen(abs(cm))) - 60
+    u = _odd(abs(s), base - nb)
+    v = _odd(abs(cm), cb - nb)
+    return (u if s > 0 else -u) + (v if cm > 0 else -v), nb
+
+
+@numba.njit(cache=True, nogil=True)
+def _block(am, ae, bm, be, lo, hi, cm, cb, man, frac, out_man, min_exp, nearest, c_aligned):
+    """One block FMA: c + sum of products lo..hi-1 (split), c = cm * 2**cb; the model's steps 2-5."""
+    mx = -(1 << 30)
+    for k in range(lo, hi):
+        if am[k] != 0 and bm[k] != 0:
+            mx = max(mx, ae[k] + be[k])
+    if cm != 0 and c_aligned:      # c's exponent as a float32's: subnormals at -126
+        mx = max(mx, cb + _bitlen(abs(cm)) - 1, _F32_EMIN)
+    if mx == -(1 << 30):
+        return cm, cb              # c alone, added late: unchanged; nothing at all: +0 (GEMM.m)
+    mx = max(mx, min_exp)
+    s = 0
+    for k in range(lo, hi):
+        p = am[k] * bm[k]
+        if p != 0:
+            v = _align(abs(p), frac - 2 * man + ae[k] + be[k] - mx)
+            s += v if p > 0 else -v
+    base = mx - frac
+    if cm != 0 and c_aligned:
+        v = _align(abs(cm), cb - base)
+        s += v if cm > 0 else -v
+    elif cm != 0:
+        s, base = _add_exact(s, base, cm, cb)
+    return _normalise(s, base, out_man, nearest)
+
+
+@numba.njit(cache=True, nogil=True)
+def _special(a, b, c):
+    """NaN/inf result of a dot product with a non-finite product or c ([KM25] GEMM.m), else 0.0."""
+    pos = c == math.inf
+    neg = c == -math.inf
+    nan = c != c
+    for k in range(a.shape[0]):
+        p = a[k] * b[k]
+        nan |= p != p
+        pos |= p == math.inf
+        neg |= p == -math.inf
+    if nan or (pos and neg):
+        return math.nan
+    if pos:
+        return math.inf
+    if neg:
+        return -math.inf
+    return 0.0
+
+
+@numba.njit(cache=True, nogil=True)
+def _split_rows(x, emin, man):
+    """Rows of x split once into integer significands and exponents, and whether each row is all finite."""
+    m, k = x.shape
+    sig, exp = np.zeros((m, k), np.int64), np.zeros((m, k), np.int64)
+    finite = np.ones(m, np.bool_)
+    for i in range(m):
+        for j in range(k):
+            if math.isfinite(x[i, j]):
+                sig[i, j], exp[i, j] = _split(x[i, j], emin, man)
+            else:
+                finite[i] = False
+    return sig, exp, finite
+
+
+@numba.njit(cache=True, nogil=True)
+def _blocks(am, ae, bm, be, c, man, block, frac, out_man, min_exp, nearest, c_aligned):
+    """c + a . b (split, finite) block after block, each block's result the next block's c (kept as an
+    integer and its unit between blocks: no float conversions inside the loop)."""
+    k = am.shape[0]
+    cm, ce = _split(c, _F32_EMIN, _F32_FRAC)
+    cb = ce - _F32_FRAC
+    for lo in range(0, k, block):
+        cm, cb = _block(am, ae, bm, be, lo, min(lo + block, k), cm, cb, man, frac, out_man, min_exp, nearest,
+                        c_aligned)
+        if cm != 0 and cb + _bitlen(abs(cm)) > _F32_EMAX + 1:
+            return math.copysign(math.inf, cm)   # past float32's range: later finite products cannot return
+    return math.ldexp(float(cm), int(cb))          # int(): numpy ints when run without the JIT
+
+
+@numba.njit(cache=True, nogil=True)
+def _dot(a, b, c, emin, man, block, frac, out_man, min_exp, nearest, c_aligned):
+    """One tensor-core inner product of float64 vectors a, b onto float32 value c."""
+    am, ae, fa = _split_rows(a.reshape(1, -1), emin, man)
+    bm, be, fb = _split_rows(b.reshape(1, -1), emin, man)
+    if not (fa[0] and fb[0] and math.isfinite(c)):
+        return _special(a, b, c)
+    return _blocks(am[0], ae[0], bm[0], be[0], c, man, block, frac, out_man, min_exp, nearest, c_aligned)
+
+
+@numba.njit(cache=True, parallel=True)
+def _matmul(a, bt, emin, man, block, frac, out_man, min_exp, nearest, c_aligned):
+    m, n = a.shape[0], bt.shape[0]
+    am, ae, fa = _split_rows(a, emin, man)         # split once, not once per output element
+    bm, be, fb = _split_rows(bt, emin, man)
+    out = np.empty((m, n), np.float32)
+    for ij in numba.prange(m * n):
+        i, j = ij // n, ij % n
+        if fa[i] and fb[j]:
+            out[i, j] = _blocks(am[i], ae[i], bm[j], be[j], 0.0, man, block, frac, out_man, min_exp, nearest,
+                                c_aligned)
+        else:
+            out[i, j] = _special(a[i], bt[j], 0.0)
+    return out
+
+
+def _params(core):
+    return (core.fmt.emin, core.fmt.man_bits, core.block, core.frac_bits, core.out_man_bits, core.min_align_exp,
+            core.rounding == "nearest", core.c_in_alignment)
+
+
+def _check_values(x, fmt, arg):
+    """x as a float64 array whose values are all in `fmt` (the caller rounds; the model does not)."""
+    x = np.asarray(x, dtype=np.float64)
+    from ._rounding import round_to
+    finite = np.isfinite(x)
+    if not np.array_equal(np.asarray(round_to(x[finite], fmt), np.float64), x[finite]):
+        raise ValueError(f"tensor core {arg}= holds values that are not {fmt.name} values; round them to "
+                         f"{fmt.name} first (minifp.round_to)")
+    return x
+
+
+def dot(a, b, device, fmt, c=0.0) -> np.float32:
+    """c + a . b on `device`'s tensor core for `fmt` inputs a, b (1-D), c a float32 value."""
+    core = model(device, fmt)
+    a, b = _check_values(a, core.fmt, "a"), _check_values(b, core.fmt, "b")
+    if a.ndim != 1 or a.shape != b.shape:
+        raise ValueError(f"tensor core dot: a and b must be 1-D of one length; got shapes {a.shape}, {b.shape}")
+    c32 = np.float32(c)
+    if not (np.isnan(c) and np.isnan(c32)) and float(c32) != float(c):
+        raise ValueError(f"tensor core dot: c={c!r} is not a float32 value")
+    return np.float32(_dot(a, b, float(c32), *_params(core)))
+
+
+def matmul(a, b, device, fmt) -> np.ndarray:
+    """a (m, k) @ b (k, n) as `device`'s tensor cores compute it for `fmt` inputs: float32 (m, n)."""
+    core = model(device, fmt)
+    a, b = _check_values(a, core.fmt, "a"), _check_values(b, core.fmt, "b")
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        raise ValueError(f"tensor core matmul: a (m, k) and b (k, n) must be 2-D with matching k; "
+                         f"got shapes {a.shape}, {b.shape}")
+    return _matmul(np.ascontiguousarray(a), np.ascontiguousarray(b.T), *_params(core))
