@@ -12,7 +12,8 @@ import minifp as mf
 from ._digits import digits_mlp
 from .numerics import watch
 
-__all__ = ["DEMOS", "swamping_threshold", "count_up", "attenuated_training", "digits_sgd", "pure_bf16_losses"]
+__all__ = ["DEMOS", "swamping_threshold", "count_up", "attenuated_training", "digits_sgd", "pure_bf16_losses",
+           "transformer_overflow"]
 COMPARE = ("float32", "float16", "bfloat16")
 
 
@@ -188,6 +189,31 @@ def loss_scaling():
     return "\n".join(lines), figure
 
 
+# -- where float16 overflows in a transformer -------------------------------------------------------------
+
+
+def transformer_overflow():
+    """Attention logits, softmax without max subtraction, layer-norm variance: the monitor names each overflow."""
+    from . import _transformer as T
+    lines = ["Where float16 overflows in a transformer (one forward pass of a tiny pre-norm block, monitor on):"]
+    runs = {}
+    for case, (_, mode, note) in T.CASES.items():
+        naive, _ = T.run_case(case, T.NAIVE)
+        fixed, _ = T.run_case(case, T.FIXED)
+        where = "under autocast(float16)" if mode == "autocast" else "in pure float16 (model.half())"
+        lines += [f"  {case} ({where}): {note}",
+                  f"    naive: first overflow: {naive.first_overflow}",
+                  f"    fixed: {fixed.total('overflow')} overflows, {fixed.total('nan')} NaNs"]
+        runs[f"{case}: {where}"] = {"naive": T.layer_maxima(naive), "fixed": T.layer_maxima(fixed)}
+    lines.append("  Fixes: scale q by 1/sqrt(d) before q @ k^T; subtract the max before exp (nn.Softmax does); "
+                 "layer-norm\n  statistics in float32 (nn.LayerNorm does, and autocast runs it in float32).")
+
+    def figure(path):
+        from .plots import plot_layer_maxima
+        plot_layer_maxima(runs, path=path)
+    return "\n".join(lines), figure
+
+
 # -- master weights ------------------------------------------------------------------------------------
 
 
@@ -286,4 +312,4 @@ def accumulation():
 
 DEMOS = {"overflow": overflow, "underflow": underflow, "swamping": swamping, "histogram": histogram,
          "loss-scaling": loss_scaling, "master-weights": master_weights, "pure-bf16": pure_bf16,
-         "accumulation": accumulation}
+         "accumulation": accumulation, "transformer-overflow": transformer_overflow}

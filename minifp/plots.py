@@ -5,7 +5,8 @@ import numpy as np
 
 from ._formats import as_format, finfo
 
-__all__ = ["plot_histogram", "plot_loss_scale", "plot_training_curves", "plot_swamping", "plot_accumulation"]
+__all__ = ["plot_histogram", "plot_loss_scale", "plot_training_curves", "plot_swamping", "plot_accumulation",
+           "plot_layer_maxima"]
 
 
 def _plt():
@@ -101,4 +102,26 @@ def plot_accumulation(rows, path=None):
     ax.set_xlabel("length")
     ax.set_ylabel("relative error")
     ax.legend()
+    return _finish(fig, path)
+
+
+def plot_layer_maxima(runs, fmt="float16", path=None):
+    """Largest |output| per layer (as a power of two; inf on top) for several runs: {title: {label: rows}},
+    rows as minifp._transformer.layer_maxima gives them; one panel per title, fmt's max as a line."""
+    plt = _plt()
+    top = np.log2(finfo(as_format(fmt)).max)
+    fig, axes = plt.subplots(1, len(runs), figsize=(4.2 * len(runs), 3.8), squeeze=False)
+    for ax, (title, series) in zip(axes[0], runs.items()):
+        for (label, rows), marker in zip(series.items(), "os^v"):
+            names = [name for name, _ in rows]
+            values = np.array([v for _, v in rows])
+            shown = np.where(np.isinf(values) & (values > 0), top + 3, values)
+            ax.plot(range(len(rows)), shown, marker=marker, ms=4, label=label)
+            bad = np.isinf(values) & (values > 0)
+            ax.plot(np.nonzero(bad)[0], shown[bad], "rx", ms=8)
+        ax.axhline(top, color="tab:red", ls="--", lw=1, label=f"{fmt} max")
+        ax.set_xticks(range(len(names)), names, rotation=90, fontsize=7)
+        ax.set_ylabel("log2 max |output|  (inf or NaN: x)")
+        ax.set_title(title, fontsize=9)
+        ax.legend(fontsize=7)
     return _finish(fig, path)

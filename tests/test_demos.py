@@ -56,3 +56,13 @@ def test_master_weights_demo(capsys):
 def test_every_quick_demo_runs(name, capsys):
     cli.main(["demo", name])
     assert capsys.readouterr().out.strip()
+
+
+def test_transformer_overflow_demo_names_each_overflow(capsys, tmp_path):
+    cli.main(["demo", "transformer-overflow", "--plot", str(tmp_path / "t.png")])
+    out = capsys.readouterr().out
+    for line in ("naive: first overflow: matmul in layer attn.scores, forward: 395 values",
+                 "naive: first overflow: exp in layer attn.softmax, forward: 710 values",
+                 "naive: first overflow: mul in layer ln1, forward: 73 values"):
+        assert line in out
+    assert out.count("fixed: 0 overflows, 0 NaNs") == 3 and (tmp_path / "t.png").stat().st_size > 10_000
