@@ -1,0 +1,289 @@
+"""Low-precision accumulation: matmul, conv and the sum/mean reductions summing in a chosen format.
+
+`minifp.accumulate(fmt, order)` (the context manager, state in _state.py) makes the ops that accumulate
+(matmul, linear, conv2d, sum, mean) call `accumulating(xp, ...)`'s `matmul` and `sum` instead of BLAS's.
+Each addition of the sum is rounded into the accumulator format `fmt`:
+
+- "sequential": a fused multiply-add chain, s = round(s + a_k * b_k) for k = 0, 1, ..., with the product
+  exact and one rounding per step (what an FMA accumulator does);
+- "pairwise": the exact products summed as a binary tree, neighbours first ((p0 + p1) + (p2 + p3)) + ...,
+  an odd element carried up unchanged, every addition rounded; the result is rounded once more (a no-op
+  unless k == 1).
+
+Exact: each rounded addition is the correctly rounded exact sum, the same as a float64 reference that
+rounds after every addition wherever float64 holds that sum (always for float16 inputs in a float16
+chain). The kernels add in float64 (products of float32 values need 48 bits: exact); where the float64
+sum itself is inexact they make it round-to-odd from TwoSum's error term, so the second rounding into a
+format of at most 24 bits (<= 53 - 2) is still correct (Boldo and Melquiond, "Emulation of FMA and
+correctly rounded sums: proved algorithms using rounding to odd", 2008).
+
+The kernels are Numba loops parallel over output rows (prange); the innermost loop runs along a block of
+output columns, so the partial sums of one row stay in a small block (registers and L1) and the
+rounding, branch-free, vectorises across columns.
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+import math
+import threading
+
+import numba
+import numpy as np
+from numba import prange
+
+from ._formats import Format, as_format
+from ._rounding import _llvm, ir, overload
+from ._state import Accumulator, accumulate_scope
+
+__all__ = ["accumulate", "ORDERS", "TENSOR_CORES"]
+
+ORDERS = ("sequential", "pairwise")
+TENSOR_CORES = ("V100", "A100", "H100", "B200")
+BLOCK = 64                      # output columns summed side by side: 8 AVX-512 registers of float64
+_LOCK = threading.Lock()        # Numba's workqueue threading layer must not be entered by two threads at once
+
+
+def _float64(i):
+    """The float64 whose bits are the int64 i."""
+    return np.int64(i).view(np.float64)
+
+
+def _bits64(f):
+    """The bits of the float64 f, as an int64."""
+    return np.float64(f).view(np.int64)
+
+
+_f64, _i64 = ir.DoubleType(), ir.IntType(64)
+overload(_float64)(_llvm(numba.int64, numba.float64, lambda b, v: b.bitcast(v, _f64)))
+overload(_bits64)(_llvm(numba.float64, numba.int64, lambda b, v: b.bitcast(v, _i64)))
+
+
+SIGN, MAGNITUDE = np.int64(-0x8000000000000000), np.int64(0x7FFFFFFFFFFFFFFF)
+
+
+@functools.lru_cache(maxsize=None)
+def constants(fmt: Format):
+    """What _round64 needs of a format: (shift, half ulp - 1, smallest normal, magic, max, overflow value)."""
+    shift = 52 - fmt.man_bits
+    low = fmt.man_bits if fmt.subnormals else 0            # without subnormals 0 and 2**emin are neighbours
+    over = float(fmt.decode(fmt.overflow_code))            # inf, max (saturating) or NaN (no infinities)
+    return (np.int64(shift), np.int64((1 << (shift - 1)) - 1), 2.0 ** fmt.emin, 2.0 ** (fmt.emin - low + 52),
+            float(fmt.decode(fmt.max_code)), over)
+
+
+def exact_in_float64(fmt: Format, product_bits):
+    """Whether float64's own sum s + p, rounded into fmt, is always the correctly rounded s + p, for s in fmt
+    and p of at most product_bits significant bits: then the kernels skip the round-to-odd step.
+
+    Where the sum is inexact in float64, either p lies below s's bits by more than 53 - product_bits and
+    moves s by far less than to a midpoint of fmt (if product_bits + fmt's precision <= 51), or s lies below
+    p's: s then reaches down to fmt's quantum, p at most to fmt's top binade (above, both overflow), and a
+    span of 53 bits holds that range for narrow exponents (float16's 40 bits; bfloat16's 261 do not)."""
+    low = fmt.man_bits if fmt.subnormals else 0
+    span = math.frexp(float(fmt.decode(fmt.max_code)))[1] - (fmt.emin - low)    # 2**(emax + 1) to the quantum
+    return product_bits + fmt.man_bits + 1 <= 51 and span <= 53
+
+
+@numba.njit(cache=True)
+def _round64(x, c):
+    """The float64 x rounded to nearest-even into the format of constants c, as a float64; branch-free."""
+    shift, half, min_normal, magic, big, over = c
+    bx = _bits64(x)
+    a = bx & MAGNITUDE
+    # Normal results: add half an ulp minus one plus the kept ulp's own bit (ties to even), drop the bits;
+    # a carry moves into the exponent by itself.
+    r = _float64(np.right_shift(a + half + (np.right_shift(a, shift) & 1), shift) << shift)
+    ax = _float64(a)
+    # Below the smallest normal: float64's own nearest-even addition of 2**(emin - low + 52) rounds |x| to a
+    # whole number of quanta.
+    small = (ax + magic) - magic
+    r = small if ax < min_normal else r
+    r = over if r > big else r
+    r = ax if ax != ax else r                               # NaN stays NaN (a + half may wrap for its bits)
+    return _float64(_bits64(r) | (bx & SIGN))
+
+
+@numba.njit(cache=True)
+def _add(s, p, c, odd):
+    """round(s + p) into the format of c, correctly rounded: with `odd`, float64's sum is made round-to-odd
+    where it is inexact (needed unless exact_in_float64)."""
+    t = s + p
+    if not odd:
+        return _round64(t, c)
+    bp = t - s
+    err = (s - (t - bp)) + (p - bp)                         # TwoSum: s + p == t + err exactly
+    b = _bits64(t)
+    # Inexact with an even last bit (where every midpoint and value of a <= 51-bit format lies): one float64
+    # ulp toward the exact sum (+1 in magnitude where err has t's sign), so the next rounding sees the side.
+    fix = (err != 0) & ((b & 1) == 0) & (abs(t) < math.inf)
+    step = np.int64(1) | np.right_shift(_bits64(err) ^ b, 63)
+    return _round64(_float64(b + step) if fix else t, c)
+
+
+@numba.njit(cache=True, parallel=True)
+def _chain_matmul(a, b, out, c, odd):
+    """out = a @ b, each output a sequential FMA chain over k rounded into c's format.
+
+    A row of partial sums (out[i]) stays in L1 while k runs; the loop over its columns vectorises."""
+    m, k = a.shape
+    for i in prange(m):
+        acc = out[i]
+        acc[:] = 0.0
+        for kk in range(k):
+            aik = np.float64(a[i, kk])
+            row = b[kk]
+            for j in range(acc.size):
+                acc[j] = _add(acc[j], aik * np.float64(row[j]), c, odd)
+
+
+@numba.njit(cache=True)
+def _tree(buf, w, k, c):
+    """Pairwise sums of buf[:k, :w] (each column), every addition rounded; the result in buf[0, :w]."""
+    while k > 1:
+        half = k // 2
+        for t in range(half):
+            for j in range(w):
+                buf[t, j] = _add(buf[2 * t, j], buf[2 * t + 1, j], c, True)
+        if k % 2:
+            buf[half, :w] = buf[k - 1, :w]
+        k = half + k % 2
+    for j in range(w):
+        buf[0, j] = _add(buf[0, j], 0.0, c, True)         # a lone product is rounded too
+
+
+@numba.njit(cache=True, parallel=True)
+def _pairwise_matmul(a, b, out, c):
+    """out = a @ b, each output the pairwise sum of its exact products, every addition rounded (products of
+    any size meet in the tree: always round-to-odd)."""
+    m, k = a.shape
+    n = b.shape[1]
+    for i in prange(m):
+        buf = np.empty((max(k, 1), BLOCK))
+        for j0 in range(0, n, BLOCK):
+            w = min(BLOCK, n - j0)
+            if k == 0:
+                buf[0, :w] = 0.0
+            for kk in range(k):
+                aik = np.float64(a[i, kk])
+                for j in range(w):
+                    buf[kk, j] = aik * np.float64(b[kk, j0 + j])
+            _tree(buf, w, k, c)
+            out[i, j0:j0 + w] = buf[0, :w]
+
+
+def matmul2d(a, b, fmt, order="sequential", fmt_in=None):
+    """a (m, k) @ b (k, n), float32 or float64 arrays of values of fmt_in (None: any float32 values),
+    accumulated in `fmt`; a float64 array of fmt's values."""
+    out = np.empty((a.shape[0], b.shape[1]), np.float64)
+    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    with _LOCK, np.errstate(all="ignore"):     # without JIT: NaN bits wrap in _round64, harmlessly
+        if order == "sequential":
+            bits = 2 * (24 if fmt_in is None else fmt_in.man_bits + 1)
+            _chain_matmul(a, b, out, constants(fmt), not exact_in_float64(fmt, bits))
+        else:
+            _pairwise_matmul(a, b, out, constants(fmt))
+    return out
+
+
+def sum_rows(x, fmt, order="sequential", fmt_in=None):
+    """Each row of the 2-D array x summed in `fmt` (sequentially in index order, or pairwise)."""
+    return matmul2d(x, np.ones((x.shape[1], 1), x.dtype), fmt, order, fmt_in)[:, 0]     # x * 1: exact
+
+
+class Accumulating:
+    """An array namespace whose matmul and sum accumulate as an Accumulator says; everything else is xp's."""
+
+    def __init__(self, xp, acc, fmt_in):
+        if xp is not np:
+            raise TypeError("accumulate(): low-precision accumulation and tensor-core models run on host (NumPy) "
+                            "arrays only; move the tensors to the CPU or leave the accumulate() block")
+        self._xp, self._acc, self._fmt_in = xp, acc, fmt_in
+
+    def __getattr__(self, name):
+        return getattr(self._xp, name)
+
+    def _matmul2d(self, a, b):
+        acc = self._acc
+        if acc.tensor_core is not None:
+            tc = importlib.import_module("minifp._tensorcore")
+            return np.asarray(tc.matmul(a, b, acc.tensor_core, fmt=self._fmt_in), np.float64)
+        return matmul2d(a, b, acc.fmt, acc.order, self._fmt_in)
+
+    def matmul(self, a, b):
+        """NumPy's matmul (1-D operands, batching, broadcasting), each 2-D product accumulated as asked."""
+        a, b = np.asarray(a), np.asarray(b)
+        dtype = np.result_type(a.dtype, b.dtype)
+        a2 = a[None, :] if a.ndim == 1 else a
+        b2 = b[:, None] if b.ndim == 1 else b
+        if a2.shape[-1] != b2.shape[-2]:
+            raise ValueError(f"matmul: inner dimensions differ: {a.shape} @ {b.shape}")
+        batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+        a3 = np.broadcast_to(a2, batch + a2.shape[-2:]).reshape(-1, *a2.shape[-2:])
+        b3 = np.broadcast_to(b2, batch + b2.shape[-2:]).reshape(-1, *b2.shape[-2:])
+        out = np.stack([self._matmul2d(x, y) for x, y in zip(a3, b3)]) if a3.shape[0] else \
+            np.zeros((0, a2.shape[-2], b2.shape[-1]))
+        out = out.reshape(batch + out.shape[-2:]).astype(dtype)     # fmt's values: exact in float32
+        if a.ndim == 1:
+            out = out[..., 0, :]
+        if b.ndim == 1:
+            out = out[..., 0]
+        return out
+
+    def sum(self, x, axis=None, keepdims=False, **kwargs):
+        """NumPy's sum, accumulated as asked over the reduced axes (in C order of them) for float arrays."""
+        x = np.asarray(x)
+        if kwargs or x.dtype.kind != "f" or self._acc.fmt is None:     # tensor cores sum no reductions
+            return self._xp.sum(x, axis=axis, keepdims=keepdims, **kwargs)
+        axes = tuple(range(x.ndim)) if axis is None else tuple(a % x.ndim for a in np.atleast_1d(axis))
+        kept = [d for d in range(x.ndim) if d not in axes]
+        rows = np.transpose(x, kept + list(axes)).reshape(int(np.prod([x.shape[d] for d in kept])), -1)
+        out = sum_rows(rows, self._acc.fmt, self._acc.order, self._fmt_in).astype(x.dtype)
+        out = out.reshape([x.shape[d] for d in kept])
+        if keepdims:
+            out = out.reshape([1 if d in axes else x.shape[d] for d in range(x.ndim)])
+        return out
+
+    def mean(self, x, axis=None, keepdims=False, **kwargs):
+        """The accumulated sum divided by the count, in the array's own precision."""
+        x = np.asarray(x)
+        if kwargs or x.dtype.kind != "f" or self._acc.fmt is None:
+            return self._xp.mean(x, axis=axis, keepdims=keepdims, **kwargs)
+        axes = tuple(range(x.ndim)) if axis is None else tuple(a % x.ndim for a in np.atleast_1d(axis))
+        n = int(np.prod([x.shape[d] for d in axes]))
+        return self.sum(x, axis, keepdims) / x.dtype.type(n)
+
+
+def accumulating(xp, acc, fmt_in):
+    """xp itself when acc is None (float32 BLAS), else the namespace that accumulates as acc says."""
+    return xp if acc is None else Accumulating(xp, acc, fmt_in)
+
+def _devices():
+    """The tensor-core models' names: those of minifp._tensorcore where it exists, else the planned ones."""
+    try:
+        return tuple(importlib.import_module("minifp._tensorcore").DEVICES)
+    except ImportError:
+        return TENSOR_CORES
+
+
+def accumulate(fmt=None, order="sequential", tensor_core=None):
+    """Within this block (in this thread) matmul, linear, conv2d, sum and mean accumulate in `fmt`
+    ("sequential": an FMA chain rounding after every addition; "pairwise": a tree), or as the tensor cores
+    of `tensor_core` do; fmt=None and tensor_core=None: float32, through BLAS (the default)."""
+    if fmt is not None:
+        fmt = as_format(fmt, "accumulate(): fmt")
+    if not isinstance(order, str) or order not in ORDERS:
+        raise ValueError(f"accumulate(): order={order!r} is unknown; valid orders: {', '.join(ORDERS)}")
+    if tensor_core is not None:
+        devices = _devices()
+        if not isinstance(tensor_core, str) or tensor_core not in devices:
+            raise ValueError(f"accumulate(): tensor_core={tensor_core!r} is unknown; valid tensor cores: "
+                             f"{', '.join(devices)} (or None)")
+        if fmt is not None or order != "sequential":
+            raise ValueError(f"accumulate(): tensor_core={tensor_core!r} sets its own accumulator and order; give "
+                             f"either tensor_core or fmt= and order=, not both (got fmt={fmt}, order={order!r})")
+    elif fmt is None and order != "sequential":
+        raise ValueError(f"accumulate(): order={order!r} needs an accumulator format: fmt=None accumulates in "
+                         f"float32 through BLAS; give fmt (for example fmt='float32') to sum {order}")
+    acc = None if fmt is None and tensor_core is None else Accumulator(fmt, order, tensor_core)
+    return accumulate_scope(acc)
