@@ -275,3 +275,17 @@ def test_the_float64_shortcut_is_taken_only_where_it_is_exact():
     assert _accumulate.exact_in_float64(mf.float16, 22)          # float16 products in a float16 chain
     assert not _accumulate.exact_in_float64(mf.float16, 48)      # float32 products: round to odd first
     assert not _accumulate.exact_in_float64(mf.bfloat16, 16)     # 8 exponent bits: too wide a range
+
+
+@pytest.mark.parametrize("fmt", [mf.float16, mf.bfloat16, mf.float8_e4m3, mf.Format(5, 2, subnormals=False),
+                                 mf.Format(3, 4, overflow="saturate"), mf.float32], ids=repr)
+def test_the_kernels_rounding_agrees_with_round_to(fmt):
+    """One product x * 1 added to 0: the kernels' float64 -> fmt rounding alone, over every exponent."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(3000) * 2.0 ** rng.integers(-160, 140, 3000)
+    x[:9] = [0.0, np.inf, -np.inf, np.nan, 2.0**-150, -2.0**-149, 65520.0, -65519.99, 1e-300]
+    out = _accumulate.matmul2d(x[:, None], np.ones((1, 1)), fmt)[:, 0]
+    with np.errstate(all="ignore"):
+        want = mf.round_to(x, fmt).astype(np.float64)
+    assert np.array_equal(out, want, equal_nan=True)
+    assert np.array_equal(np.signbit(out), np.signbit(want))
