@@ -436,7 +436,7 @@ def apply(name, *args, _out=None, **params):
                 if op.product is not None and FLOAT32_PRODUCTS:
                     wide = _products(op, fmt, device, wide)
                 if op.accumulates and STATE.accumulator is not None:     # minifp.accumulate: not BLAS's sums
-                    ans = op.forward(accumulating(xp, STATE.accumulator, fmt), *wide, **params)
+                    ans = op.forward(accumulating(xp, STATE.accumulator, _input_format(tensors)), *wide, **params)
                 else:
                     ans = op.forward(xp, *wide, **params)
                 ans = ans if type(ans) is np.ndarray else xp.asarray(ans)      # reductions give scalars
@@ -460,6 +460,16 @@ def apply(name, *args, _out=None, **params):
     if w32 is not None:
         out._w32 = (ans, w32)
     return out
+
+
+def _input_format(tensors):
+    """The format of a product's factors: the promotion of its float tensors' formats (a tensor-core model
+    and the accumulation kernels read the width of the products from it)."""
+    fmt = None
+    for t in tensors:
+        if isinstance(t, Tensor) and t.fmt is not None:
+            fmt = t.fmt if fmt is None else F.promote(fmt, t.fmt)
+    return fmt or F.float32
 
 
 def _round(ans, fmt, op, layer, direction):
@@ -615,7 +625,7 @@ def _backward(order, store, leaves, collect=None):
         if products and op.product is not None:      # the gradient products run on the same cores
             g_in, *wide_in = _products(op, t.fmt, t.device, [g, *wide], n=3)
         if node.acc is not None and op.accumulates:     # and accumulate as the forward's did
-            xp = accumulating(xp, node.acc, t.fmt)
+            xp = accumulating(xp, node.acc, _input_format([t, *inputs]))
         for i, a in enumerate(inputs):
             if isinstance(a, Tensor) and a.requires_grad:
                 args = (g_in, ans, *wide_in) if i < 2 else (g, ans, *wide)
