@@ -40,7 +40,6 @@ __all__ = ["accumulate", "ORDERS", "TENSOR_CORES"]
 
 ORDERS = ("sequential", "pairwise")
 TENSOR_CORES = ("V100", "A100", "H100", "B200")
-BLOCK = 64                      # output columns summed side by side: 8 AVX-512 registers of float64
 _LOCK = threading.Lock()        # Numba's workqueue threading layer must not be entered by two threads at once
 
 
@@ -137,39 +136,48 @@ def _chain_matmul(a, b, out, c, odd):
                 acc[j] = _add(acc[j], aik * np.float64(row[j]), c, odd)
 
 
-@numba.njit(cache=True)
-def _tree(buf, w, k, c):
-    """Pairwise sums of buf[:k, :w] (each column), every addition rounded; the result in buf[0, :w]."""
-    while k > 1:
-        half = k // 2
-        for t in range(half):
-            for j in range(w):
-                buf[t, j] = _add(buf[2 * t, j], buf[2 * t + 1, j], c, True)
-        if k % 2:
-            buf[half, :w] = buf[k - 1, :w]
-        k = half + k % 2
-    for j in range(w):
-        buf[0, j] = _add(buf[0, j], 0.0, c, True)         # a lone product is rounded too
-
-
 @numba.njit(cache=True, parallel=True)
 def _pairwise_matmul(a, b, out, c):
     """out = a @ b, each output the pairwise sum of its exact products, every addition rounded (products of
-    any size meet in the tree: always round-to-odd)."""
+    any size meet in the tree: always round-to-odd).
+
+    The tree is built as the products stream in, as a binary counter: stack[t] holds the sum of the last
+    2**t products not yet paired; product number kk + 1 merges once per trailing zero of kk + 1. What is left
+    at the end (one sum per set bit of k) is added from the smallest up, which is the level-by-level tree
+    with an odd element carried up: (((p0 + p1) + (p2 + p3)) + ((p4 + p5) + p6)) for k = 7."""
     m, k = a.shape
     n = b.shape[1]
+    depth = 1
+    while (1 << depth) <= k:
+        depth += 1
     for i in prange(m):
-        buf = np.empty((max(k, 1), BLOCK))
-        for j0 in range(0, n, BLOCK):
-            w = min(BLOCK, n - j0)
-            if k == 0:
-                buf[0, :w] = 0.0
-            for kk in range(k):
-                aik = np.float64(a[i, kk])
-                for j in range(w):
-                    buf[kk, j] = aik * np.float64(b[kk, j0 + j])
-            _tree(buf, w, k, c)
-            out[i, j0:j0 + w] = buf[0, :w]
+        stack = np.empty((depth, n))
+        carry = np.empty(n)
+        for kk in range(k):
+            aik = np.float64(a[i, kk])
+            row = b[kk]
+            for j in range(n):
+                carry[j] = aik * np.float64(row[j])
+            t, x = 0, kk + 1
+            while x & 1 == 0:
+                for j in range(n):
+                    carry[j] = _add(stack[t, j], carry[j], c, True)
+                t, x = t + 1, x >> 1
+            stack[t, :] = carry
+        acc = out[i]
+        acc[:] = 0.0
+        first = True
+        for t in range(depth):
+            if (k >> t) & 1:
+                if first:               # as it is: a lone product meets the next sum exact, as in the tree
+                    acc[:] = stack[t]
+                    first = False
+                else:
+                    for j in range(n):
+                        acc[j] = _add(stack[t, j], acc[j], c, True)
+        if k == 1:                      # a single product is rounded all the same
+            for j in range(n):
+                acc[j] = _add(acc[j], 0.0, c, True)
 
 
 def matmul2d(a, b, fmt, order="sequential", fmt_in=None):

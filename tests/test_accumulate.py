@@ -104,7 +104,7 @@ def test_products_are_exact_in_the_chain():
     assert out == float(np.float16(1 + (1 + 2.0**-10) ** 2))      # 2 + 2**-9 + 2**-20 -> 2 + 2**-9
 
 
-@pytest.mark.parametrize("k", [0, 1, 2, 3, 5, 8, 13, 64])
+@pytest.mark.parametrize("k", [0, 1, 2, 3, 5, 6, 7, 8, 11, 13, 64, 100])
 @pytest.mark.parametrize("fmt", [mf.float16, mf.bfloat16], ids=str)
 def test_pairwise_is_the_tree_of_rounded_additions(k, fmt):
     rng = np.random.default_rng(k)
