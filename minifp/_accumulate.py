@@ -17,9 +17,10 @@ sum itself is inexact they make it round-to-odd from TwoSum's error term, so the
 format of at most 24 bits (<= 53 - 2) is still correct (Boldo and Melquiond, "Emulation of FMA and
 correctly rounded sums: proved algorithms using rounding to odd", 2008).
 
-The kernels are Numba loops parallel over output rows (prange); the innermost loop runs along a block of
-output columns, so the partial sums of one row stay in a small block (registers and L1) and the
-rounding, branch-free, vectorises across columns.
+The kernels are Numba loops parallel over output rows (prange). A row of partial sums (n float64, the
+output row itself) stays in L1 while k runs, and the innermost loop runs along it: the rounding, branch-free,
+vectorises across output columns, and the chains of different columns overlap their latencies. Sums
+(sum, mean) are products with a column of ones: one chain per output, run in parallel but not vectorised.
 """
 from __future__ import annotations
 
@@ -265,6 +266,7 @@ class Accumulating:
 def accumulating(xp, acc, fmt_in):
     """xp itself when acc is None (float32 BLAS), else the namespace that accumulates as acc says."""
     return xp if acc is None else Accumulating(xp, acc, fmt_in)
+
 
 def _devices():
     """The tensor-core models' names: those of minifp._tensorcore where it exists, else the planned ones."""
