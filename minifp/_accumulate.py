@@ -13,9 +13,10 @@ Each addition of the sum is rounded into the accumulator format `fmt`:
 Exact: each rounded addition is the correctly rounded exact sum, the same as a float64 reference that
 rounds after every addition wherever float64 holds that sum (always for float16 inputs in a float16
 chain). The kernels add in float64 (products of float32 values need 48 bits: exact); where the float64
-sum itself is inexact they make it round-to-odd from TwoSum's error term, so the second rounding into a
-format of at most 24 bits (<= 53 - 2) is still correct (Boldo and Melquiond, "Emulation of FMA and
-correctly rounded sums: proved algorithms using rounding to odd", 2008).
+sum itself could be inexact in a way that matters (sum_mode decides per call, from the products' width and
+the format's range), they make it round-to-odd from its error term (TwoSum, or Fast2Sum where that is
+exact), so the second rounding into a format of at most 24 bits (<= 53 - 2) is still correct (Boldo and
+Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms using rounding to odd", 2008).
 
 The kernels are Numba loops parallel over output rows (prange). A row of partial sums (n float64, the
 output row itself) stays in L1 while k runs, and the innermost loop runs along it: the rounding, branch-free,
@@ -72,17 +73,24 @@ def constants(fmt: Format):
             float(fmt.decode(fmt.max_code)), over)
 
 
-def exact_in_float64(fmt: Format, product_bits):
-    """Whether float64's own sum s + p, rounded into fmt, is always the correctly rounded s + p, for s in fmt
-    and p of at most product_bits significant bits: then the kernels skip the round-to-odd step.
+PLAIN, FAST_TWO_SUM, TWO_SUM = 0, 1, 2      # how _add makes float64's sum safe to round again
 
-    Where the sum is inexact in float64, either p lies below s's bits by more than 53 - product_bits and
-    moves s by far less than to a midpoint of fmt (if product_bits + fmt's precision <= 51), or s lies below
-    p's: s then reaches down to fmt's quantum, p at most to fmt's top binade (above, both overflow), and a
-    span of 53 bits holds that range for narrow exponents (float16's 40 bits; bfloat16's 261 do not)."""
+
+def sum_mode(fmt: Format, product_bits):
+    """How _add must add s (a value of fmt) and p (of at most product_bits significant bits) so that rounding
+    float64's sum into fmt gives the correctly rounded exact s + p.
+
+    float64's sum is inexact only for far-apart magnitudes. If p is the smaller one (by 53 - product_bits
+    binades or more), it moves s by far less than to a midpoint of fmt, as does a one-ulp nudge, when
+    product_bits + fmt's precision <= 48. If s is the smaller one, p may lie on a midpoint that s decides:
+    that cannot happen when fmt's whole range, from its quantum to 2**(emax + 1) (above: both overflow), fits
+    in 53 bits (float16: 40; bfloat16: 261). So: PLAIN when both hold; FAST_TWO_SUM when only the first does
+    (Fast2Sum's error s - (t - p) is exact where |p| >= |s|, the only case that needs it); TWO_SUM else."""
     low = fmt.man_bits if fmt.subnormals else 0
     span = math.frexp(float(fmt.decode(fmt.max_code)))[1] - (fmt.emin - low)    # 2**(emax + 1) to the quantum
-    return product_bits + fmt.man_bits + 1 <= 51 and span <= 53
+    if product_bits + fmt.man_bits + 1 > 48:
+        return TWO_SUM
+    return PLAIN if span <= 53 else FAST_TWO_SUM
 
 
 @numba.njit(cache=True)
@@ -105,14 +113,17 @@ def _round64(x, c):
 
 
 @numba.njit(cache=True)
-def _add(s, p, c, odd):
-    """round(s + p) into the format of c, correctly rounded: with `odd`, float64's sum is made round-to-odd
-    where it is inexact (needed unless exact_in_float64)."""
+def _add(s, p, c, mode):
+    """round(s + p) into the format of c, correctly rounded: unless mode is PLAIN, float64's sum is made
+    round-to-odd where it is inexact, from its error term (see sum_mode)."""
     t = s + p
-    if not odd:
+    if mode == PLAIN:
         return _round64(t, c)
-    bp = t - s
-    err = (s - (t - bp)) + (p - bp)                         # TwoSum: s + p == t + err exactly
+    if mode == FAST_TWO_SUM:
+        err = s - (t - p)
+    else:
+        bp = t - s
+        err = (s - (t - bp)) + (p - bp)                     # TwoSum: s + p == t + err exactly
     b = _bits64(t)
     # Inexact with an even last bit (where every midpoint and value of a <= 51-bit format lies): one float64
     # ulp toward the exact sum (+1 in magnitude where err has t's sign), so the next rounding sees the side.
@@ -122,7 +133,7 @@ def _add(s, p, c, odd):
 
 
 @numba.njit(cache=True, parallel=True)
-def _chain_matmul(a, b, out, c, odd):
+def _chain_matmul(a, b, out, c, mode):
     """out = a @ b, each output a sequential FMA chain over k rounded into c's format.
 
     A row of partial sums (out[i]) stays in L1 while k runs; the loop over its columns vectorises."""
@@ -134,13 +145,13 @@ def _chain_matmul(a, b, out, c, odd):
             aik = np.float64(a[i, kk])
             row = b[kk]
             for j in range(acc.size):
-                acc[j] = _add(acc[j], aik * np.float64(row[j]), c, odd)
+                acc[j] = _add(acc[j], aik * np.float64(row[j]), c, mode)
 
 
 @numba.njit(cache=True, parallel=True)
 def _pairwise_matmul(a, b, out, c):
     """out = a @ b, each output the pairwise sum of its exact products, every addition rounded (products of
-    any size meet in the tree: always round-to-odd).
+    any size meet in the tree: always TWO_SUM).
 
     The tree is built as the products stream in, as a binary counter: stack[t] holds the sum of the last
     2**t products not yet paired; product number kk + 1 merges once per trailing zero of kk + 1. What is left
@@ -162,7 +173,7 @@ def _pairwise_matmul(a, b, out, c):
             t, x = 0, kk + 1
             while x & 1 == 0:
                 for j in range(n):
-                    carry[j] = _add(stack[t, j], carry[j], c, True)
+                    carry[j] = _add(stack[t, j], carry[j], c, TWO_SUM)
                 t, x = t + 1, x >> 1
             stack[t, :] = carry
         acc = out[i]
@@ -175,10 +186,10 @@ def _pairwise_matmul(a, b, out, c):
                     first = False
                 else:
                     for j in range(n):
-                        acc[j] = _add(stack[t, j], acc[j], c, True)
+                        acc[j] = _add(stack[t, j], acc[j], c, TWO_SUM)
         if k == 1:                      # a single product is rounded all the same
             for j in range(n):
-                acc[j] = _add(acc[j], 0.0, c, True)
+                acc[j] = _add(acc[j], 0.0, c, TWO_SUM)
 
 
 def matmul2d(a, b, fmt, order="sequential", fmt_in=None):
@@ -189,7 +200,7 @@ def matmul2d(a, b, fmt, order="sequential", fmt_in=None):
     with _LOCK, np.errstate(all="ignore"):     # without JIT: NaN bits wrap in _round64, harmlessly
         if order == "sequential":
             bits = 2 * (24 if fmt_in is None else fmt_in.man_bits + 1)
-            _chain_matmul(a, b, out, constants(fmt), not exact_in_float64(fmt, bits))
+            _chain_matmul(a, b, out, constants(fmt), sum_mode(fmt, bits))
         else:
             _pairwise_matmul(a, b, out, constants(fmt))
     return out

@@ -74,7 +74,8 @@ def test_the_chain_equals_a_float64_reference_rounding_after_every_addition(fmt)
 
 
 @pytest.mark.parametrize("fmt_in, fmt, spread", [(mf.bfloat16, mf.bfloat16, 30), (None, mf.float16, 5),
-                                                 (None, mf.float32, 30), (mf.float16, mf.float16, 5)], ids=str)
+                                                 (None, mf.float32, 30), (mf.float16, mf.float16, 5),
+                                                 (mf.float16, mf.float32, 12)], ids=str)
 def test_each_step_is_the_correctly_rounded_exact_sum(fmt_in, fmt, spread):
     """Far-apart exponents, where float64's own sum is inexact: the kernel still rounds s + a*b once."""
     rng = np.random.default_rng(1)
@@ -271,10 +272,12 @@ def test_tensor_cores_route_matmuls_to_the_model(monkeypatch):
     assert calls == [((2, 3), (3, 4), "H100", mf.float16)]
 
 
-def test_the_float64_shortcut_is_taken_only_where_it_is_exact():
-    assert _accumulate.exact_in_float64(mf.float16, 22)          # float16 products in a float16 chain
-    assert not _accumulate.exact_in_float64(mf.float16, 48)      # float32 products: round to odd first
-    assert not _accumulate.exact_in_float64(mf.bfloat16, 16)     # 8 exponent bits: too wide a range
+def test_the_float64_shortcuts_are_taken_only_where_they_are_exact():
+    from minifp._accumulate import FAST_TWO_SUM, PLAIN, TWO_SUM, sum_mode
+    assert sum_mode(mf.float16, 22) == PLAIN                # float16 products in a float16 chain
+    assert sum_mode(mf.float16, 48) == TWO_SUM              # float32 products
+    assert sum_mode(mf.bfloat16, 16) == FAST_TWO_SUM        # 8 exponent bits: a wide range
+    assert sum_mode(mf.float32, 22) == FAST_TWO_SUM and sum_mode(mf.float32, 48) == TWO_SUM
 
 
 @pytest.mark.parametrize("fmt", [mf.float16, mf.bfloat16, mf.float8_e4m3, mf.Format(5, 2, subnormals=False),
