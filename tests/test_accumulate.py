@@ -292,3 +292,17 @@ def test_the_kernels_rounding_agrees_with_round_to(fmt):
         want = mf.round_to(x, fmt).astype(np.float64)
     assert np.array_equal(out, want, equal_nan=True)
     assert np.array_equal(np.signbit(out), np.signbit(want))
+
+
+def test_the_faces_layers_accumulate_too():
+    import minifp.torch as torch
+    from minifp import keras
+    lin = torch.nn.Linear(4096, 1, bias=False).half()
+    with torch.no_grad():
+        lin.weight.fill_(1.0)
+    dense = keras.layers.Dense(1, use_bias=False, kernel_initializer="ones", dtype="float16")
+    x = np.ones((1, 4096), np.float16)
+    with mf.accumulate("float16"):
+        assert lin(torch.tensor(x)).item() == 2048
+        assert float(np.asarray(dense(x).numpy())[0, 0]) == 2048
+    assert lin(torch.tensor(x)).item() == 4096
