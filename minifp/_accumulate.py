@@ -34,8 +34,8 @@ import numba
 import numpy as np
 from numba import prange
 
-from ._formats import Format, as_format
-from ._rounding import _llvm, ir, overload
+from ._formats import Format, as_format, float16
+from ._rounding import HARDWARE_HALF, JIT, _bits, _float, _half, _llvm, _single, i32, ir, overload
 from ._state import Accumulator, accumulate_scope
 
 __all__ = ["accumulate", "ORDERS", "TENSOR_CORES"]
@@ -148,6 +148,34 @@ def _chain_matmul(a, b, out, c, mode):
                 acc[j] = _add(acc[j], aik * np.float64(row[j]), c, mode)
 
 
+@numba.njit(cache=True)
+def _add_half(s, p):
+    """round_float16(s + p) for float32 s (a float16 value) and p (an exact product), in float32 lanes:
+    TwoSum's error makes the sum round-to-odd (24 >= 11 + 2 bits), then the CPU's own float16 conversion
+    (IEEE nearest-even, one instruction) rounds it; twice the lanes of float64 and no bit formula."""
+    t = s + p
+    bp = t - s
+    err = (s - (t - bp)) + (p - bp)
+    b = _bits(t)
+    fix = (err != 0) & ((b & i32(1)) == 0) & (abs(t) < np.float32(np.inf))
+    step = i32(i32(1) | np.right_shift(i32(_bits(err) ^ b), i32(31)))
+    return _single(np.uint16(_half(_float(i32(b + step)) if fix else t)))
+
+
+@numba.njit(cache=True, parallel=True)
+def _chain_matmul_half(a, b, out):
+    """_chain_matmul into float16 for float32 a, b whose products are exact in float32 (see matmul2d)."""
+    m, k = a.shape
+    for i in prange(m):
+        acc = out[i]
+        acc[:] = 0.0
+        for kk in range(k):
+            aik = a[i, kk]
+            row = b[kk]
+            for j in range(acc.size):
+                acc[j] = _add_half(acc[j], aik * row[j])
+
+
 @numba.njit(cache=True, parallel=True)
 def _pairwise_matmul(a, b, out, c):
     """out = a @ b, each output the pairwise sum of its exact products, every addition rounded (products of
@@ -198,12 +226,24 @@ def matmul2d(a, b, fmt, order="sequential", fmt_in=None):
     out = np.empty((a.shape[0], b.shape[1]), np.float64)
     a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
     with _LOCK, np.errstate(all="ignore"):     # without JIT: NaN bits wrap in _round64, harmlessly
-        if order == "sequential":
+        if order == "sequential" and _half_lanes(a, b, fmt, fmt_in):
+            out32 = np.empty(out.shape, np.float32)
+            _chain_matmul_half(a, b, out32)
+            out[...] = out32
+        elif order == "sequential":
             bits = 2 * (24 if fmt_in is None else fmt_in.man_bits + 1)
             _chain_matmul(a, b, out, constants(fmt), sum_mode(fmt, bits))
         else:
             _pairwise_matmul(a, b, out, constants(fmt))
     return out
+
+
+def _half_lanes(a, b, fmt, fmt_in):
+    """Whether a float16 chain can run in float32 lanes: float32 operands whose products float32 holds
+    exactly (significands of <= 12 bits, exponents of <= 6 bits: products within 2**+-127), and a CPU that
+    converts float32 to float16 in one instruction."""
+    return fmt == float16 and fmt_in is not None and fmt_in.man_bits <= 11 and fmt_in.exp_bits <= 6 and \
+        a.dtype == np.float32 and b.dtype == np.float32 and (HARDWARE_HALF or not JIT)
 
 
 def sum_rows(x, fmt, order="sequential", fmt_in=None):

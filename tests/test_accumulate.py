@@ -97,6 +97,17 @@ def test_a_tie_that_float64_would_make_is_rounded_as_the_exact_sum():
     assert chain(a, b, mf.bfloat16)[0, 0] == 260 / 256
 
 
+def test_a_tie_that_float32_would_make_is_rounded_as_the_exact_sum():
+    # float16: 2**-24 + 2049/2048 (683/1024 * 3/2). Exactly, above the midpoint 1 + 2**-11, so 1 + 2**-10;
+    # a float32 sum rounds 2**-24 away (a tie, to even), and the float16 tie then goes to 1.
+    a, b = np.array([[2.0**-12, 683 / 1024]], np.float32), np.array([[2.0**-12], [3 / 2]], np.float32)
+    want = 1 + 2.0**-10
+    assert _accumulate.matmul2d(a, b, mf.float16, "sequential", mf.float16)[0, 0] == want
+    assert chain(a, b, mf.float16)[0, 0] == want                   # float64 holds this sum exactly
+    s = np.float32(np.float32(2.0**-24) + np.float32(683 / 1024) * np.float32(3 / 2))
+    assert float(np.float16(s)) == 1.0
+
+
 def test_products_are_exact_in_the_chain():
     # 1 + (1 + 2**-11)(1 - 2**-11)... in float16: an FMA chain rounds once, s + a*b, never the product alone.
     a, b = np.array([[1.0, 1 + 2.0**-10]], np.float32), np.array([[1.0], [1 + 2.0**-10]], np.float32)
