@@ -18,6 +18,11 @@ the format's range), they make it round-to-odd from its error term (TwoSum, or F
 exact), so the second rounding into a format of at most 24 bits (<= 53 - 2) is still correct (Boldo and
 Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms using rounding to odd", 2008).
 
+Chains of narrow products (float16, bfloat16, fp8 inputs) into float16 or a format with float32's exponents
+(bfloat16, tf32) run in float32 lanes instead, twice as many per instruction (_add32): float32 holds their
+products exactly (checked on the data where the inputs' range is wide), TwoSum's error makes float32's sum
+round-to-odd, and float16's rounding is the CPU's own conversion.
+
 The kernels are Numba loops parallel over output rows (prange). A row of partial sums (n float64, the
 output row itself) stays in L1 while k runs, and the innermost loop runs along it: the rounding, branch-free,
 vectorises across output columns, and the chains of different columns overlap their latencies. Sums
@@ -149,22 +154,29 @@ def _chain_matmul(a, b, out, c, mode):
 
 
 @numba.njit(cache=True)
-def _add_half(s, p):
-    """round_float16(s + p) for float32 s (a float16 value) and p (an exact product), in float32 lanes:
-    TwoSum's error makes the sum round-to-odd (24 >= 11 + 2 bits), then the CPU's own float16 conversion
-    (IEEE nearest-even, one instruction) rounds it; twice the lanes of float64 and no bit formula."""
+def _add32(s, p, shift):
+    """round(s + p) in float32 lanes, for s a value of the format and p an exact float32 product: TwoSum's
+    error makes float32's sum round-to-odd (24 >= p + 2 bits), which then rounds to nearest-even by the
+    CPU's float16 conversion (shift < 0: float16) or by the bit formula at `shift` (a format with float32's
+    exponents: bfloat16, tf32). Twice the lanes of float64."""
     t = s + p
     bp = t - s
     err = (s - (t - bp)) + (p - bp)
     b = _bits(t)
     fix = (err != 0) & ((b & i32(1)) == 0) & (abs(t) < np.float32(np.inf))
     step = i32(i32(1) | np.right_shift(i32(_bits(err) ^ b), i32(31)))
-    return _single(np.uint16(_half(_float(i32(b + step)) if fix else t)))
+    t = _float(i32(b + step)) if fix else t
+    if shift < 0:
+        return _single(np.uint16(_half(t)))
+    b, sh = _bits(t), i32(shift)
+    half = i32(i32(np.left_shift(i32(1), i32(sh - 1))) - 1)
+    r = _float(i32(np.left_shift(np.right_shift(i32(i32(b + half) + i32(np.right_shift(b, sh) & i32(1))), sh), sh)))
+    return t if t != t else r                              # a carry past max lands on inf, as it should
 
 
 @numba.njit(cache=True, parallel=True)
-def _chain_matmul_half(a, b, out):
-    """_chain_matmul into float16 for float32 a, b whose products are exact in float32 (see matmul2d)."""
+def _chain_matmul32(a, b, out, shift):
+    """_chain_matmul in float32 lanes (_add32) for float32 a, b whose products float32 holds exactly."""
     m, k = a.shape
     for i in prange(m):
         acc = out[i]
@@ -173,7 +185,7 @@ def _chain_matmul_half(a, b, out):
             aik = a[i, kk]
             row = b[kk]
             for j in range(acc.size):
-                acc[j] = _add_half(acc[j], aik * row[j])
+                acc[j] = _add32(acc[j], aik * row[j], shift)
 
 
 @numba.njit(cache=True, parallel=True)
@@ -226,9 +238,10 @@ def matmul2d(a, b, fmt, order="sequential", fmt_in=None):
     out = np.empty((a.shape[0], b.shape[1]), np.float64)
     a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
     with _LOCK, np.errstate(all="ignore"):     # without JIT: NaN bits wrap in _round64, harmlessly
-        if order == "sequential" and _half_lanes(a, b, fmt, fmt_in):
+        shift = _lanes32(a, b, fmt, fmt_in) if order == "sequential" else None
+        if shift is not None:
             out32 = np.empty(out.shape, np.float32)
-            _chain_matmul_half(a, b, out32)
+            _chain_matmul32(a, b, out32, shift)
             out[...] = out32
         elif order == "sequential":
             bits = 2 * (24 if fmt_in is None else fmt_in.man_bits + 1)
@@ -238,12 +251,25 @@ def matmul2d(a, b, fmt, order="sequential", fmt_in=None):
     return out
 
 
-def _half_lanes(a, b, fmt, fmt_in):
-    """Whether a float16 chain can run in float32 lanes: float32 operands whose products float32 holds
-    exactly (significands of <= 12 bits, exponents of <= 6 bits: products within 2**+-127), and a CPU that
-    converts float32 to float16 in one instruction."""
-    return fmt == float16 and fmt_in is not None and fmt_in.man_bits <= 11 and fmt_in.exp_bits <= 6 and \
-        a.dtype == np.float32 and b.dtype == np.float32 and (HARDWARE_HALF or not JIT)
+def _lanes32(a, b, fmt, fmt_in):
+    """The `shift` of _chain_matmul32 when a chain into fmt can run in float32 lanes, else None: float32
+    operands of at most 12-bit significands whose products float32 holds exactly (by their exponent range,
+    or else by the data's), into float16 (on a CPU that converts in one instruction) or into a format with
+    float32's exponents, subnormals and overflow to inf of at most 22 bits (bfloat16, tf32)."""
+    if fmt_in is None or fmt_in.man_bits > 11 or a.dtype != np.float32 or b.dtype != np.float32:
+        return None
+    if fmt == float16 and fmt_in.exp_bits <= 6 and (HARDWARE_HALF or not JIT):     # products within 2**+-127
+        return -1
+    if not (fmt.exp_bits == 8 and fmt.subnormals and fmt.infinities and fmt.overflow == "inf"
+            and fmt.man_bits <= 21 and a.size and b.size):
+        return None
+    if fmt_in.exp_bits > 6:         # products of wide-range values: exact only if the data stay in range
+        big = float(np.max(np.abs(a))) * float(np.max(np.abs(b)))
+        nonzero_a, nonzero_b = np.abs(a[a != 0]), np.abs(b[b != 0])
+        small = float(nonzero_a.min()) * float(nonzero_b.min()) if nonzero_a.size and nonzero_b.size else 1.0
+        if not big < 2.0**126 or small < 2.0 ** (-149 + 2 * (fmt_in.man_bits + 1)):
+            return None
+    return 23 - fmt.man_bits
 
 
 def sum_rows(x, fmt, order="sequential", fmt_in=None):

@@ -73,20 +73,39 @@ def test_the_chain_equals_a_float64_reference_rounding_after_every_addition(fmt)
     assert np.abs(want - a @ b).max() > 0           # the chain does lose what a float32 sum keeps
 
 
-@pytest.mark.parametrize("fmt_in, fmt, spread", [(mf.bfloat16, mf.bfloat16, 30), (None, mf.float16, 5),
+@pytest.mark.parametrize("fmt_in, fmt, spread", [(mf.bfloat16, mf.bfloat16, 30), (mf.bfloat16, mf.bfloat16, 62),
+                                                 (mf.bfloat16, mf.tf32, 20), (None, mf.float16, 5),
                                                  (None, mf.float32, 30), (mf.float16, mf.float16, 5),
                                                  (mf.float16, mf.float32, 12)], ids=str)
 def test_each_step_is_the_correctly_rounded_exact_sum(fmt_in, fmt, spread):
-    """Far-apart exponents, where float64's own sum is inexact: the kernel still rounds s + a*b once."""
+    """Far-apart exponents, where float64's (or float32's) own sum is inexact: the kernel still rounds s + a*b
+    once. (bfloat16 products beyond float32's range, spread 62, take the float64 kernel.)"""
     rng = np.random.default_rng(1)
     a, b = values(rng, (3, 40), fmt_in, spread), values(rng, (40, 4), fmt_in, spread)
     out = _accumulate.matmul2d(a.astype(np.float32), b.astype(np.float32), fmt, "sequential", fmt_in)
-    for i in range(3):
-        for j in range(4):
+    assert np.array_equal(out, exact_chain(a, b, fmt))
+
+
+def exact_chain(a, b, fmt):
+    """a @ b, each step the exact s + a*b (Fractions) rounded to nearest-even into fmt."""
+    out = np.zeros((a.shape[0], b.shape[1]))
+    for i in range(a.shape[0]):
+        for j in range(b.shape[1]):
             s = 0.0
-            for k in range(40):
-                s = exact_round(Fraction(s) + Fraction(a[i, k]) * Fraction(b[k, j]), fmt)
-            assert out[i, j] == s, (i, j)
+            for k in range(a.shape[1]):
+                s = exact_round(Fraction(s) + Fraction(float(a[i, k])) * Fraction(float(b[k, j])), fmt)
+            out[i, j] = s
+    return out
+
+
+def test_products_beyond_float32s_range_take_the_float64_kernel():
+    rng = np.random.default_rng(8)
+    a, b = values(rng, (2, 30), mf.bfloat16).astype(np.float32), values(rng, (30, 3), mf.bfloat16).astype(np.float32)
+    assert _accumulate._lanes32(a, b, mf.bfloat16, mf.bfloat16) is not None     # float32 lanes
+    a[0, 0] = b[0, 0] = 2.0**-75                                     # a product of 2**-150
+    assert _accumulate._lanes32(a, b, mf.bfloat16, mf.bfloat16) is None
+    out = _accumulate.matmul2d(a, b, mf.bfloat16, "sequential", mf.bfloat16)
+    assert np.array_equal(out, exact_chain(a, b, mf.bfloat16))
 
 
 def test_a_tie_that_float64_would_make_is_rounded_as_the_exact_sum():
