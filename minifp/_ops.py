@@ -209,7 +209,8 @@ def _matmul_grad_y(xp, g, ans, x, y):
 
 defop("matmul", lambda xp, x, y: xp.matmul(x, y), _matmul_grad_x, _matmul_grad_y,
       doc="Matrix product with batching and broadcasting, accumulated in float32 (or as minifp.accumulate says).",
-      category=LOWER, operator="matmul", product="matmul", accumulates=True, example=lambda rng: ((_u(rng, 2, 3, 4), _u(rng, 4, 5)), {}))
+      category=LOWER, operator="matmul", product="matmul", accumulates=True,
+      example=lambda rng: ((_u(rng, 2, 3, 4), _u(rng, 4, 5)), {}))
 
 
 def _linear(xp, x, w, b=None, *, layout="oi"):
