@@ -26,7 +26,8 @@ round-to-odd, and float16's rounding is the CPU's own conversion.
 The kernels are Numba loops parallel over output rows (prange). A row of partial sums (n float64, the
 output row itself) stays in L1 while k runs, and the innermost loop runs along it: the rounding, branch-free,
 vectorises across output columns, and the chains of different columns overlap their latencies. Sums
-(sum, mean) are products with a column of ones: one chain per output, run in parallel but not vectorised.
+(sum, mean) are a row of ones times the values (reduced axes first): vectorised across the outputs, but one
+row, so one thread.
 """
 from __future__ import annotations
 
@@ -272,9 +273,10 @@ def _lanes32(a, b, fmt, fmt_in):
     return 23 - fmt.man_bits
 
 
-def sum_rows(x, fmt, order="sequential", fmt_in=None):
-    """Each row of the 2-D array x summed in `fmt` (sequentially in index order, or pairwise)."""
-    return matmul2d(x, np.ones((x.shape[1], 1), x.dtype), fmt, order, fmt_in)[:, 0]     # x * 1: exact
+def sum_columns(x, fmt, order="sequential", fmt_in=None):
+    """Each column of the 2-D array x summed in `fmt` (sequentially in index order, or pairwise): a row of
+    ones times x (x * 1 is exact), so the chains of the columns run side by side, vectorised."""
+    return matmul2d(np.ones((1, x.shape[0]), x.dtype), x, fmt, order, fmt_in)[0]
 
 
 class Accumulating:
@@ -323,8 +325,9 @@ class Accumulating:
             return self._xp.sum(x, axis=axis, keepdims=keepdims, **kwargs)
         axes = tuple(range(x.ndim)) if axis is None else tuple(a % x.ndim for a in np.atleast_1d(axis))
         kept = [d for d in range(x.ndim) if d not in axes]
-        rows = np.transpose(x, kept + list(axes)).reshape(int(np.prod([x.shape[d] for d in kept])), -1)
-        out = sum_rows(rows, self._acc.fmt, self._acc.order, self._fmt_in).astype(x.dtype)
+        k, m = (int(np.prod([x.shape[d] for d in ds])) for ds in (axes, kept))
+        columns = np.transpose(x, list(axes) + kept).reshape(k, m)
+        out = sum_columns(columns, self._acc.fmt, self._acc.order, self._fmt_in).astype(x.dtype)
         out = out.reshape([x.shape[d] for d in kept])
         if keepdims:
             out = out.reshape([1 if d in axes else x.shape[d] for d in range(x.ndim)])

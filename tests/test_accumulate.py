@@ -181,6 +181,14 @@ def test_sum_and_mean_over_axes():
     assert total.item() == seq
 
 
+def test_empty_and_0d_sums():
+    with mf.accumulate("float16"):
+        assert mf.sum(mf.tensor(np.zeros((0, 3)), dtype="float16"), axis=0).float32().tolist() == [0, 0, 0]
+        assert mf.sum(mf.tensor(np.zeros((0, 3)), dtype="float16"), axis=1).shape == (0,)
+        assert mf.sum(mf.tensor(2.5, dtype="float16")).item() == 2.5
+        assert mf.mean(mf.tensor([[1.0, 2.0]], dtype="float16"), axis=1, keepdims=True).shape == (1, 1)
+
+
 def test_linear_and_conv2d_accumulate_in_the_format():
     rng = np.random.default_rng(3)
     x, w, bias = values(rng, (4, 30), mf.float16), values(rng, (6, 30), mf.float16), values(rng, 6, mf.float16)
