@@ -1,6 +1,7 @@
 """minifp: a NumPy autodiff engine that emulates float16, bfloat16 and fp8 training bit-exactly."""
 import importlib as _importlib
 
+from ._accumulate import accumulate
 from ._formats import (FORMATS, Format, bfloat16, finfo, float8_e4m3, float8_e5m2, float16, float32,
                        promote as promote_types, tf32)
 from ._rounding import MODES as ROUNDING_MODES, round_to
@@ -17,6 +18,7 @@ globals().update(_OPS)
 _FACES = ("keras", "tf", "torch")
 
 __all__ = ["checkpoint", "datasets", "keras", "numerics", "testing", "tf", "torch", "Format", "FORMATS",
+           "accumulate",
            "ROUNDING_MODES", "Tensor", "apply", "bfloat16", "enable_grad", "finfo", "float16", "float32",
            "float8_e4m3", "float8_e5m2", "is_grad_enabled", "manual_seed", "no_grad", "promote_types", "round_to",
            "tensor", "tf32"] + sorted(_OPS)

@@ -38,6 +38,7 @@ class Op:
     example: Callable | None = None     # rng -> (args, params) for the gradient check, where shapes matter
     product: str | None = None      # "matmul" or "conv": a float32 product that TF32-like hardware may run
     saves: bool = True      # its gradient reads saved values: backward frees them, as PyTorch's graph does
+    accumulates: bool = False       # its sums (xp.matmul, xp.sum, xp.mean) follow minifp.accumulate
 
     @cached_property
     def inputs(self):
@@ -150,12 +151,14 @@ def _count(shape, axis):
 defop("sum", lambda xp, x, *, axis=None, keepdims=False: xp.sum(x, axis=axis, keepdims=keepdims),
       lambda xp, g, ans, x, axis=None, keepdims=False:
       xp.broadcast_to(_keep(xp, g, x.shape, axis, keepdims), x.shape),
-      doc="Sum over `axis` (all axes by default), accumulated in float32.", saves=False, category=FLOAT32,
+      doc="Sum over `axis` (all axes by default), accumulated in float32 (or as minifp.accumulate says).",
+      saves=False, category=FLOAT32, accumulates=True,
       example=lambda rng: ((_u(rng, 3, 4, 2),), {"axis": (0, 2)}))
 defop("mean", lambda xp, x, *, axis=None, keepdims=False: xp.mean(x, axis=axis, keepdims=keepdims),
       lambda xp, g, ans, x, axis=None, keepdims=False:
       xp.broadcast_to(_keep(xp, g, x.shape, axis, keepdims) / _count(x.shape, axis), x.shape),
-      doc="Mean over `axis` (all axes by default), accumulated in float32.", saves=False, category=FLOAT32,
+      doc="Mean over `axis` (all axes by default), accumulated in float32 (or as minifp.accumulate says).",
+      saves=False, category=FLOAT32, accumulates=True,
       example=lambda rng: ((_u(rng, 3, 4),), {"axis": 0, "keepdims": True}))
 
 
@@ -192,7 +195,7 @@ def _matmul_grad_x(xp, g, ans, x, y):
     if y.ndim == 1:
         return xp.multiply.outer(g, y) if x.ndim > 1 else g * y
     gx = g[..., None, :] if x.ndim == 1 else g
-    out = gx @ xp.swapaxes(y, -1, -2)
+    out = xp.matmul(gx, xp.swapaxes(y, -1, -2))
     return out[..., 0, :] if x.ndim == 1 else out
 
 
@@ -200,36 +203,37 @@ def _matmul_grad_y(xp, g, ans, x, y):
     if x.ndim == 1:
         return xp.multiply.outer(x, g) if y.ndim > 1 else g * x
     gy = g[..., :, None] if y.ndim == 1 else g
-    out = xp.swapaxes(x, -1, -2) @ gy
+    out = xp.matmul(xp.swapaxes(x, -1, -2), gy)
     return out[..., 0] if y.ndim == 1 else out
 
 
-defop("matmul", lambda xp, x, y: x @ y, _matmul_grad_x, _matmul_grad_y,
-      doc="Matrix product with batching and broadcasting, accumulated in float32.", category=LOWER,
-      operator="matmul", product="matmul", example=lambda rng: ((_u(rng, 2, 3, 4), _u(rng, 4, 5)), {}))
+defop("matmul", lambda xp, x, y: xp.matmul(x, y), _matmul_grad_x, _matmul_grad_y,
+      doc="Matrix product with batching and broadcasting, accumulated in float32 (or as minifp.accumulate says).",
+      category=LOWER, operator="matmul", product="matmul", accumulates=True,
+      example=lambda rng: ((_u(rng, 2, 3, 4), _u(rng, 4, 5)), {}))
 
 
 def _linear(xp, x, w, b=None, *, layout="oi"):
-    y = x @ (w if layout == "io" else w.T)
+    y = xp.matmul(x, w if layout == "io" else w.T)
     if b is not None:
         y += b                              # the product is a new array: add the bias in place
     return y
 
 
 def _linear_grad_x(xp, g, ans, x, w, b=None, *, layout="oi"):
-    return g @ (w.T if layout == "io" else w)
+    return xp.matmul(g, w.T if layout == "io" else w)
 
 
 def _linear_grad_w(xp, g, ans, x, w, b=None, *, layout="oi"):
     # g.T @ x over all leading axes: the product tensordot makes, without its Python overhead
     g2, x2 = g.reshape(-1, g.shape[-1]), x.reshape(-1, x.shape[-1])
-    return x2.T @ g2 if layout == "io" else g2.T @ x2
+    return xp.matmul(x2.T, g2) if layout == "io" else xp.matmul(g2.T, x2)
 
 
 defop("linear", _linear, _linear_grad_x, _linear_grad_w, lambda xp, g, ans, x, w, b=None, **params: g,
       doc="x @ w.T + b with w of shape (out, in) (layout='io': x @ w with w of shape (in, out), Keras's kernel), "
           "the bias added to the float32 product before the one rounding (a GEMM epilogue).",
-      category=LOWER, method=False, product="matmul",
+      category=LOWER, method=False, product="matmul", accumulates=True,
       example=lambda rng: ((_u(rng, 2, 3, 4), _u(rng, 5, 4), _u(rng, 5)), {}))
 
 # -- layout: no arithmetic, values move unchanged ------------------------------------
@@ -351,10 +355,10 @@ def _conv2d(xp, x, w, b=None, *, stride=1, padding=0, dilation=1, groups=1, layo
     cols = _windows(xp, x, kh, kw, stride, padding, dilation, last=layout == "NHWC")
     n, ho, wo = cols.shape[:3]
     if groups == 1:
-        out = cols.reshape(n * ho * wo, -1) @ w.reshape(o, -1).T
+        out = xp.matmul(cols.reshape(n * ho * wo, -1), w.reshape(o, -1).T)
     else:                                   # one product per group, batched: (G, M, K) @ (G, K, O/G)
         cols = cols.reshape(n * ho * wo, groups, -1).transpose(1, 0, 2)
-        out = (cols @ w.reshape(groups, o // groups, -1).transpose(0, 2, 1)).transpose(1, 0, 2).reshape(-1, o)
+        out = xp.matmul(cols, w.reshape(groups, o // groups, -1).transpose(0, 2, 1)).transpose(1, 0, 2).reshape(-1, o)
     if b is not None:
         out += b                            # into the float32 sum, before the one rounding (cuDNN's epilogue)
     out = out.reshape(n, ho, wo, o)
@@ -368,10 +372,10 @@ def _conv2d_grad_x(xp, g, ans, x, w, b=None, *, stride=1, padding=0, dilation=1,
     n, ho, wo = (g.shape[0], g.shape[1], g.shape[2]) if last else (g.shape[0], g.shape[2], g.shape[3])
     g2 = g.reshape(-1, o) if last else g.transpose(0, 2, 3, 1).reshape(-1, o)
     if groups == 1:                         # the weight's columns ordered taps first, channels last
-        gcols = g2 @ w.transpose(0, 2, 3, 1).reshape(o, -1)
+        gcols = xp.matmul(g2, w.transpose(0, 2, 3, 1).reshape(o, -1))
         return _untap_last(xp, gcols.reshape(n, ho, wo, kh, kw, cg), x.shape, stride, padding, dilation, last)
-    gcols = (g2.reshape(-1, groups, o // groups).transpose(1, 0, 2) @ w.reshape(groups, o // groups, -1)
-             ).transpose(1, 0, 2)
+    gcols = xp.matmul(g2.reshape(-1, groups, o // groups).transpose(1, 0, 2), w.reshape(groups, o // groups, -1)
+                      ).transpose(1, 0, 2)
     return _untap(xp, gcols.reshape(n, ho, wo, cg * groups, kh, kw), x.shape, stride, padding, dilation, last)
 
 
@@ -383,9 +387,9 @@ def _conv2d_grad_w(xp, g, ans, x, w, b=None, *, stride=1, padding=0, dilation=1,
     m = cols.shape[0] * cols.shape[1] * cols.shape[2]
     g2 = g.reshape(m, o).T if last else g.transpose(1, 0, 2, 3).reshape(o, m)
     if groups == 1:
-        gw = g2 @ cols.reshape(m, -1)
+        gw = xp.matmul(g2, cols.reshape(m, -1))
     else:
-        gw = g2.reshape(groups, o // groups, m) @ cols.reshape(m, groups, -1).transpose(1, 0, 2)
+        gw = xp.matmul(g2.reshape(groups, o // groups, m), cols.reshape(m, groups, -1).transpose(1, 0, 2))
     gw = gw.reshape(wo_.shape)
     return gw.transpose(2, 3, 1, 0) if last else gw
 
@@ -397,7 +401,7 @@ defop("conv2d", _conv2d, _conv2d_grad_x, _conv2d_grad_w,
           "((top, bottom), (left, right)), dilation, groups) plus an optional bias added to the float32 sum "
           "before the one rounding; layout='NHWC': x and the result channels-last, w as (kh, kw, in/groups, "
           "out), TensorFlow's layouts.",
-      category=LOWER, method=False, product="conv",
+      category=LOWER, method=False, product="conv", accumulates=True,
       example=lambda rng: ((_u(rng, 2, 4, 5, 6), _u(rng, 6, 2, 3, 2), _u(rng, 6)),
                            {"stride": (2, 1), "padding": ((1, 2), (0, 1)), "dilation": (1, 2), "groups": 2}))
 

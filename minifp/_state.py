@@ -39,6 +39,7 @@ class _State(threading.local):
         self.cast_cache = {}        # (id(leaf), Format) -> (leaf, its cast), as PyTorch's autocast cache
         self.monitors = ()          # the numerics reports watching this thread (a tuple: cheap to test)
         self.layer = None           # the innermost layer being called, which the ops it creates belong to
+        self.accumulator = None     # an Accumulator for matmul, conv and sum/mean, or None: float32 (BLAS)
 
 
 STATE = _State()
@@ -91,3 +92,18 @@ def watching(report):
     """`report` records every rounding of this thread inside the block."""
     with _Setting("monitors", STATE.monitors + (report,)):
         yield
+
+
+@dataclass(frozen=True)
+class Accumulator:
+    """How matmul, linear, conv2d, sum and mean accumulate: in the Format `fmt` ("sequential" FMA chain or
+    "pairwise" tree), or as the tensor cores of `tensor_core` (a device name) do."""
+
+    fmt: object = None
+    order: str = "sequential"
+    tensor_core: str | None = None
+
+
+def accumulate_scope(acc):
+    """The ops that accumulate do so as the Accumulator `acc` says (None: float32 BLAS) inside the block."""
+    return _Setting("accumulator", acc)

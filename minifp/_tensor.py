@@ -7,6 +7,7 @@ import numbers
 import numpy as np
 
 from . import _formats as F
+from ._accumulate import accumulating
 from ._backend import array_module, to_numpy
 from ._ops import FLOAT32, LOWER, OPS
 from ._rounding import _HALF_KERNELS, _half_pair, _half_values, _round_quiet, _round_unwarned, _to_half_quiet, round_to, widen
@@ -255,10 +256,12 @@ def is_grad_enabled():
 
 
 class _Node:
-    __slots__ = ("op", "inputs", "params", "layer", "freed")
+    # acc: the accumulator the forward ran under; the backward's products of the node accumulate the same way
+    __slots__ = ("op", "inputs", "params", "layer", "freed", "acc")
 
     def __init__(self, op, inputs, params):
         self.op, self.inputs, self.params, self.layer, self.freed = op, inputs, params, STATE.layer, False
+        self.acc = STATE.accumulator
 
 
 def _plan(op, args, out, device):
@@ -432,7 +435,10 @@ def apply(name, *args, _out=None, **params):
                 wide = [_wide(a, dtype) for a in args]
                 if op.product is not None and FLOAT32_PRODUCTS:
                     wide = _products(op, fmt, device, wide)
-                ans = op.forward(xp, *wide, **params)
+                if op.accumulates and STATE.accumulator is not None:     # minifp.accumulate: not BLAS's sums
+                    ans = op.forward(accumulating(xp, STATE.accumulator, _input_format(tensors)), *wide, **params)
+                else:
+                    ans = op.forward(xp, *wide, **params)
                 ans = ans if type(ans) is np.ndarray else xp.asarray(ans)      # reductions give scalars
                 if op.returns_bool:
                     return cls._wrap(ans, None, False, None, device)
@@ -454,6 +460,16 @@ def apply(name, *args, _out=None, **params):
     if w32 is not None:
         out._w32 = (ans, w32)
     return out
+
+
+def _input_format(tensors):
+    """The format of a product's factors: the promotion of its float tensors' formats (a tensor-core model
+    and the accumulation kernels read the width of the products from it)."""
+    fmt = None
+    for t in tensors:
+        if isinstance(t, Tensor) and t.fmt is not None:
+            fmt = t.fmt if fmt is None else F.promote(fmt, t.fmt)
+    return fmt or F.float32
 
 
 def _round(ans, fmt, op, layer, direction):
@@ -608,6 +624,8 @@ def _backward(order, store, leaves, collect=None):
         g_in, wide_in = g, wide
         if products and op.product is not None:      # the gradient products run on the same cores
             g_in, *wide_in = _products(op, t.fmt, t.device, [g, *wide], n=3)
+        if node.acc is not None and op.accumulates:     # and accumulate as the forward's did
+            xp = accumulating(xp, node.acc, _input_format([t, *inputs]))
         for i, a in enumerate(inputs):
             if isinstance(a, Tensor) and a.requires_grad:
                 args = (g_in, ans, *wide_in) if i < 2 else (g, ans, *wide)

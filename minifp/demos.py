@@ -5,6 +5,8 @@ into a file (used with --plot FILE; needs matplotlib).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 import minifp as mf
@@ -12,8 +14,8 @@ import minifp as mf
 from ._digits import digits_mlp
 from .numerics import watch
 
-__all__ = ["DEMOS", "swamping_threshold", "count_up", "attenuated_training", "digits_sgd", "pure_bf16_losses",
-           "transformer_overflow"]
+__all__ = ["DEMOS", "ACCUMULATORS", "swamping_threshold", "count_up", "attenuated_training", "digits_sgd",
+           "pure_bf16_losses", "transformer_overflow", "accumulation_errors", "higham_bounds"]
 COMPARE = ("float32", "float16", "bfloat16")
 
 
@@ -282,27 +284,49 @@ def pure_bf16(epochs=20, lr=3e-3):
 # -- accumulation ----------------------------------------------------------------------------------------
 
 
-def accumulation_errors(lengths=(64, 256, 1024, 4096, 16384, 65536), seed=0):
-    """Relative error of a float16 dot product accumulated in float16 vs in float32, by length."""
+# minifp.accumulate's arguments for each accumulator the demo compares
+ACCUMULATORS = {"float32 (BLAS)": {}, "float16 chain": {"fmt": "float16"}, "bfloat16 chain": {"fmt": "bfloat16"},
+                "float16 pairwise": {"fmt": "float16", "order": "pairwise"}}
+
+
+def accumulation_errors(lengths=(64, 256, 1024, 4096, 16384, 65536), seed=0, accumulators=ACCUMULATORS):
+    """Relative error of a dot product of uniform [0, 1) float16 values against its exact value, by length,
+    for each accumulator: rows of (length, {accumulator: error})."""
     rng = np.random.default_rng(seed)
     rows = []
     for n in lengths:
-        a = mf.tensor(rng.random(n), dtype="float16")
-        b = mf.tensor(rng.random(n), dtype="float16")
-        exact = float(np.dot(a.float32().astype(np.float64), b.float32().astype(np.float64)))
-        products = (a * b).numpy()                                   # each product rounded to float16
-        in16 = float(np.add.accumulate(products, dtype=np.float16)[-1])   # a float16 running sum
-        in32 = float((a.astype("float32") @ b.astype("float32")).item())  # float32 accumulation
-        rows.append((n, abs(in16 - exact) / exact, abs(in32 - exact) / exact))
+        # float16 values held in float32 tensors: the result keeps what the accumulator made of the sum
+        a = mf.tensor(rng.random(n), dtype="float16").astype("float32")
+        b = mf.tensor(rng.random(n), dtype="float16").astype("float32")
+        exact = math.fsum(a.numpy().astype(np.float64) * b.numpy().astype(np.float64))   # exact products
+        errors = {}
+        for name, kwargs in accumulators.items():
+            with mf.accumulate(**kwargs):
+                errors[name] = abs(mf.matmul(a, b).item() - exact) / exact
+        rows.append((n, errors))
     return rows
 
 
+def higham_bounds(n, fmt):
+    """Higham's bounds on the relative error of a sum of n positive terms accumulated in fmt, rounding after
+    every addition: sequential gamma_n (the first product is rounded too) and pairwise gamma_ceil(log2 n), with
+    gamma_k = k u / (1 - k u) (Higham, "Accuracy and Stability of Numerical Algorithms", 2002, sections 4.2-4.3)."""
+    u = 2.0 ** -(mf.finfo(fmt).man_bits + 1)
+    gamma = lambda k: k * u / (1 - k * u) if k * u < 1 else math.inf       # noqa: E731
+    return gamma(n), gamma(math.ceil(math.log2(n)))
+
+
 def accumulation():
-    """Accumulating in float16 loses the sum as it grows; float32 accumulation (tensor cores) does not."""
+    """Accumulating in float16 or bfloat16 loses the sum as it grows (pairwise far less); float32 does not."""
     rows = accumulation_errors()
-    lines = ["Accumulation: a dot product of uniform [0, 1) float16 vectors, relative error vs exact:",
-             f"  {'length':>7s} {'float16 accumulator':>20s} {'float32 accumulator':>20s}"]
-    lines += [f"  {n:7d} {e16:20.2e} {e32:20.2e}" for n, e16, e32 in rows]
+    names = list(rows[0][1])
+    lines = ["Accumulation: a dot product of uniform [0, 1) float16 vectors under minifp.accumulate(...), "
+             "relative error vs exact:", "  " + f"{'length':>7s}" + "".join(f" {name:>17s}" for name in names)
+             + f" {'gamma_n float16':>16s}"]
+    lines += ["  " + f"{n:7d}" + "".join(f" {errors[name]:17.2e}" for name in names)
+              + f" {higham_bounds(n, mf.float16)[0]:16.2e}" for n, errors in rows]
+    lines.append("  The float16 chain stalls once an addend falls below half an ulp of the sum (from 2048 on for "
+                 "terms near 1); pairwise sums add numbers of like size.")
 
     def figure(path):
         from .plots import plot_accumulation

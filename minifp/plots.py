@@ -92,13 +92,13 @@ def plot_swamping(path=None):
     return _finish(fig, path)
 
 
-def plot_accumulation(rows, path=None):
-    """Relative error against dot-product length, float16 vs float32 accumulation."""
+def plot_accumulation(rows, path=None, ax=None):
+    """Relative error against dot-product length, one line per accumulator: rows of (length, {name: error})."""
     plt = _plt()
-    n, e16, e32 = zip(*rows)
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    ax.loglog(n, e16, "o-", label="float16 accumulator")
-    ax.loglog(n, np.maximum(e32, 1e-12), "s-", label="float32 accumulator")
+    fig, ax = plt.subplots(figsize=(6, 3.5)) if ax is None else (ax.figure, ax)
+    n = [row[0] for row in rows]
+    for name in rows[0][1]:
+        ax.loglog(n, np.maximum([row[1][name] for row in rows], 1e-12), "o-", label=name)
     ax.set_xlabel("length")
     ax.set_ylabel("relative error")
     ax.legend()

@@ -33,10 +33,10 @@ def test_swamping_demo_prints_the_thresholds(capsys, tmp_path):
 
 
 def test_accumulation_demo():
-    rows = demos.accumulation_errors(lengths=(64, 16384))
-    (_, small16, small32), (_, big16, big32) = rows
-    assert big16 > 100 * small16 and big16 > 0.1           # the float16 running sum stalls
-    assert big32 < 1e-6 and small32 < 1e-6
+    (_, small), (_, big) = demos.accumulation_errors(lengths=(64, 16384))
+    assert big["float16 chain"] > 100 * small["float16 chain"] and big["float16 chain"] > 0.1   # the sum stalls
+    assert big["float32 (BLAS)"] < 1e-6 and small["float32 (BLAS)"] < 1e-6
+    assert big["float16 pairwise"] < 1e-2 < big["bfloat16 chain"]
 
 
 def test_histogram_demo_shares_fall_with_the_scale():
