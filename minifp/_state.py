@@ -39,6 +39,7 @@ class _State(threading.local):
         self.cast_cache = {}        # (id(leaf), Format) -> (leaf, its cast), as PyTorch's autocast cache
         self.monitors = ()          # the numerics reports watching this thread (a tuple: cheap to test)
         self.layer = None           # the innermost layer being called, which the ops it creates belong to
+        self.fp8 = None             # the DelayedScaling recipe GEMMs follow (minifp.fp8_autocast), or None
 
 
 STATE = _State()

@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-from . import _formats as F
+from . import _formats as F, _fp8
 from ._backend import array_module, to_numpy
 from ._ops import FLOAT32, LOWER, OPS
 from ._rounding import _HALF_KERNELS, _half_pair, _half_values, _round_quiet, _round_unwarned, _to_half_quiet, round_to, widen
@@ -255,10 +255,11 @@ def is_grad_enabled():
 
 
 class _Node:
-    __slots__ = ("op", "inputs", "params", "layer", "freed")
+    __slots__ = ("op", "inputs", "params", "layer", "freed", "fp8")
 
     def __init__(self, op, inputs, params):
         self.op, self.inputs, self.params, self.layer, self.freed = op, inputs, params, STATE.layer, False
+        self.fp8 = None             # a GEMM under fp8_autocast: its fp8 factors and scaling state (minifp._fp8)
 
 
 def _plan(op, args, out, device):
@@ -420,7 +421,7 @@ def apply(name, *args, _out=None, **params):
         if type(t._data) is not np.ndarray:
             xp = array_module(*[t._data for t in tensors])
             break
-    w32 = None
+    w32 = fp8 = None
     try:
         if op.layout and all(t.fmt is fmt or t.fmt is None or t.fmt == fmt for t in tensors):
             # No arithmetic: values stay representable, so work on the storage arrays directly.
@@ -430,9 +431,12 @@ def apply(name, *args, _out=None, **params):
             with np.errstate(all="ignore"):   # overflow to inf and 0/0 are what we emulate, not accidents
                 dtype = _exact_in(fmt)
                 wide = [_wide(a, dtype) for a in args]
-                if op.product is not None and FLOAT32_PRODUCTS:
-                    wide = _products(op, fmt, device, wide)
-                ans = op.forward(xp, *wide, **params)
+                if op.product is not None and STATE.fp8 is not None:
+                    ans, fp8 = _fp8.forward(op, xp, wide, tensors, params)
+                else:
+                    if op.product is not None and FLOAT32_PRODUCTS:
+                        wide = _products(op, fmt, device, wide)
+                    ans = op.forward(xp, *wide, **params)
                 ans = ans if type(ans) is np.ndarray else xp.asarray(ans)      # reductions give scalars
                 if op.returns_bool:
                     return cls._wrap(ans, None, False, None, device)
@@ -453,6 +457,8 @@ def apply(name, *args, _out=None, **params):
     out = cls._wrap(ans, fmt, needs_grad, _Node(op, args, params) if needs_grad else None, device)
     if w32 is not None:
         out._w32 = (ans, w32)
+    if needs_grad and op.product is not None and fp8 is not None:
+        out._node.fp8 = fp8
     return out
 
 
@@ -605,6 +611,12 @@ def _backward(order, store, leaves, collect=None):
         g = g_stored if len(entry) == 3 else _widened(g_stored, t.fmt, dtype)
         ans = _wide(t, dtype) if op.saves else t._data
         wide = [_wide(a, dtype) for a in inputs]
+        if node.fp8 is not None:    # a GEMM under fp8_autocast: gradients from its fp8 factors (minifp._fp8)
+            wanted = [isinstance(a, Tensor) and a.requires_grad for a in inputs]
+            for a, gi in zip(inputs, _fp8.backward(node, xp, g, ans, wide, wanted)):
+                if gi is not None:
+                    _accumulate(store, a, _unbroadcast(xp, xp.asarray(gi, dtype), a._data.shape), node, True)
+            continue
         g_in, wide_in = g, wide
         if products and op.product is not None:      # the gradient products run on the same cores
             g_in, *wide_in = _products(op, t.fmt, t.device, [g, *wide], n=3)
@@ -615,6 +627,7 @@ def _backward(order, store, leaves, collect=None):
                 if type(gi) is not np.ndarray or gi.dtype.type is not dtype:
                     gi = xp.asarray(gi, dtype)
                 _accumulate(store, a, _unbroadcast(xp, gi, a._data.shape), node, True)
+    _fp8.finish_backward()      # the output-gradient scales of the GEMMs this pass went through roll once
 
 
 # -- the public face of the registry: functions, methods and operators -------------------
