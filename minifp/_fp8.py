@@ -137,7 +137,7 @@ def update_scaling(history, scale, fp8_max, recipe):
     # float32's (fp8_max * 2**-margin) / amax: the float64 quotient rounded to float32 is the float32 quotient
     # (53 >= 2 * 24 + 2 bits: the double rounding is harmless); one that overflows becomes float32's max, as TE's.
     new = float(np.float32(fp8_max * 2.0 ** -recipe.margin)) / float(amax)
-    return rolled, (_F32_MAX if new >= _F32_MAX else np.float32(new))
+    return rolled, (_F32_MAX if new >= float(_F32_MAX) else np.float32(new))
 
 
 class _Scaling:

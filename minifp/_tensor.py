@@ -655,7 +655,7 @@ def _public(op, method=False):
             values = sig.bind(*args, **kwargs).arguments
         except TypeError as e:
             raise TypeError(f"{op.name}{sig}: {e}") from None
-        inputs = list(values[names[0]]) if variadic else [values[k] for k in names[:n]]
+        inputs = list(values[names[0]]) if variadic else [values.get(k) for k in names[:n]]   # a bias left out: None
         return apply(op.name, *inputs, **{k: values[k] for k in names[n:] if k in values})
 
     fn.__name__, fn.__doc__, fn.__signature__ = op.name, op.doc, sig
