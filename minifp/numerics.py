@@ -149,11 +149,11 @@ class Report:
 
     def fp8_summary(self):
         """One line per (layer, fp8 role): format, scale, amax, share of values flushed to zero and saturated."""
-        head = f"{'layer':12s} {'role':12s} {'format':24s} {'scale':>10s} {'amax':>10s} {'to zero':>8s} " \
-               f"{'saturated':>9s}"
-        lines = [head]
+        w = max([5] + [len(layer or "-") for layer, _ in self.fp8])
+        lines = [f"{'layer':{w}s} {'role':11s} {'format':23s} {'scale':>10s} {'amax':>10s} {'to zero':>8s} "
+                 f"{'saturated':>9s}"]
         for (layer, role), st in self.fp8.items():
-            lines.append(f"{(layer or '-'):12s} {role:12s} {st.fmt.name:24s} {st.scale:10.4g} {st.amax:10.4g} "
+            lines.append(f"{(layer or '-'):{w}s} {role:11s} {st.fmt.name:23s} {st.scale:10.4g} {st.amax:10.4g} "
                          f"{st.share_underflow:8.2%} {st.overflow / max(st.total, 1):9.2%}")
         return "\n".join(lines)
 
