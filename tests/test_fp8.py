@@ -215,3 +215,12 @@ def test_scaled_training_beats_unscaled():
     flushed = lambda r: sum(s.underflow for (_, role), s in r.fp8.items() if role == "grad_output")
     assert flushed(lost) > 1000 and flushed(seen) < flushed(lost) / 10
     assert "fp8" in demos.DEMOS
+
+
+def test_cli_trains_under_the_recipe():
+    from minifp import cli
+    row = cli.train("mixed_bfloat16", epochs=1, verbose=0, fp8=True)
+    assert row["policy"] == "mixed_bfloat16 + fp8" and row["accuracy"] > 0.3
+    assert "mixed_bfloat16 + fp8" in cli.report_table([row])
+    with pytest.raises(TypeError, match="fp8 must be True or False"):
+        cli.train("mixed_bfloat16", epochs=1, fp8="yes")
