@@ -38,6 +38,7 @@ import numba
 import numpy as np
 
 from ._formats import Format
+from ._backend import to_numpy
 from ._rounding import JIT, _bits, _float, round_to, widen
 from ._state import STATE
 
@@ -212,58 +213,61 @@ def scaling_state(owner):
 
 
 def _quantize(xp, x, scaling, fmt, role, layer, direction, op):
-    """x (float32) -> (its fp8 values * scale as float32, 1/scale); records the amax in grad mode."""
-    if JIT and not STATE.monitors and type(x) is np.ndarray and x.dtype == np.float32:
+    """x -> (its fp8 values of x * scale, as float32; 1/scale), recording max|x| in grad mode (TE's cast)."""
+    scale, monitors = scaling.scale, STATE.monitors
+    if x.dtype != np.float32:       # values of a format of at most float32's width, in a float64 body: exact
+        x = x.astype(np.float32)
+    if JIT and not monitors and type(x) is np.ndarray:
         q = np.empty(x.shape, np.float32)
-        amax = _quantize_kernel(np.ascontiguousarray(x), scaling.scale, *_CONST[fmt], q)
-        if STATE.grad_enabled and x.size:
-            h = scaling.history
-            h[0] = max(h[0], amax)
-            scaling.pending = True
-        return q, np.float32(1) / scaling.scale
-    if x.size and STATE.grad_enabled:
-        amax = np.float32(xp.max(xp.abs(x)))
-        if amax != amax:                        # a NaN: TE's amax kernel (fmaxf) skips it
-            amax = np.float32(xp.nanmax(xp.abs(x))) if not bool(xp.isnan(x).all()) else np.float32(0)
+        amax = _quantize_kernel(np.ascontiguousarray(x), scale, *_CONST[fmt], q)
+        _record(scaling, amax, x.size)
+        return q, np.float32(1) / scale
+    _record(scaling, _amax(xp, x), x.size)
+    if not monitors:
+        return _fp8_values(x * scale, fmt, xp), np.float32(1) / scale
+    tally = np.zeros(4, np.int64)       # the monitor's counts, from the counting rounding (on the host)
+    q = widen(round_to(to_numpy(x * scale), fmt, counts=tally), fmt)
+    for m in monitors:
+        m.record(layer, f"{op}:fp8 {role}", direction, tally, x.size)
+        if hasattr(m, "fp8_record"):
+            m.fp8_record(layer, role, fmt, scaling, tally, x.size)
+    return (q if xp is np else xp.asarray(q)), np.float32(1) / scale
+
+
+def _amax(xp, x):
+    """max|x| as float32, NaN skipped (fmaxf), 0 for an empty or all-NaN x."""
+    if not x.size:
+        return np.float32(0)
+    amax = np.float32(xp.max(xp.abs(x)))
+    if amax != amax:
+        amax = np.float32(xp.max(xp.where(x != x, 0, xp.abs(x))))
+    return amax
+
+
+def _record(scaling, amax, size):
+    """amax_history[0] = max(amax_history[0], amax) in grad mode: the step's amax, updated after the step."""
+    if STATE.grad_enabled and size:
         h = scaling.history
         h[0] = max(h[0], amax)
         scaling.pending = True
-    scale = scaling.scale
-    monitors = STATE.monitors
-    if monitors:
-        tally = np.zeros(4, np.int64)
-        q = round_to(x * scale, fmt, counts=tally)
-        for m in monitors:
-            m.record(layer, f"{op}:fp8 {role}", direction, tally, x.size)
-            if hasattr(m, "fp8_record"):
-                m.fp8_record(layer, role, fmt, scaling, tally, x.size)
-    elif type(x) is np.ndarray and x.dtype == np.float32:
-        return _fp8_values(x * scale, fmt), np.float32(1) / scale
-    else:
-        q = round_to(x * scale, fmt)
-    return widen(q, fmt), np.float32(1) / scale
 
 
-def _fp8_values(v, fmt):
-    """The float32 array v rounded (nearest-even, saturating) to fp8 `fmt`, as float32 values, in place.
+def _fp8_values(v, fmt, xp=np):
+    """The float32 array v rounded (nearest-even, saturating) to fp8 `fmt`, as float32 values (v is reused).
 
-    The same values as widen(round_to(v, fmt)) (the tests compare them on every float32 exponent), in float32
-    arithmetic that NumPy runs fast at a GEMM's sizes: clip to +-max (inf saturates, NaN stays); normal results
+    The same values as widen(round_to(v, fmt)) (the tests compare them on every float32 exponent), in array math
+    that also runs on CuPy (which holds no fp8 storage): clip to +-max (inf saturates, NaN stays); normal results
     round in the bits (add half an ulp less one plus the kept last bit, drop the rest); below the smallest
     normal 2**emin, adding 2**(emin - man_bits + 23) leaves a sum whose ulp is the smallest subnormal, so
     float32's own nearest-even addition rounds (the kernels' trick)."""
     top, drop, tiny, big = _CONST[fmt]
-    np.clip(v, -top, top, out=v)
+    xp.clip(v, -top, top, out=v)
     bits = v.view(np.uint32)
     normal = ((bits + np.uint32((1 << (drop - 1)) - 1) + ((bits >> np.uint32(drop)) & np.uint32(1)))
               & np.uint32(~((1 << drop) - 1) & 0xFFFFFFFF)).view(np.float32)
-    a = np.abs(v)
-    sub = np.copysign((a + big) - big, v)
-    out = np.where(a < tiny, sub, normal)
-    nan = v != v
-    if nan.any():
-        out[nan] = v[nan]
-    return out
+    a = xp.abs(v)
+    out = xp.where(a < tiny, xp.copysign((a + big) - big, v), normal)
+    return xp.where(v != v, v, out)
 
 
 @numba.njit(cache=True, nogil=True)
