@@ -217,12 +217,11 @@ def _quantize(xp, x, scaling, fmt, role, layer, direction, op):
     scale, monitors = scaling.scale, STATE.monitors
     if x.dtype != np.float32:       # values of a format of at most float32's width, in a float64 body: exact
         x = x.astype(np.float32)
+    _record(scaling, _amax(xp, x), x.size)
     if JIT and not monitors and type(x) is np.ndarray:
         q = np.empty(x.shape, np.float32)
-        amax = _quantize_kernel(np.ascontiguousarray(x), scale, *_CONST[fmt], q)
-        _record(scaling, amax, x.size)
+        _quantize_kernel(np.ascontiguousarray(x), scale, *_CONST[fmt], q)
         return q, np.float32(1) / scale
-    _record(scaling, _amax(xp, x), x.size)
     if not monitors:
         return _fp8_values(x * scale, fmt, xp), np.float32(1) / scale
     tally = np.zeros(4, np.int64)       # the monitor's counts, from the counting rounding (on the host)
@@ -236,7 +235,7 @@ def _quantize(xp, x, scaling, fmt, role, layer, direction, op):
 
 def _amax(xp, x):
     """max|x| as float32, NaN skipped (fmaxf), 0 for an empty or all-NaN x."""
-    if not x.size:
+    if not x.size or not STATE.grad_enabled:       # only recorded in grad mode
         return np.float32(0)
     amax = np.float32(xp.max(xp.abs(x)))
     if amax != amax:
@@ -272,29 +271,18 @@ def _fp8_values(v, fmt, xp=np):
 
 @numba.njit(cache=True, nogil=True)
 def _quantize_kernel(x, scale, top, drop, tiny, big, out):
-    """_fp8_values(x * scale) into out, in one pass that also returns max|x| (NaN skipped, as fmaxf does)."""
-    amax = np.float32(0)
+    """_fp8_values(x * scale) into out; branch-free, so that LLVM vectorises it (a quiet NaN keeps its top
+    fraction bit through the bit formula, so it stays NaN)."""
     half = np.int32((1 << (drop - 1)) - 1)
     mask = np.int32(-(1 << drop))
     xs, os_ = x.reshape(-1), out.reshape(-1)
     for i in range(xs.size):
-        xi = xs[i]
-        a = abs(xi)
-        if a > amax:
-            amax = a
-        v = xi * scale
-        if v != v:
-            os_[i] = v
-            continue
-        v = min(max(v, -top), top)
-        av = abs(v)
-        if av < tiny:
-            r = (av + big) - big
-            os_[i] = math.copysign(r, v)
-        else:
-            b = _bits(v)
-            os_[i] = _float(np.int32((b + half + ((b >> drop) & 1)) & mask))
-    return amax
+        v = min(max(xs[i] * scale, -top), top)
+        b = _bits(v)
+        normal = _float(np.int32((b + half + ((b >> drop) & 1)) & mask))
+        a = abs(v)
+        small = math.copysign((a + big) - big, v)
+        os_[i] = small if a < tiny else normal
 
 
 _CONST = {f: (np.float32(m), 23 - f.man_bits, np.float32(2.0 ** (2 - 2 ** (f.exp_bits - 1))),
