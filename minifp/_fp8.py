@@ -157,7 +157,7 @@ class _Scaling:
 class _Meta:
     """A GEMM's scaling states (input, weight, grad_output) under one recipe."""
 
-    __slots__ = ("recipe", "roles", "__weakref__")
+    __slots__ = ("recipe", "roles")
 
     def __init__(self, recipe):
         self.recipe = recipe
