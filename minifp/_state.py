@@ -40,6 +40,7 @@ class _State(threading.local):
         self.monitors = ()          # the numerics reports watching this thread (a tuple: cheap to test)
         self.layer = None           # the innermost layer being called, which the ops it creates belong to
         self.accumulator = None     # an Accumulator for matmul, conv and sum/mean, or None: float32 (BLAS)
+        self.fp8 = None             # the DelayedScaling recipe GEMMs follow (minifp.fp8_autocast), or None
 
 
 STATE = _State()

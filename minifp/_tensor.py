@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-from . import _formats as F
+from . import _formats as F, _fp8
 from ._accumulate import accumulating
 from ._backend import array_module, to_numpy
 from ._ops import FLOAT32, LOWER, OPS
@@ -257,11 +257,12 @@ def is_grad_enabled():
 
 class _Node:
     # acc: the accumulator the forward ran under; the backward's products of the node accumulate the same way
-    __slots__ = ("op", "inputs", "params", "layer", "freed", "acc")
+    __slots__ = ("op", "inputs", "params", "layer", "freed", "acc", "fp8")
 
     def __init__(self, op, inputs, params):
         self.op, self.inputs, self.params, self.layer, self.freed = op, inputs, params, STATE.layer, False
         self.acc = STATE.accumulator
+        self.fp8 = None             # a GEMM under fp8_autocast: its fp8 factors and scaling state (minifp._fp8)
 
 
 def _plan(op, args, out, device):
@@ -423,7 +424,7 @@ def apply(name, *args, _out=None, **params):
         if type(t._data) is not np.ndarray:
             xp = array_module(*[t._data for t in tensors])
             break
-    w32 = None
+    w32 = fp8 = None
     try:
         if op.layout and all(t.fmt is fmt or t.fmt is None or t.fmt == fmt for t in tensors):
             # No arithmetic: values stay representable, so work on the storage arrays directly.
@@ -433,11 +434,13 @@ def apply(name, *args, _out=None, **params):
             with np.errstate(all="ignore"):   # overflow to inf and 0/0 are what we emulate, not accidents
                 dtype = _exact_in(fmt)
                 wide = [_wide(a, dtype) for a in args]
-                if op.product is not None and FLOAT32_PRODUCTS:
-                    wide = _products(op, fmt, device, wide)
-                if op.accumulates and STATE.accumulator is not None:     # minifp.accumulate: not BLAS's sums
+                if op.product is not None and STATE.fp8 is not None:     # fp8 GEMMs accumulate in float32
+                    ans, fp8 = _fp8.forward(op, xp, wide, tensors, params)
+                elif op.accumulates and STATE.accumulator is not None:   # minifp.accumulate: not BLAS's sums
                     ans = op.forward(accumulating(xp, STATE.accumulator, _input_format(tensors)), *wide, **params)
                 else:
+                    if op.product is not None and FLOAT32_PRODUCTS:
+                        wide = _products(op, fmt, device, wide)
                     ans = op.forward(xp, *wide, **params)
                 ans = ans if type(ans) is np.ndarray else xp.asarray(ans)      # reductions give scalars
                 if op.returns_bool:
@@ -459,6 +462,8 @@ def apply(name, *args, _out=None, **params):
     out = cls._wrap(ans, fmt, needs_grad, _Node(op, args, params) if needs_grad else None, device)
     if w32 is not None:
         out._w32 = (ans, w32)
+    if needs_grad and op.product is not None and fp8 is not None:
+        out._node.fp8 = fp8
     return out
 
 
@@ -621,6 +626,12 @@ def _backward(order, store, leaves, collect=None):
         g = g_stored if len(entry) == 3 else _widened(g_stored, t.fmt, dtype)
         ans = _wide(t, dtype) if op.saves else t._data
         wide = [_wide(a, dtype) for a in inputs]
+        if node.fp8 is not None:    # a GEMM under fp8_autocast: gradients from its fp8 factors (minifp._fp8)
+            wanted = [isinstance(a, Tensor) and a.requires_grad for a in inputs]
+            for a, gi in zip(inputs, _fp8.backward(node, xp, g, ans, wide, wanted)):
+                if gi is not None:
+                    _accumulate(store, a, _unbroadcast(xp, xp.asarray(gi, dtype), a._data.shape), node, True)
+            continue
         g_in, wide_in = g, wide
         if products and op.product is not None:      # the gradient products run on the same cores
             g_in, *wide_in = _products(op, t.fmt, t.device, [g, *wide], n=3)
@@ -633,6 +644,7 @@ def _backward(order, store, leaves, collect=None):
                 if type(gi) is not np.ndarray or gi.dtype.type is not dtype:
                     gi = xp.asarray(gi, dtype)
                 _accumulate(store, a, _unbroadcast(xp, gi, a._data.shape), node, True)
+    _fp8.finish_backward()      # the output-gradient scales of the GEMMs this pass went through roll once
 
 
 # -- the public face of the registry: functions, methods and operators -------------------
@@ -660,7 +672,7 @@ def _public(op, method=False):
             values = sig.bind(*args, **kwargs).arguments
         except TypeError as e:
             raise TypeError(f"{op.name}{sig}: {e}") from None
-        inputs = list(values[names[0]]) if variadic else [values[k] for k in names[:n]]
+        inputs = list(values[names[0]]) if variadic else [values.get(k) for k in names[:n]]   # a bias left out: None
         return apply(op.name, *inputs, **{k: values[k] for k in names[n:] if k in values})
 
     fn.__name__, fn.__doc__, fn.__signature__ = op.name, op.doc, sig

@@ -54,8 +54,9 @@ def formats_table():
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
 
 
-def train(policy, model="mlp", epochs=None, batch_size=32, lr=1e-3, seed=0, verbose=1):
-    """Train a digits model of the Keras face under `policy` (compile/fit/evaluate); returns what to report."""
+def train(policy, model="mlp", epochs=None, batch_size=32, lr=1e-3, seed=0, verbose=1, fp8=False):
+    """Train a digits model of the Keras face under `policy` (compile/fit/evaluate); returns what to report.
+    fp8=True: inside minifp.fp8_autocast() (Transformer Engine's default DelayedScaling recipe)."""
     if model not in MODELS:
         raise ValueError(f"train(): unknown model {model!r}; valid models: {', '.join(MODELS)}")
     if policy not in POLICIES:
@@ -65,16 +66,18 @@ def train(policy, model="mlp", epochs=None, batch_size=32, lr=1e-3, seed=0, verb
     _checks.integer("batch_size", batch_size, lo=1, where="train(): ")
     _checks.number("lr", lr, 0, where="train(): ")
     _checks.integer("seed", seed, lo=0, where="train(): ")
+    _checks.flag("fp8", fp8, where="train(): ")
     from minifp import keras
     (x, y), (x_test, y_test) = mf.datasets.load_digits()
     mf.manual_seed(seed)
     net = MODELS[model](policy)
     net.compile(keras.optimizers.Adam(learning_rate=lr), "sparse_categorical_crossentropy", metrics=["accuracy"])
-    history = net.fit(x, y, batch_size=batch_size, epochs=EPOCHS[model] if epochs is None else epochs,
-                      verbose=int(bool(verbose)))
-    _, accuracy = net.evaluate(x_test, y_test, verbose=0)
+    with mf.fp8_autocast(enabled=fp8):
+        history = net.fit(x, y, batch_size=batch_size, epochs=EPOCHS[model] if epochs is None else epochs,
+                          verbose=int(bool(verbose)))
+        _, accuracy = net.evaluate(x_test, y_test, verbose=0)
     steps = history.steps                  # minifp's per-step extras, beside Keras's per-epoch history
-    return {"policy": policy, "accuracy": float(accuracy),
+    return {"policy": policy + (" + fp8" if fp8 else ""), "accuracy": float(accuracy),
             "ms_per_step": 1e3 * sum(steps["time"]) / len(steps["time"]),
             "skipped": int(sum(steps["skipped"])) if "skipped" in steps else None,
             "loss_scale": steps["loss_scale"][-1] if "loss_scale" in steps else None,
@@ -83,12 +86,13 @@ def train(policy, model="mlp", epochs=None, batch_size=32, lr=1e-3, seed=0, verb
 
 def report_table(rows):
     """One line per run: policy, test accuracy, time per step, skipped steps, final loss scale, final loss."""
-    lines = [f"{'policy':16s}{'test accuracy':>15s}{'ms/step':>10s}{'skipped':>10s}{'loss scale':>12s}"
+    w = max([16] + [len(r["policy"]) + 2 for r in rows])
+    lines = [f"{'policy':{w}s}{'test accuracy':>15s}{'ms/step':>10s}{'skipped':>10s}{'loss scale':>12s}"
              f"{'final loss':>12s}"]
     for r in rows:
         skipped = "-" if r["skipped"] is None else str(r["skipped"])
         scale = "-" if r["loss_scale"] is None else f"{r['loss_scale']:g}"
-        lines.append(f"{r['policy']:16s}{r['accuracy']:>14.2%} {r['ms_per_step']:>9.1f}{skipped:>10s}{scale:>12s}"
+        lines.append(f"{r['policy']:{w}s}{r['accuracy']:>14.2%} {r['ms_per_step']:>9.1f}{skipped:>10s}{scale:>12s}"
                      f"{r['loss']:>12.4f}")
     return "\n".join(lines)
 
@@ -117,6 +121,8 @@ def main(argv=None):
     tr.add_argument("--lr", type=_learning_rate, default=1e-3)
     tr.add_argument("--seed", type=_integer(0), default=0)
     tr.add_argument("--quiet", action="store_true", help="no progress bars")
+    tr.add_argument("--fp8", action="store_true", help="Dense and Conv2D in fp8 with per-tensor delayed scaling "
+                                                       "(minifp.fp8_autocast, Transformer Engine's recipe)")
     sub.add_parser("formats", help="print the table of formats and their limits")
     demo = sub.add_parser("demo", help="run a demo of what half precision does")
     demo.add_argument("name", choices=list(DEMOS))
@@ -128,8 +134,8 @@ def main(argv=None):
         policies = COMPARED if args.compare else (args.policy,)
         print(f"Training the {args.model} on the digits (1437 train / 360 test images) under "
               f"{', '.join(policies)}")
-        rows = [train(p, args.model, args.epochs, args.batch_size, args.lr, args.seed, verbose=not args.quiet)
-                for p in policies]
+        rows = [train(p, args.model, args.epochs, args.batch_size, args.lr, args.seed, verbose=not args.quiet,
+                      fp8=args.fp8) for p in policies]
         print(report_table(rows))
     elif args.command == "formats":
         print(formats_table())

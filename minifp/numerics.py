@@ -21,7 +21,7 @@ from ._layers import is_layer
 from ._state import watching
 from ._rounding import count_rounding  # noqa: F401  (part of the monitor's API)
 
-__all__ = ["watch", "Report", "Histogram", "Event", "KINDS"]
+__all__ = ["watch", "Report", "Histogram", "Event", "Fp8Stat", "KINDS"]
 
 KINDS = ("overflow", "underflow", "subnormal", "nan")
 HISTOGRAM_KINDS = ("activation", "activation_grad", "weight_grad")
@@ -39,6 +39,26 @@ class Event:
 
     def __str__(self):
         return f"{self.op} in layer {self.layer or '(no layer)'}, {self.direction}: {self.count} values"
+
+
+@dataclass
+class Fp8Stat:
+    """One fp8 tensor role (input, weight, grad_output) of a layer's GEMMs under fp8_autocast: its last amax
+    history entry and scale, and how many of its values became zero (underflow) or saturated (overflow) when
+    quantised, of `total`."""
+
+    fmt: object
+    amax: float = 0.0
+    scale: float = 1.0
+    underflow: int = 0
+    overflow: int = 0
+    nonzero: int = 0
+    total: int = 0
+
+    @property
+    def share_underflow(self):
+        """Of the values quantised, the share that were nonzero and became zero."""
+        return self.underflow / max(self.total, 1)
 
 
 class Histogram:
@@ -102,6 +122,7 @@ class Report:
         self.first_overflow: Event | None = None
         self.histograms: dict[tuple, Histogram] = {}
         self._outputs = {}                     # id(layer output) -> (layer name, tensor): whose gradient is whose
+        self.fp8: dict[tuple, Fp8Stat] = {}    # (layer, role) -> its fp8 scaling and what quantising did
 
     def layer_name(self, module):
         if module is None:
@@ -117,6 +138,24 @@ class Report:
         row[4] += total
         if self.first_overflow is None and tally[0]:
             self.first_overflow = Event(layer, op, direction, int(tally[0]))
+
+    def fp8_record(self, module, role, fmt, scaling, tally, total):
+        """Called by fp8_autocast's GEMMs at each quantisation: the scale used, the amax seen, the counts."""
+        stat = self.fp8.setdefault((self.layer_name(module), role), Fp8Stat(fmt))
+        stat.amax, stat.scale = float(scaling.history[0]), float(scaling.scale)
+        stat.overflow += int(tally[0])
+        stat.underflow += int(tally[1])
+        stat.total += int(total)
+
+    def fp8_summary(self):
+        """One line per (layer, fp8 role): format, scale, amax, share of values flushed to zero and saturated."""
+        w = max([5] + [len(layer or "-") for layer, _ in self.fp8])
+        lines = [f"{'layer':{w}s} {'role':11s} {'format':23s} {'scale':>10s} {'amax':>10s} {'to zero':>8s} "
+                 f"{'saturated':>9s}"]
+        for (layer, role), st in self.fp8.items():
+            lines.append(f"{(layer or '-'):{w}s} {role:11s} {st.fmt.name:23s} {st.scale:10.4g} {st.amax:10.4g} "
+                         f"{st.share_underflow:8.2%} {st.overflow / max(st.total, 1):9.2%}")
+        return "\n".join(lines)
 
     def histogram(self, layer, kind):
         """The histogram of `kind` (activation, activation_grad, weight_grad) for a layer name."""
