@@ -1,7 +1,8 @@
 """minifp: a NumPy autodiff engine that emulates float16, bfloat16 and fp8 training bit-exactly."""
 import importlib as _importlib
 
-from ._formats import (FORMATS, Format, bfloat16, finfo, float8_e4m3, float8_e5m2, float16, float32,
+from ._formats import (FORMATS, Fixed, Format, bfloat16, e8m0, finfo, float4_e2m1, float6_e2m3, float6_e3m2,
+                       float8_e4m3, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float16, float32, int8,
                        promote as promote_types, tf32)
 from ._rounding import MODES as ROUNDING_MODES, round_to
 from ._tensor import Tensor, apply, enable_grad, functions as _functions, is_grad_enabled, no_grad, tensor
@@ -16,13 +17,14 @@ globals().update(_OPS)
 # importing minifp itself stays cheap and loads none of them.
 _FACES = ("keras", "tf", "torch")
 
-__all__ = ["checkpoint", "datasets", "keras", "numerics", "testing", "tf", "torch", "Format", "FORMATS",
-           "ROUNDING_MODES", "Tensor", "apply", "bfloat16", "enable_grad", "finfo", "float16", "float32",
-           "float8_e4m3", "float8_e5m2", "is_grad_enabled", "manual_seed", "no_grad", "promote_types", "round_to",
+__all__ = ["checkpoint", "datasets", "keras", "mx", "numerics", "testing", "tf", "torch", "Fixed", "Format", "FORMATS",
+           "ROUNDING_MODES", "Tensor", "apply", "bfloat16", "e8m0", "enable_grad", "finfo", "float16", "float32",
+           "float4_e2m1", "float6_e2m3", "float6_e3m2", "float8_e4m3", "float8_e4m3fnuz", "float8_e5m2",
+           "float8_e5m2fnuz", "int8", "is_grad_enabled", "manual_seed", "no_grad", "promote_types", "round_to",
            "tensor", "tf32"] + sorted(_OPS)
 
 from ._random import manual_seed  # noqa: E402
-from . import checkpoint, datasets, numerics, testing  # noqa: E402  (the tools build on the names above)
+from . import checkpoint, datasets, mx, numerics, testing  # noqa: E402  (the tools build on the names above)
 
 
 def __getattr__(name):

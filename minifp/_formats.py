@@ -65,13 +65,13 @@ class Format:
         if not (nan is True or nan is False or isinstance(nan, str) and nan == "negzero"):
             raise ValueError(f"Format nan={self.nan!r}: unknown NaN kind; valid values: True, False, 'negzero'")
         object.__setattr__(self, "nan", nan)
+        if self.man_bits == 0 and self.subnormals:
+            raise ValueError("Format man_bits=0 has no subnormals: pass subnormals=False (exponent field 0 is then "
+                             "2**-bias, as e8m0's)")
         if self.infinities and (self.nan is not True or self.man_bits == 0):
             raise ValueError(f"Format(exp_bits={self.exp_bits}, man_bits={self.man_bits}, nan={self.nan!r}, "
                              f"infinities=True) is impossible: infinities take IEEE's top exponent, which needs "
                              f"nan=True and man_bits >= 1; use infinities=False")
-        if self.man_bits == 0 and self.subnormals:
-            raise ValueError("Format man_bits=0 has no subnormals: pass subnormals=False (exponent field 0 is then "
-                             "2**-bias, as e8m0's)")
         if self.nan == "negzero" and not self.signed:
             raise ValueError("Format nan='negzero' needs signed=True: its NaN is the code of -0")
         overflow = self.overflow

@@ -151,14 +151,16 @@ def _round_bits(src, out, rbits, src_man, src_bias, src_emask, m, emin, bias, si
             code = max(code, 0)                        # without a zero (e8m0), the smallest value instead
             if code > max_code:                         # toward zero never rounds up past max (IEEE)
                 code = max_code if mode == 1 else overflow_code
+        source_sign = sign
         if signs == 0 or signs == 1 and code & ((1 << sign_shift) - 1) == 0:
             sign = 0                                   # fnuz: +0, and NaN is -0's code already
         code ^= sign << sign_shift
-        if decode:
+        if decode:                                     # numbers take the code's sign; inf and NaN the source's
             mag, sign = code & ((1 << sign_shift) - 1), code >> sign_shift
             if mag > max_code or (signs == 1 and sign and mag == 0):
                 # max_code + 1 is inf where the format has infinities (its NaN code then lies higher).
                 value = math.inf if mag == max_code + 1 and nan_code != max_code + 1 else math.nan
+                sign = source_sign
             else:
                 e_out = mag >> m
                 hidden = e_out > 0 or m == 0           # without mantissa bits, field 0 is normal too
@@ -319,8 +321,9 @@ def _check(x, fmt, mode, counts=None):
 
 # What round_to takes besides float32/float64: minifp's storage dtypes, integers, bool and long double.
 _STORED = {np.dtype(f.storage) for f in FORMATS.values()} - {_F32}
-_VALID_DTYPES = ("float32, float64, longdouble, float16, bfloat16, float8_e4m3fn, float8_e5m2, "
-                 "integers, bool (any byte order)")
+_VALID_DTYPES = ("float32, float64, longdouble, float16, bfloat16, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, "
+                 "float8_e5m2fnuz, float6_e2m3fn, float6_e3m2fn, float4_e2m1fn, float8_e8m0fnu, integers, bool "
+                 "(any byte order)")
 
 
 def _source(x):
@@ -591,7 +594,7 @@ def _specials(xp, x, y, fmt):
     if fmt.man_bits == 0:                                # no zero: what rounds to 0 takes the smallest value
         y = xp.where(y == 0, fmt.smallest, y)
     if not fmt.signed:
-        y = xp.where((x <= 0) | xp.isinf(x), xp.nan, y)
+        y = xp.where((x <= 0) | xp.isinf(x), xp.copysign(xp.nan, x), y)
     return y
 
 
