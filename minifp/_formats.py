@@ -54,6 +54,8 @@ class Format:
                             f"2**(exp_bits-1) - 1")
         object.__setattr__(self, "bias", int(bias))
         self._check_range()
+        if not self.name and self.is_fixed:
+            object.__setattr__(self, "name", f"fixed{self.man_bits + 2}_{self.bias + self.man_bits - 1}")
         if not self.name:
             suffix = "" if self.infinities else {True: "fn", False: "fn", "negzero": "fnuz"}[self.nan]
             object.__setattr__(self, "name", f"e{self.exp_bits}m{self.man_bits}{suffix}"
@@ -103,6 +105,12 @@ class Format:
     def bits(self) -> int:
         """Total bits of one encoded value."""
         return int(self.signed) + self.exp_bits + self.man_bits
+
+    @cached_property
+    def is_fixed(self) -> bool:
+        """True for fixed point: one exponent bit, subnormals, no inf or NaN, saturating (what Fixed builds)."""
+        return (self.exp_bits == 1 and self.man_bits >= 1 and self.subnormals and not self.infinities
+                and self.nan is False and self.signed and self.overflow == "saturate")
 
     @cached_property
     def emin(self) -> int:
@@ -178,7 +186,7 @@ class Format:
     def __repr__(self):
         if FORMATS.get(self.name, ALIASES.get(self.name)) == self:
             return f"minifp.{self.name}"
-        if self.exp_bits == 1 and self.man_bits >= 1 and self == Fixed(self.man_bits + 2, self.bias + self.man_bits - 1):
+        if self.is_fixed:
             return f"minifp.Fixed({self.man_bits + 2}, {self.bias + self.man_bits - 1})"
         extra = "".join(f", {k}={getattr(self, k)!r}" for k, default in (("nan", True), ("signed", True))
                         if getattr(self, k) != default)
