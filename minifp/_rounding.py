@@ -242,7 +242,7 @@ def _round_nearest_f32_counted(x, out):
         out[i] = final
         mag = final & magnitude
         over += (a < inf) & (code > max_c)
-        under += (a != 0) & (mag == 0)
+        under += (a != 0) & (mag == 0) & (a < inf) & (code <= max_c)     # fnuz overflows and NaNs have mag 0
         sub += (mag != 0) & (mag < min_normal_code)
         nan += a > inf
     return over, under, sub, nan
@@ -549,7 +549,7 @@ def count_rounding(x, out, fmt):
     # Overflow: nearest-even would pass max, i.e. |x| beyond the midpoint above max (on it, if max is odd).
     mid = big + 2.0 ** (np.floor(np.log2(big)) - fmt.man_bits - 1)
     over = xp.isfinite(ax) & ((ax > mid) | ((ax == mid) & bool(fmt.max_code & 1)))
-    return np.array([int(over.sum()), int(((ax != 0) & (y == 0)).sum()),
+    return np.array([int(over.sum()), int(((ax != 0) & xp.isfinite(ax) & (y == 0)).sum()),
                      int(((y != 0) & (y < 2.0**fmt.emin)).sum()), int(xp.isnan(ax).sum())], np.int64)
 
 

@@ -290,3 +290,25 @@ def test_new_formats_on_all_float32_inputs(fmt, native):
         if fmt == mf.e8m0:
             bad &= ~_e8m0_quirk(x)
         assert not bad.any(), (fmt.name, hex(int(x.view(np.uint32)[bad][0])))
+
+
+@pytest.mark.parametrize("fmt, native", NEW_NATIVE, ids=[f.name for f, _ in NEW_NATIVE])
+def test_widening_every_code_matches_ml_dtypes(fmt, native):
+    codes = np.tile(np.arange(1 << fmt.bits, dtype=np.uint8), 5000 >> fmt.bits << 1)    # past the kernel's SMALL
+    a = codes.view(native)
+    got, want = R.widen(a), a.astype(np.float32)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(fmt.decode(codes[:1 << fmt.bits]).astype(np.float32), want[:1 << fmt.bits])
+
+
+@pytest.mark.parametrize("fmt", MODE_FORMATS, ids=[f.name for f in MODE_FORMATS])
+def test_counts_of_the_new_formats(fmt):
+    # (overflow, underflow, subnormal, NaN): an fnuz overflow (NaN, -0's code) and a NaN that becomes a zero
+    # are no underflows; the counting kernel (large arrays) and count_rounding (small ones) agree.
+    x = np.array([1e6, -1e6, 1e-9, 0.3, np.nan, 0.01, -np.inf, 1.0], np.float32)
+    small, large = np.zeros(4, np.int64), np.zeros(4, np.int64)
+    mf.round_to(x, fmt, counts=small)
+    mf.round_to(np.tile(x, 1000), fmt, counts=large)
+    assert (large == 1000 * small).all() and small[3] == 1
+    assert small[1] == sum(v != 0 and float(mf.round_to(np.float32(v), fmt).astype(np.float64)) == 0
+                           for v in (1e-9, 0.3, 0.01, 1.0))
