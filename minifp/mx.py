@@ -50,12 +50,14 @@ def quantize(x, elem, block=32, axis=-1):
     moved = np.moveaxis(x, axis, -1)
     n = moved.shape[-1]
     nblocks = -(-n // block)
-    padded = np.zeros(moved.shape[:-1] + (nblocks * block,), np.float64)
+    padded = np.zeros(moved.shape[:-1] + (nblocks * block,), x.dtype)
     padded[..., :n] = moved
     blocks = padded.reshape(moved.shape[:-1] + (nblocks, block))
     exps, bad = _shared_exponents(blocks, scale_exponent(fmt))
     with np.errstate(all="ignore"):                      # inf / NaN elements of NaN-scaled blocks
-        scaled = blocks / np.exp2(exps)[..., None]       # exact: a power of two within float64's range
+        # Exact in float64. In float32 too (chosen for elements whose smallest value is 2**-124 or more), but
+        # for quotients below 2**-126, which round to a signed zero in the element format either way.
+        scaled = np.ldexp(blocks, -exps[..., None].astype(np.int32))
     elements = round_to(scaled, replace(fmt, overflow="saturate"))
     elements = elements.reshape(padded.shape)[..., :n]
     if as_format(elem, "elem") == int8:
@@ -128,8 +130,10 @@ def _check(x, elem, block, axis):
         raise TypeError(f"x: an array of dtype {a.dtype} cannot be quantised; valid: real numbers")
     if a.ndim == 0:
         raise ValueError("x: a 0-d array has no axis to block; pass at least one dimension")
+    # float32 and narrower widen exactly into float32, where the quotients by X round once (see quantize)
+    narrow = a.dtype.kind in "fV" and a.dtype.itemsize <= 4 and fmt.smallest >= 2.0**-124
     with np.errstate(invalid="ignore"):
-        a = a.astype(np.float64)
+        a = a.astype(np.float32 if narrow else np.float64)
     return a, fmt, _block(block), _axis(axis, a.ndim)
 
 

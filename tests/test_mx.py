@@ -67,6 +67,10 @@ def test_random_blocks_follow_the_rule_bit_for_bit(name, dtype, emax, top):
     x = _random_blocks(rng, 400)
     elements, scales = mx.quantize(x, name)
     assert elements.dtype == dtype and scales.dtype == ml_dtypes.float8_e8m0fnu and scales.shape == (400, 1)
+    e64, s64 = mx.quantize(x.astype(np.float64), name)              # the float64 path: the same bits
+    np.testing.assert_array_equal(_codes(s64), _codes(scales))
+    finite = ~np.isnan(scales.astype(np.float64))[:, 0]
+    np.testing.assert_array_equal(_codes(e64)[finite], _codes(elements)[finite])
     for i in range(len(x)):
         code, want = _spec([float(v) for v in x[i]], name, dtype, emax, top)
         assert _codes(scales[i])[0] == code, i
