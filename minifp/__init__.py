@@ -2,7 +2,8 @@
 import importlib as _importlib
 
 from ._accumulate import accumulate
-from ._formats import (FORMATS, Format, bfloat16, finfo, float8_e4m3, float8_e5m2, float16, float32,
+from ._formats import (FORMATS, Fixed, Format, bfloat16, e8m0, finfo, float4_e2m1, float6_e2m3, float6_e3m2,
+                       float8_e4m3, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float16, float32, int8,
                        promote as promote_types, tf32)
 from ._rounding import MODES as ROUNDING_MODES, round_to
 from ._fp8 import DelayedScaling, Fp8Format, fp8_autocast
@@ -18,14 +19,15 @@ globals().update(_OPS)
 # importing minifp itself stays cheap and loads none of them.
 _FACES = ("keras", "tf", "torch")
 
-__all__ = ["checkpoint", "datasets", "keras", "numerics", "testing", "tf", "torch", "DelayedScaling", "Format",
-           "FORMATS", "Fp8Format", "accumulate", "fp8_autocast",
-           "ROUNDING_MODES", "Tensor", "apply", "bfloat16", "enable_grad", "finfo", "float16", "float32",
-           "float8_e4m3", "float8_e5m2", "is_grad_enabled", "manual_seed", "no_grad", "promote_types", "round_to",
+__all__ = ["checkpoint", "datasets", "keras", "mx", "numerics", "testing", "tf", "torch", "DelayedScaling",
+           "Fixed", "Format", "FORMATS", "Fp8Format", "ROUNDING_MODES", "Tensor", "accumulate", "apply", "bfloat16",
+           "e8m0", "enable_grad", "finfo", "float16", "float32", "float4_e2m1", "float6_e2m3", "float6_e3m2",
+           "float8_e4m3", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "fp8_autocast", "int8",
+           "is_grad_enabled", "manual_seed", "no_grad", "promote_types", "round_to",
            "tensor", "tf32"] + sorted(_OPS)
 
 from ._random import manual_seed  # noqa: E402
-from . import checkpoint, datasets, numerics, testing  # noqa: E402  (the tools build on the names above)
+from . import checkpoint, datasets, mx, numerics, testing  # noqa: E402  (the tools build on the names above)
 
 
 def __getattr__(name):

@@ -97,8 +97,13 @@ HARDWARE_HALF = platform.machine().lower() in ("aarch64", "arm64") or "+f16c" in
 
 
 def _round_bits(src, out, rbits, src_man, src_bias, src_emask, m, emin, bias, sign_shift,
-                subnormals, max_code, overflow_code, nan_code, mode, decode):
-    """Round each source float (given as raw bits) into the format; write codes, or float32 values if `decode`."""
+                subnormals, max_code, overflow_code, nan_code, mode, decode, signs):
+    """Round each source float (given as raw bits) into the format; write codes, or float32 values if `decode`.
+
+    signs: 2 signed with -0, 1 signed without -0 (fnuz: a zero drops its sign, NaN is -0's code), 0 unsigned
+    (e8m0: zero and negatives are NaN). nan_code with the sign bit set (formats whose NaN is, or becomes, a
+    zero): the sign is XOR-ed in, so a NaN becomes the zero of the opposite sign where the format has no NaN.
+    """
     # Everything in int64: sign-extended source bits, significands below 2**53, shifts below 63.
     man_mask = (1 << src_man) - 1
     src_sign_shift = src.itemsize * 8 - 1
@@ -108,12 +113,17 @@ def _round_bits(src, out, rbits, src_man, src_bias, src_emask, m, emin, bias, si
         e_field = (b >> src_man) & src_emask
         sig = b & man_mask
         if e_field == src_emask:                       # inf or NaN in the source
-            code = nan_code if sig != 0 else overflow_code
+            code = nan_code if sig != 0 or signs == 0 else overflow_code
         elif e_field == 0 and sig == 0:                # +-0 keeps its sign
-            code = 0
+            code = nan_code if signs == 0 else 0
+        elif sign and signs == 0:                      # no negative numbers
+            code = nan_code
         else:
-            if e_field == 0:                           # source subnormal: no implicit bit
+            if e_field == 0:                           # source subnormal: normalised (e8m0's emin is -127)
                 e = 1 - src_bias
+                while sig < (1 << src_man):
+                    sig <<= 1
+                    e -= 1
             else:
                 e = e_field - src_bias
                 sig |= 1 << src_man
@@ -138,18 +148,27 @@ def _round_bits(src, out, rbits, src_man, src_bias, src_emask, m, emin, bias, si
                     up = np.int64(rbits[i]) < frac32
             # Normal results: exponent field max(e, emin) + bias; a carry out of q bumps it, as it should.
             code = ((max(e, emin) + bias - 1) << m) + ((q + int(up)) << (m - low))
+            code = max(code, 0)                        # without a zero (e8m0), the smallest value instead
             if code > max_code:                         # toward zero never rounds up past max (IEEE)
                 code = max_code if mode == 1 else overflow_code
-        if decode:
-            if code > max_code:
+        source_sign = sign
+        if signs == 0 or signs == 1 and code & ((1 << sign_shift) - 1) == 0:
+            sign = 0                                   # fnuz: +0, and NaN is -0's code already
+        code ^= sign << sign_shift
+        if decode:                                     # numbers take the code's sign; inf and NaN the source's
+            mag, sign = code & ((1 << sign_shift) - 1), code >> sign_shift
+            if mag > max_code or (signs == 1 and sign and mag == 0):
                 # max_code + 1 is inf where the format has infinities (its NaN code then lies higher).
-                value = math.inf if code == max_code + 1 and nan_code != max_code + 1 else math.nan
+                value = math.inf if mag == max_code + 1 and nan_code != max_code + 1 else math.nan
+                sign = source_sign
             else:
-                e_out = code >> m
-                value = math.ldexp((code & ((1 << m) - 1)) + (e_out > 0) * (1 << m), int(max(e_out, 1) - bias - m))
+                e_out = mag >> m
+                hidden = e_out > 0 or m == 0           # without mantissa bits, field 0 is normal too
+                value = math.ldexp((mag & ((1 << m) - 1)) + hidden * (1 << m),
+                                   int(max(e_out, 1 if m else 0) - bias - m))
             out[i] = -value if sign else value
         else:
-            out[i] = code | (sign << sign_shift)
+            out[i] = code
 
 
 @numba.njit(cache=True)
@@ -162,7 +181,7 @@ def _nearest(b, c):
     the type): Numba widens integer arithmetic to 64 bits, and the casts let LLVM keep eight 32-bit
     lanes per AVX2 instruction.
     """
-    shift, round_bias, min_normal, magic, max_c, over_c, nan_c, sign_down, general = c
+    shift, round_bias, min_normal, magic, max_c, over_c, nan_c, sign_down, general, unsigned_zero, code_mask = c
     a = i32(b & i32(0x7FFFFFFF))
     if general:
         # Add half an ulp minus one, plus the ulp's own bit (ties to even), drop the bits; round_bias also
@@ -175,7 +194,12 @@ def _nearest(b, c):
         # overflow_code is max_code or max_code + 1. b ^ a is the sign bit alone; the arithmetic shift
         # puts it on the format's sign bit (and copies it above, where the 8- or 16-bit store drops it).
         final = nan_c if a > i32(0x7F800000) else min(code, over_c)
-        return a, code, i32(final | np.right_shift(i32(b ^ a), sign_down))
+        sign = np.right_shift(i32(b ^ a), sign_down)
+        if unsigned_zero:                                   # fnuz: zeros are +0, and NaN is -0's code already
+            sign = sign if final & i32((1 << (31 - sign_down)) - 1) != 0 else i32(0)
+        # XOR, not OR: a NaN becomes the zero of the opposite sign where nan_c is -0's code (formats without
+        # NaN, as ml_dtypes); code_mask clears the sign's copies above a sub-byte format's top bit.
+        return a, code, i32(i32(final ^ sign) & code_mask)
     # 8 exponent bits and overflow to inf (bfloat16): subnormals line up with float32's, the same formula
     # on the signed bits rounds either sign, and a carry past max lands on the inf code by itself. The kept
     # bits' lowest is OR-ed into bit 0 rather than added: the same carry (bit 0 sways only a tie, where it
@@ -188,13 +212,13 @@ def _nearest(b, c):
 
 
 def _constants(fmt):
-    """The int32 constants of _nearest for a coded format (storage of 8 or 16 bits, subnormals)."""
+    """The int32 constants of _nearest for a coded format (storage of 8 or 16 bits, signed, subnormals)."""
     m, bits = fmt.man_bits, fmt.bits
     # bfloat16's shortcut holds for float32's exponent range where overflow is inf; saturating takes the min.
     general = fmt.bias != 127 or fmt.overflow_code != fmt.max_code + 1
     return (i32(23 - m), i32((1 << (22 - m)) - 1 - ((127 - fmt.bias) << 23)), i32((fmt.emin + 127) << 23),
             i32((fmt.emin - m + 23 + 127) << 23), i32(fmt.max_code), i32(fmt.overflow_code),
-            i32(fmt.nan_code), i32(32 - bits), general)
+            i32(fmt.nan_code), i32(32 - bits), general, fmt.signs == 1, i32((1 << bits) - 1 if bits < 8 else -1))
 
 
 C = None    # a format's _constants: each compiled copy of the two kernels below has its own (_nearest_kernel)
@@ -218,7 +242,7 @@ def _round_nearest_f32_counted(x, out):
         out[i] = final
         mag = final & magnitude
         over += (a < inf) & (code > max_c)
-        under += (a != 0) & (mag == 0)
+        under += (a != 0) & (mag == 0) & (a < inf) & (code <= max_c)     # fnuz overflows and NaNs have mag 0
         sub += (mag != 0) & (mag < min_normal_code)
         nan += a > inf
     return over, under, sub, nan
@@ -232,7 +256,8 @@ def _nearest_kernel(fmt, counted=False):
     variable ones cost several on the cores we measured (bfloat16 2.0 -> 3.0 Gelem/s, one thread).
     """
     fn = _round_nearest_f32_counted if counted else _round_nearest_f32
-    name = f"{fn.__name__}_e{fmt.exp_bits}m{fmt.man_bits}_{fmt.max_code}_{fmt.overflow_code}_{fmt.nan_code}"
+    name = (f"{fn.__name__}_e{fmt.exp_bits}m{fmt.man_bits}_{fmt.max_code}_{fmt.overflow_code}_{fmt.nan_code}"
+            f"_b{fmt.bias}_s{fmt.signs}".replace("-", "n"))
     return numba.njit(cache=True, nogil=True)(_clone(fn, name, C=_constants(fmt)))
 
 
@@ -296,8 +321,9 @@ def _check(x, fmt, mode, counts=None):
 
 # What round_to takes besides float32/float64: minifp's storage dtypes, integers, bool and long double.
 _STORED = {np.dtype(f.storage) for f in FORMATS.values()} - {_F32}
-_VALID_DTYPES = ("float32, float64, longdouble, float16, bfloat16, float8_e4m3fn, float8_e5m2, "
-                 "integers, bool (any byte order)")
+_VALID_DTYPES = ("float32, float64, longdouble, float16, bfloat16, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, "
+                 "float8_e5m2fnuz, float6_e2m3fn, float6_e3m2fn, float4_e2m1fn, float8_e8m0fnu, integers, bool "
+                 "(any byte order)")
 
 
 def _source(x):
@@ -466,8 +492,8 @@ class _Nearest(NamedTuple):
 
 @functools.lru_cache(maxsize=None)
 def _nearest_plan(fmt):
-    """fmt's _Nearest, or None for a format kept in float32."""
-    if fmt.storage == _F32:
+    """fmt's _Nearest, or None for a format kept in float32 or one _nearest cannot round (unsigned e8m0)."""
+    if fmt.storage == _F32 or not fmt.signed or not fmt.subnormals:
         return None
     hardware = HARDWARE_HALF and fmt.storage == _F16 and fmt.native
     small = (SMALL_HALF if hardware else SMALL) if fmt.native else 0
@@ -493,7 +519,7 @@ def _kernel(x, fmt, mode, rng, counts):
     CPU's float16 conversion), which raises no floating-point warnings."""
     storage = fmt.storage
     decode = storage == _F32
-    nearest = mode == "nearest" and x.dtype == _F32 and not decode
+    nearest = mode == "nearest" and x.dtype == _F32 and _nearest_plan(fmt) is not None
     if nearest and counts is None:
         return _round_nearest(x, _nearest_plan(fmt))
     out = np.empty(x.shape, _F32 if decode else _CODES[storage.itemsize * 8])
@@ -504,7 +530,8 @@ def _kernel(x, fmt, mode, rng, counts):
     view, src_man, src_bias, src_emask = _SOURCES[x.dtype]
     rbits = _random_bits(rng, x.size) if mode == "stochastic" else np.empty(0, np.uint32)
     ROUND_BITS(src.view(view), flat, rbits, src_man, src_bias, src_emask, fmt.man_bits, fmt.emin, fmt.bias,
-               fmt.bits - 1, fmt.subnormals, fmt.max_code, fmt.overflow_code, fmt.nan_code, _MODE_ID[mode], decode)
+               fmt.exp_bits + fmt.man_bits, fmt.subnormals, fmt.max_code, fmt.overflow_code, fmt.nan_code,
+               _MODE_ID[mode], decode, fmt.signs)
     out = out if decode else out.view(storage)
     if counts is not None:
         counts += count_rounding(x, out, fmt)
@@ -522,7 +549,7 @@ def count_rounding(x, out, fmt):
     # Overflow: nearest-even would pass max, i.e. |x| beyond the midpoint above max (on it, if max is odd).
     mid = big + 2.0 ** (np.floor(np.log2(big)) - fmt.man_bits - 1)
     over = xp.isfinite(ax) & ((ax > mid) | ((ax == mid) & bool(fmt.max_code & 1)))
-    return np.array([int(over.sum()), int(((ax != 0) & (y == 0)).sum()),
+    return np.array([int(over.sum()), int(((ax != 0) & xp.isfinite(ax) & (y == 0)).sum()),
                      int(((y != 0) & (y < 2.0**fmt.emin)).sum()), int(xp.isnan(ax).sum())], np.int64)
 
 
@@ -553,14 +580,29 @@ def _reference(xp, x, fmt, mode, rbits):
     over = float(fmt.decode(fmt.overflow_code))
     y = xp.where(xp.abs(y) > big, xp.copysign(big if mode == "toward_zero" else over, x), y)
     y = xp.where(xp.isinf(x), xp.copysign(big if fmt.overflow == "saturate" else over, x), y)
-    y = xp.where(xp.isnan(x), xp.copysign(xp.nan, x), y)
-    return y.astype(fmt.storage)
+    return _specials(xp, x, y, fmt).astype(fmt.storage)
+
+
+def _specials(xp, x, y, fmt):
+    """The reference's NaNs, zeros and signs, by the format's rules (see _round_bits' signs)."""
+    if fmt.nan is False:                                 # the zero of the opposite sign, as ml_dtypes
+        y = xp.where(xp.isnan(x), xp.where(xp.signbit(x), 0.0, -0.0), y)
+    else:
+        y = xp.where(xp.isnan(x), xp.copysign(xp.nan, x), y)
+    if fmt.signs == 1:                                   # fnuz: no -0
+        y = xp.where(y == 0, 0.0, y)
+    if fmt.man_bits == 0:                                # no zero: what rounds to 0 takes the smallest value
+        y = xp.where(y == 0, fmt.smallest, y)
+    if not fmt.signed:
+        y = xp.where((x <= 0) | xp.isinf(x), xp.copysign(xp.nan, x), y)
+    return y
 
 
 @functools.lru_cache(maxsize=None)
 def _table(fmt: Format):
-    """float32 value of every code of a <= 16-bit format, indexed by its code."""
-    return fmt.decode(np.arange(1 << fmt.bits)).astype(np.float32)
+    """float32 value of every code of a <= 16-bit format, indexed by its code (every byte value: sub-byte formats
+    take their storage's whole byte)."""
+    return fmt.decode(np.arange(1 << 8 * fmt.storage.itemsize)).astype(np.float32)
 
 
 def widen(a, fmt=None):

@@ -28,7 +28,7 @@ __all__ = ["save", "load", "read", "VERSION"]
 
 VERSION = 1
 _STORAGES = {np.dtype(d).name: np.dtype(d) for d in _BY_STORAGE}     # float16, bfloat16, float8_*, float32, ...
-_FORMAT_FIELDS = ("exp_bits", "man_bits", "subnormals", "overflow", "infinities")
+_FORMAT_FIELDS = ("exp_bits", "man_bits", "subnormals", "overflow", "infinities", "nan", "bias", "signed")
 
 
 # -- the public calls ------------------------------------------------------------------------------
@@ -349,7 +349,7 @@ def _index(model, arrays):
 def _variable(entry, arrays):
     a, fmt = arrays[entry["array"]], entry["format"]
     if fmt is not None:
-        fmt = Format(**{k: fmt[k] for k in _FORMAT_FIELDS}, name=fmt.get("name", ""))
+        fmt = Format(**{k: fmt[k] for k in _FORMAT_FIELDS if k in fmt}, name=fmt.get("name", ""))  # older: 5 fields
     try:
         return str(entry["name"]), Tensor(a, fmt)      # refuses values the recorded format cannot hold
     except (TypeError, ValueError) as e:

@@ -335,7 +335,7 @@ BAD = [  # (keyword arguments of round_to, error, message naming the argument, w
                                             r"abs\(\) first\); valid dtypes: float32, float64, longdouble, float16"),
     (dict(x=np.array(["1.0"])), TypeError, r"x: an array of dtype <U3 cannot be rounded; valid dtypes: float32"),
     (dict(x=None), TypeError, r"x: an array of dtype object cannot be rounded; valid dtypes: float32"),
-    (dict(x=np.array([1.0], ml_dtypes.float8_e4m3fnuz)), TypeError, r"x: an array of dtype float8_e4m3fnuz"),
+    (dict(x=np.array([1.0], ml_dtypes.float8_e4m3b11fnuz)), TypeError, r"x: an array of dtype float8_e4m3b11fnuz"),
     (dict(counts=[0, 0, 0, 0]), TypeError, r"counts: got a list; pass a writable int64 NumPy array of 4 "
                                            r"\(overflow, underflow, subnormal, NaN, added to\), or None"),
     (dict(counts=np.zeros(4, np.int32)), TypeError, r"counts: got an array of dtype int32 and shape \(4,\); pass"),

@@ -66,6 +66,8 @@ def as_dtype(x, arg="dtype"):
 def format_of(dtype):
     """The minifp Format of a floating dtype, None for integer and bool dtypes."""
     name = str(as_dtype(dtype))
+    if name in _INTS:           # Keras's integers, even where minifp has a format of that name (int8)
+        return None
     return _FLOATS.get(name) or F.FORMATS.get(name)
 
 

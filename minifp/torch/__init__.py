@@ -8,7 +8,8 @@ from .._tensor import enable_grad, is_grad_enabled, no_grad
 from .._formats import Format, tf32
 from ._device import device
 from ._tensor import (DTYPES as _DTYPES, Size, Tensor, arange, as_tensor, bfloat16, bool_ as bool, dtype, empty,
-                      empty_like, float8_e4m3fn, float8_e5m2, float16, float32, from_numpy, full, full_like,
+                      empty_like, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu,
+                      float16, float32, from_numpy, full, full_like,
                       get_default_dtype, int8, int16, int32, int64, is_tensor, matmul, maximum, minimum, ones,
                       ones_like, rand, randint, randn, set_default_dtype, tensor, uint8, zeros, zeros_like)
 from ._functions import *  # noqa: F401,F403  (cat, stack, where, exp, sum, ... with PyTorch's signatures)
@@ -28,5 +29,5 @@ __all__ = ["Tensor", "Size", "dtype", "device", "Format", "tf32", "tensor", "as_
            "minimum", "autocast", "amp", "backends", "cpu", "cuda", "get_default_dtype", "set_default_dtype",
            "set_float32_matmul_precision", "get_float32_matmul_precision", "float", "half", "double", "long",
            "int", "short", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
-           "bfloat16", "float8_e4m3fn", "float8_e5m2", "load", "save", "utils"] + _function_names
+           "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu", "load", "save", "utils"] + _function_names
 del _F

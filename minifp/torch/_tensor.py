@@ -53,10 +53,13 @@ float16 = dtype("float16", F.float16, np.float16)
 bfloat16 = dtype("bfloat16", F.bfloat16, ml_dtypes.bfloat16)
 float8_e4m3fn = dtype("float8_e4m3fn", F.float8_e4m3, ml_dtypes.float8_e4m3fn)
 float8_e5m2 = dtype("float8_e5m2", F.float8_e5m2, ml_dtypes.float8_e5m2)
+float8_e4m3fnuz = dtype("float8_e4m3fnuz", F.float8_e4m3fnuz, ml_dtypes.float8_e4m3fnuz)
+float8_e5m2fnuz = dtype("float8_e5m2fnuz", F.float8_e5m2fnuz, ml_dtypes.float8_e5m2fnuz)
+float8_e8m0fnu = dtype("float8_e8m0fnu", F.e8m0, ml_dtypes.float8_e8m0fnu)
 int64, int32, int16, int8 = (dtype(f"int{n}", None, f"int{n}") for n in (64, 32, 16, 8))
 uint8, bool_ = dtype("uint8", None, np.uint8), dtype("bool", None, np.bool_)
-DTYPES = {d.name: d for d in (float32, float16, bfloat16, float8_e4m3fn, float8_e5m2, int64, int32, int16, int8,
-                              uint8, bool_)}
+DTYPES = {d.name: d for d in (float32, float16, bfloat16, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz,
+                              float8_e5m2fnuz, float8_e8m0fnu, int64, int32, int16, int8, uint8, bool_)}
 # PyTorch's other names. minifp has no float64 format: double means float32 here (documented in the README).
 ALIASES = {"float": float32, "half": float16, "long": int64, "int": int32, "short": int16, "float64": float32,
            "double": float32}

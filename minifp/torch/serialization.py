@@ -119,7 +119,8 @@ def _arrays(obj):
         arrays[key] = arr if arr.flags.c_contiguous else arr.copy(order="C")     # ascontiguousarray makes 0-d 1-d
         if fmt is not None:
             formats[key] = {"exp_bits": fmt.exp_bits, "man_bits": fmt.man_bits, "subnormals": fmt.subnormals,
-                            "overflow": fmt.overflow, "infinities": fmt.infinities}
+                            "overflow": fmt.overflow, "infinities": fmt.infinities, "nan": fmt.nan, "bias": fmt.bias,
+                            "signed": fmt.signed}
     return arrays, formats
 
 
