@@ -275,7 +275,7 @@ def test_tensors_hold_the_new_formats():
 EXHAUSTIVE = [f for f, _ in NEW_NATIVE]
 
 
-@pytest.mark.slow
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("fmt, native", NEW_NATIVE, ids=[f.name for f, _ in NEW_NATIVE])
 def test_new_formats_on_all_float32_inputs(fmt, native):
     """All 2**32 float32 inputs, round_to's kernels against ml_dtypes' casts (e8m0: but its quirk, above)."""
