@@ -15,7 +15,7 @@ from ._digits import digits_mlp
 from .numerics import watch
 
 __all__ = ["DEMOS", "ACCUMULATORS", "FP8_RUNS", "swamping_threshold", "count_up", "beam_data", "beam_regression",
-           "loss_scaling_runs",
+           "loss_scaling_runs", "activation_grad_histogram",
            "digits_sgd", "pure_bf16_losses", "transformer_overflow", "accumulation_errors", "higham_bounds",
            "fp8_training"]
 COMPARE = ("float32", "float16", "bfloat16")
@@ -197,11 +197,12 @@ def beam_regression(dtype=None, scaled=False, epochs=25, seed=0, batch_size=256,
     return rmse, scales, report
 
 
-def _output_grads(report):
-    """The histogram of the gradients arriving at the model's output (all the activation gradients it has)."""
+def activation_grad_histogram(report, layer=None):
+    """The log2 histogram of the activation gradients in a report kept with histograms=True (of one layer's
+    output, or of all)."""
     total = mf.numerics.Histogram()
-    for (layer, kind), h in report.histograms.items():
-        if kind == "activation_grad":
+    for (name, kind), h in report.histograms.items():
+        if kind == "activation_grad" and layer in (None, name):
             total.counts += h.counts
             total.powers += h.powers
             total.zeros += h.zeros
@@ -219,7 +220,7 @@ def loss_scaling_runs(seed=0, epochs=25):
 def loss_scaling():
     """float16 training stalls on an MSE loss whose gradients underflow by themselves; GradScaler fixes it."""
     results = loss_scaling_runs()
-    h32 = _output_grads(results["float32"][2])
+    h32 = activation_grad_histogram(results["float32"][2], "Linear")
     lines = ["Loss scaling: fitting a steel beam's deflections (metres, ~1 mm; gauges read to 10 um) to its loads with",
              "nn.Linear(16, 64), SGD and nn.MSELoss, batch 256: dL/dy = 2 (y - t) / (256 * 64) is ~1e-8 near the fit.",
              f"  {'run':22s} {'test RMSE':>10s}   {'gradient underflows (last step)':s}"]
