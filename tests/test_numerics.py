@@ -55,6 +55,7 @@ def test_the_monitor_names_a_torch_modules_layers():
     import minifp.torch as torch
     model = torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.ReLU(), torch.nn.Linear(4, 3)).cuda()
     with torch.no_grad():
+        model[0].weight.fill_(1.0)                         # hidden units ~6 whatever the init (and the seed)
         model[2].weight.fill_(4e4)
     x = torch.ones((5, 6), device="cuda")
     with watch(model) as report, torch.autocast("cuda", dtype=torch.float16):
