@@ -222,7 +222,7 @@ def loss_scaling():
     results = loss_scaling_runs()
     h32 = activation_grad_histogram(results["float32"][2], "Linear")
     lines = ["Loss scaling: fitting a steel beam's deflections (metres, ~1 mm; gauges read to 10 um) to its loads with",
-             "nn.Linear(16, 64), SGD and nn.MSELoss, batch 256: dL/dy = 2 (y - t) / (256 * 64) is ~1e-8 near the fit.",
+             "nn.Linear(16, 64), SGD and nn.MSELoss, batch 256: dL/dy = 2 (y - t) / (256 * 64), ~1e-9 at the fit.",
              f"  {'run':22s} {'test RMSE':>10s}   {'gradient underflows (last step)':s}"]
     for name, (rmse, _, report) in results.items():
         flushed = report.total("underflow", "backward")
