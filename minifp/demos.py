@@ -14,7 +14,8 @@ import minifp as mf
 from ._digits import digits_mlp
 from .numerics import watch
 
-__all__ = ["DEMOS", "ACCUMULATORS", "FP8_RUNS", "swamping_threshold", "count_up", "attenuated_training",
+__all__ = ["DEMOS", "ACCUMULATORS", "FP8_RUNS", "swamping_threshold", "count_up", "beam_data", "beam_regression",
+           "loss_scaling_runs", "activation_grad_histogram",
            "digits_sgd", "pure_bf16_losses", "transformer_overflow", "accumulation_errors", "higham_bounds",
            "fp8_training"]
 COMPARE = ("float32", "float16", "bfloat16")
@@ -132,63 +133,108 @@ def histogram():
 
 # -- loss scaling ---------------------------------------------------------------------------------------
 
-ATTENUATION = 2.0**-24
+
+def beam_data(n, seed, noise=1e-5):
+    """n load cases of a simply supported steel beam (1 m span, 40 mm square section, E = 200 GPa): point loads
+    in kN (standard normal, up or down) at 16 stations, and the deflections in metres (~1 mm) at 64 gauges,
+    computed by Euler-Bernoulli theory and read with `noise` metres (10 um) of gauge noise."""
+    rng = np.random.default_rng(seed)
+    span, young, inertia = 1.0, 200e9, 0.04**4 / 12
+    x = (np.arange(64) + 0.5) / 64 * span
+    a = (np.arange(16) + 0.5) / 16 * span
+    X, A = np.meshgrid(x, a)                       # influence of a unit load at a on the deflection at x
+    B = span - A
+    flexibility = np.where(X <= A, B * X * (span**2 - B**2 - X**2),
+                           A * (span - X) * (span**2 - A**2 - (span - X)**2)) / (6 * span * young * inertia)
+    loads = rng.standard_normal((n, 16))
+    deflections = loads * 1e3 @ flexibility + noise * rng.standard_normal((n, 64))
+    return loads.astype(np.float32), deflections.astype(np.float32)
 
 
-def attenuated_training(policy, scaled, epochs=10, seed=0):
-    """The digits MLP with its loss multiplied by 2**-24 and SGD's learning rate by 2**24.
+def beam_regression(dtype=None, scaled=False, epochs=25, seed=0, batch_size=256, lr=1.0):
+    """Learn the beam's flexibility matrix from measured load cases: nn.Linear(16, 64) with PyTorch's default init,
+    SGD with momentum, nn.MSELoss (mean) on the deflections in metres, on the PyTorch face.
 
-    In float32 this changes nothing (powers of two are exact); in float16 the gradients underflow. The loop is
-    the TensorFlow guide's custom training step (tf.GradientTape, get_scaled_loss / get_unscaled_gradients of
-    tf.keras's LossScaleOptimizer), on minifp.tf.
-    Returns (test accuracy, losses per epoch, loss scales per step, the first step's monitor report).
+    Nothing is scaled by hand: the deflections are ~1e-3 m, and the mean over 256 x 64 = 16384 numbers makes
+    dL/dy = 2 (y - t) / 16384, which falls below float16's smallest subnormal 2**-24 once the fit is better than
+    ~0.2 mm, so under float16 autocast the output gradients flush to zero and training stalls.
+    dtype: None (float32) or the autocast dtype (torch.float16, torch.bfloat16); scaled: use torch.amp.GradScaler
+    (dynamic, starting at 2**16). Returns (test RMSE in metres per epoch, loss scale per step, a monitor report with
+    histograms of the last step).
     """
-    from . import tf
-    from .tf import keras
-    (x, y), (xt, yt) = mf.datasets.load_digits()
-    mf.manual_seed(seed)
-    model = digits_mlp(policy)
-    inner = keras.optimizers.SGD(learning_rate=0.1 / ATTENUATION, momentum=0.9)
-    opt = keras.mixed_precision.LossScaleOptimizer(inner, initial_scale=2.0**15) if scaled else inner
-    loss_object = keras.losses.SparseCategoricalCrossentropy()
-    params = model.trainable_variables
-    first, losses, scales = None, [], []
-    for _ in range(epochs):
-        total = 0.0
-        for b in range(0, len(x), 32):
-            xb, yb = x[b:b + 32], y[b:b + 32]
-            with watch(model) as report:
-                with tf.GradientTape() as tape:
-                    loss = loss_object(yb, model(xb, training=True)) * ATTENUATION
-                    target = opt.get_scaled_loss(loss) if scaled else loss
-                grads = tape.gradient(target, params)
-                if scaled:
-                    grads = opt.get_unscaled_gradients(grads)
-            first = first or report
-            opt.apply_gradients(zip(grads, params))
-            total += float(loss.numpy()) / ATTENUATION * len(yb)
-            if scaled:
-                scales.append(float(opt.loss_scale.numpy()))
-        losses.append(total / len(x))
-    accuracy = float(np.mean(model.predict(xt, verbose=0).argmax(-1) == yt))
-    return accuracy, losses, scales, first
+    import warnings
+
+    from . import torch
+    x, w = beam_data(4096, 100)
+    xt, wt = beam_data(1024, 101)
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    rmse, scales = [], []
+    with warnings.catch_warnings():             # "no GPU here, cuda is emulated": said once, not news here
+        warnings.simplefilter("ignore")
+        model = torch.nn.Linear(16, 64).to("cuda")
+        xt, wt = torch.tensor(xt).to("cuda"), torch.tensor(wt).to("cuda")
+        opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+        scaler = torch.amp.GradScaler("cuda", enabled=scaled)
+        loss_fn = torch.nn.MSELoss()
+        autocast = dict(device_type="cuda", dtype=dtype or torch.float16, enabled=dtype is not None)
+        for epoch in range(epochs):
+            order = rng.permutation(len(x))
+            for b in range(0, len(x), batch_size):
+                last = epoch == epochs - 1 and b + batch_size >= len(x)
+                i = order[b:b + batch_size]
+                xb, wb = torch.tensor(x[i]).to("cuda"), torch.tensor(w[i]).to("cuda")
+                with watch(model, histograms=True) if last else _nothing() as report:
+                    with torch.autocast(**autocast):
+                        loss = loss_fn(model(xb), wb)
+                    opt.zero_grad()
+                    scaler.scale(loss).backward()
+                scaler.step(opt)
+                scaler.update()
+                scales.append(scaler.get_scale() if scaled else 1.0)
+            with torch.no_grad(), torch.autocast(**autocast):
+                rmse.append(math.sqrt(float(loss_fn(model(xt), wt).item())))
+    return rmse, scales, report
+
+
+def activation_grad_histogram(report, layer=None):
+    """The log2 histogram of the activation gradients in a report kept with histograms=True (of one layer's
+    output, or of all)."""
+    total = mf.numerics.Histogram()
+    for (name, kind), h in report.histograms.items():
+        if kind == "activation_grad" and layer in (None, name):
+            total.counts += h.counts
+            total.powers += h.powers
+            total.zeros += h.zeros
+    return total
+
+
+def loss_scaling_runs(seed=0, epochs=25):
+    """The four runs of the loss-scaling demo: {name: beam_regression(...)}."""
+    from . import torch
+    runs = {"float32": (None, False), "float16, no scaling": (torch.float16, False),
+            "float16, GradScaler": (torch.float16, True), "bfloat16, no scaling": (torch.bfloat16, False)}
+    return {name: beam_regression(*args, epochs=epochs, seed=seed) for name, args in runs.items()}
 
 
 def loss_scaling():
-    """float16 training fails on attenuated gradients without loss scaling; dynamic scaling fixes it."""
-    runs = {"float32": ("float32", False), "float16, no scaling": ("mixed_float16", False),
-            "float16, dynamic scaling": ("mixed_float16", True), "bfloat16, no scaling": ("mixed_bfloat16", False)}
-    results = {name: attenuated_training(*args) for name, args in runs.items()}
-    lines = ["Loss scaling: the digits MLP with its loss (so every gradient) multiplied by 2**-24.",
-             f"  {'run':26s} {'test accuracy':>13s} {'backward underflows (step 1)':>30s}"]
-    for name, (acc, _, scales, report) in results.items():
-        lines.append(f"  {name:26s} {acc:13.2%} {report.total('underflow', 'backward'):>30d}")
-    scales = results["float16, dynamic scaling"][2]
-    lines.append(f"  dynamic scale: started at 2**15, ended at {scales[-1]:g}")
+    """float16 training stalls on an MSE loss whose gradients underflow by themselves; GradScaler fixes it."""
+    results = loss_scaling_runs()
+    h32 = activation_grad_histogram(results["float32"][2], "Linear")
+    lines = ["Loss scaling: fitting a steel beam's deflections (metres, ~1 mm; gauges read to 10 um) to its loads with",
+             "nn.Linear(16, 64), SGD and nn.MSELoss, batch 256: dL/dy = 2 (y - t) / (256 * 64), ~1e-9 at the fit.",
+             f"  {'run':22s} {'test RMSE':>10s}   {'gradient underflows (last step)':s}"]
+    for name, (rmse, _, report) in results.items():
+        flushed = report.total("underflow", "backward")
+        lines.append(f"  {name:22s} {rmse[-1] * 1e6:7.1f} um   {flushed:5d} of the 256 x 64 output gradients")
+    lines.append(f"  float32's output gradients (last step): float16 would flush "
+                 f"{h32.share_flushed(mf.float16):.1%} of them; times 2**16, {h32.share_flushed(mf.float16, 2**16):.1%}")
+    lines.append(f"  GradScaler: started at 2**16, ended at {results['float16, GradScaler'][1][-1]:g}")
 
     def figure(path):
         from .plots import plot_training_curves
-        plot_training_curves({k: v[1] for k, v in results.items()}, path, ylabel="training loss")
+        plot_training_curves({k: [r * 1e6 for r in v[0]] for k, v in results.items()}, path,
+                             ylabel="test RMSE (um)", logy=True)
     return "\n".join(lines), figure
 
 

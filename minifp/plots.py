@@ -65,12 +65,14 @@ def plot_loss_scale(history, path=None):
     return _finish(fig, path)
 
 
-def plot_training_curves(curves, path=None, ylabel="loss"):
-    """Several runs' curves side by side: {name: values per epoch}."""
+def plot_training_curves(curves, path=None, ylabel="loss", logy=False):
+    """Several runs' curves side by side: {name: values per epoch}; logy: a logarithmic y axis."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 3.5))
     for name, values in curves.items():
         ax.plot(range(1, len(values) + 1), values, marker="o", ms=3, label=name)
+    if logy:
+        ax.set_yscale("log")
     ax.set_xlabel("epoch")
     ax.set_ylabel(ylabel)
     ax.legend()

@@ -66,3 +66,15 @@ def test_transformer_overflow_demo_names_each_overflow(capsys, tmp_path):
                  "naive: first overflow: mul in layer ln1, forward: 73 values"):
         assert line in out
     assert out.count("fixed: 0 overflows, 0 NaNs") == 3 and (tmp_path / "t.png").stat().st_size > 10_000
+
+
+def test_loss_scaling_demo(capsys, tmp_path):
+    cli.main(["demo", "loss-scaling", "--plot", str(tmp_path / "l.png")])
+    out = capsys.readouterr().out
+    rows = {line[:24].strip(): line[24:].split() for line in out.splitlines() if " um " in line}
+    rmse = {name: float(cells[0]) for name, cells in rows.items()}
+    assert rmse["float32"] < 10.5 and rmse["float16, no scaling"] > 5 * rmse["float32"]
+    assert rmse["float16, GradScaler"] < 1.01 * rmse["float32"] and rmse["bfloat16, no scaling"] < 1.1 * rmse["float32"]
+    assert rows["float16, no scaling"][2] == "16384" and rows["float32"][2] == "0"
+    assert "float16 would flush 100.0% of them; times 2**16, 0.0%" in out
+    assert (tmp_path / "l.png").stat().st_size > 10_000
