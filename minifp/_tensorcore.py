@@ -286,6 +286,7 @@ def _dot(a, b, c, emin, man, block, frac, out_man, min_exp, nearest, c_aligned):
 
 @numba.njit(cache=True, parallel=True)
 def _matmul(a, bt, emin, man, block, frac, out_man, min_exp, nearest, c_aligned):
+    """The per-element kernel (integer significands, one output at a time): the reference for _fast."""
     m, n = a.shape[0], bt.shape[0]
     am, ae, fa = _split_rows(a, emin, man)         # split once, not once per output element
     bm, be, fb = _split_rows(bt, emin, man)
@@ -297,6 +298,112 @@ def _matmul(a, bt, emin, man, block, frac, out_man, min_exp, nearest, c_aligned)
                                 c_aligned)
         else:
             out[i, j] = _special(a[i], bt[j], 0.0)
+    return out
+
+
+# -- the fast kernel ------------------------------------------------------------------------------
+# The same arithmetic in float64, vectorised over output columns: products of <= 11-bit significands are exact
+# in float64, scaling by a power of two is exact, np.trunc of the scaled product is the alignment's truncation
+# and the block's sum of < 2**34 integers is exact. Powers of two and exponents are read and written through
+# int64 views of float64 buffers (separate loops, so that each loop stays vectorisable).
+
+_NO_TERM = -(1 << 20)     # exponent given to zeros: a product with a zero never sets a block's exponent
+_TILE = 256               # output columns per pass: the per-column state (9 arrays) stays in L1
+
+
+@numba.njit(cache=True, nogil=True)
+def _exponents(x, emin, man):
+    """x with non-finite values zeroed, and each value's exponent as _split gives it (_NO_TERM for zeros)."""
+    clean, exp = np.zeros(x.shape), np.full(x.shape, _NO_TERM, np.int64)
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            if math.isfinite(x[i, j]) and x[i, j] != 0.0:
+                clean[i, j], exp[i, j] = x[i, j], _split(x[i, j], emin, man)[1]
+    return clean, exp
+
+
+@numba.njit(cache=True, parallel=True)
+def _fast(a, b, c0, frac, out_man, min_exp, block, nearest, c_aligned, emin, man):
+    """c0 + a (m, k) @ b (k, n) block FMA after block FMA, as _blocks computes it; non-finite inputs are left
+    to _special (the caller)."""
+    m, k, n = a.shape[0], a.shape[1], b.shape[1]
+    a, ae = _exponents(a, emin, man)
+    b, be = _exponents(b, emin, man)
+    out = np.empty((m, n), np.float32)
+    low = max(min_exp, -400)                # no product of finite inputs nor c lies below 2**-400
+    keep = ~((1 << (52 - out_man)) - 1)     # float64 bits kept by truncation to out_man fraction bits
+    sub_up, sub_down = 2.0 ** (-_F32_EMIN + out_man), 2.0 ** (_F32_EMIN - out_man)
+    for i in numba.prange(m):
+        c, scale, inv, v, err = np.empty(_TILE), np.empty(_TILE), np.empty(_TILE), np.empty(_TILE), np.empty(_TILE)
+        cbits, sbits, ibits, vbits = c.view(np.int64), scale.view(np.int64), inv.view(np.int64), v.view(np.int64)
+        mx, cexp, trunc = np.empty(_TILE, np.int64), np.empty(_TILE, np.int64), np.empty(_TILE)
+        tbits = trunc.view(np.int64)
+        for j0 in range(0, n, _TILE):
+            w = min(_TILE, n - j0)
+            c[:w] = c0 + 0.0                # -0.0 counts as +0.0
+            for kb in range(0, k, block):
+                # the block's exponent: its largest product's, c's when c is aligned too, at least min_exp
+                if c_aligned:
+                    for j in range(w):
+                        e = ((cbits[j] >> 52) & 0x7FF) - 1023
+                        mx[j] = max(e, _F32_EMIN) if c[j] != 0.0 else _NO_TERM
+                else:
+                    mx[:w] = _NO_TERM
+                for kk in range(kb, min(kb + block, k)):
+                    e = ae[i, kk]
+                    for j in range(w):
+                        mx[j] = max(mx[j], e + be[kk, j0 + j])
+                for j in range(w):          # 2**(frac - mx) and its inverse, built from their bits
+                    t = max(mx[j], low)
+                    sbits[j] = (1023 + frac - t) << 52
+                    ibits[j] = (1023 - frac + t) << 52
+                # the terms truncated to frac bits below the block's exponent, summed exactly
+                for j in range(w):
+                    v[j] = np.trunc(c[j] * scale[j]) if c_aligned else 0.0
+                for kk in range(kb, min(kb + block, k)):
+                    x = a[i, kk]
+                    for j in range(w):
+                        v[j] += np.trunc((x * b[kk, j0 + j]) * scale[j])
+                for j in range(w):
+                    v[j] *= inv[j]
+                if not c_aligned:           # c added after the sum: two-sum, then round to odd in 53 bits
+                    for j in range(w):      # (enough for one later rounding to 24 bits)
+                        s = v[j] + c[j]
+                        bv = s - v[j]
+                        err[j] = (v[j] - (s - bv)) + (c[j] - bv)
+                        v[j] = s
+                    for j in range(w):
+                        inexact = err[j] != 0.0 and (vbits[j] >> 52) & 0x7FF != 0x7FF
+                        toward0 = (err[j] < 0.0) != (vbits[j] < 0)       # s lies beyond the exact sum
+                        vbits[j] = ((vbits[j] - (1 if toward0 else 0)) | 1) if inexact else vbits[j]
+                # the block's result: v normalised to out_man fraction bits, in float32's exponent range
+                if nearest:                 # only with out_man = 23 (matmul): float32's own rounding
+                    for j in range(w):
+                        c[j] = np.float64(np.float32(v[j])) + 0.0
+                else:
+                    for j in range(w):
+                        tbits[j] = vbits[j] & keep
+                    for j in range(w):
+                        x = v[j]
+                        r = trunc[j] if abs(x) >= 2.0 ** _F32_EMIN else np.trunc(x * sub_up) * sub_down
+                        c[j] = (math.copysign(math.inf, x) if abs(x) >= 2.0 ** (_F32_EMAX + 1) else r) + 0.0
+            for j in range(w):
+                out[i, j0 + j] = c[j]
+    return out
+
+
+def _run(a, b, core, c=0.0):
+    """c + a (m, k) @ b (k, n) (float64 arrays of fmt values) on `core`: float32 (m, n)."""
+    emin, man, block, frac, out_man, min_exp, nearest, c_aligned = _params(core)
+    if nearest and out_man != _F32_FRAC:     # no such model: float32's rounding would not do
+        return np.array([[_dot(a[i], b[:, j], c, *_params(core)) for j in range(b.shape[1])]
+                         for i in range(a.shape[0])], np.float32).reshape(a.shape[0], b.shape[1])
+    out = _fast(np.ascontiguousarray(a), np.ascontiguousarray(b), float(c), frac, out_man, min_exp, block,
+                nearest, c_aligned, emin, man)
+    rows, cols = ~np.isfinite(a).all(axis=1), ~np.isfinite(b).all(axis=0)
+    rows |= not math.isfinite(c)
+    for i, j in zip(*np.nonzero(rows[:, None] | cols[None, :])):   # NaN and infinities: the outputs they reach
+        out[i, j] = _special(a[i], b[:, j], c)
     return out
 
 
@@ -325,7 +432,7 @@ def dot(a, b, device, fmt, c=0.0) -> np.float32:
     c32 = np.float32(c)
     if not (np.isnan(c) and np.isnan(c32)) and float(c32) != float(c):
         raise ValueError(f"tensor core dot: c={c!r} is not a float32 value")
-    return np.float32(_dot(a, b, float(c32), *_params(core)))
+    return _run(a[None], b[:, None], core, float(c32))[0, 0]
 
 
 def matmul(a, b, device, fmt) -> np.ndarray:
@@ -335,4 +442,4 @@ def matmul(a, b, device, fmt) -> np.ndarray:
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
         raise ValueError(f"tensor core matmul: a (m, k) and b (k, n) must be 2-D with matching k; "
                          f"got shapes {a.shape}, {b.shape}")
-    return _matmul(np.ascontiguousarray(a), np.ascontiguousarray(b.T), *_params(core))
+    return _run(a, b, core)
