@@ -45,6 +45,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from ._accumulate import _bits64, _float64
 from ._formats import Format, bfloat16, float8_e4m3, float8_e5m2, float16, tf32
 
 DEVICES = ("V100", "A100", "H100", "B200")
@@ -303,12 +304,12 @@ def _matmul(a, bt, emin, man, block, frac, out_man, min_exp, nearest, c_aligned)
 
 # -- the fast kernel ------------------------------------------------------------------------------
 # The same arithmetic in float64, vectorised over output columns: products of <= 11-bit significands are exact
-# in float64, scaling by a power of two is exact, np.trunc of the scaled product is the alignment's truncation
-# and the block's sum of < 2**34 integers is exact. Powers of two and exponents are read and written through
-# int64 views of float64 buffers (separate loops, so that each loop stays vectorisable).
+# in float64, scaling by a power of two is exact, converting the scaled product to int64 truncates it toward
+# zero as the alignment does, and the block's sum of < 2**34 integers is exact in int64. Powers of two and
+# exponents come from float64 bits (_bits64 and _float64 are bitcasts, so the loops stay vectorisable).
 
 _NO_TERM = -(1 << 20)     # exponent given to zeros: a product with a zero never sets a block's exponent
-_TILE = 256               # output columns per pass: the per-column state (9 arrays) stays in L1
+_TILE = 256               # output columns per pass: the per-column state (6 arrays) stays in L1
 
 
 @numba.njit(cache=True, nogil=True)
@@ -334,59 +335,53 @@ def _fast(a, b, c0, frac, out_man, min_exp, block, nearest, c_aligned, emin, man
     keep = ~((1 << (52 - out_man)) - 1)     # float64 bits kept by truncation to out_man fraction bits
     sub_up, sub_down = 2.0 ** (-_F32_EMIN + out_man), 2.0 ** (_F32_EMIN - out_man)
     for i in numba.prange(m):
-        c, scale, inv, v, err = np.empty(_TILE), np.empty(_TILE), np.empty(_TILE), np.empty(_TILE), np.empty(_TILE)
-        cbits, sbits, ibits, vbits = c.view(np.int64), scale.view(np.int64), inv.view(np.int64), v.view(np.int64)
-        mx, cexp, trunc = np.empty(_TILE, np.int64), np.empty(_TILE, np.int64), np.empty(_TILE)
-        tbits = trunc.view(np.int64)
+        c, scale, inv = np.empty(_TILE), np.empty(_TILE), np.empty(_TILE)
+        mx, acc = np.empty(_TILE, np.int64), np.empty(_TILE, np.int64)
         for j0 in range(0, n, _TILE):
             w = min(_TILE, n - j0)
             c[:w] = c0 + 0.0                # -0.0 counts as +0.0
             for kb in range(0, k, block):
+                ke = min(kb + block, k)
                 # the block's exponent: its largest product's, c's when c is aligned too, at least min_exp
-                if c_aligned:
+                for j in range(w):
+                    e = max(((_bits64(c[j]) >> 52) & 0x7FF) - 1023, _F32_EMIN)
+                    mx[j] = e if c_aligned and c[j] != 0.0 else _NO_TERM
+                for kk in range(kb, ke):
+                    e, bek = ae[i, kk], be[kk, j0:j0 + w]
                     for j in range(w):
-                        e = ((cbits[j] >> 52) & 0x7FF) - 1023
-                        mx[j] = max(e, _F32_EMIN) if c[j] != 0.0 else _NO_TERM
-                else:
-                    mx[:w] = _NO_TERM
-                for kk in range(kb, min(kb + block, k)):
-                    e = ae[i, kk]
-                    for j in range(w):
-                        mx[j] = max(mx[j], e + be[kk, j0 + j])
-                for j in range(w):          # 2**(frac - mx) and its inverse, built from their bits
+                        mx[j] = max(mx[j], e + bek[j])
+                for j in range(w):          # 2**(frac - mx) and its inverse, from their bits
                     t = max(mx[j], low)
-                    sbits[j] = (1023 + frac - t) << 52
-                    ibits[j] = (1023 - frac + t) << 52
+                    scale[j] = _float64((1023 + frac - t) << 52)
+                    inv[j] = _float64((1023 - frac + t) << 52)
+                    cj = c[j] if c_aligned and abs(c[j]) < math.inf else 0.0   # an infinite c's result is c
+                    acc[j] = np.int64(cj * scale[j])
                 # the terms truncated to frac bits below the block's exponent, summed exactly
+                for kk in range(kb, ke):
+                    x, bk = a[i, kk], b[kk, j0:j0 + w]
+                    for j in range(w):
+                        acc[j] += np.int64((x * bk[j]) * scale[j])
+                # the block's result: the sum (plus c when added late) normalised to out_man fraction bits in
+                # float32's exponent range; an infinite c stays
                 for j in range(w):
-                    v[j] = np.trunc(c[j] * scale[j]) if c_aligned else 0.0
-                for kk in range(kb, min(kb + block, k)):
-                    x = a[i, kk]
-                    for j in range(w):
-                        v[j] += np.trunc((x * b[kk, j0 + j]) * scale[j])
-                for j in range(w):
-                    v[j] *= inv[j]
-                if not c_aligned:           # c added after the sum: two-sum, then round to odd in 53 bits
-                    for j in range(w):      # (enough for one later rounding to 24 bits)
-                        s = v[j] + c[j]
-                        bv = s - v[j]
-                        err[j] = (v[j] - (s - bv)) + (c[j] - bv)
-                        v[j] = s
-                    for j in range(w):
-                        inexact = err[j] != 0.0 and (vbits[j] >> 52) & 0x7FF != 0x7FF
-                        toward0 = (err[j] < 0.0) != (vbits[j] < 0)       # s lies beyond the exact sum
-                        vbits[j] = ((vbits[j] - (1 if toward0 else 0)) | 1) if inexact else vbits[j]
-                # the block's result: v normalised to out_man fraction bits, in float32's exponent range
-                if nearest:                 # only with out_man = 23 (matmul): float32's own rounding
-                    for j in range(w):
-                        c[j] = np.float64(np.float32(v[j])) + 0.0
-                else:
-                    for j in range(w):
-                        tbits[j] = vbits[j] & keep
-                    for j in range(w):
-                        x = v[j]
-                        r = trunc[j] if abs(x) >= 2.0 ** _F32_EMIN else np.trunc(x * sub_up) * sub_down
-                        c[j] = (math.copysign(math.inf, x) if abs(x) >= 2.0 ** (_F32_EMAX + 1) else r) + 0.0
+                    v = float(acc[j]) * inv[j]
+                    cj = c[j] if abs(c[j]) < math.inf else 0.0
+                    if not c_aligned:       # c after the sum: two-sum, then round to odd in 53 bits, enough
+                        s = v + cj          # for one later rounding to 24 bits
+                        bv = s - v
+                        err = (v - (s - bv)) + (cj - bv)
+                        bits = _bits64(s)
+                        toward0 = (err < 0.0) != (s < 0.0)          # s lies beyond the exact sum
+                        odd = (bits - (1 if toward0 else 0)) | 1
+                        v = _float64(odd) if err != 0.0 else s
+                    if nearest:             # only with out_man = 23 (see _run): float32's own rounding
+                        r = np.float64(np.float32(v))
+                    else:
+                        y = v * sub_up if abs(v) < 2.0 ** _F32_EMIN else 0.0
+                        r = _float64(_bits64(v) & keep) if abs(v) >= 2.0 ** _F32_EMIN else \
+                            float(np.int64(y)) * sub_down
+                        r = (math.inf if v > 0 else -math.inf) if abs(v) >= 2.0 ** (_F32_EMAX + 1) else r
+                    c[j] = r + 0.0 if abs(c[j]) < math.inf else c[j]
             for j in range(w):
                 out[i, j0 + j] = c[j]
     return out
