@@ -309,7 +309,7 @@ def _matmul(a, bt, emin, man, block, frac, out_man, min_exp, nearest, c_aligned)
 # exponents come from float64 bits (_bits64 and _float64 are bitcasts, so the loops stay vectorisable).
 
 _NO_TERM = -(1 << 20)     # exponent given to zeros: a product with a zero never sets a block's exponent
-_TILE = 256               # output columns per pass: the per-column state (6 arrays) stays in L1
+_TILE = 128               # output columns per pass: a tile of b (k = 512) fits L2, the state L1
 
 
 @numba.njit(cache=True, nogil=True)
@@ -323,67 +323,82 @@ def _exponents(x, emin, man):
     return clean, exp
 
 
+@numba.njit(cache=True, nogil=True)
+def _tile(ai, aei, b, be, c0, frac, out_man, low, keep, sub_up, sub_down, block, nearest, c_aligned):
+    """c0 + ai . b for one row ai of a (aei its exponents) and one packed tile b (k, _TILE) of b's columns."""
+    k = b.shape[0]
+    c, scale, inv = np.empty(_TILE), np.empty(_TILE), np.empty(_TILE)
+    mx, acc = np.empty(_TILE, np.int64), np.empty(_TILE, np.int64)
+    c[:] = c0 + 0.0                 # -0.0 counts as +0.0
+    for kb in range(0, k, block):
+        ke = min(kb + block, k)
+        # the block's exponent: its largest product's, c's when c is aligned too, at least min_exp
+        for j in range(_TILE):
+            e = max(((_bits64(c[j]) >> 52) & 0x7FF) - 1023, _F32_EMIN)
+            mx[j] = e if c_aligned and c[j] != 0.0 else _NO_TERM
+        for kk in range(kb, ke):
+            e, bek = aei[kk], be[kk]
+            for j in range(_TILE):
+                mx[j] = max(mx[j], e + bek[j])
+        for j in range(_TILE):          # 2**(frac - mx) and its inverse, from their bits
+            t = max(mx[j], low)
+            scale[j] = _float64((1023 + frac - t) << 52)
+            inv[j] = _float64((1023 - frac + t) << 52)
+            cj = c[j] if c_aligned and abs(c[j]) < math.inf else 0.0   # an infinite c's result is c
+            acc[j] = np.int64(cj * scale[j])
+        # the terms truncated to frac bits below the block's exponent, summed exactly
+        for kk in range(kb, ke):
+            x, bk = ai[kk], b[kk]
+            for j in range(_TILE):
+                acc[j] += np.int64((x * bk[j]) * scale[j])
+        # the block's result: the sum (plus c when added late) normalised to out_man fraction bits in
+        # float32's exponent range; an infinite c stays
+        for j in range(_TILE):
+            v = float(acc[j]) * inv[j]
+            cj = c[j] if abs(c[j]) < math.inf else 0.0
+            if not c_aligned:       # c after the sum: two-sum, then round to odd in 53 bits, enough
+                s = v + cj          # for one later rounding to 24 bits
+                bv = s - v
+                err = (v - (s - bv)) + (cj - bv)
+                bits = _bits64(s)
+                toward0 = (err < 0.0) != (s < 0.0)          # s lies beyond the exact sum
+                odd = (bits - (1 if toward0 else 0)) | 1
+                v = _float64(odd) if err != 0.0 else s
+            if nearest:             # only with out_man = 23 (see _run): float32's own rounding
+                r = np.float64(np.float32(v))
+            else:
+                y = v * sub_up if abs(v) < 2.0 ** _F32_EMIN else 0.0
+                r = _float64(_bits64(v) & keep) if abs(v) >= 2.0 ** _F32_EMIN else \
+                    float(np.int64(y)) * sub_down
+                r = (math.inf if v > 0 else -math.inf) if abs(v) >= 2.0 ** (_F32_EMAX + 1) else r
+            c[j] = r + 0.0 if abs(c[j]) < math.inf else c[j]
+    return c
+
+
 @numba.njit(cache=True, parallel=True)
 def _fast(a, b, c0, frac, out_man, min_exp, block, nearest, c_aligned, emin, man):
     """c0 + a (m, k) @ b (k, n) block FMA after block FMA, as _blocks computes it; non-finite inputs are left
     to _special (the caller)."""
-    m, k, n = a.shape[0], a.shape[1], b.shape[1]
+    (m, k), n = a.shape, b.shape[1]
     a, ae = _exponents(a, emin, man)
     b, be = _exponents(b, emin, man)
+    # b's columns packed into contiguous tiles (zeros past n): a thread works through all rows of a on one
+    # tile, which stays in its L2 cache, instead of streaming the whole of b once per row
+    tiles = (n + _TILE - 1) // _TILE
+    bp, bep = np.zeros((tiles, k, _TILE)), np.full((tiles, k, _TILE), _NO_TERM, np.int64)
+    for t in range(tiles):
+        w = min(_TILE, n - t * _TILE)
+        bp[t, :, :w], bep[t, :, :w] = b[:, t * _TILE:t * _TILE + w], be[:, t * _TILE:t * _TILE + w]
     out = np.empty((m, n), np.float32)
     low = max(min_exp, -400)                # no product of finite inputs nor c lies below 2**-400
     keep = ~((1 << (52 - out_man)) - 1)     # float64 bits kept by truncation to out_man fraction bits
     sub_up, sub_down = 2.0 ** (-_F32_EMIN + out_man), 2.0 ** (_F32_EMIN - out_man)
-    for i in numba.prange(m):
-        c, scale, inv = np.empty(_TILE), np.empty(_TILE), np.empty(_TILE)
-        mx, acc = np.empty(_TILE, np.int64), np.empty(_TILE, np.int64)
-        for j0 in range(0, n, _TILE):
-            w = min(_TILE, n - j0)
-            c[:w] = c0 + 0.0                # -0.0 counts as +0.0
-            for kb in range(0, k, block):
-                ke = min(kb + block, k)
-                # the block's exponent: its largest product's, c's when c is aligned too, at least min_exp
-                for j in range(w):
-                    e = max(((_bits64(c[j]) >> 52) & 0x7FF) - 1023, _F32_EMIN)
-                    mx[j] = e if c_aligned and c[j] != 0.0 else _NO_TERM
-                for kk in range(kb, ke):
-                    e, bek = ae[i, kk], be[kk, j0:j0 + w]
-                    for j in range(w):
-                        mx[j] = max(mx[j], e + bek[j])
-                for j in range(w):          # 2**(frac - mx) and its inverse, from their bits
-                    t = max(mx[j], low)
-                    scale[j] = _float64((1023 + frac - t) << 52)
-                    inv[j] = _float64((1023 - frac + t) << 52)
-                    cj = c[j] if c_aligned and abs(c[j]) < math.inf else 0.0   # an infinite c's result is c
-                    acc[j] = np.int64(cj * scale[j])
-                # the terms truncated to frac bits below the block's exponent, summed exactly
-                for kk in range(kb, ke):
-                    x, bk = a[i, kk], b[kk, j0:j0 + w]
-                    for j in range(w):
-                        acc[j] += np.int64((x * bk[j]) * scale[j])
-                # the block's result: the sum (plus c when added late) normalised to out_man fraction bits in
-                # float32's exponent range; an infinite c stays
-                for j in range(w):
-                    v = float(acc[j]) * inv[j]
-                    cj = c[j] if abs(c[j]) < math.inf else 0.0
-                    if not c_aligned:       # c after the sum: two-sum, then round to odd in 53 bits, enough
-                        s = v + cj          # for one later rounding to 24 bits
-                        bv = s - v
-                        err = (v - (s - bv)) + (cj - bv)
-                        bits = _bits64(s)
-                        toward0 = (err < 0.0) != (s < 0.0)          # s lies beyond the exact sum
-                        odd = (bits - (1 if toward0 else 0)) | 1
-                        v = _float64(odd) if err != 0.0 else s
-                    if nearest:             # only with out_man = 23 (see _run): float32's own rounding
-                        r = np.float64(np.float32(v))
-                    else:
-                        y = v * sub_up if abs(v) < 2.0 ** _F32_EMIN else 0.0
-                        r = _float64(_bits64(v) & keep) if abs(v) >= 2.0 ** _F32_EMIN else \
-                            float(np.int64(y)) * sub_down
-                        r = (math.inf if v > 0 else -math.inf) if abs(v) >= 2.0 ** (_F32_EMAX + 1) else r
-                    c[j] = r + 0.0 if abs(c[j]) < math.inf else c[j]
-            for j in range(w):
-                out[i, j0 + j] = c[j]
+    for ti in numba.prange(tiles * m):      # tile-major: each thread's share covers few tiles
+        t, i = ti // m, ti % m
+        w = min(_TILE, n - t * _TILE)
+        c = _tile(a[i], ae[i], bp[t], bep[t], c0, frac, out_man, low, keep, sub_up, sub_down, block, nearest,
+                  c_aligned)
+        out[i, t * _TILE:t * _TILE + w] = c[:w]
     return out
 
 
