@@ -312,14 +312,15 @@ _NO_TERM = -(1 << 20)     # exponent given to zeros: a product with a zero never
 _TILE = 128               # output columns per pass: a tile of b (k = 512) fits L2, the state L1
 
 
-@numba.njit(cache=True, nogil=True)
-def _exponents(x, emin, man):
+@numba.njit(cache=True, parallel=True)
+def _exponents(x, emin):
     """x with non-finite values zeroed, and each value's exponent as _split gives it (_NO_TERM for zeros)."""
-    clean, exp = np.zeros(x.shape), np.full(x.shape, _NO_TERM, np.int64)
-    for i in range(x.shape[0]):
+    clean, exp = np.empty(x.shape), np.empty(x.shape, np.int64)
+    for i in numba.prange(x.shape[0]):
         for j in range(x.shape[1]):
-            if math.isfinite(x[i, j]) and x[i, j] != 0.0:
-                clean[i, j], exp[i, j] = x[i, j], _split(x[i, j], emin, man)[1]
+            v = x[i, j] if abs(x[i, j]) < math.inf else 0.0
+            e = max(((_bits64(v) >> 52) & 0x7FF) - 1023, emin)    # float64's exponent: every value is normal there
+            clean[i, j], exp[i, j] = v, e if v != 0.0 else _NO_TERM
     return clean, exp
 
 
@@ -376,12 +377,12 @@ def _tile(ai, aei, b, be, c0, frac, out_man, low, keep, sub_up, sub_down, block,
 
 
 @numba.njit(cache=True, parallel=True)
-def _fast(a, b, c0, frac, out_man, min_exp, block, nearest, c_aligned, emin, man):
+def _fast(a, b, c0, frac, out_man, min_exp, block, nearest, c_aligned, emin):
     """c0 + a (m, k) @ b (k, n) block FMA after block FMA, as _blocks computes it; non-finite inputs are left
     to _special (the caller)."""
     (m, k), n = a.shape, b.shape[1]
-    a, ae = _exponents(a, emin, man)
-    b, be = _exponents(b, emin, man)
+    a, ae = _exponents(a, emin)
+    b, be = _exponents(b, emin)
     # b's columns packed into contiguous tiles (zeros past n): a thread works through all rows of a on one
     # tile, which stays in its L2 cache, instead of streaming the whole of b once per row
     tiles = (n + _TILE - 1) // _TILE
@@ -409,7 +410,7 @@ def _run(a, b, core, c=0.0):
         return np.array([[_dot(a[i], b[:, j], c, *_params(core)) for j in range(b.shape[1])]
                          for i in range(a.shape[0])], np.float32).reshape(a.shape[0], b.shape[1])
     out = _fast(np.ascontiguousarray(a), np.ascontiguousarray(b), float(c), frac, out_man, min_exp, block,
-                nearest, c_aligned, emin, man)
+                nearest, c_aligned, emin)
     rows, cols = ~np.isfinite(a).all(axis=1), ~np.isfinite(b).all(axis=0)
     rows |= not math.isfinite(c)
     for i, j in zip(*np.nonzero(rows[:, None] | cols[None, :])):   # NaN and infinities: the outputs they reach
