@@ -423,12 +423,29 @@ def _params(core):
             core.rounding == "nearest", core.c_in_alignment)
 
 
+@numba.njit(cache=True, parallel=True)
+def _outside(x, emin, man, top):
+    """How many finite values of the flat x are not values of a format with subnormals (emin, man fraction bits,
+    largest value top): too large, or with bits below the unit of the format's exponent for them."""
+    bad = 0
+    for i in numba.prange(x.size):
+        v = x[i] if abs(x[i]) < math.inf else 0.0
+        e = max(((_bits64(v) >> 52) & 0x7FF) - 1023, emin)
+        y = v * _float64((1023 + man - e) << 52)            # v in units of its last significand bit: < 2**(man + 1)
+        bad += 1 if abs(v) > top or float(np.int64(y)) != y else 0
+    return bad
+
+
 def _check_values(x, fmt, arg):
     """x as a float64 array whose values are all in `fmt` (the caller rounds; the model does not)."""
     x = np.asarray(x, dtype=np.float64)
-    from ._rounding import round_to
-    finite = np.isfinite(x)
-    if not np.array_equal(np.asarray(round_to(x[finite], fmt), np.float64), x[finite]):
+    if fmt.subnormals:          # every finite value the format holds, read off its bits (round_to's check, faster)
+        ok = _outside(x.ravel(), fmt.emin, fmt.man_bits, float(fmt.decode(fmt.max_code))) == 0
+    else:
+        from ._rounding import round_to
+        finite = np.isfinite(x)
+        ok = np.array_equal(np.asarray(round_to(x[finite], fmt), np.float64), x[finite])
+    if not ok:
         raise ValueError(f"tensor core {arg}= holds values that are not {fmt.name} values; round them to "
                          f"{fmt.name} first (minifp.round_to)")
     return x
