@@ -36,6 +36,8 @@ Not modelled: float16 outputs (the toolbox rounds those to nearest with other ex
 carry-out bits of the hardware ([F21] D4 checks that sums up to 8 keep their low bits; the integer accumulator
 here never overflows), mixed fp8 inputs (e4m3 x e5m2), and the order in which cuBLAS visits the k blocks (here
 left to right, as the toolbox's GEMM.m).
+Kernels: matmul and dot run _fast, the model in float64 and int64 vectorised over output columns (see "the fast
+kernel" below); _matmul, the per-element integer kernel it equals bit for bit, is kept as its reference.
 """
 from __future__ import annotations
 
