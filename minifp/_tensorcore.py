@@ -314,11 +314,11 @@ _NO_TERM = -(1 << 20)     # exponent given to zeros: a product with a zero never
 _TILE = 128               # output columns per pass: a tile of b (k = 512) fits L2, the state L1
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True, nogil=True)     # serial: O(n**2), and one parallel region per matmul, not three
 def _exponents(x, emin):
     """x with non-finite values zeroed, and each value's exponent as _split gives it (_NO_TERM for zeros)."""
     clean, exp = np.empty(x.shape), np.empty(x.shape, np.int64)
-    for i in numba.prange(x.shape[0]):
+    for i in range(x.shape[0]):
         for j in range(x.shape[1]):
             v = x[i, j] if abs(x[i, j]) < math.inf else 0.0
             e = max(((_bits64(v) >> 52) & 0x7FF) - 1023, emin)    # float64's exponent: every value is normal there
@@ -425,12 +425,12 @@ def _params(core):
             core.rounding == "nearest", core.c_in_alignment)
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True, nogil=True)     # serial: a parallel region costs more than it saves here
 def _outside(x, emin, man, top):
     """How many finite values of the flat x are not values of a format with subnormals (emin, man fraction bits,
     largest value top): too large, or with bits below the unit of the format's exponent for them."""
     bad = 0
-    for i in numba.prange(x.size):
+    for i in range(x.size):
         v = x[i] if abs(x[i]) < math.inf else 0.0
         e = max(((_bits64(v) >> 52) & 0x7FF) - 1023, emin)
         y = v * _float64((1023 + man - e) << 52)            # v in units of its last significand bit: < 2**(man + 1)
