@@ -9,6 +9,9 @@ falls on all alike), in emulated multiply-adds per second (GMAC/s), then the rat
 NumPy loop. The NumPy loop adds one rank-1 product per step in float64 and rounds the whole (n, n) sum
 (numpy's float16 cast, ml_dtypes' bfloat16 one): the same numbers as the float16 chain, one vectorised
 step per k. The target: >= 1e9 emulated multiply-adds per second for the float16 and bfloat16 chains.
+The tensor-core models (minifp._tensorcore.matmul: block FMAs with truncated alignment, float32 output) run
+on the same inputs for each device and its main formats (float16, bfloat16, float8_e4m3 where modelled);
+their first rows are checked once against the per-element kernel, bit for bit.
 Load matters on a shared machine: the load averages are printed before and after, and beside the wall-clock
 rate the rate per CPU-second this process used (time.process_time over all its threads; OpenMP threads
 that spin at a barrier count too, so it errs low): times the core count, what the kernels would do on
@@ -22,7 +25,10 @@ import numba
 import numpy as np
 
 import minifp as mf
+from minifp import _tensorcore as tc
 from minifp._accumulate import matmul2d
+
+TC_FORMATS = (mf.float16, mf.bfloat16, mf.float8_e4m3)     # per device, where modelled
 
 
 def numpy_chain(a, b, dtype):
@@ -50,6 +56,12 @@ def contenders(n, rng):
             with mf.accumulate(f):
                 return mf.matmul(ta, tb)
         out[f"mf.matmul under accumulate({fmt})"] = op, None
+    for device in tc.DEVICES:
+        for fmt in TC_FORMATS:
+            if (device, fmt) in tc._MODELS:
+                a, b = (np.asarray(mf.round_to(rng.random((n, n)), fmt), np.float64) for _ in range(2))
+                out[f"tensor core {device} {fmt}"] = (lambda a=a, b=b, d=device, f=fmt: tc.matmul(a, b, d, f)), \
+                    ("tc", a, b, device, fmt)
     a32, b32 = rng.standard_normal((n, n)).astype(np.float32), rng.standard_normal((n, n)).astype(np.float32)
     out["float16 chain of float32 inputs (round to odd)"] = (lambda: matmul2d(a32, b32, mf.float16)), None
     return out
@@ -68,6 +80,13 @@ def main(argv=None):
     results = {}
     for name, (fn, _) in runs.items():               # compile and check once
         results[name] = fn()
+    for name, (_, check) in runs.items():
+        if check and check[0] == "tc":
+            _, a, b, device, fmt = check
+            core = tc.model(device, fmt)
+            want = tc._matmul(a[:16], np.ascontiguousarray(b.T), *tc._params(core))
+            print(f"{name} == per-element kernel (first 16 rows, bit for bit): "
+                  f"{np.array_equal(results[name][:16].view(np.uint32), want.view(np.uint32))}")
     for fmt in (mf.float16, mf.bfloat16):
         same = np.array_equal(results[f"{fmt} chain"], results[f"numpy loop {fmt}"])
         print(f"{fmt} chain == NumPy loop rounding after each addition: {same}")

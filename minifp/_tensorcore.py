@@ -36,6 +36,8 @@ Not modelled: float16 outputs (the toolbox rounds those to nearest with other ex
 carry-out bits of the hardware ([F21] D4 checks that sums up to 8 keep their low bits; the integer accumulator
 here never overflows), mixed fp8 inputs (e4m3 x e5m2), and the order in which cuBLAS visits the k blocks (here
 left to right, as the toolbox's GEMM.m).
+Kernels: matmul and dot run _fast, the model in float64 and int64 vectorised over output columns (see "the fast
+kernel" below); _matmul, the per-element integer kernel it equals bit for bit, is kept as its reference.
 """
 from __future__ import annotations
 
@@ -45,6 +47,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from ._accumulate import _bits64, _float64
 from ._formats import Format, bfloat16, float8_e4m3, float8_e5m2, float16, tf32
 
 DEVICES = ("V100", "A100", "H100", "B200")
@@ -286,6 +289,7 @@ def _dot(a, b, c, emin, man, block, frac, out_man, min_exp, nearest, c_aligned):
 
 @numba.njit(cache=True, parallel=True)
 def _matmul(a, bt, emin, man, block, frac, out_man, min_exp, nearest, c_aligned):
+    """The per-element kernel (integer significands, one output at a time): the reference for _fast."""
     m, n = a.shape[0], bt.shape[0]
     am, ae, fa = _split_rows(a, emin, man)         # split once, not once per output element
     bm, be, fb = _split_rows(bt, emin, man)
@@ -300,17 +304,150 @@ def _matmul(a, bt, emin, man, block, frac, out_man, min_exp, nearest, c_aligned)
     return out
 
 
+# -- the fast kernel ------------------------------------------------------------------------------
+# The same arithmetic in float64, vectorised over output columns: products of <= 11-bit significands are exact
+# in float64, scaling by a power of two is exact, converting the scaled product to int64 truncates it toward
+# zero as the alignment does, and the block's sum of < 2**34 integers is exact in int64. Powers of two and
+# exponents come from float64 bits (_bits64 and _float64 are bitcasts, so the loops stay vectorisable).
+
+_NO_TERM = -(1 << 20)     # exponent given to zeros: a product with a zero never sets a block's exponent
+_TILE = 128               # output columns per pass: a tile of b (k = 512) fits L2, the state L1
+
+
+@numba.njit(cache=True, nogil=True)     # serial: O(n**2), and one parallel region per matmul, not three
+def _exponents(x, emin):
+    """x with non-finite values zeroed, and each value's exponent as _split gives it (_NO_TERM for zeros)."""
+    clean, exp = np.empty(x.shape), np.empty(x.shape, np.int64)
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            v = x[i, j] if abs(x[i, j]) < math.inf else 0.0
+            e = max(((_bits64(v) >> 52) & 0x7FF) - 1023, emin)    # float64's exponent: every value is normal there
+            clean[i, j], exp[i, j] = v, e if v != 0.0 else _NO_TERM
+    return clean, exp
+
+
+@numba.njit(cache=True, nogil=True)
+def _tile(ai, aei, b, be, c0, frac, out_man, low, keep, sub_up, sub_down, block, nearest, c_aligned):
+    """c0 + ai . b for one row ai of a (aei its exponents) and one packed tile b (k, _TILE) of b's columns."""
+    k = b.shape[0]
+    c, scale, inv = np.empty(_TILE), np.empty(_TILE), np.empty(_TILE)
+    mx, acc = np.empty(_TILE, np.int64), np.empty(_TILE, np.int64)
+    c[:] = c0 + 0.0                 # -0.0 counts as +0.0
+    for kb in range(0, k, block):
+        ke = min(kb + block, k)
+        # the block's exponent: its largest product's, c's when c is aligned too, at least min_exp
+        for j in range(_TILE):
+            e = max(((_bits64(c[j]) >> 52) & 0x7FF) - 1023, _F32_EMIN)
+            mx[j] = e if c_aligned and c[j] != 0.0 else _NO_TERM
+        for kk in range(kb, ke):
+            e, bek = aei[kk], be[kk]
+            for j in range(_TILE):
+                mx[j] = max(mx[j], e + bek[j])
+        for j in range(_TILE):          # 2**(frac - mx) and its inverse, from their bits
+            t = max(mx[j], low)
+            scale[j] = _float64((1023 + frac - t) << 52)
+            inv[j] = _float64((1023 - frac + t) << 52)
+            cj = c[j] if c_aligned and abs(c[j]) < math.inf else 0.0   # an infinite c's result is c
+            acc[j] = np.int64(cj * scale[j])
+        # the terms truncated to frac bits below the block's exponent, summed exactly
+        for kk in range(kb, ke):
+            x, bk = ai[kk], b[kk]
+            for j in range(_TILE):
+                acc[j] += np.int64((x * bk[j]) * scale[j])
+        # the block's result: the sum (plus c when added late) normalised to out_man fraction bits in
+        # float32's exponent range; an infinite c stays
+        for j in range(_TILE):
+            v = float(acc[j]) * inv[j]
+            cj = c[j] if abs(c[j]) < math.inf else 0.0
+            if not c_aligned:       # c after the sum: two-sum, then round to odd in 53 bits, enough
+                s = v + cj          # for one later rounding to 24 bits
+                bv = s - v
+                err = (v - (s - bv)) + (cj - bv)
+                bits = _bits64(s)
+                toward0 = (err < 0.0) != (s < 0.0)          # s lies beyond the exact sum
+                odd = (bits - (1 if toward0 else 0)) | 1
+                v = _float64(odd) if err != 0.0 else s
+            if nearest:             # only with out_man = 23 (see _run): float32's own rounding
+                r = np.float64(np.float32(v))
+            else:
+                y = v * sub_up if abs(v) < 2.0 ** _F32_EMIN else 0.0
+                r = _float64(_bits64(v) & keep) if abs(v) >= 2.0 ** _F32_EMIN else \
+                    float(np.int64(y)) * sub_down
+                r = (math.inf if v > 0 else -math.inf) if abs(v) >= 2.0 ** (_F32_EMAX + 1) else r
+            c[j] = r + 0.0 if abs(c[j]) < math.inf else c[j]
+    return c
+
+
+@numba.njit(cache=True, parallel=True)
+def _fast(a, b, c0, frac, out_man, min_exp, block, nearest, c_aligned, emin):
+    """c0 + a (m, k) @ b (k, n) block FMA after block FMA, as _blocks computes it; non-finite inputs are left
+    to _special (the caller)."""
+    (m, k), n = a.shape, b.shape[1]
+    a, ae = _exponents(a, emin)
+    b, be = _exponents(b, emin)
+    # b's columns packed into contiguous tiles (zeros past n): a thread works through all rows of a on one
+    # tile, which stays in its L2 cache, instead of streaming the whole of b once per row
+    tiles = (n + _TILE - 1) // _TILE
+    bp, bep = np.zeros((tiles, k, _TILE)), np.full((tiles, k, _TILE), _NO_TERM, np.int64)
+    for t in range(tiles):
+        w = min(_TILE, n - t * _TILE)
+        bp[t, :, :w], bep[t, :, :w] = b[:, t * _TILE:t * _TILE + w], be[:, t * _TILE:t * _TILE + w]
+    out = np.empty((m, n), np.float32)
+    low = max(min_exp, -400)                # no product of finite inputs nor c lies below 2**-400
+    keep = ~((1 << (52 - out_man)) - 1)     # float64 bits kept by truncation to out_man fraction bits
+    sub_up, sub_down = 2.0 ** (-_F32_EMIN + out_man), 2.0 ** (_F32_EMIN - out_man)
+    for ti in numba.prange(tiles * m):      # tile-major: each thread's share covers few tiles
+        t, i = ti // m, ti % m
+        w = min(_TILE, n - t * _TILE)
+        c = _tile(a[i], ae[i], bp[t], bep[t], c0, frac, out_man, low, keep, sub_up, sub_down, block, nearest,
+                  c_aligned)
+        out[i, t * _TILE:t * _TILE + w] = c[:w]
+    return out
+
+
+def _run(a, b, core, c=0.0):
+    """c + a (m, k) @ b (k, n) (float64 arrays of fmt values) on `core`: float32 (m, n)."""
+    emin, man, block, frac, out_man, min_exp, nearest, c_aligned = _params(core)
+    if nearest and out_man != _F32_FRAC:     # no such model: float32's rounding would not do
+        return np.array([[_dot(a[i], b[:, j], c, *_params(core)) for j in range(b.shape[1])]
+                         for i in range(a.shape[0])], np.float32).reshape(a.shape[0], b.shape[1])
+    out = _fast(np.ascontiguousarray(a), np.ascontiguousarray(b), float(c), frac, out_man, min_exp, block,
+                nearest, c_aligned, emin)
+    rows, cols = ~np.isfinite(a).all(axis=1), ~np.isfinite(b).all(axis=0)
+    rows |= not math.isfinite(c)
+    for i, j in zip(*np.nonzero(rows[:, None] | cols[None, :])):   # NaN and infinities: the outputs they reach
+        out[i, j] = _special(a[i], b[:, j], c)
+    return out
+
+
 def _params(core):
     return (core.fmt.emin, core.fmt.man_bits, core.block, core.frac_bits, core.out_man_bits, core.min_align_exp,
             core.rounding == "nearest", core.c_in_alignment)
 
 
+@numba.njit(cache=True, nogil=True)     # serial: a parallel region costs more than it saves here
+def _outside(x, emin, man, top):
+    """How many finite values of the flat x are not values of a format with subnormals (emin, man fraction bits,
+    largest value top): too large, or with bits below the unit of the format's exponent for them."""
+    bad = 0
+    for i in range(x.size):
+        v = x[i] if abs(x[i]) < math.inf else 0.0
+        e = max(((_bits64(v) >> 52) & 0x7FF) - 1023, emin)
+        y = v * _float64((1023 + man - e) << 52)            # v in units of its last significand bit: < 2**(man + 1)
+        bad += 1 if abs(v) > top or float(np.int64(y)) != y else 0
+    return bad
+
+
 def _check_values(x, fmt, arg):
     """x as a float64 array whose values are all in `fmt` (the caller rounds; the model does not)."""
     x = np.asarray(x, dtype=np.float64)
-    from ._rounding import round_to
-    finite = np.isfinite(x)
-    if not np.array_equal(np.asarray(round_to(x[finite], fmt), np.float64), x[finite]):
+    if fmt.subnormals:          # every finite value the format holds, read off its bits (round_to's check, faster)
+        ok = _outside(x.ravel(), fmt.emin, fmt.man_bits, float(fmt.decode(fmt.max_code))) == 0
+    else:
+        from ._rounding import round_to
+        finite = np.isfinite(x)
+        ok = np.array_equal(np.asarray(round_to(x[finite], fmt), np.float64), x[finite])
+    if not ok:
         raise ValueError(f"tensor core {arg}= holds values that are not {fmt.name} values; round them to "
                          f"{fmt.name} first (minifp.round_to)")
     return x
@@ -325,7 +462,7 @@ def dot(a, b, device, fmt, c=0.0) -> np.float32:
     c32 = np.float32(c)
     if not (np.isnan(c) and np.isnan(c32)) and float(c32) != float(c):
         raise ValueError(f"tensor core dot: c={c!r} is not a float32 value")
-    return np.float32(_dot(a, b, float(c32), *_params(core)))
+    return _run(a[None], b[:, None], core, float(c32))[0, 0]
 
 
 def matmul(a, b, device, fmt) -> np.ndarray:
@@ -335,4 +472,4 @@ def matmul(a, b, device, fmt) -> np.ndarray:
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
         raise ValueError(f"tensor core matmul: a (m, k) and b (k, n) must be 2-D with matching k; "
                          f"got shapes {a.shape}, {b.shape}")
-    return _matmul(np.ascontiguousarray(a), np.ascontiguousarray(b.T), *_params(core))
+    return _run(a, b, core)

@@ -268,6 +268,24 @@ def test_kernel_equals_reference(device, fmt):
 
 
 @pytest.mark.parametrize("device, fmt", PAIRS, ids=lambda v: v if isinstance(v, str) else v.name)
+def test_fast_kernel_equals_per_element_kernel(device, fmt):
+    # matmul's vectorised float64 kernel against the integer one, output by output: wide exponent ranges,
+    # rows and columns at the format's largest value (overflow to inf), NaN and infinities.
+    core = tc.model(device, fmt)
+    rng = np.random.default_rng(zlib.crc32(f"fast {device} {fmt.name}".encode()))
+    k, top = 3 * core.block + 1, float(fmt.decode(fmt.max_code))
+    a, b = _values(rng, fmt, (6, k)), _values(rng, fmt, (k, 9))
+    a[0], a[1] = top, rng.choice([-1, 1], size=k) * top
+    b[:, 0], b[:, 1] = top, rng.choice([-1, 1], size=k) * top
+    a[2, 1], b[3, 2] = math.nan, math.inf if fmt.infinities else math.nan
+    want = tc._matmul(a, np.ascontiguousarray(b.T), *tc._params(core))
+    got = tc.matmul(a, b, device, fmt)
+    assert np.isnan(want).any() and (np.isinf(want).any() or fmt == float8_e4m3)   # e4m3's 448**2 * 32 < 2**128
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    assert np.array_equal(got.view(np.uint32)[~np.isnan(got)], want.view(np.uint32)[~np.isnan(want)])
+
+
+@pytest.mark.parametrize("device, fmt", PAIRS, ids=lambda v: v if isinstance(v, str) else v.name)
 def test_special_values(device, fmt):
     core = tc.model(device, fmt)
     big = float(round_to(np.array([2.0 ** (2 ** (fmt.exp_bits - 1) - 1)]), fmt)[0])   # the top binade
