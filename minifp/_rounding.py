@@ -509,7 +509,7 @@ def _reference_path(x, fmt, mode, rng, counts, bits=32):
                         f"{np.dtype(fmt.storage).name} dtype; formats it can hold: {', '.join(usable)} "
                         f"(and custom formats, kept in float32)")
     rbits = xp.asarray(_random_bits(rng, x.shape, bits)) if mode == "stochastic" else None   # the CPU's bits
-    out = round_reference(x, fmt, mode, rbits, bits)
+    out = round_reference(x, fmt, mode, rbits, bits if mode == "stochastic" else None)
     if counts is not None:
         counts += count_rounding(x, out, fmt)
     return out

@@ -579,3 +579,28 @@ def test_fewer_random_bits_only_coarsen_one_stream():
     ups = [mf.round_to(x, "bfloat16", "stochastic", rng=np.random.default_rng(18), bits=n).astype(np.float32) > x
            for n in (32, 8, 1)]
     assert not (ups[1] & ~ups[0]).any() and not (ups[2] & ~ups[1]).any()
+
+
+@pytest.mark.parametrize("mode, bits", MODES_AND_BITS, ids=str)
+def test_astype_rounds_in_every_mode_and_the_gradient_casts_back(mode, bits):
+    x = np.random.default_rng(19).standard_normal(1000).astype(np.float32) * 3
+    t = mf.tensor(x, requires_grad=True)
+    y = t.astype("bfloat16", mode, rng=np.random.default_rng(20), bits=bits)
+    assert y.fmt == mf.bfloat16
+    expected = mf.round_to(x, "bfloat16", mode, rng=np.random.default_rng(20), bits=bits)
+    assert same_bits(y.data, expected) == 0
+    (y * 2).sum().backward()
+    assert (t.grad.float32() == 2).all()
+    with mf.numerics.watch() as report:
+        t.to(mf.float8_e4m3, mode, rng=0, bits=bits)
+    assert report.total("overflow") == 0 and report.rows()[0][1] == "cast"
+
+
+def test_astype_checks_mode_and_bits():
+    t = mf.tensor([1.0, 2.0])
+    with pytest.raises(ValueError, match=r"mode: unknown rounding mode 'upward'; valid modes: nearest"):
+        t.astype("float16", "upward")
+    with pytest.raises(ValueError, match=r"bits: bits=4 is only for mode='stochastic', not mode='nearest'"):
+        t.astype("float16", bits=4)
+    with pytest.raises(ValueError, match=r"bits: 40 is not a number of random bits; valid values: integers 1 to 32"):
+        t.astype("float16", "stochastic", bits=40)
