@@ -511,7 +511,7 @@ def _reference_path(x, fmt, mode, rng, counts, bits=32):
     rbits = xp.asarray(_random_bits(rng, x.shape, bits)) if mode == "stochastic" else None   # the CPU's bits
     out = round_reference(x, fmt, mode, rbits, bits if mode == "stochastic" else None)
     if counts is not None:
-        counts += count_rounding(x, out, fmt)
+        counts += count_rounding(x, out, fmt, mode)
     return out
 
 
@@ -567,23 +567,44 @@ def _kernel(x, fmt, mode, rng, counts, bits=32):
                decode)
     out = out if decode else out.view(storage)
     if counts is not None:
-        counts += count_rounding(x, out, fmt)
+        counts += count_rounding(x, out, fmt, mode)
     return out
 
 
-def count_rounding(x, out, fmt):
-    """(overflow, underflow, subnormal, nan) of rounding x into `out`, by array math (what the counting
-    kernel computes in its loop)."""
+def count_rounding(x, out, fmt, mode="nearest"):
+    """(overflow, underflow, subnormal, nan) of rounding x into `out` in `mode`, by array math (what the
+    counting kernel computes in its loop for nearest)."""
     fmt = as_format(fmt)
     xp = _xp(out)
     y = xp.abs(out.astype(xp.float32))
-    ax = xp.abs(xp.asarray(x, dtype=xp.float32))
-    big = float(fmt.decode(fmt.max_code))
-    # Overflow: nearest-even would pass max, i.e. |x| beyond the midpoint above max (on it, if max is odd).
-    mid = big + 2.0 ** (np.floor(np.log2(big)) - fmt.man_bits - 1)
-    over = xp.isfinite(ax) & ((ax > mid) | ((ax == mid) & bool(fmt.max_code & 1)))
-    return np.array([int(over.sum()), int(((ax != 0) & (y == 0)).sum()),
+    x = xp.asarray(x)
+    ax = xp.abs(x)
+    return np.array([int(_overflows(xp, x, ax, out, fmt, mode).sum()), int(((ax != 0) & (y == 0)).sum()),
                      int(((y != 0) & (y < 2.0**fmt.emin)).sum()), int(xp.isnan(ax).sum())], np.int64)
+
+
+def _overflows(xp, x, ax, out, fmt, mode):
+    """Where x overflows (IEEE 754 7.4): rounded as if the exponent range were unbounded, it would pass max.
+    Thresholds in float64 (exact: at most p + 1 bits), so that float32 arrays compare without rounding them."""
+    big = float(fmt.decode(fmt.max_code))
+    step = 2.0 ** (np.floor(np.log2(big)) - fmt.man_bits)          # the spacing at max
+    big, mid, nxt = np.float64(big), np.float64(big + step / 2), np.float64(big + step)
+    max_odd = bool(fmt.max_code & 1)
+    if mode == "nearest":
+        over = (ax > mid) | ((ax == mid) & max_odd)
+    elif mode == "nearest_away":
+        over = ax >= mid
+    elif mode == "toward_zero":
+        over = ax >= nxt
+    elif mode == "odd":                                 # truncated to max, then made odd: past it if max is even
+        over = ax >= nxt if max_odd else ax > big
+    elif mode == "up":
+        over = (x > big) | (x <= -nxt)
+    elif mode == "down":
+        over = (x < -big) | (x >= nxt)
+    else:                                               # stochastic: where it rounded past max (not saturating)
+        over = (ax >= nxt) | ((ax > big) & (xp.abs(out.astype(xp.float32)) != big))
+    return xp.isfinite(ax) & over
 
 
 def round_reference(x, fmt, mode="nearest", rbits=None, bits=None):

@@ -604,3 +604,22 @@ def test_astype_checks_mode_and_bits():
         t.astype("float16", bits=4)
     with pytest.raises(ValueError, match=r"bits: 40 is not a number of random bits; valid values: integers 1 to 32"):
         t.astype("float16", "stochastic", bits=40)
+
+
+@pytest.mark.parametrize("src", [np.float32, np.float64])
+@pytest.mark.parametrize("fn", [mf.round_to, R.round_kernel], ids=["round_to", "round_kernel"])
+def test_overflow_is_counted_as_ieee_signals_it(fn, src):
+    # IEEE 754 7.4: overflow when the result, rounded as if the exponent range were unbounded, passes max;
+    # in float16 max = 65504, the midpoint above it 65520, the next step 65536.
+    pos = [65505.0, 65519.0, 65520.0, 65521.0, 65535.0, 65536.0, 1e6, np.inf]
+    x = np.array(pos + [-v for v in pos], src)
+    expected = {"nearest": 10, "nearest_away": 10, "toward_zero": 4, "odd": 4, "up": 7 + 2, "down": 2 + 7}
+    for mode, overflows in expected.items():
+        tally = np.zeros(4, np.int64)
+        fn(x, "float16", mode, counts=tally)
+        assert tally[0] == overflows, mode
+    e4m3 = np.array([449.0, 479.0, 480.0, -449.0], src)                   # max 448 is even: odd passes it at once
+    for mode, overflows in {"odd": 4, "toward_zero": 1, "up": 3, "down": 2}.items():
+        tally = np.zeros(4, np.int64)
+        fn(e4m3, "float8_e4m3", mode, counts=tally)
+        assert tally[0] == overflows, mode
