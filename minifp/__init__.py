@@ -3,7 +3,7 @@ import importlib as _importlib
 
 from ._formats import (FORMATS, Format, bfloat16, finfo, float8_e4m3, float8_e5m2, float16, float32,
                        promote as promote_types, tf32)
-from ._rounding import MODES as ROUNDING_MODES, round_to
+from ._rounding import MODES, MODES as ROUNDING_MODES, round_to
 from ._tensor import Tensor, apply, enable_grad, functions as _functions, is_grad_enabled, no_grad, tensor
 
 __version__ = "0.1.0"
@@ -16,7 +16,7 @@ globals().update(_OPS)
 # importing minifp itself stays cheap and loads none of them.
 _FACES = ("keras", "tf", "torch")
 
-__all__ = ["checkpoint", "datasets", "keras", "numerics", "testing", "tf", "torch", "Format", "FORMATS",
+__all__ = ["checkpoint", "datasets", "keras", "numerics", "testing", "tf", "torch", "Format", "FORMATS", "MODES",
            "ROUNDING_MODES", "Tensor", "apply", "bfloat16", "enable_grad", "finfo", "float16", "float32",
            "float8_e4m3", "float8_e5m2", "is_grad_enabled", "manual_seed", "no_grad", "promote_types", "round_to",
            "tensor", "tf32"] + sorted(_OPS)

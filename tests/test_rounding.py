@@ -507,8 +507,8 @@ def test_round_to_odd_is_odd_whenever_inexact(fmt, src):
     assert ((units % 2 == 1) | (max_is_even & (mag == fi.max))).all()
 
 
-@pytest.mark.parametrize("fmt", [mf.float16, mf.bfloat16, mf.float8_e4m3, mf.float8_e5m2, mf.Format(5, 2, subnormals=False),
-                                 mf.Format(4, 3, overflow="saturate")], ids=str)
+@pytest.mark.parametrize("fmt", [mf.float16, mf.bfloat16, mf.float8_e4m3, mf.float8_e5m2,
+                                 mf.Format(5, 2, subnormals=False), mf.Format(4, 3, overflow="saturate")], ids=str)
 @pytest.mark.parametrize("src", [np.float64, np.float32])
 def test_directed_overflow_follows_ieee(fmt, src):
     fi = mf.finfo(fmt)
