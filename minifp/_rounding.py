@@ -356,7 +356,8 @@ def _source(x):
 
     Storage dtypes and small integers widen exactly. Integers past 2**53 and long doubles are rounded
     to odd into float64 (_odd_from_int, _odd_from_long): keeping p + 2 bits or more that way makes the
-    second rounding exact for nearest and toward_zero (53 >= 24 + 2); stochastic rounding then sees
+    second rounding exact in every deterministic mode (53 >= 24 + 2; Boldo and Melquiond 2008: the
+    sticky last bit keeps inexactness, direction and which side of a midpoint); stochastic rounding then sees
     their fraction to 53 - p bits rather than 32 (the same for formats of up to 20 mantissa bits).
     """
     dtype = x.dtype

@@ -623,3 +623,40 @@ def test_overflow_is_counted_as_ieee_signals_it(fn, src):
         tally = np.zeros(4, np.int64)
         fn(e4m3, "float8_e4m3", mode, counts=tally)
         assert tally[0] == overflows, mode
+
+
+@pytest.mark.parametrize("fmt", [mf.bfloat16, mf.float16, mf.Format(8, 23), mf.float8_e4m3], ids=str)
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64])
+def test_integers_round_once_in_every_mode(fmt, dtype):
+    # Rounded to odd into float64 first (53 bits >= p + 2): the second rounding is then right in every mode.
+    rng = np.random.default_rng(21)
+    p = fmt.man_bits + 1
+    values = [2**63 - 1, 0, 1, 7, 2**40 + 1]
+    for width in range(p + 1, 64):
+        base = int(rng.integers(1 << (p - 1), 1 << p)) << (width - p)
+        values += [base + (1 << (width - p - 1)) + d for d in (-1, 0, 1)] + [base + 1, base - 1]
+    values += [-v for v in values] if dtype == np.int64 else []
+    x = np.array(values, dtype)
+    exact = [exact_roundings(v, fmt) for v in values]
+    with np.errstate(all="ignore"):
+        for mode in DETERMINISTIC:
+            expected = np.array([e[mode] for e in exact])
+            for fn in (mf.round_to, R.round_kernel):
+                got = fn(x, fmt, mode).astype(np.float64)
+                assert np.array_equal(got, expected, equal_nan=True), (mode, x[got != expected])
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant < 60, reason="long double is float64 here")
+@pytest.mark.parametrize("fmt", [mf.bfloat16, mf.float16, mf.Format(8, 23)], ids=str)
+def test_long_doubles_round_once_in_every_mode(fmt):
+    one, p = np.longdouble(1), fmt.man_bits + 1
+    tie = np.longdouble(2**p + 1) / 2                         # halfway between 2**(p-1) + 0 and + 1 quanta
+    tiny = one / 2**62
+    x = np.array([tie, tie + tiny, tie - tiny, 1 + tiny, 1 - tiny / 4, tiny], np.longdouble)
+    x = np.concatenate([x, -x])
+    exact = [exact_roundings(v, fmt) for v in x]
+    with np.errstate(all="ignore"):
+        for mode in DETERMINISTIC:
+            expected = np.array([e[mode] for e in exact])
+            for fn in (mf.round_to, R.round_kernel):
+                assert np.array_equal(fn(x, fmt, mode).astype(np.float64), expected), mode
