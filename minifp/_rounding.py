@@ -315,7 +315,8 @@ _HALF_KERNELS = HARDWARE_HALF and JIT       # float16 <-> float32 through the CP
 def _random_bits(rng, shape, bits=32):
     """Random integers below 2**bits for stochastic rounding: the top `bits` of 32-bit draws, so that one
     stream rounds alike at every width (fewer bits only coarsen the comparison)."""
-    return generator(rng).integers(0, 2**32, size=shape, dtype=np.uint32) >> np.uint32(32 - bits)
+    draws = generator(rng).integers(0, 2**32, size=shape, dtype=np.uint32)
+    return draws if bits == 32 else draws >> np.uint32(32 - bits)
 
 
 def _bits_of(mode, bits):
