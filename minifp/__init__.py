@@ -5,7 +5,7 @@ from ._accumulate import accumulate
 from ._formats import (FORMATS, Fixed, Format, bfloat16, e8m0, finfo, float4_e2m1, float6_e2m3, float6_e3m2,
                        float8_e4m3, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float16, float32, int8,
                        promote as promote_types, tf32)
-from ._rounding import MODES as ROUNDING_MODES, round_to
+from ._rounding import MODES, MODES as ROUNDING_MODES, round_to
 from ._fp8 import DelayedScaling, Fp8Format, fp8_autocast
 from ._tensor import Tensor, apply, enable_grad, functions as _functions, is_grad_enabled, no_grad, tensor
 
@@ -20,9 +20,9 @@ globals().update(_OPS)
 _FACES = ("keras", "tf", "torch")
 
 __all__ = ["checkpoint", "datasets", "keras", "mx", "numerics", "testing", "tf", "torch", "DelayedScaling",
-           "Fixed", "Format", "FORMATS", "Fp8Format", "ROUNDING_MODES", "Tensor", "accumulate", "apply", "bfloat16",
-           "e8m0", "enable_grad", "finfo", "float16", "float32", "float4_e2m1", "float6_e2m3", "float6_e3m2",
-           "float8_e4m3", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "fp8_autocast", "int8",
+           "Fixed", "Format", "FORMATS", "Fp8Format", "MODES", "ROUNDING_MODES", "Tensor", "accumulate", "apply",
+           "bfloat16", "e8m0", "enable_grad", "finfo", "float16", "float32", "float4_e2m1", "float6_e2m3",
+           "float6_e3m2", "float8_e4m3", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "fp8_autocast", "int8",
            "is_grad_enabled", "manual_seed", "no_grad", "promote_types", "round_to",
            "tensor", "tf32"] + sorted(_OPS)
 

@@ -25,7 +25,9 @@ from ._backend import array_module as _xp, holds
 from ._formats import FORMATS, Format, as_format, bfloat16
 from ._random import generator
 
-MODES = ("nearest", "toward_zero", "stochastic")
+# Rounding modes (IEEE 754 names in comments): roundTiesToEven, roundTowardZero, stochastic (up with probability
+# the remainder, truncated to `bits` bits), roundTowardPositive, roundTowardNegative, roundTiesToAway, round to odd.
+MODES = ("nearest", "toward_zero", "stochastic", "up", "down", "nearest_away", "odd")
 _MODE_ID = {m: i for i, m in enumerate(MODES)}
 
 # Source layouts the kernel reads: (integer view, mantissa bits, exponent bias, exponent mask).
@@ -96,8 +98,50 @@ HARDWARE_HALF = platform.machine().lower() in ("aarch64", "arm64") or "+f16c" in
     numba.config.CPU_FEATURES or llvmlite.binding.get_host_cpu_features().flatten()).split(",")
 
 
+# Mode ids, in MODES order, as the kernels see them.
+NEAREST, TOWARD_ZERO, STOCHASTIC, UP, DOWN, NEAREST_AWAY, ODD = range(7)
+
+
+@numba.njit(cache=True)
+def _rounds_up(mode, negative, q, rem, shift, r, nbits):
+    """Whether |x| rounds away from zero, past its kept bits q, given the `shift` dropped bits `rem`.
+
+    shift may pass 62 (far below the smallest subnormal): q is then 0 and rem, the whole significand,
+    lies below half. r: the random integer of "stochastic", below 2**nbits.
+    """
+    if rem == 0:                                    # exact: no mode moves it
+        return False
+    if mode == NEAREST or mode == NEAREST_AWAY:
+        if shift > 62:
+            return False
+        half = np.int64(1) << (shift - 1)
+        return rem > half or (rem == half and (mode == NEAREST_AWAY or (q & 1) == 1))
+    if mode == STOCHASTIC:                          # up iff r < the remainder truncated to nbits
+        if shift >= nbits:
+            frac = rem >> (shift - nbits) if shift - nbits < 63 else np.int64(0)
+        else:
+            frac = rem << (nbits - shift)
+        return r < frac
+    if mode == UP:                                  # toward +inf: magnitudes of positives grow
+        return not negative
+    if mode == DOWN:
+        return negative
+    if mode == ODD:                                 # truncate, then make the last kept bit 1
+        return (q & 1) == 0
+    return False                                    # toward zero
+
+
+@numba.njit(cache=True)
+def _overflow_code(mode, negative, max_code, overflow_code):
+    """The code of a finite value rounding past max (IEEE 754 7.4): the modes that round its magnitude
+    down stop at max, the others overflow (to inf, NaN without inf, max when saturating)."""
+    if mode == TOWARD_ZERO or mode == ODD or (mode == UP and negative) or (mode == DOWN and not negative):
+        return max_code
+    return overflow_code
+
+
 def _round_bits(src, out, rbits, src_man, src_bias, src_emask, m, emin, bias, sign_shift,
-                subnormals, max_code, overflow_code, nan_code, mode, decode, signs):
+                subnormals, max_code, overflow_code, nan_code, mode, nbits, decode, signs):
     """Round each source float (given as raw bits) into the format; write codes, or float32 values if `decode`.
 
     signs: 2 signed with -0, 1 signed without -0 (fnuz: a zero drops its sign, NaN is -0's code), 0 unsigned
@@ -133,24 +177,16 @@ def _round_bits(src, out, rbits, src_man, src_bias, src_emask, m, emin, bias, si
             low = m if subnormals or (e >= emin and e_field != 0) else 0
             shift = src_man - low + max(0, emin - e)
             if shift > 62:                             # far below the smallest subnormal
-                q = 0
-                up = mode == 2 and shift - 32 < 53 and np.int64(rbits[i]) < (sig >> (shift - 32))
+                q, rem = np.int64(0), sig
             else:
-                q = sig >> shift
-                rem = sig & ((1 << shift) - 1)
-                if mode == 0:
-                    half = (1 << shift) >> 1
-                    up = shift > 0 and (rem > half or (rem == half and (q & 1) == 1))
-                elif mode == 1:
-                    up = False
-                else:                                  # round up with probability rem / 2**shift (32-bit)
-                    frac32 = rem >> (shift - 32) if shift >= 32 else rem << (32 - shift)
-                    up = np.int64(rbits[i]) < frac32
+                q, rem = sig >> shift, sig & ((np.int64(1) << shift) - 1)
+            r = np.int64(rbits[i]) if mode == STOCHASTIC else np.int64(0)
+            up = _rounds_up(mode, sign == 1, q, rem, shift, r, nbits)
             # Normal results: exponent field max(e, emin) + bias; a carry out of q bumps it, as it should.
             code = ((max(e, emin) + bias - 1) << m) + ((q + int(up)) << (m - low))
             code = max(code, 0)                        # without a zero (e8m0), the smallest value instead
-            if code > max_code:                         # toward zero never rounds up past max (IEEE)
-                code = max_code if mode == 1 else overflow_code
+            if code > max_code:
+                code = _overflow_code(mode, sign == 1, max_code, overflow_code)
         source_sign = sign
         if signs == 0 or signs == 1 and code & ((1 << sign_shift) - 1) == 0:
             sign = 0                                   # fnuz: +0, and NaN is -0's code already
@@ -301,22 +337,38 @@ ROUND_BITS, GATHER, ROUND_HALF, WIDEN_HALF, QUANTIZE_HALF, ROUND_HALF_PAIR = (
 _HALF_KERNELS = HARDWARE_HALF and JIT       # float16 <-> float32 through the CPU's conversions (widen's fast path)
 
 
-def _random_bits(rng, shape):
-    return generator(rng).integers(0, 2**32, size=shape, dtype=np.uint32)
+def _random_bits(rng, shape, bits=32):
+    """Random integers below 2**bits for stochastic rounding: the top `bits` of 32-bit draws, so that one
+    stream rounds alike at every width (fewer bits only coarsen the comparison)."""
+    draws = generator(rng).integers(0, 2**32, size=shape, dtype=np.uint32)
+    return draws if bits == 32 else draws >> np.uint32(32 - bits)
 
 
-def _check(x, fmt, mode, counts=None):
-    """(x as a float32/float64 array, fmt as a Format), or one error naming the bad argument."""
+def _bits_of(mode, bits):
+    """The random bits of stochastic rounding (32 for None), or one error naming `bits`."""
+    if bits is None:
+        return 32
+    if mode != "stochastic":
+        raise ValueError(f"bits: bits={bits!r} is only for mode='stochastic', not mode={mode!r}; "
+                         f"pass bits=None for mode={mode!r}")
+    if isinstance(bits, (bool, np.bool_)) or not isinstance(bits, (int, np.integer)) or not 1 <= bits <= 32:
+        raise ValueError(f"bits: {bits!r} is not a number of random bits; valid values: integers 1 to 32, or None (32)")
+    return int(bits)
+
+
+def _check(x, fmt, mode, counts=None, bits=None):
+    """(x as a float32/float64 array, fmt as a Format, the random bits), or one error naming the bad argument."""
     fmt = fmt if isinstance(fmt, Format) else as_format(fmt, "fmt")
     if not isinstance(mode, str) or mode not in _MODE_ID:
         raise ValueError(f"mode: unknown rounding mode {mode!r}; valid modes: {', '.join(MODES)}")
+    bits = _bits_of(mode, bits)
     if counts is not None and not (isinstance(counts, np.ndarray) and counts.dtype == np.int64
                                    and counts.shape == (4,) and counts.flags.writeable):
         given = f"an array of dtype {counts.dtype} and shape {counts.shape}" if isinstance(counts, np.ndarray) \
             else f"a {type(counts).__name__}"
         raise TypeError(f"counts: got {given}; pass a writable int64 NumPy array of 4 (overflow, underflow, "
                         f"subnormal, NaN, added to), or None")
-    return _source(x), fmt
+    return _source(x), fmt, bits
 
 
 # What round_to takes besides float32/float64: minifp's storage dtypes, integers, bool and long double.
@@ -331,7 +383,8 @@ def _source(x):
 
     Storage dtypes and small integers widen exactly. Integers past 2**53 and long doubles are rounded
     to odd into float64 (_odd_from_int, _odd_from_long): keeping p + 2 bits or more that way makes the
-    second rounding exact for nearest and toward_zero (53 >= 24 + 2); stochastic rounding then sees
+    second rounding exact in every deterministic mode (53 >= 24 + 2; Boldo and Melquiond 2008: the
+    sticky last bit keeps inexactness, direction and which side of a midpoint); stochastic rounding then sees
     their fraction to 53 - p bits rather than 32 (the same for formats of up to 20 mantissa bits).
     """
     dtype = x.dtype
@@ -372,18 +425,26 @@ def _odd_from_long(x):
         return np.where(inexact & (near.view(np.int64) & 1 == 0), other, near)
 
 
-def round_to(x, fmt, mode="nearest", rng=None, counts=None):
+def round_to(x, fmt, mode="nearest", rng=None, counts=None, bits=None):
     """Round an array of real numbers into `fmt`; returns an array of the format's storage dtype, of x's shape.
 
+    mode: one of MODES. "up" / "down" round toward +inf / -inf, "nearest_away" breaks ties away from zero,
+    "odd" truncates and sets the last kept bit if that dropped anything. "stochastic" rounds |x| up with
+    probability its remainder (the fraction of the gap to the next value) truncated to `bits` bits
+    (1..32, None: 32), drawing from `rng`. A finite x past max (IEEE 754): "toward_zero" and "odd" give
+    +-max, "up" gives max for negatives and "down" for positives, every other case the overflow value (inf,
+    NaN without inf; always max when the format saturates). inf stays inf (NaN without inf, max when
+    saturating) in every mode. Zeros keep their sign, as do results that round to zero ("down" of a tiny
+    negative is -smallest subnormal, of a tiny positive +0).
     counts: an int64 array of 4 to which (overflow, underflow, subnormal, NaN) of this rounding are added.
     """
-    x, fmt = _check(_asarray(x), fmt, mode, counts)
+    x, fmt, bits = _check(_asarray(x), fmt, mode, counts, bits)
     if fmt.is_float32 and x.dtype == _F32 and counts is None:
         return x.copy()
-    return _round_to(x, fmt, mode, rng, counts)
+    return _round_to(x, fmt, mode, rng, counts, bits)
 
 
-def _round_to(x, fmt, mode="nearest", rng=None, counts=None):
+def _round_to(x, fmt, mode="nearest", rng=None, counts=None, bits=32):
     """round_to for a checked float32/float64 array and a Format (what the tensor ops call)."""
     plan = _nearest_plan(fmt) if mode == "nearest" and counts is None and x.dtype == _F32 else None
     if type(x) is not np.ndarray or not JIT:            # CuPy arrays; kernels that would loop in Python
@@ -393,11 +454,11 @@ def _round_to(x, fmt, mode="nearest", rng=None, counts=None):
     elif plan and x.flags.c_contiguous:                 # the common call, its choices made once per format
         return _round_nearest(x, plan)
     else:                                               # integer work: no floating-point warnings
-        return _kernel(_contiguous(x), fmt, mode, rng, counts)
+        return _kernel(_contiguous(x), fmt, mode, rng, counts, bits)
     with np.errstate(all="ignore"):                     # overflow to inf is the intended result
         if path == "cast":
             return x.astype(fmt.storage)
-        return _reference_path(x, fmt, mode, rng, counts)
+        return _reference_path(x, fmt, mode, rng, counts, bits)
 
 
 def _round_quiet(x, fmt):
@@ -467,7 +528,7 @@ def _round_unwarned(x, fmt):
         return _round_quiet(x, fmt) if type(x) is np.ndarray and x.dtype in (_F32, np.float64) else round_to(x, fmt)
 
 
-def _reference_path(x, fmt, mode, rng, counts):
+def _reference_path(x, fmt, mode, rng, counts, bits=32):
     """round_to by round_reference, on the array's own device."""
     xp = _xp(x)
     if not holds(xp, fmt.storage):
@@ -475,10 +536,10 @@ def _reference_path(x, fmt, mode, rng, counts):
         raise TypeError(f"{fmt.name} values cannot live on the GPU: CuPy {xp.__version__} has no "
                         f"{np.dtype(fmt.storage).name} dtype; formats it can hold: {', '.join(usable)} "
                         f"(and custom formats, kept in float32)")
-    rbits = xp.asarray(_random_bits(rng, x.shape)) if mode == "stochastic" else None   # the CPU's bits
-    out = round_reference(x, fmt, mode, rbits)
+    rbits = xp.asarray(_random_bits(rng, x.shape, bits)) if mode == "stochastic" else None   # the CPU's bits
+    out = round_reference(x, fmt, mode, rbits, bits if mode == "stochastic" else None)
     if counts is not None:
-        counts += count_rounding(x, out, fmt)
+        counts += count_rounding(x, out, fmt, mode)
     return out
 
 
@@ -508,13 +569,13 @@ def _round_nearest(x, plan):
     return out.view(plan.storage)
 
 
-def round_kernel(x, fmt, mode="nearest", rng=None, counts=None):
+def round_kernel(x, fmt, mode="nearest", rng=None, counts=None, bits=None):
     """round_to through the Numba kernels alone (the tests call it directly, also with NUMBA_DISABLE_JIT)."""
-    x, fmt = _check(_asarray(x), fmt, mode, counts)
-    return _kernel(_contiguous(x), fmt, mode, rng, counts)
+    x, fmt, bits = _check(_asarray(x), fmt, mode, counts, bits)
+    return _kernel(_contiguous(x), fmt, mode, rng, counts, bits)
 
 
-def _kernel(x, fmt, mode, rng, counts):
+def _kernel(x, fmt, mode, rng, counts, bits=32):
     """round_kernel for a checked contiguous array and a Format. The kernels do integer work (or the
     CPU's float16 conversion), which raises no floating-point warnings."""
     storage = fmt.storage
@@ -528,57 +589,108 @@ def _kernel(x, fmt, mode, rng, counts):
         counts += np.array(_nearest_kernel(fmt, counted=True)(src, flat), np.int64)
         return out.view(storage)
     view, src_man, src_bias, src_emask = _SOURCES[x.dtype]
-    rbits = _random_bits(rng, x.size) if mode == "stochastic" else np.empty(0, np.uint32)
+    rbits = _random_bits(rng, x.size, bits) if mode == "stochastic" else np.empty(0, np.uint32)
     ROUND_BITS(src.view(view), flat, rbits, src_man, src_bias, src_emask, fmt.man_bits, fmt.emin, fmt.bias,
                fmt.exp_bits + fmt.man_bits, fmt.subnormals, fmt.max_code, fmt.overflow_code, fmt.nan_code,
-               _MODE_ID[mode], decode, fmt.signs)
+               _MODE_ID[mode], bits, decode, fmt.signs)
     out = out if decode else out.view(storage)
     if counts is not None:
-        counts += count_rounding(x, out, fmt)
+        counts += count_rounding(x, out, fmt, mode)
     return out
 
 
-def count_rounding(x, out, fmt):
-    """(overflow, underflow, subnormal, nan) of rounding x into `out`, by array math (what the counting
-    kernel computes in its loop)."""
+def count_rounding(x, out, fmt, mode="nearest"):
+    """(overflow, underflow, subnormal, nan) of rounding x into `out` in `mode`, by array math (what the
+    counting kernel computes in its loop for nearest)."""
     fmt = as_format(fmt)
     xp = _xp(out)
     y = xp.abs(out.astype(xp.float32))
-    ax = xp.abs(xp.asarray(x, dtype=xp.float32))
-    big = float(fmt.decode(fmt.max_code))
-    # Overflow: nearest-even would pass max, i.e. |x| beyond the midpoint above max (on it, if max is odd).
-    mid = big + 2.0 ** (np.floor(np.log2(big)) - fmt.man_bits - 1)
-    over = xp.isfinite(ax) & ((ax > mid) | ((ax == mid) & bool(fmt.max_code & 1)))
-    return np.array([int(over.sum()), int(((ax != 0) & xp.isfinite(ax) & (y == 0)).sum()),
+    x = xp.asarray(x)
+    ax = xp.abs(x)
+    underflow = (ax != 0) & xp.isfinite(ax) & (y == 0)            # a NaN that becomes a zero is no underflow
+    return np.array([int(_overflows(xp, x, ax, out, fmt, mode).sum()), int(underflow.sum()),
                      int(((y != 0) & (y < 2.0**fmt.emin)).sum()), int(xp.isnan(ax).sum())], np.int64)
 
 
-def round_reference(x, fmt, mode="nearest", rbits=None):
-    """Plain array-math reference of round_to, in float64 (works for NumPy and CuPy arrays)."""
+def _overflows(xp, x, ax, out, fmt, mode):
+    """Where x overflows (IEEE 754 7.4): rounded as if the exponent range were unbounded, it would pass max.
+    Thresholds in float64 (exact: at most p + 1 bits), so that float32 arrays compare without rounding them."""
+    big = float(fmt.decode(fmt.max_code))
+    step = 2.0 ** (np.floor(np.log2(big)) - fmt.man_bits)          # the spacing at max
+    big, mid, nxt = np.float64(big), np.float64(big + step / 2), np.float64(big + step)
+    max_odd = bool(fmt.max_code & 1)
+    if mode == "nearest":
+        over = (ax > mid) | ((ax == mid) & max_odd)
+    elif mode == "nearest_away":
+        over = ax >= mid
+    elif mode == "toward_zero":
+        over = ax >= nxt
+    elif mode == "odd":                                 # truncated to max, then made odd: past it if max is even
+        over = ax >= nxt if max_odd else ax > big
+    elif mode == "up":
+        over = (x > big) | (x <= -nxt)
+    elif mode == "down":
+        over = (x < -big) | (x >= nxt)
+    else:                                               # stochastic: where it rounded past max (not saturating)
+        over = (ax >= nxt) | ((ax > big) & (xp.abs(out.astype(xp.float32)) != big))
+    return xp.isfinite(ax) & over
+
+
+def round_reference(x, fmt, mode="nearest", rbits=None, bits=None):
+    """Plain array-math reference of round_to, in float64 (works for NumPy and CuPy arrays).
+
+    rbits: for mode="stochastic", one random integer below 2**bits per element (bits None: 32)."""
+    bits = _bits_of(mode, bits)
     with np.errstate(all="ignore"):
-        return _reference(_xp(x), x.astype(np.float64), as_format(fmt), mode, rbits)
+        return _reference(_xp(x), x.astype(np.float64), as_format(fmt), mode, rbits, bits)
 
 
-def _reference(xp, x, fmt, mode, rbits):
+def _integer(xp, q, mode, rbits=None, bits=32):
+    """Scaled values (a float64 array) rounded to integers in `mode`, as float64 with q's signs (zeros too).
+
+    rbits: for "stochastic", integers below 2**bits, one per element: |q| rounds up iff its bits' integer is
+    below the fraction of |q| truncated to `bits` bits. Every step is exact: floor, a fraction, a power of two.
+    """
+    a = xp.abs(q)
+    whole = xp.floor(a)
+    frac = a - whole
+    odd = xp.fmod(whole, 2) == 1
+    if mode == "nearest":
+        up = (frac > 0.5) | ((frac == 0.5) & odd)
+    elif mode == "nearest_away":
+        up = frac >= 0.5
+    elif mode == "up":
+        up = (frac > 0) & (q > 0)
+    elif mode == "down":
+        up = (frac > 0) & (q < 0)
+    elif mode == "odd":
+        up = (frac > 0) & ~odd
+    elif mode == "stochastic":
+        up = rbits.reshape(q.shape) < xp.floor(xp.ldexp(frac, bits))
+    else:                                                # toward_zero
+        up = False
+    return xp.copysign(whole + up, q)
+
+
+def _reference(xp, x, fmt, mode, rbits, bits=32):
     _, e = xp.frexp(x)                                   # |x| = f * 2**e with f in [0.5, 1)
     # Below the smallest normal the quantum is the smallest subnormal, or without subnormals the
     # smallest normal itself: 0 and 2**emin are neighbours there, and x rounds between them.
     low = fmt.man_bits if fmt.subnormals else 0
     quantum_exp = xp.where(e - 1 < fmt.emin, fmt.emin - low, e - 1 - fmt.man_bits)
-    q = xp.ldexp(x, -quantum_exp)                        # exact: a power-of-two scaling
-    if mode == "nearest":
-        q = xp.rint(q)                                   # ties to even
-    elif mode == "toward_zero":
-        q = xp.trunc(q)
-    else:
-        frac = xp.abs(q) - xp.floor(xp.abs(q))
-        up = rbits.reshape(x.shape) < xp.floor(frac * 2.0**32)
-        q = xp.sign(q) * (xp.floor(xp.abs(q)) + up)
+    q = _integer(xp, xp.ldexp(x, -quantum_exp), mode, rbits, bits)     # the scaling is exact: a power of two
     y = xp.ldexp(q, quantum_exp)
     y = xp.where(x == 0, x, y)                           # keep the sign of zeros
     big = float(fmt.decode(fmt.max_code))
     over = float(fmt.decode(fmt.overflow_code))
-    y = xp.where(xp.abs(y) > big, xp.copysign(big if mode == "toward_zero" else over, x), y)
+    # Past max (IEEE 754 7.4): where the mode rounds the magnitude down, max; elsewhere the overflow value.
+    if mode in ("toward_zero", "odd"):
+        limit = big
+    elif mode in ("up", "down"):
+        limit = xp.where((x < 0) == (mode == "up"), big, over)
+    else:
+        limit = over
+    y = xp.where(xp.abs(y) > big, xp.copysign(limit, x), y)
     y = xp.where(xp.isinf(x), xp.copysign(big if fmt.overflow == "saturate" else over, x), y)
     return _specials(xp, x, y, fmt).astype(fmt.storage)
 

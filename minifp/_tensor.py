@@ -103,9 +103,12 @@ class Tensor:
         """The same values, cut from the graph."""
         return self._like(self._data, self.fmt)
 
-    def astype(self, fmt):
-        """A differentiable cast: values round into `fmt`, the gradient casts back."""
-        return apply("cast", self, _out=F.as_format(fmt, "astype(): fmt"))
+    def astype(self, fmt, mode="nearest", rng=None, bits=None):
+        """A differentiable cast: values round into `fmt` in `mode` (round_to's), the gradient casts back."""
+        fmt = F.as_format(fmt, "astype(): fmt")
+        if mode == "nearest" and bits is None:
+            return apply("cast", self, _out=fmt)
+        return _cast_in_mode(self, fmt, mode, rng, bits)
 
     to = astype
 
@@ -321,6 +324,19 @@ def _cast(a, fmt):
     if w32 is not None:
         out._w32 = (ans, w32)
     return out
+
+
+def _cast_in_mode(a, fmt, mode, rng, bits):
+    """Tensor.astype in another rounding mode than nearest: round_to of the exact values (every format
+    widens exactly to float32), counted for watching monitors; the cast's node, so the gradient casts back."""
+    values = a._data if a.fmt is None else _wide(a)
+    tally = np.zeros(4, np.int64) if STATE.monitors else None
+    ans = round_to(values, fmt, mode, rng, tally, bits)
+    for m in STATE.monitors:
+        m.record(STATE.layer, "cast", "forward", tally, ans.size)
+    needs_grad = STATE.grad_enabled and a.requires_grad and a.fmt is not None
+    return _result_class(type(a))._wrap(ans, fmt, needs_grad, _Node(_CAST, (a,), {}) if needs_grad else None,
+                                        a.device)
 
 
 def default_autocast(fmt, device="cpu"):

@@ -1,5 +1,7 @@
 """Rounding is exact: kernels against numpy/ml_dtypes casts and against the float64 reference."""
 
+import math
+
 import ml_dtypes
 import numba
 import numpy as np
@@ -76,19 +78,26 @@ CUSTOM = [mf.Format(3, 4), mf.Format(6, 12, subnormals=False), mf.Format(8, 23),
           mf.Format(8, 23, overflow="saturate"), mf.Format(8, 23, subnormals=False)]
 
 
-@pytest.mark.parametrize("fmt", CUSTOM, ids=str)
-@pytest.mark.parametrize("mode", ["nearest", "toward_zero", "stochastic"])
+# Every named format (those of other branches too, by name) and the custom ones above.
+EVERY_FORMAT = list(mf.FORMATS.values()) + CUSTOM
+# (mode, bits): every mode, and stochastic rounding with few random bits.
+MODES_AND_BITS = [(mode, None) for mode in R.MODES] + [("stochastic", n) for n in (1, 3, 8)]
+
+
+@pytest.mark.parametrize("fmt", EVERY_FORMAT, ids=str)
+@pytest.mark.parametrize("mode, bits", MODES_AND_BITS, ids=str)
 @pytest.mark.parametrize("src", [np.float32, np.float64])
-def test_kernel_matches_float64_reference(fmt, mode, src):
+def test_kernel_matches_float64_reference(fmt, mode, bits, src):
     rng = np.random.default_rng(2)
     n = 100_000 if JIT else 3_000
     with np.errstate(all="ignore"):
         x = (rng.standard_normal(n) * np.exp2(rng.integers(-150, 130, n))).astype(src)
     x[:6] = [0.0, -0.0, np.inf, -np.inf, np.nan, 2.0**-149]
-    rbits = R._random_bits(np.random.default_rng(7), n) if mode == "stochastic" else None
+    rbits = R._random_bits(np.random.default_rng(7), n, bits or 32) if mode == "stochastic" else None
     with np.errstate(all="ignore"):
-        got = R.round_kernel(x, fmt, mode, rng=np.random.default_rng(7))
-        assert same_bits(got, R.round_reference(x, fmt, mode, rbits)) == 0
+        got = R.round_kernel(x, fmt, mode, rng=np.random.default_rng(7), bits=bits)
+        assert same_bits(got, R.round_reference(x, fmt, mode, rbits, bits)) == 0
+        assert same_bits(mf.round_to(x, fmt, mode, rng=np.random.default_rng(7), bits=bits), got) == 0
 
 
 @pytest.mark.parametrize("x, expected", [(65519.99, 65504.0), (65520.0, np.inf), (-65520.0, -np.inf),
@@ -328,8 +337,17 @@ BAD = [  # (keyword arguments of round_to, error, message naming the argument, w
     (dict(fmt="float17"), ValueError, r"fmt: unknown format 'float17'; valid formats: float32, tf32, float16"),
     (dict(fmt=16), TypeError, r"fmt: 16 is not a format; valid formats: float32, tf32"),
     (dict(fmt=np.int16), TypeError, r"fmt: <class 'numpy.int16'> is not a format; valid formats: float32"),
-    (dict(mode="up"), ValueError, r"mode: unknown rounding mode 'up'; valid modes: nearest, toward_zero, stochastic"),
+    (dict(mode="upward"), ValueError, r"mode: unknown rounding mode 'upward'; valid modes: nearest, toward_zero, "
+                                      r"stochastic, up, down, nearest_away, odd"),
     (dict(mode=None), ValueError, r"mode: unknown rounding mode None; valid modes: nearest, toward_zero, stochastic"),
+    (dict(mode="stochastic", bits=0), ValueError, r"bits: 0 is not a number of random bits; valid values: "
+                                                  r"integers 1 to 32, or None \(32\)"),
+    (dict(mode="stochastic", bits=33), ValueError, r"bits: 33 is not a number of random bits; valid values"),
+    (dict(mode="stochastic", bits=8.0), ValueError, r"bits: 8.0 is not a number of random bits"),
+    (dict(mode="stochastic", bits=True), ValueError, r"bits: True is not a number of random bits"),
+    (dict(mode="up", bits=8), ValueError, r"bits: bits=8 is only for mode='stochastic', not mode='up'; pass "
+                                          r"bits=None for mode='up'"),
+    (dict(bits=8), ValueError, r"bits: bits=8 is only for mode='stochastic', not mode='nearest'"),
     (dict(mode=["nearest"]), ValueError, r"mode: unknown rounding mode \['nearest'\]; valid modes: nearest"),
     (dict(x=np.array([1 + 2j])), TypeError, r"x: an array of dtype complex128 cannot be rounded \(take .real or "
                                             r"abs\(\) first\); valid dtypes: float32, float64, longdouble, float16"),
@@ -363,3 +381,300 @@ def test_an_integer_seed_is_a_stream_that_advances():
     stream = np.random.default_rng(5)                        # the stream of 5 is default_rng(5), advancing
     first = mf.round_to(w + np.float32(1e-3), "bfloat16", mode="stochastic", rng=stream)
     assert np.array_equal(first, with_seed[0])
+
+
+# -- The modes against an exact reference in integer arithmetic --------------------------------------------
+
+DETERMINISTIC = [m for m in R.MODES if m != "stochastic"]
+
+
+def exact_roundings(v, fmt):
+    """{mode: the float v rounded into fmt} for the deterministic modes, in exact integer arithmetic:
+    |v| = n / 2**k is split at its quantum 2**qe (the format's spacing at |v|) into whole quanta and a
+    remainder, each mode picks a neighbour, and past max IEEE 754's rule picks max or the overflow value."""
+    over = float(fmt.decode(fmt.overflow_code))
+    if np.isnan(v) and fmt.nan is False:                 # no NaN: the zero of the opposite sign, as ml_dtypes
+        return dict.fromkeys(DETERMINISTIC, math.copysign(0.0, -math.copysign(1.0, v)))
+    if not np.isfinite(v) or v == 0:
+        special = math.copysign(over, v) if np.isinf(v) else v
+        return dict.fromkeys(DETERMINISTIC, format_rules(v, special, fmt) if not np.isnan(v) else v)
+    n, d = abs(v).as_integer_ratio()                                  # d = 2**k
+    k = d.bit_length() - 1
+    e = n.bit_length() - 1 - k                                        # 2**e <= |v| < 2**(e + 1)
+    qe = max(e, fmt.emin) - fmt.man_bits if fmt.subnormals or e >= fmt.emin else fmt.emin
+    s = k + qe                                                        # |v| / 2**qe = n / 2**s
+    whole, rem, unit = (n >> s, n & ((1 << s) - 1), 1 << s) if s >= 0 else (n << -s, 0, 1)
+    negative, big = v < 0, mf.finfo(fmt).max
+    ups = {"nearest": 2 * rem > unit or 2 * rem == unit and whole % 2 == 1, "nearest_away": 2 * rem >= unit,
+           "toward_zero": False, "up": rem > 0 and not negative, "down": rem > 0 and negative,
+           "odd": rem > 0 and whole % 2 == 0}
+    out = {}
+    for mode, up in ups.items():
+        mag = math.ldexp(whole + up, qe)                              # exact: at most p + 1 bits
+        if mag > big:
+            shrinks = mode in ("toward_zero", "odd") or mode == ("up" if negative else "down")
+            mag = big if shrinks else over
+        out[mode] = format_rules(v, -mag if negative else mag, fmt)
+    return out
+
+
+def format_rules(v, y, fmt):
+    """y, the rounding of v, under the format's own rules for zeros and signs: fnuz formats have no -0,
+    e8m0 has no zero (the smallest value instead) and no sign (NaN for v <= 0)."""
+    if fmt.signs == 1 and y == 0:
+        y = 0.0
+    if fmt.man_bits == 0 and y == 0:
+        y = float(fmt.smallest)
+    return math.nan if not fmt.signed and v <= 0 else y
+
+
+def midpoint_sample(fmt, src, n_codes):
+    """Each chosen positive value of fmt, the midpoint to the next one (the step past max too) and one
+    ulp of `src` either side of the midpoint, both signs; the codes: all of a small format, else a random
+    share with the smallest and the largest."""
+    top = fmt.max_code
+    codes = np.arange(top + 1) if top < n_codes else np.unique(np.concatenate(
+        [np.arange(8), np.random.default_rng(11).integers(0, top, n_codes), np.arange(top - 8, top + 1),
+         (fmt.emin + fmt.bias + np.arange(-1, 2)) << fmt.man_bits]))
+    lo = fmt.decode(codes)
+    hi = np.where(codes < top, fmt.decode(np.minimum(codes + 1, top)), lo + 2.0 ** (fmt.bias - fmt.man_bits))
+    if not fmt.subnormals:                            # the step below the smallest normal is the smallest normal
+        hi = np.where(codes < 1 << fmt.man_bits, 2.0 ** fmt.emin, hi)
+        lo = np.where(codes < 1 << fmt.man_bits, 0.0, lo)
+    with np.errstate(over="ignore"):                 # float32: the midpoint past float32's max is inf
+        mid = ((lo + hi) / 2).astype(src)             # exact in float64; the nearest float32 for float32
+    x = np.concatenate([lo.astype(src), mid, np.nextafter(mid, src(np.inf)), np.nextafter(mid, src(0)),
+                        ((3 * lo + hi) / 4).astype(src)])
+    return np.concatenate([x, -x, np.array([np.inf, -np.inf, np.nan, 0.0, -0.0], src)])
+
+
+MIDPOINT_FORMATS = list(mf.FORMATS.values()) + [mf.Format(3, 4), mf.Format(4, 3, overflow="saturate"),
+                                                mf.Format(5, 2, subnormals=False), mf.Format(6, 12, subnormals=False),
+                                                mf.Format(7, 20, infinities=False), mf.Format(2, 1)]
+
+
+@pytest.mark.parametrize("fmt", MIDPOINT_FORMATS, ids=str)
+@pytest.mark.parametrize("src", [np.float64, np.float32])
+def test_every_mode_matches_rationals_at_midpoints(fmt, src):
+    x = midpoint_sample(fmt, src, 1000 if JIT else 100)
+    exact = [exact_roundings(float(v), fmt) for v in x]
+    for mode in DETERMINISTIC:
+        expected = np.array([e[mode] for e in exact])
+        with np.errstate(all="ignore"):
+            for fn in (mf.round_to, R.round_kernel, R.round_reference):
+                got = fn(x, fmt, mode).astype(np.float64)
+                wrong = ~((got == expected) & (np.signbit(got) == np.signbit(expected))
+                          | np.isnan(got) & np.isnan(expected))
+                assert not wrong.any(), (mode, fn.__name__, x[wrong][:5], got[wrong][:5], expected[wrong][:5])
+
+
+def spacing_above(fmt, mag):
+    """The gap from each magnitude `mag` (values of fmt, below max) to the next larger one."""
+    with np.errstate(divide="ignore"):
+        e = np.maximum(np.floor(np.log2(np.where(mag > 0, mag, 1.0))), fmt.emin)
+    gap = np.exp2(e - fmt.man_bits)
+    return np.where(mag > 0, gap, mf.finfo(fmt).smallest_subnormal)
+
+
+def in_range_sample(fmt, src, n=20_000 if JIT else 2_000):
+    """Values of both signs, log-uniform from a quarter of the smallest subnormal to max."""
+    rng = np.random.default_rng(12)
+    fi = mf.finfo(fmt)
+    mag = np.exp2(rng.uniform(np.log2(fi.smallest_subnormal) - 2, np.log2(fi.max), n))
+    return (mag * rng.choice([-1.0, 1.0], n)).astype(src)
+
+
+# The properties below hold for formats with a sign, zero and a mantissa; e8m0 (scales: unsigned powers of two,
+# no zero) is checked against the exact reference above.
+PROPERTY_FORMATS = [f for f in MIDPOINT_FORMATS if f.signed and f.man_bits > 0]
+
+
+@pytest.mark.parametrize("fmt", PROPERTY_FORMATS, ids=str)
+@pytest.mark.parametrize("src", [np.float64, np.float32])
+def test_directed_modes_bracket_x_one_ulp_apart(fmt, src):
+    x = in_range_sample(fmt, src)
+    x = x[np.abs(x) <= mf.finfo(fmt).max]
+    up, down, near, away = (mf.round_to(x, fmt, mode).astype(np.float64) for mode in ("up", "down", "nearest",
+                                                                                       "nearest_away"))
+    wide = x.astype(np.float64)
+    assert (down <= wide).all() and (wide <= up).all()
+    inexact = up != down
+    assert ((up == wide) == ~inexact).all() and ((down == wide) == ~inexact).all()
+    low = np.minimum(np.abs(up), np.abs(down))[inexact]
+    assert np.array_equal(np.abs(up - down)[inexact], spacing_above(fmt, low))
+    assert ((near == up) | (near == down)).all() and ((away == up) | (away == down)).all()
+    tie = inexact & (wide - down == up - wide)
+    assert np.array_equal(np.abs(away[tie]), np.maximum(np.abs(up), np.abs(down))[tie])
+    assert np.array_equal(away[~tie], near[~tie])
+    assert np.array_equal(mf.round_to(x, fmt, "toward_zero").astype(np.float64), np.where(x < 0, up, down))
+
+
+@pytest.mark.parametrize("fmt", PROPERTY_FORMATS, ids=str)
+@pytest.mark.parametrize("src", [np.float64, np.float32])
+def test_round_to_odd_is_odd_whenever_inexact(fmt, src):
+    x = in_range_sample(fmt, src)
+    fi = mf.finfo(fmt)
+    x = x[(np.abs(x) <= fi.max) & (fmt.subnormals | (np.abs(x) >= fi.tiny))]
+    odd = mf.round_to(x, fmt, "odd").astype(np.float64)
+    up, down = (mf.round_to(x, fmt, mode).astype(np.float64) for mode in ("up", "down"))
+    inexact = odd != x.astype(np.float64)
+    assert ((odd == up) | (odd == down)).all()
+    mag = np.abs(odd[inexact])
+    units = mag / np.exp2(np.maximum(np.floor(np.log2(mag)), fmt.emin) - fmt.man_bits)
+    max_is_even = fi.max / np.exp2(np.floor(np.log2(fi.max)) - fmt.man_bits) % 2 == 0   # e4m3: 448 = 14 * 32
+    assert ((units % 2 == 1) | (max_is_even & (mag == fi.max))).all()
+
+
+@pytest.mark.parametrize("fmt", [mf.float16, mf.bfloat16, mf.float8_e4m3, mf.float8_e5m2,
+                                 mf.Format(5, 2, subnormals=False), mf.Format(4, 3, overflow="saturate")], ids=str)
+@pytest.mark.parametrize("src", [np.float64, np.float32])
+def test_directed_overflow_follows_ieee(fmt, src):
+    fi = mf.finfo(fmt)
+    over = float(fmt.decode(fmt.overflow_code))
+    a, b = min(fi.max * 1.5, float(np.finfo(src).max)), float(np.finfo(src).max)     # past max, both
+    x = np.array([a, -a, b, -b, np.inf, -np.inf], src)
+    inf = np.copysign(over, [1, 1])                          # the overflow value (inf, NaN, or max)
+    expect = {"up": [inf[0], -fi.max, inf[0], -fi.max], "down": [fi.max, -inf[0], fi.max, -inf[0]],
+              "toward_zero": [fi.max, -fi.max] * 2, "odd": [fi.max, -fi.max] * 2,
+              "nearest": [inf[0], -inf[0]] * 2, "nearest_away": [inf[0], -inf[0]] * 2}
+    for mode, values in expect.items():
+        got = mf.round_to(x, fmt, mode).astype(np.float64)
+        ends = [over, -over] if fmt.overflow == "inf" else [fi.max, -fi.max]     # inf in: inf out, in every mode
+        np.testing.assert_array_equal(got, values + ends, err_msg=mode)
+
+
+@pytest.mark.parametrize("fmt", [mf.float16, mf.bfloat16, mf.float8_e4m3, mf.Format(5, 2, subnormals=False)], ids=str)
+def test_signs_of_tiny_results(fmt):
+    tiny = mf.finfo(fmt).smallest_subnormal
+    x = np.array([tiny / 8, -tiny / 8], np.float32)
+    cases = {"up": [tiny, -0.0], "down": [0.0, -tiny], "toward_zero": [0.0, -0.0], "odd": [tiny, -tiny],
+             "nearest": [0.0, -0.0], "nearest_away": [0.0, -0.0]}
+    for mode, expected in cases.items():
+        for fn in (mf.round_to, R.round_kernel, R.round_reference):
+            got = fn(x, fmt, mode).astype(np.float64)
+            assert got.tolist() == expected and np.signbit(got).tolist() == np.signbit(expected).tolist(), (mode, fn)
+
+
+# -- Stochastic rounding with n random bits: P(up) is the remainder truncated to n bits -------------------
+
+CHI2_16_AT_1E_3 = 39.252        # the chi-square distribution with 16 degrees of freedom: P(X > 39.252) = 0.001
+
+
+@pytest.mark.parametrize("bits", [1, 3, 8, 32])
+@pytest.mark.parametrize("fn", [mf.round_to, R.round_kernel], ids=["round_to", "round_kernel"])
+def test_stochastic_rounds_up_with_the_truncated_remainder(bits, fn):
+    # Sixteen float64 values 1 + (k + r) * 2**-10 whose remainders r (40 random bits) truncate to a
+    # nonzero share below 1; each rounded `draws` times to float16, the ups of each counted. Pearson's
+    # statistic over the 16 binomials is chi-square with 16 degrees of freedom if P(up) = floor(r * 2**n) / 2**n.
+    rng = np.random.default_rng(13)
+    draws = 20_000 if JIT else 2_000
+    r = (rng.integers(1 << (40 - bits), 1 << 40, 16) >> 0) / 2.0**40          # at least 2**-bits: p > 0
+    p = np.floor(r * 2.0**bits) / 2.0**bits
+    x = np.repeat(1 + (np.arange(16) * 3 + r) * 2.0**-10, draws)
+    y = fn(x, mf.float16, "stochastic", rng=np.random.default_rng(14), bits=bits).astype(np.float64)
+    base = np.repeat(1 + np.arange(16) * 3 * 2.0**-10, draws)
+    assert set(np.unique(y - base)) <= {0.0, 2.0**-10}
+    ups = ((y > base).reshape(16, draws)).sum(axis=1)
+    expected = draws * p
+    stat = ((ups - expected) ** 2 / expected + (ups - expected) ** 2 / (draws - expected)).sum()
+    assert stat < CHI2_16_AT_1E_3, (stat, ups / draws, p)
+    # A remainder below 2**-bits never rounds up; representable values never move.
+    small = np.full(draws, 1 + (2.0**-bits - 2.0**-40) * 2.0**-10)
+    assert (fn(small, mf.float16, "stochastic", rng=1, bits=bits).astype(np.float64) == 1.0).all()
+    assert (fn(base[:draws], mf.float16, "stochastic", rng=1, bits=bits).astype(np.float64) == base[0]).all()
+
+
+def test_stochastic_bits_32_is_the_default_bit_for_bit():
+    x = np.random.default_rng(15).standard_normal(50_000).astype(np.float32)
+    default = mf.round_to(x, "bfloat16", "stochastic", rng=np.random.default_rng(16))
+    assert same_bits(mf.round_to(x, "bfloat16", "stochastic", rng=np.random.default_rng(16), bits=32), default) == 0
+
+
+def test_fewer_random_bits_only_coarsen_one_stream():
+    # The n bits are the top of the same 32-bit draws: with one stream, fewer bits never round up more often
+    # than the truncation allows, and 1 bit is a coin: up iff the remainder is at least a half and the coin says so.
+    x = np.random.default_rng(17).uniform(1, 2, 50_000).astype(np.float32)
+    ups = [mf.round_to(x, "bfloat16", "stochastic", rng=np.random.default_rng(18), bits=n).astype(np.float32) > x
+           for n in (32, 8, 1)]
+    assert not (ups[1] & ~ups[0]).any() and not (ups[2] & ~ups[1]).any()
+
+
+@pytest.mark.parametrize("mode, bits", MODES_AND_BITS, ids=str)
+def test_astype_rounds_in_every_mode_and_the_gradient_casts_back(mode, bits):
+    x = np.random.default_rng(19).standard_normal(1000).astype(np.float32) * 3
+    t = mf.tensor(x, requires_grad=True)
+    y = t.astype("bfloat16", mode, rng=np.random.default_rng(20), bits=bits)
+    assert y.fmt == mf.bfloat16
+    expected = mf.round_to(x, "bfloat16", mode, rng=np.random.default_rng(20), bits=bits)
+    assert same_bits(y.data, expected) == 0
+    (y * 2).sum().backward()
+    assert (t.grad.float32() == 2).all()
+    with mf.numerics.watch() as report:
+        t.to(mf.float8_e4m3, mode, rng=0, bits=bits)
+    assert report.total("overflow") == 0 and report.rows()[0][1] == "cast"
+
+
+def test_astype_checks_mode_and_bits():
+    t = mf.tensor([1.0, 2.0])
+    with pytest.raises(ValueError, match=r"mode: unknown rounding mode 'upward'; valid modes: nearest"):
+        t.astype("float16", "upward")
+    with pytest.raises(ValueError, match=r"bits: bits=4 is only for mode='stochastic', not mode='nearest'"):
+        t.astype("float16", bits=4)
+    with pytest.raises(ValueError, match=r"bits: 40 is not a number of random bits; valid values: integers 1 to 32"):
+        t.astype("float16", "stochastic", bits=40)
+
+
+@pytest.mark.parametrize("src", [np.float32, np.float64])
+@pytest.mark.parametrize("fn", [mf.round_to, R.round_kernel], ids=["round_to", "round_kernel"])
+def test_overflow_is_counted_as_ieee_signals_it(fn, src):
+    # IEEE 754 7.4: overflow when the result, rounded as if the exponent range were unbounded, passes max;
+    # in float16 max = 65504, the midpoint above it 65520, the next step 65536.
+    pos = [65505.0, 65519.0, 65520.0, 65521.0, 65535.0, 65536.0, 1e6, np.inf]
+    x = np.array(pos + [-v for v in pos], src)
+    expected = {"nearest": 10, "nearest_away": 10, "toward_zero": 4, "odd": 4, "up": 7 + 2, "down": 2 + 7}
+    for mode, overflows in expected.items():
+        tally = np.zeros(4, np.int64)
+        fn(x, "float16", mode, counts=tally)
+        assert tally[0] == overflows, mode
+    e4m3 = np.array([449.0, 479.0, 480.0, -449.0], src)                   # max 448 is even: odd passes it at once
+    for mode, overflows in {"odd": 4, "toward_zero": 1, "up": 3, "down": 2}.items():
+        tally = np.zeros(4, np.int64)
+        fn(e4m3, "float8_e4m3", mode, counts=tally)
+        assert tally[0] == overflows, mode
+
+
+@pytest.mark.parametrize("fmt", [mf.bfloat16, mf.float16, mf.Format(8, 23), mf.float8_e4m3], ids=str)
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64])
+def test_integers_round_once_in_every_mode(fmt, dtype):
+    # Rounded to odd into float64 first (53 bits >= p + 2): the second rounding is then right in every mode.
+    rng = np.random.default_rng(21)
+    p = fmt.man_bits + 1
+    values = [2**63 - 1, 0, 1, 7, 2**40 + 1]
+    for width in range(p + 1, 64):
+        base = int(rng.integers(1 << (p - 1), 1 << p)) << (width - p)
+        values += [base + (1 << (width - p - 1)) + d for d in (-1, 0, 1)] + [base + 1, base - 1]
+    values += [-v for v in values] if dtype == np.int64 else []
+    x = np.array(values, dtype)
+    exact = [exact_roundings(v, fmt) for v in values]
+    with np.errstate(all="ignore"):
+        for mode in DETERMINISTIC:
+            expected = np.array([e[mode] for e in exact])
+            for fn in (mf.round_to, R.round_kernel):
+                got = fn(x, fmt, mode).astype(np.float64)
+                assert np.array_equal(got, expected, equal_nan=True), (mode, x[got != expected])
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant < 60, reason="long double is float64 here")
+@pytest.mark.parametrize("fmt", [mf.bfloat16, mf.float16, mf.Format(8, 23)], ids=str)
+def test_long_doubles_round_once_in_every_mode(fmt):
+    one, p = np.longdouble(1), fmt.man_bits + 1
+    tie = np.longdouble(2**p + 1) / 2                         # halfway between 2**(p-1) + 0 and + 1 quanta
+    tiny = one / 2**62
+    x = np.array([tie, tie + tiny, tie - tiny, 1 + tiny, 1 - tiny / 4, tiny], np.longdouble)
+    x = np.concatenate([x, -x])
+    exact = [exact_roundings(v, fmt) for v in x]
+    with np.errstate(all="ignore"):
+        for mode in DETERMINISTIC:
+            expected = np.array([e[mode] for e in exact])
+            for fn in (mf.round_to, R.round_kernel):
+                assert np.array_equal(fn(x, fmt, mode).astype(np.float64), expected), mode
