@@ -70,14 +70,17 @@ def run(name, mode, bits, stride):
 def main(argv=None):
     coded = [name for name, f in mf.FORMATS.items() if np.dtype(f.storage).itemsize <= 2]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("formats", nargs="*", default=coded, choices=list(mf.FORMATS), metavar="format")
+    parser.add_argument("formats", nargs="*", metavar="format", help=f"any of {', '.join(mf.FORMATS)}")
     parser.add_argument("--modes", default="nearest", help="comma-separated, or 'all'")
     parser.add_argument("--bits", type=int, default=32, help="random bits of stochastic rounding (1..32)")
     parser.add_argument("--stride", type=int, default=1, help="check every S-th bit pattern (odd S)")
     args = parser.parse_args(argv)
+    unknown = [name for name in args.formats if name not in mf.FORMATS]
+    if unknown:     # checked here: argparse's choices refuse an empty nargs="*" list on Python 3.11
+        parser.error(f"format: unknown {', '.join(unknown)}; valid formats: {', '.join(mf.FORMATS)}")
     modes = list(mf.ROUNDING_MODES) if args.modes == "all" else args.modes.split(",")
     np.seterr(all="ignore")
-    return sum(run(name, mode, args.bits, args.stride) for name in args.formats for mode in modes)
+    return sum(run(name, mode, args.bits, args.stride) for name in args.formats or coded for mode in modes)
 
 
 if __name__ == "__main__":
