@@ -96,6 +96,9 @@ class DelayedScaling:
         where = "DelayedScaling(): "
         if not isinstance(self.margin, numbers.Integral) or isinstance(self.margin, bool):
             raise TypeError(f"{where}margin must be an integer, got {self.margin!r}")
+        if self.margin < 0:
+            raise ValueError(f"{where}margin must be an integer >= 0 (scales are divided by 2**margin, so a "
+                             f"negative margin would push amax past the fp8 max), got {self.margin!r}")
         if not isinstance(self.fp8_format, Fp8Format):
             raise ValueError(f"{where}fp8_format must be Fp8Format.HYBRID or Fp8Format.E4M3, got "
                              f"{self.fp8_format!r} (pure E5M2 training is not supported, as in Transformer Engine)")
