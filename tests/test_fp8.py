@@ -41,6 +41,8 @@ def test_defaults_are_transformer_engines():
     ({"amax_history_len": 0}, "amax_history_len must be an integer >= 1, got 0"),
     ({"amax_compute_algo": "mean"}, "amax_compute_algo must be 'max', 'most_recent' or a function"),
     ({"fp8_format": "E5M2"}, "fp8_format must be Fp8Format.HYBRID or Fp8Format.E4M3, got 'E5M2'"),
+    ({"fp8_format": mf.Fp8Format.E5M2}, "fp8_format must be Fp8Format.HYBRID or Fp8Format.E4M3, got "
+                                        "Fp8Format.E5M2 (pure E5M2 training is not supported"),
     ({"scaling_factor_compute_algo": 2}, "scaling_factor_compute_algo must be None or a function"),
     ({"reduce_amax": 1}, "reduce_amax must be True or False, got 1"),
 ])
