@@ -74,6 +74,10 @@ class Format:
             raise ValueError(f"Format(exp_bits={self.exp_bits}, man_bits={self.man_bits}, nan={self.nan!r}, "
                              f"infinities=True) is impossible: infinities take IEEE's top exponent, which needs "
                              f"nan=True and man_bits >= 1; use infinities=False")
+        if self.infinities and self.exp_bits == 1:
+            raise ValueError(f"Format(exp_bits=1, man_bits={self.man_bits}, infinities=True) has no normal numbers: "
+                             f"its only exponent field above 0 would hold inf and NaN; use infinities=False (with "
+                             f"nan=False: fixed point's layout, as minifp.Fixed builds it)")
         if self.nan == "negzero" and not self.signed:
             raise ValueError("Format nan='negzero' needs signed=True: its NaN is the code of -0")
         overflow = self.overflow

@@ -74,6 +74,7 @@ class Fp8Format:
 E4M3_MAX, E5M2_MAX = 448.0, 57344.0
 Fp8Format.E4M3 = Fp8Format("E4M3", E4M3, E4M3)         # TE's Format.E4M3: e4m3 both ways
 Fp8Format.HYBRID = Fp8Format("HYBRID", E4M3, E5M2)     # TE's Format.HYBRID: e4m3 forward, e5m2 gradients
+Fp8Format.E5M2 = Fp8Format("E5M2", E5M2, E5M2)         # TE's Format.E5M2: named, but DelayedScaling refuses it
 _ALGOS = ("max", "most_recent")
 
 
@@ -96,7 +97,10 @@ class DelayedScaling:
         where = "DelayedScaling(): "
         if not isinstance(self.margin, numbers.Integral) or isinstance(self.margin, bool):
             raise TypeError(f"{where}margin must be an integer, got {self.margin!r}")
-        if not isinstance(self.fp8_format, Fp8Format):
+        if self.margin < 0:
+            raise ValueError(f"{where}margin must be an integer >= 0 (scales are divided by 2**margin, so a "
+                             f"negative margin would push amax past the fp8 max), got {self.margin!r}")
+        if not isinstance(self.fp8_format, Fp8Format) or self.fp8_format.name == "E5M2":
             raise ValueError(f"{where}fp8_format must be Fp8Format.HYBRID or Fp8Format.E4M3, got "
                              f"{self.fp8_format!r} (pure E5M2 training is not supported, as in Transformer Engine)")
         n = self.amax_history_len

@@ -438,6 +438,8 @@ def round_to(x, fmt, mode="nearest", rng=None, counts=None, bits=None):
     negative is -smallest subnormal, of a tiny positive +0).
     counts: an int64 array of 4 to which (overflow, underflow, subnormal, NaN) of this rounding are added.
     """
+    if type(x) is not np.ndarray:
+        _no_tensor(x)
     x, fmt, bits = _check(_asarray(x), fmt, mode, counts, bits)
     if fmt.is_float32 and x.dtype == _F32 and counts is None:
         return x.copy()
@@ -761,6 +763,14 @@ def _memory_order(x):
 def _contiguous(x):
     """x, or a C-contiguous copy of it; of the same shape (np.ascontiguousarray makes 0-d arrays 1-d)."""
     return x if x.flags.c_contiguous else np.ascontiguousarray(x)
+
+
+def _no_tensor(x):
+    """round_to takes arrays: a minifp tensor would otherwise become a 0-d object array and a confusing error."""
+    from ._tensor import Tensor
+    if isinstance(x, Tensor):
+        raise TypeError(f"x: got a minifp tensor ({x.fmt or x.dtype}); round_to takes arrays: use "
+                        f"x.astype(fmt, mode=..., bits=...) for a tensor, or round_to(x.numpy(), ...)")
 
 
 def _asarray(x):

@@ -129,7 +129,8 @@ def model(device, fmt) -> TensorCore:
     core = _MODELS.get((device, fmt))
     if core is None:
         raise ValueError(f"tensor core fmt={fmt.name!r} is not modelled on device={device!r}; "
-                         f"valid formats on {device}: {valid}")
+                         f"valid formats on {device}: {valid} (tensor cores take low-precision inputs: cast them "
+                         f"to one of these inside accumulate(tensor_core={device!r}), for example with .half())")
     return core
 
 

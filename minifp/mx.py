@@ -26,6 +26,7 @@ import numpy as np
 
 from ._formats import Fixed, as_format, finfo, int8
 from ._rounding import round_to
+from ._tensor import Tensor
 
 __all__ = ["quantize", "dequantize", "scale_exponent"]
 
@@ -41,7 +42,8 @@ def scale_exponent(elem) -> int:
 
 
 def quantize(x, elem, block=32, axis=-1):
-    """MX-quantise x into (elements in elem's storage dtype, e8m0 scales), blocks of `block` along `axis`.
+    """MX-quantise x (an array, or a minifp tensor: its values) into (elements in elem's storage dtype, e8m0
+    scales), blocks of `block` along `axis`.
 
     elem: an element format (float8_e4m3, float8_e5m2, float6_e2m3, float6_e3m2, float4_e2m1, or int8 for
     MXINT8, whose elements come back as np.int8 codes), or any other signed minifp Format.
@@ -125,7 +127,7 @@ def _check(x, elem, block, axis):
     if not fmt.signed:
         raise ValueError(f"elem: {fmt.name} has no sign, so it cannot hold an MX element; valid: float8_e4m3, "
                          f"float8_e5m2, float6_e2m3, float6_e3m2, float4_e2m1, int8 or another signed Format")
-    a = np.asarray(x)
+    a = np.asarray(x.numpy() if isinstance(x, Tensor) else x)      # a tensor: its values, in its storage dtype
     if a.dtype.kind not in "biuf" and a.dtype.kind != "V":
         raise TypeError(f"x: an array of dtype {a.dtype} cannot be quantised; valid: real numbers")
     if a.ndim == 0:

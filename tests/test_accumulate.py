@@ -294,6 +294,14 @@ def test_bad_arguments_are_refused_before_anything_changes(kwargs, match):
     assert STATE.accumulator is None
 
 
+def test_a_tensor_core_given_float32_inputs_names_the_formats_it_takes():
+    a = mf.tensor(np.ones((2, 8)), dtype="float32")
+    with mf.accumulate(tensor_core="V100"), pytest.raises(
+            ValueError, match=r"tensor core fmt='float32' is not modelled on device='V100'; valid formats on V100: "
+                              r"float16 \(tensor cores take low-precision inputs: cast them to one of these"):
+        mf.matmul(a, a.T)
+
+
 def test_tensor_cores_route_matmuls_to_the_model(monkeypatch):
     calls = []
 

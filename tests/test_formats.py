@@ -85,6 +85,8 @@ BAD = [  # (call, error, message naming the argument, what was given and the val
     (lambda: mf.Fixed(2, 0), ValueError, r"Fixed bits=2 is impossible: it must be an integer in \[3, 25\]"),
     (lambda: mf.Fixed(16, 1.5), ValueError, r"Fixed frac_bits=1.5 is impossible"),
     (lambda: mf.Format(5, 24), ValueError, r"man_bits=24 is impossible"),
+    (lambda: mf.Format(1, 3), ValueError, r"Format\(exp_bits=1, man_bits=3, infinities=True\) has no normal numbers: "
+                                          r"its only exponent field above 0 would hold inf and NaN; use infinities=False"),
     (lambda: mf.Format(5.5, 3), ValueError, r"exp_bits=5.5 is impossible"),
     (lambda: mf.Format(5, 2, subnormals="no"), TypeError, r"subnormals='no' is not a flag; valid values: True, False"),
     (lambda: mf.Format(5, 2, infinities="yes"), TypeError, r"infinities='yes' is not a flag; valid values: True, False"),

@@ -162,3 +162,11 @@ BAD = [
 def test_bad_input_names_the_argument(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_a_minifp_tensor_is_quantised_as_its_values():
+    x = np.random.default_rng(3).standard_normal((2, 64)).astype(np.float32)
+    for t in (mf.tensor(x), mf.tensor(x, dtype="bfloat16")):
+        want = mx.quantize(t.numpy(), "float8_e4m3")
+        got = mx.quantize(t, "float8_e4m3")
+        assert all(np.array_equal(g.view(np.uint8), w.view(np.uint8)) for g, w in zip(got, want))

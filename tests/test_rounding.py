@@ -678,3 +678,9 @@ def test_long_doubles_round_once_in_every_mode(fmt):
             expected = np.array([e[mode] for e in exact])
             for fn in (mf.round_to, R.round_kernel):
                 assert np.array_equal(fn(x, fmt, mode).astype(np.float64), expected), mode
+
+
+def test_a_tensor_given_to_round_to_points_to_astype():
+    with pytest.raises(TypeError, match=r"x: got a minifp tensor \(float16\); round_to takes arrays: use "
+                                        r"x.astype\(fmt, mode=..., bits=...\)"):
+        mf.round_to(mf.tensor([1.0], dtype="float16"), "bfloat16")
