@@ -656,7 +656,9 @@ def _integer(xp, q, mode, rbits=None, bits=32):
     a = xp.abs(q)
     whole = xp.floor(a)
     frac = a - whole
-    odd = xp.fmod(whole, 2) == 1
+    if mode in ("nearest", "odd"):
+        half = whole * 0.5                               # exact; fmod would cost a third of the reference
+        odd = half != xp.floor(half)
     if mode == "nearest":
         up = (frac > 0.5) | ((frac == 0.5) & odd)
     elif mode == "nearest_away":
