@@ -2,8 +2,8 @@
 
 Two halves, run from the repository root, one after the other:
 
-    /work/torchenv/bin/python tools/vision_parity.py --torch OUT       # PyTorch + torchvision: writes OUT/*.npz
-    PYTHONPATH=$PWD /work/venv/bin/python tools/vision_parity.py OUT   # minifp: reads them, prints the table
+    python tools/vision_parity.py --torch OUT                 # in a venv with PyTorch + torchvision: OUT/*.npz
+    PYTHONPATH=$PWD python tools/vision_parity.py OUT         # in minifp's venv: reads them, prints the table
 
 The PyTorch half rebuilds tests/fixtures/pytorch/vision.json's models (the formula weights and input) and
 records every leaf module's input and output, each leaf's float64 output on that same float32 input, and the
