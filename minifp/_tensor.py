@@ -468,7 +468,7 @@ def apply(name, *args, _out=None, **params):
                     ans = _round(ans, fmt, name, STATE.layer, "forward")
     except (ValueError, IndexError) as e:
         shapes = ", ".join(str(getattr(a, "shape", "scalar")) for a in args)
-        raise type(e)(f"{name}: cannot apply to inputs of shapes {shapes}: {e}") from None
+        raise type(e)(f"{name} (inputs of shapes {shapes}): {e}") from None   # the cause may not be the shapes
     needs_grad = False
     if STATE.grad_enabled:
         for t in tensors:
