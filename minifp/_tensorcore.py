@@ -38,8 +38,8 @@ matches every d_B200_fp32 line of both formats; today's B200TC.m (round toward z
 e5m2, B200TCRN.m (c aligned, nearest) 246 and 283, one block of 32 rounded to nearest with c added exactly 0
 and 1 (E5M2 line 3936). The grouping is what the float16-output measurements of the same instruction
 (d_B200_fp16.txt, c rounded to float16, not modelled here) single out: the same structure with float16
-nearest rounding after each step matches all 5000 lines of both formats, one block of 32, halves (k < 16,
-k >= 16), odd/even k or groups of 4 miss 759 to 2694.
+nearest rounding after each step matches all 5000 lines of both formats; one block of 32, halves (k < 16,
+k >= 16), odd then even k, k mod 8 < 4 then >= 4, or four blocks of 8 miss 759 to 1960 of them.
 NaN and infinities follow [KM25] GEMM.m: a NaN product, a NaN c or both infinities give NaN, one infinity wins;
 a block whose sum reaches 2**128 gives inf (the toolbox's overflow rule; the hardware's was not measured).
 Not modelled: float16 outputs (the toolbox rounds those to nearest with other exponent limits), the limited
@@ -271,7 +271,8 @@ def _blocks(am, ae, bm, be, c, man, block, frac, out_man, min_exp, late):
 
 @numba.njit(cache=True, parallel=True)
 def _matmul(a, bt, emin, man, block, frac, out_man, min_exp, late):
-    """The per-element kernel (integer significands, one output at a time): the reference for _fast."""
+    """The per-element kernel (integer significands, one output at a time; a and bt as _prepare gives them):
+    the reference for _fast."""
     m, n = a.shape[0], bt.shape[0]
     am, ae, fa = _split_rows(a, emin, man)         # split once, not once per output element
     bm, be, fb = _split_rows(bt, emin, man)

@@ -335,6 +335,7 @@ def test_models_are_values():
     assert (core.block, core.extra_bits, core.frac_bits, core.out_man_bits) == (32, -10, 13, 13)
     assert tc.model("H100", "float8_e4m3") == core
     assert tc.model("A100", tf32).block == 4 and tc.model("V100", float16).extra_bits == 0
+    assert (tc.model("B200", float8_e5m2).block, tc.model("B200", float8_e5m2).interleave) == (16, 2)
     with pytest.raises(Exception):
         core.block = 8
 
