@@ -84,7 +84,8 @@ def main(argv=None):
         if check and check[0] == "tc":
             _, a, b, device, fmt = check
             core = tc.model(device, fmt)
-            want = tc._matmul(a[:16], np.ascontiguousarray(b.T), *tc._params(core))
+            ap, bp = tc._prepare(a[:16], b, core)     # B200 fp8: k padded and interleaved as matmul does
+            want = tc._matmul(ap, np.ascontiguousarray(bp.T), *tc._params(core))
             print(f"{name} == per-element kernel (first 16 rows, bit for bit): "
                   f"{np.array_equal(results[name][:16].view(np.uint32), want.view(np.uint32))}")
     for fmt in (mf.float16, mf.bfloat16):

@@ -26,10 +26,20 @@ global-alignment path):
      -10 in [KM25]);
   6. a longer k is split into blocks of `block` products, each block's d becomes the next block's c
      (recursive summation over tensor-core invocations, [KM25] GEMM.m).
-One exception, found here against [KM25]'s measured data: B200 with fp8 inputs rounds each block to nearest
-(the toolbox's B200TCRN.m) and adds c after the products' aligned sum without truncating it
-(`c_in_alignment=False`); with c aligned and truncated as in B200TCRN.m, 246 of the first 5000 measured
-e4m3 results differ, with c added late 0 of 5000 e4m3 and 1 of 5000 e5m2 (tests: test_b200_fp8_known_difference).
+B200 with fp8 inputs (mma.sync m16n8k32, the instruction [KM25]'s model_validation/CUDA/mma_fp8_output_fp32.cu
+measures) differs in how the 32 products and c meet: the 32 products run as two block FMAs of 16 over k taken
+in interleaved pairs (k mod 4 in {0, 1}, then k mod 4 in {2, 3}); the first starts from 0, each is truncated
+to float32 as above and passed to the next as its c, and the instruction's c is added to their result last in
+one float32 addition rounded to nearest even (`interleave=2`). This is the toolbox's first B200 model
+(commit 109e412, B200TC.m inter_pattern = 1 and GEMM.m: "interleaved pattern -> C added with different
+rounding mode ... Fixed to RN"), since replaced there by one block of 32 with c aligned (B200TC.m, fma = 32).
+Against the toolbox's measured data (model_validation/B200/E4M3 and E5M2, all 5000 lines each): this model
+matches every d_B200_fp32 line of both formats; today's B200TC.m (round toward zero) misses 1793 e4m3 and 1764
+e5m2, B200TCRN.m (c aligned, nearest) 246 and 283, one block of 32 rounded to nearest with c added exactly 0
+and 1 (E5M2 line 3936). The grouping is what the float16-output measurements of the same instruction
+(d_B200_fp16.txt, c rounded to float16, not modelled here) single out: the same structure with float16
+nearest rounding after each step matches all 5000 lines of both formats; one block of 32, halves (k < 16,
+k >= 16), odd then even k, k mod 8 < 4 then >= 4, or four blocks of 8 miss 759 to 1960 of them.
 NaN and infinities follow [KM25] GEMM.m: a NaN product, a NaN c or both infinities give NaN, one infinity wins;
 a block whose sum reaches 2**128 gives inf (the toolbox's overflow rule; the hardware's was not measured).
 Not modelled: float16 outputs (the toolbox rounds those to nearest with other exponent limits), the limited
@@ -51,7 +61,6 @@ from ._accumulate import _bits64, _float64
 from ._formats import Format, bfloat16, float8_e4m3, float8_e5m2, float16, tf32
 
 DEVICES = ("V100", "A100", "H100", "B200")
-ROUNDINGS = ("toward_zero", "nearest")
 _F32_FRAC = 23
 _F32_EMIN = -126
 _F32_EMAX = 127
@@ -68,8 +77,8 @@ class TensorCore:
     extra_bits: int         # alignment bits kept beyond float32's 23 fraction bits (negative: fewer)
     min_align_exp: int      # the block exponent is raised to at least this (tiny blocks lose bits)
     source: str
-    rounding: str = "toward_zero"   # of the normalised block sum into the output significand
-    c_in_alignment: bool = True     # c is aligned with the products (global alignment), not added after
+    interleave: int = 1     # >1: an instruction of block * interleave products runs that many block FMAs over
+                            # k in interleaved pairs from 0, then adds c rounding to nearest (B200 fp8)
 
     @property
     def frac_bits(self) -> int:
@@ -82,11 +91,12 @@ class TensorCore:
         return _F32_FRAC + min(self.extra_bits, 0)
 
 
-def _core(device, fmt, block, extra_bits, min_align_exp, source, rounding="toward_zero", c_in_alignment=True):
-    return TensorCore(device, fmt, block, extra_bits, min_align_exp, source, rounding, c_in_alignment)
+def _core(device, fmt, block, extra_bits, min_align_exp, source, interleave=1):
+    return TensorCore(device, fmt, block, extra_bits, min_align_exp, source, interleave)
 
 
 _KM = "Khattak & Mikaitis 2025 (arXiv 2512.07004), toolbox models/"
+_B200_FP8 = "B200TC.m and tools/GEMM.m of commit 109e412 (fp8: fma = 16, inter_pattern = 1; c added with rne)"
 _MODELS = {
     # V100: 4 products + c, no extra alignment bits, truncation ([F21] tests B-D; [KM25] V100TC.m).
     ("V100", float16): _core("V100", float16, 4, 0, _NO_LIMIT, "Fasi et al. 2021 tests B-D; " + _KM + "V100TC.m"),
@@ -102,16 +112,14 @@ _MODELS = {
     ("H100", tf32): _core("H100", tf32, 8, 2, -133, _KM + "H100TC.m (tf32: fma = 8)"),
     ("H100", float8_e4m3): _core("H100", float8_e4m3, 32, -10, -133, _KM + "H100TC.m (fp8: fma = 32, neab = -10)"),
     ("H100", float8_e5m2): _core("H100", float8_e5m2, 32, -10, -133, _KM + "H100TC.m (fp8: fma = 32, neab = -10)"),
-    # B200: as H100 but fp8 keeps the full 23 + 2 bits ([KM25] B200TC.m) and rounds each block's sum to
-    # nearest: the toolbox's B200 fp8 measurements (model_validation/B200/E4M3, E5M2) agree with its
-    # B200TCRN.m (frmode = 'rne'), not with B200TC.m's round toward zero (1793 of 5000 differ).
+    # B200: as H100; fp8 keeps the full 23 + 2 bits ([KM25] B200TC.m, neab = 2) in two interleaved block FMAs
+    # of 16 whose result c is added to, rounding to nearest (the module docstring; [KM25] B200TC.m and GEMM.m
+    # of the toolbox's commit 109e412, inter_pattern = 1, and its measured model_validation/B200/E4M3, E5M2).
     ("B200", float16): _core("B200", float16, 16, 2, -133, _KM + "B200TC.m"),
     ("B200", bfloat16): _core("B200", bfloat16, 16, 2, -133, _KM + "B200TC.m"),
     ("B200", tf32): _core("B200", tf32, 8, 2, -133, _KM + "B200TC.m (tf32: fma = 8)"),
-    ("B200", float8_e4m3): _core("B200", float8_e4m3, 32, 2, -133, _KM + "B200TCRN.m (fp8: fma = 32, rne); c late",
-                                 "nearest", False),
-    ("B200", float8_e5m2): _core("B200", float8_e5m2, 32, 2, -133, _KM + "B200TCRN.m (fp8: fma = 32, rne); c late",
-                                 "nearest", False),
+    ("B200", float8_e4m3): _core("B200", float8_e4m3, 16, 2, -133, _KM + _B200_FP8, 2),
+    ("B200", float8_e5m2): _core("B200", float8_e5m2, 16, 2, -133, _KM + _B200_FP8, 2),
 }
 
 
@@ -164,54 +172,30 @@ def _bitlen(mag):
 
 
 @numba.njit(cache=True, nogil=True)
-def _normalise(s, base, out_man, nearest):
-    """The exact s * 2**base rounded to out_man fraction bits in float32's exponent range (toward zero, or to
-    nearest even when `nearest`) as (q, lo): the value q * 2**lo, q of at most out_man + 2 bits."""
+def _normalise(s, base, out_man):
+    """The exact s * 2**base truncated to out_man fraction bits in float32's exponent range as (q, lo): the value
+    q * 2**lo, q of at most out_man + 2 bits."""
     if s == 0:
         return 0, 0
     mag = abs(s)
     lo = max(base + _bitlen(mag) - 1 - out_man, _F32_EMIN - out_man)   # unit of the last kept bit
     if lo <= base:
         return s, base
-    shift = lo - base
-    q = _align(mag, -shift)
-    if nearest and shift < 62:
-        rem = mag - (q << shift)
-        half = 1 << (shift - 1)
-        q += 1 if rem > half or (rem == half and q & 1) else 0
+    q = _align(mag, base - lo)
     return (q if s > 0 else -q), lo
 
 
 @numba.njit(cache=True, nogil=True)
-def _odd(mag, t):
-    """mag * 2**t rounded to odd: truncated, the last bit set if any bit was dropped (a sticky bit)."""
-    q = _align(mag, t)
-    return q | 1 if t < 0 and _align(q, -t) != mag else q
-
-
-@numba.njit(cache=True, nogil=True)
-def _add_exact(s, base, cm, cb):
-    """s * 2**base + cm * 2**cb as (sum, base): the larger term exact, the smaller rounded to odd 60 bits
-    below the top, which leaves the final rounding to <= 24 bits unchanged."""
-    if s == 0:
-        return cm, cb
-    nb = max(base + _bitlen(abs(s)), cb + _bitlen(abs(cm))) - 60
-    u = _odd(abs(s), base - nb)
-    v = _odd(abs(cm), cb - nb)
-    return (u if s > 0 else -u) + (v if cm > 0 else -v), nb
-
-
-@numba.njit(cache=True, nogil=True)
-def _block(am, ae, bm, be, lo, hi, cm, cb, man, frac, out_man, min_exp, nearest, c_aligned):
+def _block(am, ae, bm, be, lo, hi, cm, cb, man, frac, out_man, min_exp):
     """One block FMA: c + sum of products lo..hi-1 (split), c = cm * 2**cb; the model's steps 2-5."""
     mx = -(1 << 30)
     for k in range(lo, hi):
         if am[k] != 0 and bm[k] != 0:
             mx = max(mx, ae[k] + be[k])
-    if cm != 0 and c_aligned:      # c's exponent as a float32's: subnormals at -126
+    if cm != 0:                    # c's exponent as a float32's: subnormals at -126
         mx = max(mx, cb + _bitlen(abs(cm)) - 1, _F32_EMIN)
     if mx == -(1 << 30):
-        return cm, cb              # c alone, added late: unchanged; nothing at all: +0 (GEMM.m)
+        return 0, 0                # nothing at all: +0 (GEMM.m)
     mx = max(mx, min_exp)
     s = 0
     for k in range(lo, hi):
@@ -220,12 +204,10 @@ def _block(am, ae, bm, be, lo, hi, cm, cb, man, frac, out_man, min_exp, nearest,
             v = _align(abs(p), frac - 2 * man + ae[k] + be[k] - mx)
             s += v if p > 0 else -v
     base = mx - frac
-    if cm != 0 and c_aligned:
+    if cm != 0:
         v = _align(abs(cm), cb - base)
         s += v if cm > 0 else -v
-    elif cm != 0:
-        s, base = _add_exact(s, base, cm, cb)
-    return _normalise(s, base, out_man, nearest)
+    return _normalise(s, base, out_man)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -264,33 +246,33 @@ def _split_rows(x, emin, man):
 
 
 @numba.njit(cache=True, nogil=True)
-def _blocks(am, ae, bm, be, c, man, block, frac, out_man, min_exp, nearest, c_aligned):
+def _blocks(am, ae, bm, be, c, man, block, frac, out_man, min_exp, late):
     """c + a . b (split, finite) block after block, each block's result the next block's c (kept as an
-    integer and its unit between blocks: no float conversions inside the loop)."""
+    integer and its unit between blocks: no float conversions inside the loop). With late > 0 (k interleaved
+    and padded by _prepare) every `late` blocks start from 0 and c is added to their result, to nearest."""
     k = am.shape[0]
     cm, ce = _split(c, _F32_EMIN, _F32_FRAC)
     cb = ce - _F32_FRAC
+    pm, pb = cm, cb                # the block FMAs' running result: c itself unless c comes late
     for lo in range(0, k, block):
-        cm, cb = _block(am, ae, bm, be, lo, min(lo + block, k), cm, cb, man, frac, out_man, min_exp, nearest,
-                        c_aligned)
-        if cm != 0 and cb + _bitlen(abs(cm)) > _F32_EMAX + 1:
-            return math.copysign(math.inf, cm)   # past float32's range: later finite products cannot return
-    return math.ldexp(float(cm), int(cb))          # int(): numpy ints when run without the JIT
-
-
-@numba.njit(cache=True, nogil=True)
-def _dot(a, b, c, emin, man, block, frac, out_man, min_exp, nearest, c_aligned):
-    """One tensor-core inner product of float64 vectors a, b onto float32 value c."""
-    am, ae, fa = _split_rows(a.reshape(1, -1), emin, man)
-    bm, be, fb = _split_rows(b.reshape(1, -1), emin, man)
-    if not (fa[0] and fb[0] and math.isfinite(c)):
-        return _special(a, b, c)
-    return _blocks(am[0], ae[0], bm[0], be[0], c, man, block, frac, out_man, min_exp, nearest, c_aligned)
+        if late > 0 and (lo // block) % late == 0:
+            pm, pb = 0, 0
+        pm, pb = _block(am, ae, bm, be, lo, min(lo + block, k), pm, pb, man, frac, out_man, min_exp)
+        if late > 0 and ((lo // block) % late == late - 1 or lo + block >= k):
+            d = np.float32(math.ldexp(float(cm), int(cb))) + np.float32(math.ldexp(float(pm), int(pb)))
+            if not math.isfinite(d):        # float32 addition, nearest even; past float32's range: inf
+                return float(d)
+            cm, ce = _split(float(d), _F32_EMIN, _F32_FRAC)
+            cb, pm, pb = ce - _F32_FRAC, cm, ce - _F32_FRAC
+        if pm != 0 and pb + _bitlen(abs(pm)) > _F32_EMAX + 1:
+            return math.copysign(math.inf, pm)   # past float32's range: later finite products cannot return
+    return math.ldexp(float(pm), int(pb))          # int(): numpy ints when run without the JIT
 
 
 @numba.njit(cache=True, parallel=True)
-def _matmul(a, bt, emin, man, block, frac, out_man, min_exp, nearest, c_aligned):
-    """The per-element kernel (integer significands, one output at a time): the reference for _fast."""
+def _matmul(a, bt, emin, man, block, frac, out_man, min_exp, late):
+    """The per-element kernel (integer significands, one output at a time; a and bt as _prepare gives them):
+    the reference for _fast."""
     m, n = a.shape[0], bt.shape[0]
     am, ae, fa = _split_rows(a, emin, man)         # split once, not once per output element
     bm, be, fb = _split_rows(bt, emin, man)
@@ -298,8 +280,7 @@ def _matmul(a, bt, emin, man, block, frac, out_man, min_exp, nearest, c_aligned)
     for ij in numba.prange(m * n):
         i, j = ij // n, ij % n
         if fa[i] and fb[j]:
-            out[i, j] = _blocks(am[i], ae[i], bm[j], be[j], 0.0, man, block, frac, out_man, min_exp, nearest,
-                                c_aligned)
+            out[i, j] = _blocks(am[i], ae[i], bm[j], be[j], 0.0, man, block, frac, out_man, min_exp, late)
         else:
             out[i, j] = _special(a[i], bt[j], 0.0)
     return out
@@ -328,18 +309,21 @@ def _exponents(x, emin):
 
 
 @numba.njit(cache=True, nogil=True)
-def _tile(ai, aei, b, be, c0, frac, out_man, low, keep, sub_up, sub_down, block, nearest, c_aligned):
+def _tile(ai, aei, b, be, c0, frac, out_man, low, keep, sub_up, sub_down, block, late):
     """c0 + ai . b for one row ai of a (aei its exponents) and one packed tile b (k, _TILE) of b's columns."""
     k = b.shape[0]
     c, scale, inv = np.empty(_TILE), np.empty(_TILE), np.empty(_TILE)
     mx, acc = np.empty(_TILE, np.int64), np.empty(_TILE, np.int64)
     c[:] = c0 + 0.0                 # -0.0 counts as +0.0
+    part = c if late == 0 else np.zeros(_TILE)     # the block FMAs' running result: c itself unless c comes late
     for kb in range(0, k, block):
         ke = min(kb + block, k)
-        # the block's exponent: its largest product's, c's when c is aligned too, at least min_exp
+        if late > 0 and (kb // block) % late == 0:
+            part[:] = 0.0
+        # the block's exponent: its largest product's and its c's, at least min_exp
         for j in range(_TILE):
-            e = max(((_bits64(c[j]) >> 52) & 0x7FF) - 1023, _F32_EMIN)
-            mx[j] = e if c_aligned and c[j] != 0.0 else _NO_TERM
+            e = max(((_bits64(part[j]) >> 52) & 0x7FF) - 1023, _F32_EMIN)
+            mx[j] = e if part[j] != 0.0 else _NO_TERM
         for kk in range(kb, ke):
             e, bek = aei[kk], be[kk]
             for j in range(_TILE):
@@ -348,39 +332,29 @@ def _tile(ai, aei, b, be, c0, frac, out_man, low, keep, sub_up, sub_down, block,
             t = max(mx[j], low)
             scale[j] = _float64((1023 + frac - t) << 52)
             inv[j] = _float64((1023 - frac + t) << 52)
-            cj = c[j] if c_aligned and abs(c[j]) < math.inf else 0.0   # an infinite c's result is c
+            cj = part[j] if abs(part[j]) < math.inf else 0.0   # an infinite c's result is c
             acc[j] = np.int64(cj * scale[j])
         # the terms truncated to frac bits below the block's exponent, summed exactly
         for kk in range(kb, ke):
             x, bk = ai[kk], b[kk]
             for j in range(_TILE):
                 acc[j] += np.int64((x * bk[j]) * scale[j])
-        # the block's result: the sum (plus c when added late) normalised to out_man fraction bits in
-        # float32's exponent range; an infinite c stays
+        # the block's result: the sum truncated to out_man fraction bits in float32's exponent range; an
+        # infinite c stays
         for j in range(_TILE):
             v = float(acc[j]) * inv[j]
-            cj = c[j] if abs(c[j]) < math.inf else 0.0
-            if not c_aligned:       # c after the sum: two-sum, then round to odd in 53 bits, enough
-                s = v + cj          # for one later rounding to 24 bits
-                bv = s - v
-                err = (v - (s - bv)) + (cj - bv)
-                bits = _bits64(s)
-                toward0 = (err < 0.0) != (s < 0.0)          # s lies beyond the exact sum
-                odd = (bits - (1 if toward0 else 0)) | 1
-                v = _float64(odd) if err != 0.0 else s
-            if nearest:             # only with out_man = 23 (see _run): float32's own rounding
-                r = np.float64(np.float32(v))
-            else:
-                y = v * sub_up if abs(v) < 2.0 ** _F32_EMIN else 0.0
-                r = _float64(_bits64(v) & keep) if abs(v) >= 2.0 ** _F32_EMIN else \
-                    float(np.int64(y)) * sub_down
-                r = (math.inf if v > 0 else -math.inf) if abs(v) >= 2.0 ** (_F32_EMAX + 1) else r
-            c[j] = r + 0.0 if abs(c[j]) < math.inf else c[j]
+            y = v * sub_up if abs(v) < 2.0 ** _F32_EMIN else 0.0
+            r = _float64(_bits64(v) & keep) if abs(v) >= 2.0 ** _F32_EMIN else float(np.int64(y)) * sub_down
+            r = (math.inf if v > 0 else -math.inf) if abs(v) >= 2.0 ** (_F32_EMAX + 1) else r
+            part[j] = r + 0.0 if abs(part[j]) < math.inf else part[j]
+        if late > 0 and ((kb // block) % late == late - 1 or ke >= k):
+            for j in range(_TILE):      # c added last: one float32 addition, to nearest even
+                c[j] = float(np.float32(c[j]) + np.float32(part[j])) + 0.0
     return c
 
 
 @numba.njit(cache=True, parallel=True)
-def _fast(a, b, c0, frac, out_man, min_exp, block, nearest, c_aligned, emin):
+def _fast(a, b, c0, frac, out_man, min_exp, block, late, emin):
     """c0 + a (m, k) @ b (k, n) block FMA after block FMA, as _blocks computes it; non-finite inputs are left
     to _special (the caller)."""
     (m, k), n = a.shape, b.shape[1]
@@ -400,20 +374,30 @@ def _fast(a, b, c0, frac, out_man, min_exp, block, nearest, c_aligned, emin):
     for ti in numba.prange(tiles * m):      # tile-major: each thread's share covers few tiles
         t, i = ti // m, ti % m
         w = min(_TILE, n - t * _TILE)
-        c = _tile(a[i], ae[i], bp[t], bep[t], c0, frac, out_man, low, keep, sub_up, sub_down, block, nearest,
-                  c_aligned)
+        c = _tile(a[i], ae[i], bp[t], bep[t], c0, frac, out_man, low, keep, sub_up, sub_down, block, late)
         out[i, t * _TILE:t * _TILE + w] = c[:w]
     return out
 
 
+def _prepare(a, b, core):
+    """a (m, k), b (k, n) as the kernels take them: for an interleaving core k is padded with zeros to whole
+    instructions (GEMM.m pads too), and each instruction's k is reordered so that its block FMAs take
+    contiguous runs (B200 fp8: k mod 4 in {0, 1}, then {2, 3})."""
+    if core.interleave == 1:
+        return np.ascontiguousarray(a), np.ascontiguousarray(b)
+    n, k = core.block * core.interleave, a.shape[1]
+    pos = np.arange(n)
+    order = np.concatenate([pos[(pos // 2) % core.interleave == g] for g in range(core.interleave)])
+    idx = (np.arange(0, -(-k // n) * n, n)[:, None] + order).ravel()
+    a2, b2 = np.zeros((a.shape[0], idx.size)), np.zeros((idx.size, b.shape[1]))
+    a2[:, :k], b2[:k] = a, b
+    return np.ascontiguousarray(a2[:, idx]), np.ascontiguousarray(b2[idx])
+
+
 def _run(a, b, core, c=0.0):
     """c + a (m, k) @ b (k, n) (float64 arrays of fmt values) on `core`: float32 (m, n)."""
-    emin, man, block, frac, out_man, min_exp, nearest, c_aligned = _params(core)
-    if nearest and out_man != _F32_FRAC:     # no such model: float32's rounding would not do
-        return np.array([[_dot(a[i], b[:, j], c, *_params(core)) for j in range(b.shape[1])]
-                         for i in range(a.shape[0])], np.float32).reshape(a.shape[0], b.shape[1])
-    out = _fast(np.ascontiguousarray(a), np.ascontiguousarray(b), float(c), frac, out_man, min_exp, block,
-                nearest, c_aligned, emin)
+    emin, man, block, frac, out_man, min_exp, late = _params(core)
+    out = _fast(*_prepare(a, b, core), float(c), frac, out_man, min_exp, block, late, emin)
     rows, cols = ~np.isfinite(a).all(axis=1), ~np.isfinite(b).all(axis=0)
     rows |= not math.isfinite(c)
     for i, j in zip(*np.nonzero(rows[:, None] | cols[None, :])):   # NaN and infinities: the outputs they reach
@@ -423,7 +407,7 @@ def _run(a, b, core, c=0.0):
 
 def _params(core):
     return (core.fmt.emin, core.fmt.man_bits, core.block, core.frac_bits, core.out_man_bits, core.min_align_exp,
-            core.rounding == "nearest", core.c_in_alignment)
+            core.interleave if core.interleave > 1 else 0)
 
 
 @numba.njit(cache=True, nogil=True)     # serial: a parallel region costs more than it saves here

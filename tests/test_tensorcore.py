@@ -6,7 +6,8 @@
       (sections B "accuracy of the dot products", C "rounding modes", D "features of the accumulator").
 [KM25] Khattak, Mikaitis, "Accurate Models of NVIDIA Tensor Cores", arXiv 2512.07004 (2025): D = A.B + C
       measured on V100, A100, H100 and B200, from the toolbox github.com/north-numerical-computing/
-      MATLAB-tensor-core, model_validation/ (first 256 dot products per GPU and format, fixtures/tensorcore/).
+      MATLAB-tensor-core, model_validation/ (first 256 dot products per GPU and format, and the later lines
+      that tell models apart, fixtures/tensorcore/).
 """
 import math
 import zlib
@@ -151,8 +152,8 @@ def _block_probe(device, fmt, n, tiny):
 
 
 # Products fused per block, from the [KM25] toolbox models (V100 4; A100 8, tf32 4; H100/B200 16, tf32 8,
-# fp8 32 = two interleaved groups of 16; [F21]'s test suite does not probe it). B200 fp8 adds c late, which
-# hides the blocks from this probe.
+# fp8 32 = two interleaved groups of 16; [F21]'s test suite does not probe it). B200 fp8 interleaves its two
+# blocks of 16 and adds c last, which this probe cannot see: test_b200_fp8_interleaved_blocks.
 BLOCKS = {"V100": {float16: 4}, "A100": {float16: 8, bfloat16: 8, tf32: 4},
           "H100": {float16: 16, bfloat16: 16, tf32: 8, float8_e4m3: 32, float8_e5m2: 32},
           "B200": {float16: 16, bfloat16: 16, tf32: 8}}
@@ -187,14 +188,29 @@ def test_measured_gpu_results(device, name, a, b, c, d):
                               d[:8].view(np.uint32))
 
 
-def test_b200_fp8_known_difference():
-    # The one measured B200 e5m2 result of the first 5000 ([KM25] model_validation/B200/E5M2, line 3936) that the
-    # model misses: the GPU returns -0x1.1bbef8p+3, the model -0x1.1bbefap+3 (exact sum -0x1.1bbef9ap+3).
+def test_b200_fp8_c_added_last():
+    # [KM25] model_validation/B200/E5M2, line 3936 (c_B200_fp32.txt, d_B200_fp32.txt): the products' sum
+    # -0x1.2bec038p+3 is truncated to float32 (-0x1.2bec02p+3) before c is added to nearest, which gives the
+    # GPU's -0x1.1bbef8p+3; one rounding of the exact -0x1.1bbef9ap+3 would give -0x1.1bbefap+3.
     a = [-2, -.5, -.625, -.3125, -.02734375, .0625, .875, -.375, 1.25, .0625, 2, -.75, -.0390625, .5, .625, -1.25,
          -.375, .5, -1, 1, .21875, .5, -1.5, 1.25, -.1875, .625, .625, .02734375, -1.25, -1.75, -1, -.625]
     b = [.4375, -.875, -.375, .3125, x(1, -14), -.5, .125, -.4375, .875, -1, -1, -1, -1.5, 1, -.75, .5,
          -.25, -2, .3125, -.4375, 1, -2, .1875, -.4375, .25, -.109375, -.875, .875, 1.25, .875, .625, 1.5]
-    assert dot(a, b, "B200", float8_e5m2, c=float.fromhex("0x1.02d09ep-1")) == float.fromhex("-0x1.1bbefap+3")
+    assert dot(a, b, "B200", float8_e5m2, c=float.fromhex("0x1.02d09ep-1")) == float.fromhex("-0x1.1bbef8p+3")
+
+
+@pytest.mark.parametrize("fmt", [float8_e4m3, float8_e5m2], ids=lambda f: f.name)
+def test_b200_fp8_interleaved_blocks(fmt):
+    # k = 0, 1, 4 (the first block FMA of 16: k mod 4 in {0, 1}) hold 2**8 + 2**-16 + 2**-17, truncated to
+    # float32's 2**8; k = 2 (the second: k mod 4 in {2, 3}) cancels it: 0. One block of 32, or blocks of
+    # k < 16 and k >= 16, keep 3 * 2**-17 (2**8's block keeps 25 fraction bits); odd and even k too. The same
+    # products with 2**8 - 2**8 in the first block FMA and the small ones in the second keep 3 * 2**-17.
+    a = [16, x(1, -8), -16, 0, x(1, -8)] + [0] * 27
+    b = [16, x(1, -8), 16, 0, x(1, -9)] + [0] * 27
+    assert dot(a, b, "B200", fmt) == 0.0
+    assert dot([16, -16, x(1, -8), x(1, -8)], [16, 16, x(1, -8), x(1, -9)], "B200", fmt) == 3 * x(1, -17)
+    assert dot(a, b, "B200", fmt, c=1.0) == 1.0
+    assert dot(a * 2, b * 2, "B200", fmt, c=x(1, -20)) == x(1, -20)     # two instructions: the same twice
 
 
 # -- an exact reference of the model (fractions), against the kernels -----------------------------------
@@ -203,7 +219,7 @@ def _exp(v, emin):
     return max(math.frexp(v)[1] - 1, emin)
 
 
-def _round(s, out_man, nearest):
+def _round(s, out_man, nearest=False):
     if s == 0:
         return 0.0
     mag = abs(s)
@@ -217,25 +233,33 @@ def _round(s, out_man, nearest):
     return math.copysign(math.inf if v >= 2.0 ** 128 else v, s)
 
 
+def _block_fma(terms, d, core):
+    """d + one block's products (exact value, exponent ea + eb): the model's steps 2-5."""
+    exps = [e for _, e in terms] + ([_exp(d, -126)] if d != 0 else [])
+    if not exps:
+        return 0.0
+    unit = Fraction(2) ** (max(max(exps), core.min_align_exp) - core.frac_bits)
+    trunc = lambda v: (abs(v) // unit) * unit * (1 if v >= 0 else -1)     # toward zero
+    return _round(sum(trunc(p) for p, _ in terms) + trunc(Fraction(d)), core.out_man_bits)
+
+
 def reference_dot(a, b, core, c=0.0):
-    """The model's definition (tensorcore docstring steps 1-6) in exact rational arithmetic."""
+    """The model's definition (tensorcore docstring steps 1-6, B200 fp8's interleaving) in exact rational
+    arithmetic."""
     prods = [float(p) * float(q) for p, q in zip(a, b)]
     if any(map(math.isnan, prods + [c])) or (math.inf in prods + [c] and -math.inf in prods + [c]):
         return math.nan
     if any(map(math.isinf, prods + [c])):
         return next(v for v in prods + [c] if math.isinf(v))
-    d = c
-    for lo in range(0, len(a), core.block):
-        terms = [(Fraction(p) * Fraction(q), _exp(p, core.fmt.emin) + _exp(q, core.fmt.emin))
-                 for p, q in zip(a[lo:lo + core.block], b[lo:lo + core.block]) if p != 0 and q != 0]
-        exps = [e for _, e in terms] + ([_exp(d, -126)] if d != 0 and core.c_in_alignment else [])
-        if not exps:
-            d = d if d != 0 else 0.0
-            continue
-        unit = Fraction(2) ** (max(max(exps), core.min_align_exp) - core.frac_bits)
-        trunc = lambda v: (abs(v) // unit) * unit * (1 if v >= 0 else -1)     # toward zero
-        s = sum(trunc(p) for p, _ in terms) + (trunc(Fraction(d)) if core.c_in_alignment else Fraction(d))
-        d = _round(s, core.out_man_bits, core.rounding == "nearest")
+    n, d = core.block * core.interleave, c
+    for lo in range(0, len(a), n):
+        ks = range(lo, min(lo + n, len(a)))
+        part = d if core.interleave == 1 else 0.0
+        for g in range(core.interleave):        # k in pairs: k mod 4 in {0, 1}, then {2, 3} when interleaved
+            part = _block_fma([(Fraction(a[k]) * Fraction(b[k]), _exp(a[k], core.fmt.emin) + _exp(b[k], core.fmt.emin))
+                               for k in ks if ((k - lo) // 2) % core.interleave == g and a[k] != 0 and b[k] != 0],
+                              part, core)
+        d = part if core.interleave == 1 else _round(Fraction(d) + Fraction(part), 23, nearest=True)
         if math.isinf(d):
             break
     return d
@@ -278,7 +302,8 @@ def test_fast_kernel_equals_per_element_kernel(device, fmt):
     a[0], a[1] = top, rng.choice([-1, 1], size=k) * top
     b[:, 0], b[:, 1] = top, rng.choice([-1, 1], size=k) * top
     a[2, 1], b[3, 2] = math.nan, math.inf if fmt.infinities else math.nan
-    want = tc._matmul(a, np.ascontiguousarray(b.T), *tc._params(core))
+    ap, bp = tc._prepare(a, b, core)
+    want = tc._matmul(ap, np.ascontiguousarray(bp.T), *tc._params(core))
     got = tc.matmul(a, b, device, fmt)
     assert np.isnan(want).any() and (np.isinf(want).any() or fmt == float8_e4m3)   # e4m3's 448**2 * 32 < 2**128
     assert np.array_equal(np.isnan(got), np.isnan(want))
@@ -310,6 +335,7 @@ def test_models_are_values():
     assert (core.block, core.extra_bits, core.frac_bits, core.out_man_bits) == (32, -10, 13, 13)
     assert tc.model("H100", "float8_e4m3") == core
     assert tc.model("A100", tf32).block == 4 and tc.model("V100", float16).extra_bits == 0
+    assert (tc.model("B200", float8_e5m2).block, tc.model("B200", float8_e5m2).interleave) == (16, 2)
     with pytest.raises(Exception):
         core.block = 8
 
