@@ -13,6 +13,8 @@ import numpy as np
 
 from ._backend import array_module
 from ._rounding import JIT
+
+_F32 = np.dtype(np.float32)
 from ._tensor import Tensor, _take, tensor
 
 __all__ = ["NoOpLossScale", "StaticLossScale", "DynamicLossScale", "all_finite", "unscale_grads", "unscaled"]
@@ -117,12 +119,11 @@ def unscale_grads(grads, inv_scale):
     """
     first = None
     inv = np.float32(inv_scale)
-    with np.errstate(all="ignore"):
-        for i, g in enumerate(grads):
-            values, finite = unscaled(g.float32(), inv)
-            if first is None and not finite:
-                first = i
-            _take(g, values)        # a new array: a float32 gradient takes it without a copy
+    for i, g in enumerate(grads):
+        values, finite = unscaled(g.float32(), inv)
+        if first is None and not finite:
+            first = i
+        _take(g, values)        # a new array: a float32 gradient takes it without a copy
     return first
 
 
@@ -132,16 +133,18 @@ def unscaled(values, factor, divide=False):
     One pass of a kernel for a float32 NumPy array (a loss scale's unscaling and its inf/NaN check read every
     gradient once), NumPy's two otherwise; the same IEEE float32 products and quotients either way."""
     factor = np.float32(factor)
-    if JIT and type(values) is np.ndarray and values.dtype == np.float32 and values.flags.c_contiguous:
-        out = np.empty(values.shape, np.float32)
-        return out, bool(SCALED_FINITE(values.reshape(-1), factor, divide, out.reshape(-1)))
+    if JIT and type(values) is np.ndarray and values.dtype is _F32 and values.flags.c_contiguous:
+        out = np.empty(values.shape, _F32)
+        return out, bool(SCALED_FINITE(values, factor, divide, out))
     with np.errstate(all="ignore"):
         new = values / factor if divide else values * factor
         return new, bool(array_module(values).isfinite(values).all())
 
 
 def _scaled_finite(x, factor, divide, out):
-    """out = x / factor or x * factor (float32, elementwise); whether every x was finite."""
+    """out = x / factor or x * factor (float32, elementwise, C-contiguous arrays of any shape); whether every x
+    was finite."""
+    x, out = x.reshape(-1), out.reshape(-1)
     finite = True
     for i in range(x.size):
         v = x[i]
