@@ -107,6 +107,8 @@ class Tensor:
         """A differentiable cast: values round into `fmt` in `mode` (round_to's), the gradient casts back."""
         fmt = F.as_format(fmt, "astype(): fmt")
         if mode == "nearest" and bits is None:
+            if self.fmt is not None and self.fmt != fmt:    # a float format to another: the dispatcher's own cast
+                return _cast(self, fmt)                     # (layers cast their inputs on every call)
             return apply("cast", self, _out=fmt)
         return _cast_in_mode(self, fmt, mode, rng, bits)
 
