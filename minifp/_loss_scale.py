@@ -13,11 +13,11 @@ import numpy as np
 
 from ._backend import array_module
 from ._rounding import JIT
-
-_F32 = np.dtype(np.float32)
 from ._tensor import Tensor, _take, tensor
 
 __all__ = ["NoOpLossScale", "StaticLossScale", "DynamicLossScale", "all_finite", "unscale_grads", "unscaled"]
+
+_F32 = np.dtype(np.float32)
 
 
 def all_finite(grads):
