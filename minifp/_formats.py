@@ -178,9 +178,18 @@ class Format:
     def __hash__(self):         # kernels are looked up by format on every call: hash once
         return self._hash
 
+    def __eq__(self, other):    # the dataclass's comparison (every field but name), from one cached tuple
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self is other or self._key == other._key
+
+    @cached_property
+    def _key(self) -> tuple:
+        return self._layout + (self.overflow,)
+
     @cached_property
     def _hash(self) -> int:
-        return hash(self._layout + (self.overflow,))
+        return hash(self._key)
 
     @cached_property
     def is_float32(self) -> bool:

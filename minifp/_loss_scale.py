@@ -5,14 +5,19 @@ of these; the state machine itself lives here once.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
+import numba
 import numpy as np
 
 from ._backend import array_module
+from ._rounding import JIT
 from ._tensor import Tensor, _take, tensor
 
-__all__ = ["NoOpLossScale", "StaticLossScale", "DynamicLossScale", "all_finite", "unscale_grads"]
+__all__ = ["NoOpLossScale", "StaticLossScale", "DynamicLossScale", "all_finite", "unscale_grads", "unscaled"]
+
+_F32 = np.dtype(np.float32)
 
 
 def all_finite(grads):
@@ -114,10 +119,39 @@ def unscale_grads(grads, inv_scale):
     """
     first = None
     inv = np.float32(inv_scale)
-    with np.errstate(all="ignore"):
-        for i, g in enumerate(grads):
-            values = g.float32()
-            if first is None and not bool(array_module(values).isfinite(values).all()):
-                first = i
-            _take(g, values * inv)      # a new array: a float32 gradient takes it without a copy
+    for i, g in enumerate(grads):
+        values, finite = unscaled(g.float32(), inv)
+        if first is None and not finite:
+            first = i
+        _take(g, values)        # a new array: a float32 gradient takes it without a copy
     return first
+
+
+def unscaled(values, factor, divide=False):
+    """(values * factor, or values / factor, as a new float32 array; whether every value was finite before).
+
+    One pass of a kernel for a float32 NumPy array (a loss scale's unscaling and its inf/NaN check read every
+    gradient once), NumPy's two otherwise; the same IEEE float32 products and quotients either way."""
+    factor = np.float32(factor)
+    if JIT and type(values) is np.ndarray and values.dtype is _F32 and values.flags.c_contiguous:
+        out = np.empty(values.shape, _F32)
+        return out, bool(SCALED_FINITE(values, factor, divide, out))
+    with np.errstate(all="ignore"):
+        new = values / factor if divide else values * factor
+        return new, bool(array_module(values).isfinite(values).all())
+
+
+def _scaled_finite(x, factor, divide, out):
+    """out = x / factor or x * factor (float32, elementwise, C-contiguous arrays of any shape); whether every x
+    was finite."""
+    x, out = x.reshape(-1), out.reshape(-1)
+    finite = True
+    for i in range(x.size):
+        v = x[i]
+        finite &= math.isfinite(v)
+        out[i] = v / factor if divide else v * factor
+    return finite
+
+
+# numpy's error model: x / 0 is inf or NaN, as NumPy's, not an exception
+SCALED_FINITE = numba.njit(cache=True, nogil=True, error_model="numpy")(_scaled_finite)

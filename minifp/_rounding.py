@@ -303,14 +303,17 @@ def _gather(codes, table, out):
         out[i] = table[codes[i]]
 
 
+# The float16 kernels take C-contiguous arrays of any shape (flat views inside: fewer calls around each call).
 def _round_half(x, out):
     """float32 -> float16 codes by the CPU's own conversion (IEEE nearest-even, as numpy's cast)."""
+    x, out = x.reshape(-1), out.reshape(-1)
     for i in range(x.size):
         out[i] = _half(x[i])
 
 
 def _widen_half(codes, out):
     """float16 codes -> float32 values by the CPU's own conversion (exact)."""
+    codes, out = codes.reshape(-1), out.reshape(-1)
     for i in range(codes.size):
         out[i] = _single(codes[i])
 
@@ -318,6 +321,7 @@ def _widen_half(codes, out):
 def _quantize_half(x, out):
     """float32 -> the float32 values of their float16 roundings, in one pass (round, then widen: both exact
     conversions of the CPU)."""
+    x, out = x.reshape(-1), out.reshape(-1)
     for i in range(x.size):
         out[i] = _single(np.uint16(_half(x[i])))
 
@@ -325,6 +329,7 @@ def _quantize_half(x, out):
 def _round_half_pair(x, codes, values):
     """float32 -> float16 codes and their float32 values, in one pass (an op's float16 result, which the next
     op widens)."""
+    x, codes, values = x.reshape(-1), codes.reshape(-1), values.reshape(-1)
     for i in range(x.size):
         h = np.uint16(_half(x[i]))
         codes[i] = h
@@ -486,7 +491,7 @@ def _to_half_quiet(x):
         return x.astype(_F16)
     if x.flags.c_contiguous:
         out = np.empty(x.shape, np.uint16)
-        ROUND_HALF(x.reshape(-1), out.reshape(-1))
+        ROUND_HALF(x, out)
         return out.view(_F16)
     return _round_quiet(x, as_format(_F16))
 
@@ -498,7 +503,7 @@ def _half_pair(x, quiet=True):
         h = x.astype(_F16)
         return h, h.astype(_F32)
     codes, values = np.empty(x.shape, np.uint16), np.empty(x.shape, _F32)
-    ROUND_HALF_PAIR(np.ascontiguousarray(x).reshape(-1), codes.reshape(-1), values.reshape(-1))
+    ROUND_HALF_PAIR(np.ascontiguousarray(x), codes, values)
     return codes.view(_F16), values
 
 
@@ -508,7 +513,7 @@ def _half_values(x):
     if x.size <= SMALL_HALF:
         return x.astype(_F16).astype(_F32)
     out = np.empty(x.shape, _F32)
-    QUANTIZE_HALF(np.ascontiguousarray(x).reshape(-1), out.reshape(-1))
+    QUANTIZE_HALF(np.ascontiguousarray(x), out)
     return out
 
 
@@ -728,7 +733,7 @@ def widen(a, fmt=None):
             return a.astype(np.float32)
         if a.flags.c_contiguous:
             out = np.empty(a.shape, _F32)
-            WIDEN_HALF(a.reshape(-1).view(np.uint16), out.reshape(-1))
+            WIDEN_HALF(a.view(np.uint16), out)
             return out
     if a.dtype == _F32:
         return a

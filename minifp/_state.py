@@ -74,15 +74,22 @@ def layer_scope(layer):
     return _Setting("layer", layer)
 
 
-@contextlib.contextmanager
-def autocast_scope(policy):
+class autocast_scope:
     """Ops run as the Autocast `policy` says (None: autocast off) inside the block; the cast cache is
-    emptied when the outermost region ends."""
-    STATE.autocast_depth += 1
-    try:
-        with _Setting("autocast", policy):
-            yield
-    finally:
+    emptied when the outermost region ends (a class, as _Setting: a training step enters one or more)."""
+
+    __slots__ = ("policy", "previous")
+
+    def __init__(self, policy):
+        self.policy = policy
+
+    def __enter__(self):
+        STATE.autocast_depth += 1
+        self.previous, STATE.autocast = STATE.autocast, self.policy
+        return self
+
+    def __exit__(self, *exc):
+        STATE.autocast = self.previous
         STATE.autocast_depth -= 1
         if STATE.autocast_depth == 0:
             STATE.cast_cache.clear()

@@ -107,6 +107,8 @@ class Tensor:
         """A differentiable cast: values round into `fmt` in `mode` (round_to's), the gradient casts back."""
         fmt = F.as_format(fmt, "astype(): fmt")
         if mode == "nearest" and bits is None:
+            if self.fmt is not None and self.fmt != fmt:    # a float format to another: the dispatcher's own cast
+                return _cast(self, fmt)                     # (layers cast their inputs on every call)
             return apply("cast", self, _out=fmt)
         return _cast_in_mode(self, fmt, mode, rng, bits)
 
@@ -277,16 +279,16 @@ def _plan(op, args, out, device):
         if autocast.variables_only:         # Keras: variables are read in the compute dtype; formats then promote
             for a in args:
                 if isinstance(a, Tensor) and a._node is None and a.requires_grad:     # most ops read no variable
-                    args = tuple(_autocast_cast(a, autocast.fmt, autocast) if isinstance(a, Tensor) and a.is_leaf
-                                 and a.requires_grad else a for a in args)
+                    args = tuple([_autocast_cast(a, autocast.fmt, autocast) if isinstance(a, Tensor)
+                                  and a._node is None and a.requires_grad else a for a in args])
                     break
         else:
             target = autocast.fmt if op.name in autocast.lower else F.float32 if op.name in autocast.float32 else None
             if target is not None:
-                return target, tuple(_autocast_cast(a, target, autocast) for a in args)
+                return target, tuple([_autocast_cast(a, target, autocast) for a in args])
     fmt = None
     for a in args:
-        if isinstance(a, Tensor) and a.fmt is not None:
+        if isinstance(a, Tensor) and a.fmt is not None and a.fmt is not fmt:
             fmt = a.fmt if fmt is None else F.promote(fmt, a.fmt)
     return fmt or F.float32, args
 
@@ -298,10 +300,10 @@ def _autocast_cast(a, fmt, autocast):
     if autocast.cache and a._node is None and a.requires_grad and a.fmt.is_float32 and \
             (fmt is autocast.fmt or fmt == autocast.fmt):
         key = (id(a), fmt)          # PyTorch's cast cache: one cast of a float32 parameter per region
-        cache = STATE.cast_cache
-        if key not in cache:
-            cache[key] = (a, _cast(a, fmt))
-        return cache[key][1]
+        hit = STATE.cast_cache.get(key)
+        if hit is None:
+            hit = STATE.cast_cache[key] = (a, _cast(a, fmt))
+        return hit[1]
     return _cast(a, fmt)
 
 

@@ -9,7 +9,7 @@ import pytest
 
 import minifp as mf
 import minifp.torch as torch
-from minifp._loss_scale import DynamicLossScale, all_finite
+from minifp._loss_scale import DynamicLossScale, _scaled_finite, all_finite, unscaled
 from minifp.tf import keras as tf_keras
 
 
@@ -37,6 +37,31 @@ def test_dynamic_loss_scale_is_data():
     assert s2.adjust(False).loss_scale == 8.0
     assert DynamicLossScale(1.0, min_loss_scale=1.0).adjust(False).loss_scale == 1.0
     assert all_finite([mf.tensor([1.0]), None, np.ones(3)]) and not all_finite([np.array([np.nan])])
+
+
+@pytest.mark.parametrize("divide", [False, True])
+@pytest.mark.parametrize("factor", [2.0**-16, 3.0, 0.1, 2.0**126, 0.0, np.inf])
+@pytest.mark.parametrize("bad", [None, np.inf, -np.inf, np.nan])
+def test_unscaled_is_numpys_product_or_quotient_and_finite_check(divide, factor, bad):
+    rng = np.random.default_rng(7)
+    values = (rng.standard_normal(1000) * 2.0 ** rng.integers(-140, 120, 1000)).astype(np.float32)
+    values[:4] = [0.0, -0.0, np.float32(2**-149), np.finfo(np.float32).max]
+    if bad is not None:
+        values[500] = bad
+    f = np.float32(factor)
+    with np.errstate(all="ignore"):
+        expected = values / f if divide else values * f
+    for name, (out, finite) in {"unscaled": unscaled(values, factor, divide),
+                                "the kernel's loop": _loop(values, f, divide),
+                                "strided (NumPy's path)": unscaled(np.repeat(values, 2)[::2], factor, divide)}.items():
+        assert out.dtype == np.float32 and np.array_equal(out.view(np.uint32), expected.view(np.uint32)), name
+        assert finite is (bad is None), name
+
+
+def _loop(values, factor, divide):
+    out = np.empty_like(values)
+    with np.errstate(all="ignore"):
+        return out, bool(_scaled_finite(values, factor, divide, out))
 
 
 # -- GradScaler (minifp.torch) --------------------------------------------------------------------------------

@@ -65,6 +65,8 @@ def as_dtype(x, arg="dtype"):
 
 def format_of(dtype):
     """The minifp Format of a floating dtype, None for integer and bool dtypes."""
+    if isinstance(dtype, str) and dtype in _FLOATS:     # a float's name: layers ask on every call
+        return _FLOATS[dtype]
     name = str(as_dtype(dtype))
     if name in _INTS:           # Keras's integers, even where minifp has a format of that name (int8)
         return None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._loss_scale import DynamicLossScale, all_finite
+from ..._loss_scale import DynamicLossScale, unscaled
 from ..._tensor import Tensor
 from ..optimizers.optimizer import Optimizer, OptimizerVariable, _float32_grad
 
@@ -74,12 +74,12 @@ class LossScaleOptimizer(Optimizer):
         grads = list(grads)
         if not self.built:
             self.build(None if trainable_variables is None else list(trainable_variables))
-        finite = all_finite(grads)
+        with np.errstate(all="ignore"):
+            pairs = [None if g is None else unscaled(_float32_grad(g), self._loss_scale.loss_scale, divide=True)
+                     for g in grads]
+        finite = all(p is None or p[1] for p in pairs)     # the check and the division read each gradient once
         if finite:
-            scale = np.float32(self._loss_scale.loss_scale)
-            with np.errstate(all="ignore"):
-                unscaled = [None if g is None else _float32_grad(g) / scale for g in grads]
-            self.inner_optimizer.apply(unscaled, trainable_variables)
+            self.inner_optimizer.apply([None if p is None else p[0] for p in pairs], trainable_variables)
         self._set_state(self._loss_scale.adjust(finite))
 
     def _set_state(self, state):

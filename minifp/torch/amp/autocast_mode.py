@@ -55,8 +55,7 @@ class autocast:
         """The engine's Autocast value for this region, or None when disabled."""
         if not self._enabled:
             return None
-        lower, fp32 = LISTS[self.device]
-        return Autocast(format_of(self.fast_dtype), lower, fp32, self.device, self._cache)
+        return _policy(format_of(self.fast_dtype), self.device, self._cache)
 
     def __enter__(self):
         scope = autocast_scope(self.policy())
@@ -74,6 +73,13 @@ class autocast:
             with self:
                 return fn(*args, **kwargs)
         return wrapper
+
+
+@functools.lru_cache(maxsize=None)
+def _policy(fmt, device, cache):
+    """One Autocast value per (format, device, cache): a training loop enters a region every step."""
+    lower, fp32 = LISTS[device]
+    return Autocast(fmt, lower, fp32, device, cache)
 
 
 def is_autocast_enabled(device_type="cuda"):
