@@ -74,22 +74,21 @@ def layer_scope(layer):
     return _Setting("layer", layer)
 
 
-class autocast_scope:
+class autocast_scope(_Setting):
     """Ops run as the Autocast `policy` says (None: autocast off) inside the block; the cast cache is
-    emptied when the outermost region ends (a class, as _Setting: a training step enters one or more)."""
+    emptied when the outermost region ends."""
 
-    __slots__ = ("policy", "previous")
+    __slots__ = ()
 
     def __init__(self, policy):
-        self.policy = policy
+        super().__init__("autocast", policy)
 
     def __enter__(self):
         STATE.autocast_depth += 1
-        self.previous, STATE.autocast = STATE.autocast, self.policy
-        return self
+        return super().__enter__()
 
     def __exit__(self, *exc):
-        STATE.autocast = self.previous
+        super().__exit__()
         STATE.autocast_depth -= 1
         if STATE.autocast_depth == 0:
             STATE.cast_cache.clear()

@@ -74,9 +74,8 @@ class LossScaleOptimizer(Optimizer):
         grads = list(grads)
         if not self.built:
             self.build(None if trainable_variables is None else list(trainable_variables))
-        with np.errstate(all="ignore"):
-            pairs = [None if g is None else unscaled(_float32_grad(g), self._loss_scale.loss_scale, divide=True)
-                     for g in grads]
+        pairs = [None if g is None else unscaled(_float32_grad(g), self._loss_scale.loss_scale, divide=True)
+                 for g in grads]
         finite = all(p is None or p[1] for p in pairs)     # the check and the division read each gradient once
         if finite:
             self.inner_optimizer.apply([None if p is None else p[0] for p in pairs], trainable_variables)
