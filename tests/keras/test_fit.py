@@ -134,7 +134,7 @@ def test_predict_returns_the_output_dtype():
     p = m.predict(XT, batch_size=100, verbose=0)
     assert isinstance(p, np.ndarray) and p.shape == (360, 10) and p.dtype == np.float32
     assert np.allclose(p.sum(axis=1), 1, atol=1e-6)
-    np.testing.assert_array_equal(m.predict_on_batch(XT[:7]), p[:7])
+    np.testing.assert_array_equal(m.predict_on_batch(XT[:100]), p[:100])   # the same batch, the same BLAS kernel
     mixed_precision.set_global_policy("mixed_float16")
     half = _mlp(final_float32=False)
     out = half.predict(XT[:5], verbose=0)
