@@ -349,20 +349,40 @@ def _untap_last(xp, gcols, shape, stride, padding, dilation=1, last=False):
     return gx if last else gx.transpose(0, 3, 1, 2)
 
 
-def _conv2d(xp, x, w, b=None, *, stride=1, padding=0, dilation=1, groups=1, layout="NCHW"):
-    w = _oihw(w, layout)
-    o, _, kh, kw = w.shape
-    cols = _windows(xp, x, kh, kw, stride, padding, dilation, last=layout == "NHWC")
-    n, ho, wo = cols.shape[:3]
+def _cols(xp, x, kh, kw, stride, padding, dilation, groups, last):
+    """im2col: every receptive field as a row (N*Ho*Wo, kh*kw*C) ordered taps first, channels last (cuDNN's
+    NHWC order), so each copy moves a whole run of channels; grouped as (G, N*Ho*Wo, kh*kw*C/G). NCHW input
+    is made channels-last first (one copy of x, a ninth of the columns' size for 3x3 kernels)."""
+    x = x if last else xp.ascontiguousarray(x.transpose(0, 2, 3, 1))
+    win = _windows(xp, x, kh, kw, stride, padding, dilation, last=True).transpose(0, 1, 2, 4, 5, 3)
+    n, ho, wo = win.shape[:3]
     if groups == 1:
-        out = xp.matmul(cols.reshape(n * ho * wo, -1), w.reshape(o, -1).T)
-    else:                                   # one product per group, batched: (G, M, K) @ (G, K, O/G)
-        cols = cols.reshape(n * ho * wo, groups, -1).transpose(1, 0, 2)
-        out = xp.matmul(cols, w.reshape(groups, o // groups, -1).transpose(0, 2, 1)).transpose(1, 0, 2).reshape(-1, o)
+        return win.reshape(n * ho * wo, -1), (n, ho, wo)
+    cols = win.reshape(n * ho * wo, kh * kw, groups, -1).transpose(2, 0, 1, 3)
+    return cols.reshape(groups, n * ho * wo, -1), (n, ho, wo)
+
+
+def _kernel_matrix(w, groups, layout):
+    """The kernel as the columns' partner: (kh*kw*C/G, O), taps first and channels last as _cols' rows; grouped
+    (G, kh*kw*C/G, O/G). TensorFlow's (kh, kw, in/groups, out) kernels are that already, ungrouped."""
+    kh, kw, cg, o = w.shape if layout == "NHWC" else (w.shape[2], w.shape[3], w.shape[1], w.shape[0])
+    hwio = w if layout == "NHWC" else w.transpose(2, 3, 1, 0)
+    if groups == 1:
+        return hwio.reshape(kh * kw * cg, o)
+    return hwio.reshape(kh * kw * cg, groups, o // groups).transpose(1, 0, 2)
+
+
+def _conv2d(xp, x, w, b=None, *, stride=1, padding=0, dilation=1, groups=1, layout="NCHW"):
+    last = layout == "NHWC"
+    kh, kw = (w.shape[0], w.shape[1]) if last else (w.shape[2], w.shape[3])
+    cols, (n, ho, wo) = _cols(xp, x, kh, kw, stride, padding, dilation, groups, last)
+    out = xp.matmul(cols, _kernel_matrix(w, groups, layout))
+    if groups != 1:                         # (G, M, O/G) -> (M, O), the groups' outputs side by side
+        out = out.transpose(1, 0, 2).reshape(n * ho * wo, -1)
     if b is not None:
         out += b                            # into the float32 sum, before the one rounding (cuDNN's epilogue)
-    out = out.reshape(n, ho, wo, o)
-    return out if layout == "NHWC" else xp.ascontiguousarray(out.transpose(0, 3, 1, 2))  # what follows runs on it
+    out = out.reshape(n, ho, wo, -1)
+    return out if last else xp.ascontiguousarray(out.transpose(0, 3, 1, 2))  # what follows runs on it
 
 
 def _conv2d_grad_x(xp, g, ans, x, w, b=None, *, stride=1, padding=0, dilation=1, groups=1, layout="NCHW"):
@@ -381,17 +401,17 @@ def _conv2d_grad_x(xp, g, ans, x, w, b=None, *, stride=1, padding=0, dilation=1,
 
 def _conv2d_grad_w(xp, g, ans, x, w, b=None, *, stride=1, padding=0, dilation=1, groups=1, layout="NCHW"):
     last = layout == "NHWC"
-    wo_ = _oihw(w, layout)
-    o = wo_.shape[0]
-    cols = _windows(xp, x, wo_.shape[2], wo_.shape[3], stride, padding, dilation, last=last)
-    m = cols.shape[0] * cols.shape[1] * cols.shape[2]
-    g2 = g.reshape(m, o).T if last else g.transpose(1, 0, 2, 3).reshape(o, m)
+    kh, kw = (w.shape[0], w.shape[1]) if last else (w.shape[2], w.shape[3])
+    cols, _ = _cols(xp, x, kh, kw, stride, padding, dilation, groups, last)
+    o = g.shape[-1] if last else g.shape[1]
+    g2 = g.reshape(-1, o) if last else g.transpose(0, 2, 3, 1).reshape(-1, o)
     if groups == 1:
-        gw = xp.matmul(g2, cols.reshape(m, -1))
-    else:
-        gw = xp.matmul(g2.reshape(groups, o // groups, m), cols.reshape(m, groups, -1).transpose(1, 0, 2))
-    gw = gw.reshape(wo_.shape)
-    return gw.transpose(2, 3, 1, 0) if last else gw
+        gw = xp.matmul(cols.T, g2)          # (kh*kw*C, O): _kernel_matrix's layout
+    else:                                   # (G, kh*kw*C/G, O/G) -> (kh*kw*C/G, O)
+        gw = xp.matmul(cols.transpose(0, 2, 1), g2.reshape(-1, groups, o // groups).transpose(1, 0, 2))
+        gw = gw.transpose(1, 0, 2).reshape(-1, o)
+    hwio = gw.reshape(kh, kw, -1, o)
+    return hwio if last else hwio.transpose(3, 2, 0, 1)
 
 
 defop("conv2d", _conv2d, _conv2d_grad_x, _conv2d_grad_w,

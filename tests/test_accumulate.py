@@ -196,7 +196,7 @@ def test_linear_and_conv2d_accumulate_in_the_format():
     with mf.accumulate("float16"):
         y = mf.linear(f16(x), f16(w), f16(bias)).float32()
     assert np.array_equal(y, (chain(x, w.T, mf.float16) + bias).astype(np.float16).astype(np.float32))
-    # conv2d: the sum runs over (channel, row, column) of the kernel, in that order (im2col's columns).
+    # conv2d: the sum runs over (row, column, channel) of the kernel, in that order (cuDNN's NHWC im2col columns).
     img, ker = values(rng, (2, 3, 5, 5), mf.float16), values(rng, (4, 3, 2, 3), mf.float16)
     with mf.accumulate("float16"):
         out = mf.apply("conv2d", f16(img), f16(ker), stride=1, padding=1).float32()
@@ -204,9 +204,9 @@ def test_linear_and_conv2d_accumulate_in_the_format():
     ho, wo = padded.shape[2] - 1, padded.shape[3] - 2
     want = np.zeros((2, 4, ho, wo))
     rnd = rounder(mf.float16)
-    for c in range(3):
-        for i in range(2):
-            for j in range(3):
+    for i in range(2):
+        for j in range(3):
+            for c in range(3):
                 want = rnd(want + padded[:, None, c, i:i + ho, j:j + wo] * ker[None, :, c, i, j, None, None])
     assert np.array_equal(out, want.astype(np.float32))
 
