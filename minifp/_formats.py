@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import ml_dtypes
 import numpy as np
@@ -332,6 +332,7 @@ def _holds(a: Format, b: Format) -> bool:
             and (a.signed or not b.signed))
 
 
+@lru_cache(maxsize=256)      # the dispatcher promotes per op; _holds builds two finfos (~50 us)
 def promote(a: Format, b: Format) -> Format:
     """The narrowest format holding every value of both, as PyTorch's type promotion (float16+bfloat16 -> float32)."""
     if a == b:
