@@ -459,7 +459,7 @@ class Layer:
             if "training" in params:
                 kwargs["training"] = bool(training) if training is not None else False
         # autocast_scope, so the cast cache (one float16 copy of each variable) ends with the outermost call
-        with autocast_scope(self._autocast_for(args)) if self._autocast_changes() else _NULL:
+        with self._autocast_scope(args):
             previous = getattr(_CONTEXT, "training", None)
             _CONTEXT.training = training if training is not None else previous
             try:
@@ -472,19 +472,32 @@ class Layer:
 
     _convert_input_args = True
 
-    def _autocast_changes(self):
-        """Whether this layer sets its own autocast (Keras 3's rule for entering or leaving AutocastScope)."""
-        current = STATE.autocast
-        if current is not None:
-            return (not self.autocast or not is_float_dtype(self.compute_dtype)
-                    or current.fmt != self._format)
-        return self.autocast and self.compute_dtype != self.variable_dtype and is_float_dtype(self.compute_dtype)
+    def _autocast_plan(self):
+        """(the Format this layer autocasts to, None if it does not; whether its compute and variable dtypes
+        differ), worked out once per policy: every call of every layer reads it."""
+        policy, autocast = self._dtype_policy, self.autocast
+        cached = self.__dict__.get("_autocast_cached")
+        if cached is None or cached[0] is not policy or cached[1] != autocast:
+            fmt = self._format if autocast and is_float_dtype(self.compute_dtype) else None
+            cached = (policy, autocast, fmt, self.compute_dtype != self.variable_dtype)
+            object.__setattr__(self, "_autocast_cached", cached)        # not a tracked attribute
+        return cached[2], cached[3]
 
-    def _autocast_for(self, args):
-        if not self.autocast or not is_float_dtype(self.compute_dtype):
-            return None
+    def _autocast_scope(self, args):
+        """The AutocastScope this call enters, or _NULL: Keras 3 enters one where the layer's compute dtype
+        differs from its variables', and leaves the one around it where the layer does not autocast to it."""
+        fmt, differs = self._autocast_plan()
+        current = STATE.autocast
+        if current is None:
+            unchanged = fmt is None or not differs
+        else:
+            unchanged = fmt is not None and current.fmt == fmt
+        if unchanged:
+            return _NULL
+        if fmt is None:
+            return autocast_scope(None)
         device = next((t.device for t in _flatten(args) if isinstance(t, _EngineTensor)), "cpu")
-        return _autocast(self._format, device)
+        return autocast_scope(_autocast(fmt, device))
 
     # -- the functional graph --------------------------------------------------------------
     def _symbolic_call(self, args, kwargs):

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..._loss_scale import DynamicLossScale, unscaled
-from ..._tensor import Tensor
+from ..._formats import float32
+from ..._tensor import Tensor, apply
 from ..optimizers.optimizer import Optimizer, OptimizerVariable, _float32_grad
 
 __all__ = ["LossScaleOptimizer"]
@@ -108,9 +109,8 @@ class LossScaleOptimizer(Optimizer):
             return loss * self.initial_scale
         scale = np.float32(self._loss_scale.loss_scale)
         if isinstance(loss, Tensor):
-            from ... import _tensor, float32
-            if loss.fmt is not None and loss.fmt != float32:
-                loss = _tensor.apply("cast", loss, _out=float32)     # float16 loss * float32 variable -> float32
+            if loss.fmt is not None and loss.fmt is not float32 and loss.fmt != float32:
+                loss = apply("cast", loss, _out=float32)     # float16 loss * float32 variable -> float32
             return loss * scale
         return np.float32(loss) * scale
 
