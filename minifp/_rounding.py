@@ -236,15 +236,15 @@ def _nearest(b, c):
         # XOR, not OR: a NaN becomes the zero of the opposite sign where nan_c is -0's code (formats without
         # NaN, as ml_dtypes); code_mask clears the sign's copies above a sub-byte format's top bit.
         return a, code, i32(i32(final ^ sign) & code_mask)
-    # 8 exponent bits and overflow to inf (bfloat16): subnormals line up with float32's, the same formula
-    # on the signed bits rounds either sign, and a carry past max lands on the inf code by itself. The kept
-    # bits' lowest is OR-ed into bit 0 rather than added: the same carry (bit 0 sways only a tie, where it
-    # is 0, as shift >= 16 here), and LLVM fuses the AND and the OR into one instruction where it can.
-    top = np.right_shift(b, shift)                          # sign_down == shift with 8 exponent bits
-    final = np.right_shift(i32(i32(b | i32(top & i32(1))) + round_bias), shift)
-    nan = i32(top | nan_c)                                  # the top of the payload kept, as hardware does
+    # 8 exponent bits and overflow to inf (bfloat16): subnormals line up with float32's, the same formula on
+    # the signed bits rounds either sign (add half an ulp minus one plus the kept bits' lowest, drop the
+    # rest), and a carry past max lands on the inf code by itself. A NaN instead gets its quiet bit set and
+    # is cut (the top of the payload kept, as hardware does). Masking the result to the storage's width lets
+    # LLVM narrow two vectors with one pack instruction (bfloat16 at 2**16: 9.8 -> 8.6 us here).
     is_nan = _float(b) != _float(b)                         # one float compare, where |b| > inf takes two
-    return a, i32(final & i32((1 << (31 - sign_down)) - 1)), nan if is_nan else final
+    w = i32(b | i32(nan_c << shift)) if is_nan else i32(i32(b + i32(np.right_shift(b, shift) & i32(1))) + round_bias)
+    final = np.right_shift(w, shift)                        # sign_down == shift with 8 exponent bits
+    return a, i32(final & i32((1 << (31 - sign_down)) - 1)), i32(final & i32((1 << (32 - sign_down)) - 1))
 
 
 def _constants(fmt):
@@ -443,12 +443,25 @@ def round_to(x, fmt, mode="nearest", rng=None, counts=None, bits=None):
     negative is -smallest subnormal, of a tiny positive +0).
     counts: an int64 array of 4 to which (overflow, underflow, subnormal, NaN) of this rounding are added.
     """
+    if type(x) is np.ndarray and x.dtype is _F32 and mode == "nearest" and counts is None and bits is None:
+        plan = _FAST.get(fmt) if type(fmt) is str or type(fmt) is Format else None
+        if plan is not None and x.size > plan.small and x.flags.c_contiguous:
+            return _round_nearest(x, plan)
     if type(x) is not np.ndarray:
         _no_tensor(x)
+    given = fmt
     x, fmt, bits = _check(_asarray(x), fmt, mode, counts, bits)
     if fmt.is_float32 and x.dtype == _F32 and counts is None:
         return x.copy()
+    if JIT and (type(given) is str or type(given) is Format) and _nearest_plan(fmt) is not None:
+        _FAST[given] = _nearest_plan(fmt)
     return _round_to(x, fmt, mode, rng, counts, bits)
+
+
+# round_to's common call, a C-contiguous float32 array past a plan's `small` to nearest-even, by the fmt argument
+# as given (a name or a Format): the plan the full path found for it, so the call skips the checks (3 of 12 us at
+# 2**16 elements).
+_FAST = {}
 
 
 def _round_to(x, fmt, mode="nearest", rng=None, counts=None, bits=32):
@@ -572,7 +585,10 @@ def _nearest_plan(fmt):
 def _round_nearest(x, plan):
     """A contiguous float32 array rounded to nearest-even by plan's kernel."""
     out = np.empty(x.shape, plan.codes)
-    plan.kernel(x.ravel(), out.ravel())
+    if x.ndim == 1:
+        plan.kernel(x, out)
+    else:
+        plan.kernel(x.ravel(), out.ravel())
     return out.view(plan.storage)
 
 
