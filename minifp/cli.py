@@ -5,6 +5,7 @@ import argparse
 import importlib.util
 import math
 import os
+import statistics
 import sys
 
 import minifp as mf
@@ -78,7 +79,8 @@ def train(policy, model="mlp", epochs=None, batch_size=32, lr=1e-3, seed=0, verb
         _, accuracy = net.evaluate(x_test, y_test, verbose=0)
     steps = history.steps                  # minifp's per-step extras, beside Keras's per-epoch history
     return {"policy": policy + (" + fp8" if fp8 else ""), "accuracy": float(accuracy),
-            "ms_per_step": 1e3 * sum(steps["time"]) / len(steps["time"]),
+            # the median: on a fresh install the first steps also compile Numba's kernels (2x the mean there)
+            "ms_per_step": 1e3 * statistics.median(steps["time"]),
             "skipped": int(sum(steps["skipped"])) if "skipped" in steps else None,
             "loss_scale": steps["loss_scale"][-1] if "loss_scale" in steps else None,
             "loss": float(history.history["loss"][-1])}

@@ -1,8 +1,11 @@
 """keras.activations: activation functions by Keras's names, each through the engine's ops."""
 from __future__ import annotations
 
-import minifp as mf
+import importlib
+
 from ._tensor import Tensor
+
+mf = importlib.import_module("..", __package__)       # the minifp package of this face (its op functions)
 
 __all__ = ["relu", "relu6", "leaky_relu", "elu", "selu", "sigmoid", "hard_sigmoid", "tanh", "softmax",
            "log_softmax", "linear", "gelu", "silu", "swish", "softplus", "softsign", "exponential", "mish",

@@ -30,6 +30,7 @@ import warnings
 import numpy as np
 
 from .._files import atomic_file
+from .._tensor import Tensor as _EngineTensor
 
 __all__ = ["load_weights", "save_weights"]
 
@@ -180,13 +181,12 @@ def _check_built(model, doing):
 
 def _stored(variable):
     """(array, dtype attribute or None): the variable's values as they go into the file."""
-    import minifp
-    values = minifp.Tensor.numpy(variable)
+    values = _EngineTensor.numpy(variable)
     if variable.fmt is None or values.dtype in _HDF5_NATIVE:
         return np.ascontiguousarray(values), None
     if variable.fmt.name == "bfloat16":          # Keras's way: the 2-byte values as opaque data
         return np.ascontiguousarray(values), "bfloat16"
-    return minifp.Tensor.float32(variable), variable.fmt.name   # exact: every format fits float32
+    return _EngineTensor.float32(variable), variable.fmt.name   # exact: every format fits float32
 
 
 def _read_values(dataset, where):

@@ -15,7 +15,8 @@ import numpy as np
 
 from .. import _checks
 from .._random import rng
-from .._tensor import Tensor as _EngineTensor, no_grad
+from .._formats import float32
+from .._tensor import Tensor as _EngineTensor, apply, no_grad, tensor
 from . import callbacks as callbacks_module
 
 __all__ = ["Trainer", "unpack_x_y_sample_weight", "pack_x_y_sample_weight"]
@@ -838,11 +839,10 @@ def _concat(outputs):
 
 def _scalar_loss(value):
     """An added loss (add_loss, regularisers) summed to a float32 scalar."""
-    import minifp
-    t = value if isinstance(value, _EngineTensor) else minifp.tensor(np.float32(value))
-    if t.fmt is None or t.fmt != minifp.float32:
-        t = minifp.apply("cast", t, _out=minifp.float32)
-    return minifp.sum(t) if t.ndim else t
+    t = value if isinstance(value, _EngineTensor) else tensor(np.float32(value))
+    if t.fmt is None or t.fmt != float32:
+        t = apply("cast", t, _out=float32)
+    return apply("sum", t) if t.ndim else t
 
 
 def _takes_name(cls):

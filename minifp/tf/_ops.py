@@ -12,8 +12,8 @@ import numbers
 
 import numpy as np
 
-import minifp as _mf
 from .._backend import array_module, to_numpy
+from .. import _random
 from .._random import generator
 from .._tensor import Tensor as _EngineTensor, apply
 from ..keras import _tensor as _K
@@ -364,7 +364,7 @@ is_inf = _test("isinf", "tf.math.is_inf (bool).")
 
 def set_seed(seed):
     """tf.random.set_seed: seeds minifp's one generator (weights, dropout, shuffling, tf.random.*)."""
-    _mf.manual_seed(seed)
+    _random.manual_seed(seed)
 
 
 def random_normal(shape, mean=0.0, stddev=1.0, dtype=D.float32, seed=None, name=None):

@@ -12,12 +12,11 @@ import numbers
 import ml_dtypes
 import numpy as np
 
-import minifp as mf
 from .. import _formats as F
 from .._backend import to_numpy
 from .._random import generator
 from .._state import STATE
-from .._tensor import Tensor as _EngineTensor, apply
+from .._tensor import Tensor as _EngineTensor, apply, tensor as _engine_tensor
 from . import _device as D
 
 __all__ = ["Tensor", "dtype", "Size", "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty",
@@ -494,7 +493,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
         values = np.trunc(arr).astype(d.numpy) if arr.dtype.kind == "f" else np.array(arr, d.numpy)
         return Tensor._wrap(D.array_on(values, device or source_device), None, False, None,
                             device or source_device)
-    return _wrap(mf.tensor(arr, dtype=fmt), device or source_device, requires_grad)
+    return _wrap(_engine_tensor(arr, dtype=fmt), device or source_device, requires_grad)
 
 
 as_tensor = tensor

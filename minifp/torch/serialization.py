@@ -16,10 +16,11 @@ from collections.abc import Mapping
 import ml_dtypes
 import numpy as np
 
-import minifp
-from minifp import _formats as F
-from minifp._backend import to_numpy
-from minifp._files import atomic_file
+from .. import _formats as F
+from .._backend import to_numpy
+from .._files import atomic_file
+from .._rounding import round_to
+from .._tensor import Tensor
 
 __all__ = ["load", "save"]
 
@@ -126,7 +127,7 @@ def _arrays(obj):
 
 def _array(key, value):
     """(array, Format or None): the storage of one value, and its format when the storage does not name it."""
-    if isinstance(value, minifp.Tensor):
+    if isinstance(value, Tensor):
         arr = to_numpy(value._data)
         if value.fmt is not None and not (value.fmt.native or value.fmt.is_float32):
             return arr.astype(np.float32), value.fmt         # tf32 and custom formats: exact in float32
@@ -197,12 +198,12 @@ def _formats(data, where):
 
 def _tensor(arr, name, fmt, device):
     """A face tensor over `arr` in dtype `name` (or Format `fmt`), bit for bit, on `device`."""
-    from minifp import torch
-    from minifp.torch import _device as D
+    from .. import torch
+    from . import _device as D
     if name == "float64":
         arr = arr.astype(np.float32)                    # one rounding; the warning names these keys
     if fmt is not None:
-        data = minifp.round_to(arr, fmt)                  # exact for what save wrote; a tampered file still rounds
+        data = round_to(arr, fmt)                  # exact for what save wrote; a tampered file still rounds
     else:
         fmt = getattr(torch, "float32" if name == "float64" else name).fmt
         data = arr
@@ -216,7 +217,7 @@ def _device(map_location):
     if isinstance(map_location, dict) or callable(map_location):
         raise ValueError(f"load(): map_location must be None, a device or a device name ('cpu', 'cuda'), got "
                          f"{type(map_location).__name__} (safetensors files record no device to map from)")
-    from minifp.torch import _device as D
+    from . import _device as D
     return D.parse(map_location)
 
 

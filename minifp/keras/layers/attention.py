@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-import minifp as mf
+from ... import float16, linear, tensor
 from ..._tensor import apply
 from .. import backend, initializers
 from .core import Dropout
@@ -44,7 +44,7 @@ class _Projection(Layer):
         x = apply("reshape", inputs, shape=lead + (n_in,))
         w = apply("transpose", apply("reshape", self.kernel, shape=(n_in, n_out)), axes=(1, 0))
         b = None if self.bias is None else apply("reshape", self.bias, shape=(n_out,))
-        return apply("reshape", mf.linear(x, w, b), shape=lead + self.out_dims)
+        return apply("reshape", linear(x, w, b), shape=lead + self.out_dims)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[:len(input_shape) - len(self.in_dims)]) + self.out_dims
@@ -134,8 +134,8 @@ class MultiHeadAttention(Layer):
         scores = apply("matmul", apply("transpose", q, axes=(0, 2, 1, 3)),
                        apply("transpose", k, axes=(0, 2, 3, 1)))       # (B, N, T, S)
         if mask is not None:
-            big = -3e4 if scores.fmt == mf.float16 else -1e9
-            scores = scores + mf.tensor(np.where(mask[:, None], 0.0, big), dtype=scores.fmt)
+            big = -3e4 if scores.fmt == float16 else -1e9
+            scores = scores + tensor(np.where(mask[:, None], 0.0, big), dtype=scores.fmt)
         scores = apply("softmax", scores, axis=-1)
         dropped = self._dropout_layer(scores, training=training) if self._dropout > 0 else scores
         out = apply("transpose", apply("matmul", dropped, apply("transpose", v, axes=(0, 2, 1, 3))),

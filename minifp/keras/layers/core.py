@@ -7,7 +7,7 @@ import numbers
 
 import numpy as np
 
-import minifp as mf
+from ... import linear
 from ... import _random
 from ..._tensor import apply
 from .. import activations, backend, initializers
@@ -92,7 +92,7 @@ class Dense(Layer):
         self.built = True
 
     def call(self, inputs, training=None):
-        x = mf.linear(inputs, self.kernel, self.bias, layout="io")      # Keras's (in, out) kernel as it is
+        x = linear(inputs, self.kernel, self.bias, layout="io")      # Keras's (in, out) kernel as it is
         return self.activation(x) if self.activation is not activations.linear else x
 
     def compute_output_shape(self, input_shape):

@@ -15,8 +15,7 @@ import re
 
 import numpy as np
 
-import minifp
-from minifp import _random
+from ... import Tensor, _random, apply
 
 __all__ = ["BatchSampler", "DataLoader", "Dataset", "IterableDataset", "RandomSampler", "Sampler",
            "SequentialSampler", "Subset", "TensorDataset", "default_collate", "default_convert", "random_split"]
@@ -27,7 +26,7 @@ _COLLATE_ERROR = "default_collate: batch must contain tensors, numpy arrays, num
 
 def _torch():
     """The face package (imported late: minifp.torch imports this module)."""
-    from minifp import torch
+    from ... import torch
     return torch
 
 
@@ -56,7 +55,7 @@ class TensorDataset(Dataset):
 
     def __init__(self, *tensors):
         for i, t in enumerate(tensors):
-            if not isinstance(t, minifp.Tensor):
+            if not isinstance(t, Tensor):
                 raise TypeError(f"TensorDataset(): tensors[{i}] is a {type(t).__name__}, not a tensor "
                                 f"(make one with minifp.torch.from_numpy or minifp.torch.tensor)")
             if t.ndim == 0:
@@ -76,7 +75,7 @@ class TensorDataset(Dataset):
     def _rows(self, indices):
         """Rows `indices` of every tensor at once: what default_collate makes of those samples, in one op each."""
         index = np.asarray(indices, dtype=np.intp)
-        return [minifp.apply("getitem", t, index=index) for t in self.tensors]
+        return [apply("getitem", t, index=index) for t in self.tensors]
 
 
 class ConcatDataset(Dataset):
@@ -241,7 +240,7 @@ def _rng(generator, where):
 def default_convert(data):
     """NumPy arrays and scalars inside `data` (also in dicts, lists, tuples) become tensors; the rest stays."""
     kind = type(data)
-    if isinstance(data, minifp.Tensor):
+    if isinstance(data, Tensor):
         return data
     if kind.__module__ == "numpy" and kind.__name__ not in ("str_", "bytes_", "string_"):
         if isinstance(data, np.ndarray) and _STRING_OR_OBJECT.search(data.dtype.str):
@@ -263,7 +262,7 @@ def default_collate(batch):
     tensors (Python ints int64; Python floats torch.float64, which is float32 in minifp), strings kept as a list,
     dicts, namedtuples and sequences collated per key or position (a tuple gives a list, as in PyTorch)."""
     elem = batch[0]
-    if isinstance(elem, minifp.Tensor):
+    if isinstance(elem, Tensor):
         return _torch().stack(list(batch), 0)
     if isinstance(elem, np.ndarray):
         if _STRING_OR_OBJECT.search(elem.dtype.str):

@@ -14,7 +14,7 @@ import shutil
 
 import numpy as np
 
-from minifp import datasets as _files
+from ... import datasets as _files
 
 __all__ = ["CIFAR10", "MNIST", "VisionDataset"]
 
@@ -83,13 +83,13 @@ class MNIST(VisionDataset):
     @property
     def data(self):
         """All images as a uint8 tensor (n, 28, 28), as torchvision's."""
-        from minifp import torch
+        from ... import torch
         return torch.from_numpy(self._images)
 
     @property
     def targets(self):
         """All labels as an int64 tensor, as torchvision's."""
-        from minifp import torch
+        from ... import torch
         return torch.from_numpy(self._labels)
 
     def _file(self, name):

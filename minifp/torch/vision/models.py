@@ -4,7 +4,7 @@ state_dict saved from torchvision with safetensors loads with `model.load_state_
 """
 from __future__ import annotations
 
-from minifp.torch import nn
+from .. import nn
 
 __all__ = ["BasicBlock", "InvertedResidual", "MobileNetV2", "ResNet", "mobilenet_v2", "resnet18"]
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import minifp
+from ... import Tensor, apply, float32, round_to
 
 __all__ = ["Compose", "Normalize", "ToTensor"]
 
@@ -32,12 +32,12 @@ class ToTensor:
     divided by 255 into float32 values in [0, 1], other dtypes keep their values (as torchvision does)."""
 
     def __call__(self, pic):
-        from minifp import torch
+        from ... import torch
         arr = _pixels(pic)
         chw = torch.from_numpy(np.ascontiguousarray(arr.transpose(2, 0, 1)))
         if arr.dtype != np.uint8:
             return chw
-        return minifp.apply("div", chw, 255, _out=minifp.float32)    # one float32 division, as img.float().div(255)
+        return apply("div", chw, 255, _out=float32)    # one float32 division, as img.float().div(255)
 
     def __repr__(self):
         return f"{type(self).__name__}()"
@@ -63,7 +63,7 @@ class Normalize:
         self.mean, self.std, self.inplace = mean, std, inplace
 
     def __call__(self, tensor):
-        if not isinstance(tensor, minifp.Tensor):
+        if not isinstance(tensor, Tensor):
             raise TypeError(f"Input tensor should be a torch tensor. Got {type(tensor)}.")
         if tensor.fmt is None:
             raise TypeError(f"Input tensor should be a float tensor. Got {_dtype_name(tensor)}.")
@@ -74,15 +74,15 @@ class Normalize:
         if not np.all(std.float32()):
             raise ValueError(f"std evaluated to zero after conversion to {_dtype_name(tensor)}, leading to division "
                              f"by zero.")
-        out = minifp.apply("div", minifp.apply("sub", tensor, mean), std)
+        out = apply("div", apply("sub", tensor, mean), std)
         return tensor.assign(out.float32()) if self.inplace else out
 
     @staticmethod
     def _constant(values, like):
         """Per-channel values as a tensor of like's format, shaped (C, 1, 1) to broadcast over H and W."""
-        arr = np.asarray(values.float32() if isinstance(values, minifp.Tensor) else values, dtype=np.float64)
+        arr = np.asarray(values.float32() if isinstance(values, Tensor) else values, dtype=np.float64)
         arr = arr.reshape(-1, 1, 1) if arr.ndim == 1 else arr
-        return like._like(minifp.round_to(arr, like.fmt), like.fmt)
+        return like._like(round_to(arr, like.fmt), like.fmt)
 
     def __repr__(self):
         return f"{type(self).__name__}(mean={self.mean}, std={self.std})"
@@ -92,7 +92,7 @@ def _dtype_name(t):
     """How PyTorch prints t's dtype (torch.int64, torch.float16, ...)."""
     if t.fmt is None:
         return f"torch.{t._data.dtype.name}"
-    from minifp.torch._tensor import as_dtype
+    from .._tensor import as_dtype
     return repr(as_dtype(t.fmt))
 
 
