@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable
 
+from . import _kernels
+
 LOWER, FLOAT32, PROMOTE = "lower_precision", "float32", "promote"
 
 
@@ -342,11 +344,19 @@ def _untap_last(xp, gcols, shape, stride, padding, dilation=1, last=False):
     h, w = (shape[1], shape[2]) if last else (shape[2], shape[3])
     gx = xp.zeros((n, max(h + pt + pb, (ho - 1) * sh + dh * (kh - 1) + 1),
                    max(w + pl + pr, (wo - 1) * sw + dw * (kw - 1) + 1), c), gcols.dtype)
+    (_kernels.col2im if _kernels.native(xp, gcols, gx) else _col2im)(gcols, gx, sh, sw, dh, dw)
+    gx = gx[:, pt:pt + h, pl:pl + w]
+    return gx if last else gx.transpose(0, 3, 1, 2)
+
+
+def _col2im(gcols, gx, sh, sw, dh, dw):
+    """gx[n, i*dh + y*sh, j*dw + z*sw, c] += gcols[n, y, z, i, j, c], a whole tap (i, j) at a time, in row-major
+    order (_kernels.col2im is its Numba twin)."""
+    n, ho, wo, kh, kw, c = gcols.shape
     for i in range(kh):
         for j in range(kw):
             gx[:, i * dh:i * dh + sh * ho:sh, j * dw:j * dw + sw * wo:sw] += gcols[:, :, :, i, j]
-    gx = gx[:, pt:pt + h, pl:pl + w]
-    return gx if last else gx.transpose(0, 3, 1, 2)
+    return gx
 
 
 def _cols(xp, x, kh, kw, stride, padding, dilation, groups, last):
@@ -449,17 +459,19 @@ def _nchw(a, layout):
     return a if layout == "NHWC" else a.transpose(0, 3, 1, 2)
 
 
-def _tiles(xp, x, kernel_size, stride, padding, dilation, ceil_mode):
+def _tiles(xp, x, kernel_size, stride, padding, dilation, ceil_mode, layout):
     """Windows that tile x without overlap or padding (stride == kernel, the common 2x2 pooling) as a view
-    (N, C, Ho, kh, Wo, kw) of x's top-left Ho*kh x Wo*kw corner; None for any other pooling."""
+    (N, C, Ho, kh, Wo, kw) of x's top-left Ho*kh x Wo*kw corner (of either layout); None for any other pooling."""
     (kh, kw), (sh, sw), (dh, dw) = map(_pair, (kernel_size, stride, dilation))
     if (kh, kw) != (sh, sw) or any(map(any, _pads(padding))) or dh != 1 or dw != 1:
         return None
-    ho = _pool_size(x.shape[2], kh, sh, (0, 0), 1, ceil_mode)
-    wo = _pool_size(x.shape[3], kw, sw, (0, 0), 1, ceil_mode)
-    if ho * kh > x.shape[2] or wo * kw > x.shape[3]:       # a ceil-mode window past the edge
+    (h, w), last = _spatial(x, layout), layout == "NHWC"
+    ho, wo = _pool_size(h, kh, sh, (0, 0), 1, ceil_mode), _pool_size(w, kw, sw, (0, 0), 1, ceil_mode)
+    if ho * kh > h or wo * kw > w:          # a ceil-mode window past the edge
         return None
-    n, c = x.shape[:2]
+    n, c = x.shape[0], x.shape[3] if last else x.shape[1]
+    if last:
+        return x[:, :ho * kh, :wo * kw, :].reshape(n, ho, kh, wo, kw, c).transpose(0, 5, 1, 2, 3, 4)
     return x[:, :, :ho * kh, :wo * kw].reshape(n, c, ho, kh, wo, kw)
 
 
@@ -477,16 +489,25 @@ def _tile_max(xp, taps):
     return top
 
 
-def _max_pool2d_tiles_grad(xp, g, x, tiles):
+def _max_pool2d_tiles_grad(xp, g, x, tiles, layout):
     """_max_pool2d_grad for windows that tile x: each input gets g at its window's first maximum, else 0.
-    A pass per tap over whole arrays (np.argmax over a short last axis is slow)."""
+    A pass per tap over whole arrays (np.argmax over a short last axis is slow), or one Numba loop."""
+    if _kernels.native(xp, x):
+        return _kernels.max_tiles_grad(x, xp.ascontiguousarray(g), tiles.shape[3], tiles.shape[5], layout == "NHWC")
+    return _tiles_grad(xp, g, x, tiles, layout)
+
+
+def _tiles_grad(xp, g, x, tiles, layout):
+    """_max_pool2d_tiles_grad in array math (_kernels.max_tiles_grad is its Numba twin)."""
     n, c, ho, kh, wo, kw = tiles.shape
+    last = layout == "NHWC"
     taps = _taps(tiles)
     top = _tile_max(xp, taps)               # NaN propagates: a window holding one has its first NaN as argmax
     nan = top != top
     nan = nan if nan.any() else None
-    g0 = g + 0                              # a gradient of -0 lands as +0, as the general path's sum into zeros
-    gx = xp.zeros((n, c, ho, kh, wo, kw), g.dtype)
+    g0 = (g.transpose(0, 3, 1, 2) if last else g) + 0     # a gradient of -0 lands as +0, as the general path's
+    gx = xp.zeros(x.shape, g.dtype)                         # sum into zeros; rows and columns no window reached: 0
+    gt = _tiles(xp, gx, (kh, kw), (kh, kw), 0, 1, False, layout)    # a view: the taps write into gx
     free = None                             # windows whose first maximum is still to come
     for k, v in enumerate(taps):
         hit = v == top
@@ -494,28 +515,26 @@ def _max_pool2d_tiles_grad(xp, g, x, tiles):
             hit |= nan & (v != v)
         if free is not None:
             hit &= free
-        xp.copyto(gx[:, :, :, k // kw, :, k % kw], g0, where=hit)
+        xp.copyto(gt[:, :, :, k // kw, :, k % kw], g0, where=hit)
         if k + 1 < len(taps):
             free = ~hit if free is None else free & ~hit
-    gx = gx.reshape(n, c, ho * kh, wo * kw)
-    if gx.shape != x.shape:                 # rows and columns no window reached get no gradient
-        gx = xp.pad(gx, ((0, 0), (0, 0), (0, x.shape[2] - ho * kh), (0, x.shape[3] - wo * kw)))
     return gx
 
 
 def _max_pool2d(xp, x, *, kernel_size, stride, padding=0, dilation=1, ceil_mode=False, layout="NCHW"):
-    tiles = _tiles(xp, x, kernel_size, stride, padding, dilation, ceil_mode) if layout == "NCHW" else None
+    tiles = _tiles(xp, x, kernel_size, stride, padding, dilation, ceil_mode, layout)
     if tiles is not None:
-        return _tile_max(xp, _taps(tiles))
+        top = _tile_max(xp, _taps(tiles))   # (N, C, Ho, Wo), in x's memory order
+        return top.transpose(0, 2, 3, 1) if layout == "NHWC" else top
     win = _pool_windows(xp, x, kernel_size, stride, padding, dilation, ceil_mode, -xp.inf, layout)
     return _nchw(xp.max(win, axis=(4, 5)), layout)
 
 
 def _max_pool2d_grad(xp, g, ans, x, *, kernel_size, stride, padding=0, dilation=1, ceil_mode=False, layout="NCHW"):
     """The gradient goes to the first maximum of each window (PyTorch's argmax), nowhere else."""
-    tiles = _tiles(xp, x, kernel_size, stride, padding, dilation, ceil_mode) if layout == "NCHW" else None
+    tiles = _tiles(xp, x, kernel_size, stride, padding, dilation, ceil_mode, layout)
     if tiles is not None:
-        return _max_pool2d_tiles_grad(xp, g, x, tiles)
+        return _max_pool2d_tiles_grad(xp, g, x, tiles, layout)
     win = _pool_windows(xp, x, kernel_size, stride, padding, dilation, ceil_mode, -xp.inf, layout)
     n, ho, wo, c, kh, kw = win.shape
     first = xp.argmax(win.reshape(n, ho, wo, c, kh * kw), axis=-1)[..., None]

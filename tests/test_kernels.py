@@ -1,0 +1,70 @@
+"""minifp._kernels against the array math they stand in for: bit for bit, ties, signed zeros and NaNs included."""
+import numpy as np
+import pytest
+
+import minifp as mf
+from minifp import _kernels, _ops
+
+
+def _awkward(rng, shape, dtype=np.float32):
+    """Values with many ties (zeros of both signs, repeated integers), infinities and NaNs."""
+    x = rng.integers(-3, 4, shape).astype(dtype)
+    x[rng.random(shape) < 0.15] = -0.0
+    x[rng.random(shape) < 0.05] = np.inf
+    x[rng.random(shape) < 0.05] = -np.inf
+    x[rng.random(shape) < 0.05] = np.nan
+    spread = rng.random(shape) < 0.3
+    x[spread] = rng.standard_normal(int(spread.sum())).astype(dtype)
+    return x
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("kernel", [(2, 2), (3, 2), (1, 3)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_max_tiles_grad_is_the_array_maths(layout, kernel, dtype):
+    rng = np.random.default_rng(sum(kernel) + (layout == "NHWC"))
+    n, c, h, w = 3, 4, 7, 8                     # 7 and 8: rows or columns that no window reaches
+    x = _awkward(rng, (n, h, w, c) if layout == "NHWC" else (n, c, h, w), dtype)
+    tiles = _ops._tiles(np, x, kernel, kernel, 0, 1, False, layout)
+    ho, wo = tiles.shape[2], tiles.shape[4]
+    g = rng.standard_normal((n, ho, wo, c) if layout == "NHWC" else (n, c, ho, wo)).astype(dtype)
+    g[rng.random(g.shape) < 0.1] = -0.0
+    want = _ops._tiles_grad(np, g, x, tiles, layout)
+    got = _kernels.max_tiles_grad(x, g, kernel[0], kernel[1], layout == "NHWC")
+    assert got.shape == x.shape and got.dtype == dtype
+    bits = np.int64 if dtype == np.float64 else np.int32
+    assert np.array_equal(got.view(bits), want.view(bits))
+    assert ((got != 0).sum() <= g.size) and not np.isnan(got).any()
+
+
+@pytest.mark.parametrize("stride, dilation", [((1, 1), (1, 1)), ((2, 1), (1, 2)), ((1, 3), (2, 1))])
+def test_col2im_is_the_array_maths(stride, dilation):
+    rng = np.random.default_rng(stride[0] * 10 + dilation[1])
+    n, ho, wo, kh, kw, c = 2, 5, 4, 3, 2, 3
+    gcols = rng.standard_normal((n, ho, wo, kh, kw, c)).astype(np.float32) * 10.0 ** rng.integers(-8, 8, (n, ho, wo,
+                                                                                                         kh, kw, c))
+    h, w = (ho - 1) * stride[0] + dilation[0] * (kh - 1) + 1, (wo - 1) * stride[1] + dilation[1] * (kw - 1) + 1
+    want = _ops._col2im(gcols, np.zeros((n, h, w, c), np.float32), *stride, *dilation)
+    got = _kernels.col2im(gcols, np.zeros((n, h, w, c), np.float32), *stride, *dilation)
+    assert np.array_equal(got.view(np.int32), want.view(np.int32))      # the same sums in the same order
+
+
+def test_a_cnns_gradients_are_the_same_without_the_kernels(monkeypatch):
+    """Conv, max pooling (both layouts) and their gradients with the kernels, then with the array math alone."""
+    rng = np.random.default_rng(7)
+    x, w = _awkward(rng, (2, 3, 6, 6)), rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    g = rng.standard_normal((2, 4, 3, 3)).astype(np.float32)
+
+    def run():
+        xt, wt = mf.tensor(x, requires_grad=True), mf.tensor(w, requires_grad=True)
+        y = mf.apply("max_pool2d", mf.conv2d(xt, wt, padding=1), kernel_size=2, stride=2)
+        xl = mf.tensor(x.transpose(0, 2, 3, 1).copy(), requires_grad=True)
+        z = mf.apply("max_pool2d", mf.conv2d(xl, mf.tensor(w.transpose(2, 3, 1, 0).copy()), padding=1, layout="NHWC"),
+                     kernel_size=2, stride=2, layout="NHWC")
+        ((y * mf.tensor(g)).sum() + (z * mf.tensor(g.transpose(0, 2, 3, 1).copy())).sum()).backward()
+        return [t.float32() for t in (y, z, xt.grad, wt.grad, xl.grad)]
+
+    with_kernels = run()
+    monkeypatch.setattr(_kernels, "native", lambda *arrays: False)
+    for a, b in zip(with_kernels, run()):
+        assert np.array_equal(a.view(np.int32), b.view(np.int32))
