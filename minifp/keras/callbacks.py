@@ -496,20 +496,24 @@ class MonitorCallback(Callback):
         elif self.mode == "max":
             self.monitor_op = np.greater
         else:
-            name = self.monitor[4:] if self.monitor.startswith("val_") else self.monitor
-            if name == "loss":
-                self.monitor_op = np.less
-            for m in _compiled_metrics(self.model):
-                direction = getattr(m, "_direction", None) or _DIRECTIONS.get(type(m).__name__)
-                if m.name == name and direction is not None:
-                    self.monitor_op = np.greater if direction == "up" else np.less
-            if self.monitor_op is None:
-                raise ValueError(f"{type(self).__name__} callback received monitor={self.monitor}, but Keras isn't "
-                                 f"able to automatically determine whether that metric should be maximized or "
-                                 f"minimized. Pass `mode='max'` in order to monitor based on the highest metric "
-                                 f"value, or pass `mode='min'` in order to use the lowest value.")
+            self.monitor_op = self._auto_monitor_op()
         if self.monitor_op is np.less:
             self.min_delta *= -1
+
+    def _auto_monitor_op(self):
+        """mode="auto": the direction of the compiled metric of that name (loss: less), or Keras 3's error."""
+        name = self.monitor[4:] if self.monitor.startswith("val_") else self.monitor
+        op = np.less if name == "loss" else None
+        for m in _compiled_metrics(self.model):
+            direction = getattr(m, "_direction", None) or _DIRECTIONS.get(type(m).__name__)
+            if m.name == name and direction is not None:
+                op = np.greater if direction == "up" else np.less
+        if op is None:
+            raise ValueError(f"{type(self).__name__} callback received monitor={self.monitor}, but Keras isn't "
+                             f"able to automatically determine whether that metric should be maximized or "
+                             f"minimized. Pass `mode='max'` in order to monitor based on the highest metric "
+                             f"value, or pass `mode='min'` in order to use the lowest value.")
+        return op
 
     def _is_improvement(self, monitor_value, reference_value):
         if reference_value is None:
@@ -594,6 +598,8 @@ class ReduceLROnPlateau(MonitorCallback):
             cooldown
         self.cooldown_counter, self.wait = 0, 0
 
+    _rate_key = "learning_rate"             # the logs' name of the rate (tf.keras's: "lr")
+
     def _reset(self):
         self.best, self.cooldown_counter, self.wait = None, 0, 0
 
@@ -615,7 +621,7 @@ class ReduceLROnPlateau(MonitorCallback):
         if self.monitor_op is None:
             self._set_monitor_op()
         logs = logs if logs is not None else {}
-        logs["learning_rate"] = _float(self.model.optimizer.learning_rate)     # History records it, as Keras's
+        logs[self._rate_key] = _float(self.model.optimizer.learning_rate)     # History records it, as Keras's
         current = logs.get(self.monitor)
         if current is None:
             warnings.warn(f"Learning rate reduction is conditioned on metric `{self.monitor}` which is not "

@@ -1,4 +1,5 @@
-"""EarlyStopping and ReduceLROnPlateau against Keras 3.15.1's decisions (tests/fixtures/keras/callbacks.json).
+"""EarlyStopping and ReduceLROnPlateau against Keras 3.15.1's decisions, and tf.keras's (tf-keras 2.21) through
+minifp.tf (tests/fixtures/keras/callbacks.json).
 
 Each recorded case drives one callback by hand on a one-weight model compiled with SGD(0.1): per epoch e the
 kernel is set to e and on_epoch_end(e) gets {'loss': v + 0.1, monitor: v}; the callback's decisions (when it
@@ -10,17 +11,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import minifp.tf as tf
 from minifp import keras
 
-CASES = json.loads((Path(__file__).parents[1] / "fixtures" / "keras" / "callbacks.json").read_text())["faces"]["keras3"]
-KINDS = {"early_stopping": keras.callbacks.EarlyStopping, "reduce_lr_on_plateau": keras.callbacks.ReduceLROnPlateau}
-PARAMS = [pytest.param(kind, case, id=f"{kind}-{i}") for kind in KINDS for i, case in enumerate(CASES[kind])]
+FACES = json.loads((Path(__file__).parents[1] / "fixtures" / "keras" / "callbacks.json").read_text())["faces"]
+DOORS = {"keras3": keras, "tf_keras": tf.keras}
+KINDS = {"early_stopping": "EarlyStopping", "reduce_lr_on_plateau": "ReduceLROnPlateau"}
+PARAMS = [pytest.param(face, kind, case, id=f"{face}-{kind}-{i}") for face in DOORS for kind in KINDS
+          for i, case in enumerate(FACES[face][kind])]
 
 
-def _model():
+def _model(door):
     keras.backend.clear_session()
-    model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1, use_bias=False)])
-    model.compile(keras.optimizers.SGD(learning_rate=0.1), "mse")
+    model = door.Sequential([door.Input((1,)), door.layers.Dense(1, use_bias=False)])
+    model.compile(door.optimizers.SGD(learning_rate=0.1), "mse")
     return model
 
 
@@ -28,34 +32,39 @@ def _drive(callback, model, values, monitor):
     """The recording's protocol; returns what it recorded."""
     callback.set_model(model)
     callback.on_train_begin()
-    rates, stops = [], []
+    rates, stops, first_logs = [], [], None
     kernel = model.layers[0].kernel
     key = "val_loss" if monitor == "missing" else monitor
     for epoch, v in enumerate(values):
         kernel.assign(np.full((1, 1), epoch, np.float32))
         callback.on_epoch_begin(epoch)
-        callback.on_epoch_end(epoch, {"loss": v + 0.1, key: v})
+        logs = {"loss": v + 0.1, key: v}
+        callback.on_epoch_end(epoch, logs)
+        first_logs = logs if first_logs is None else first_logs
         rates.append(float(np.float32(model.optimizer.learning_rate)))
         stops.append(bool(model.stop_training))
         if model.stop_training:
             break
     callback.on_train_end()
-    return rates, stops, float(kernel.numpy()[0, 0])
+    return rates, stops, float(kernel.numpy()[0, 0]), first_logs
 
 
-@pytest.mark.parametrize("kind, case", PARAMS)
-def test_callback_decides_as_keras(kind, case, capsys):
-    model = _model()
-    make = lambda: KINDS[kind](**case["kwargs"])     # noqa: E731
+@pytest.mark.parametrize("face, kind, case", PARAMS)
+def test_callback_decides_as_keras(face, kind, case, capsys):
+    door = DOORS[face]
+    model = _model(door)
+    make = lambda: getattr(door.callbacks, KINDS[kind])(**case["kwargs"])     # noqa: E731
     if case.get("error"):
         with pytest.raises(ValueError, match=case["error"]["message"][:60].replace("(", r"\(").replace(")", r"\)")):
             _drive(make(), model, case["values"], case["kwargs"].get("monitor"))
         return
     callback = make()
-    rates, stops, kernel = _drive(callback, model, case["values"], case["kwargs"].get("monitor"))
+    rates, stops, kernel, first_logs = _drive(callback, model, case["values"], case["kwargs"].get("monitor"))
     want = case["result"]
+    assert sorted(first_logs) == sorted(want["first_epoch_logs_after"])         # "learning_rate", or tf.keras's "lr"
     assert stops == want["stop_training"]
     np.testing.assert_allclose(rates, want["learning_rates"], rtol=1e-6)
     assert kernel == want["final_kernel"]
-    if "best" in want and want["best"] is not None and np.isfinite(want["best"]):
-        assert float(callback.best) == pytest.approx(want["best"], rel=1e-6)
+    best = want.get("best")
+    if best is not None and np.isfinite(float(best)):       # JSON holds tf.keras's untouched +-inf as "inf"
+        assert float(callback.best) == pytest.approx(float(best), rel=1e-6)

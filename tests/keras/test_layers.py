@@ -161,13 +161,16 @@ def test_batch_normalization_under_mixed_float16():
     np.testing.assert_allclose(bn.moving_variance.numpy(), 0.99 + 0.01 * x32.var(0), rtol=1e-5)
 
 
-BN_CASES = json.loads((FIXTURES / "batchnorm.json").read_text())["faces"]["keras3"]
+BN_FACES = json.loads((FIXTURES / "batchnorm.json").read_text())["faces"]
 
 
-@pytest.mark.parametrize("name", sorted(BN_CASES))
-def test_batch_normalization_matches_keras_fixtures(name):
-    case = BN_CASES[name]
-    bn = layers.BatchNormalization(**case["kwargs"])
+@pytest.mark.parametrize("face, name", [(face, name) for face in ("keras3", "tf_keras") for name in sorted(BN_FACES[face])])
+def test_batch_normalization_matches_keras_fixtures(face, name):
+    """Keras 3's BatchNormalization, and tf.keras's through minifp.tf (its fused kernel on 4-D inputs keeps the
+    unbiased batch variance in the moving variance)."""
+    from minifp.tf.keras import layers as tf_layers
+    case = BN_FACES[face][name]
+    bn = (layers if face == "keras3" else tf_layers).BatchNormalization(**case["kwargs"])
     shape = tuple(case["shape"])
     bn.build(shape)
     if case["weights_in"] is not None:
@@ -180,7 +183,8 @@ def test_batch_normalization_matches_keras_fixtures(name):
     k0 = case["training_calls"][0]["k"]
     np.testing.assert_allclose(bn(_wave(shape, k0, offset=0.5 + k0), training=False).numpy(),
                                case["inference_output"], atol=1e-6, rtol=0)
-    assert [v.path for v in bn.weights] == case["weight_names"]
+    if face == "keras3":                    # tf.keras names its weights "gamma:0": its paths are not Keras 3's
+        assert [v.path for v in bn.weights] == case["weight_names"]
 
 
 def test_multi_head_attention_weights_and_values():

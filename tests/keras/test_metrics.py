@@ -196,10 +196,10 @@ def test_functions_per_sample():
 FIXTURE = pathlib.Path(__file__).parents[1] / "fixtures" / "keras" / "metrics.json"
 
 
-def _fixture():
+def _fixture(face="keras3"):
     data = json.loads(FIXTURE.read_text())
     x = {k: np.asarray(v, np.int64 if k == "sparse_true" else np.float32) for k, v in data["inputs"].items()}
-    return data["faces"]["keras3"], x
+    return data["faces"][face], x
 
 
 def _within(got, expected):
@@ -208,22 +208,29 @@ def _within(got, expected):
     np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-7)
 
 
-def test_fixture_losses():
-    from minifp.keras import losses as K
-    face, x = _fixture()
+@pytest.mark.parametrize("recorded", ["keras3", "tf_keras"])
+def test_fixture_losses(recorded):
+    """The values of Keras 3 and of tf.keras (through minifp.tf, the same losses); names are Keras 3's (tf.keras
+    calls the reduction "auto")."""
+    import minifp.tf as tf
+    from minifp import keras
+    K = (tf.keras if recorded == "tf_keras" else keras).losses
+    face, x = _fixture(recorded)
     for case in face["losses"]:
         loss = getattr(K, case["class"])(**case["kwargs"])
         rec = case["result"]
         _within(loss(x[case["y_true"]], x[case["y_pred"]]).float32(), rec["value"])
         _within(loss(x[case["y_true"]], x[case["y_pred"]], sample_weight=x[case["sample_weight"]]).float32(),
                 rec["weighted"])
-        assert (loss.name, str(loss.reduction)) == (rec["name"], rec["reduction"])
+        if recorded == "keras3":
+            assert (loss.name, str(loss.reduction)) == (rec["name"], rec["reduction"])
     for case in face["loss_functions"]:
         _within(K.get(case["name"])(x[case["y_true"]], x[case["y_pred"]]).float32(), case["result"])
 
 
-def test_fixture_metrics():
-    face, x = _fixture()
+@pytest.mark.parametrize("recorded", ["keras3", "tf_keras"])
+def test_fixture_metrics(recorded):
+    face, x = _fixture(recorded)
     for case in face["metrics"]:
         rec = case["result"]
         if case["class"] == "Mean":
@@ -243,7 +250,7 @@ def test_fixture_metrics():
         m.update_state(yt, yp, sample_weight=sw)
         _within(m.result().float32(), rec["weighted_only"])
         assert m.name == rec["name"]
-    for name, rec in face["metrics_get"].items():
+    for name, rec in face["metrics_get"].items() if recorded == "keras3" else ():    # tf.keras's get gives functions
         if rec["error"]:
             with pytest.raises(ValueError, match=rec["error"]["message"]):
                 M.get(name)

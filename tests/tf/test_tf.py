@@ -341,7 +341,13 @@ def test_tf_keras_is_minifp_keras_with_its_own_mixed_precision():
     import minifp.keras as keras
     from minifp.tf.keras import layers, mixed_precision   # noqa: F401  (the guide's import line)
     from minifp.tf.keras.layers import Dense, Activation   # noqa: F401  (the Persian post's)
-    assert tf.keras.layers is keras.layers and Dense is keras.layers.Dense
+    assert Dense is keras.layers.Dense and tf.keras.layers.Conv2D is keras.layers.Conv2D
+    # tf.keras's own where the two differ: BatchNormalization (fused kernel), callbacks' auto mode, applications
+    assert issubclass(tf.keras.layers.BatchNormalization, keras.layers.BatchNormalization)
+    assert tf.keras.layers.BatchNormalization is not keras.layers.BatchNormalization
+    assert tf.keras.callbacks.History is keras.callbacks.History
+    assert type(tf.keras.applications.MobileNetV2((32, 32, 3), include_top=False).layers[2]) is \
+        tf.keras.layers.BatchNormalization
     # tf.keras's models are minifp.keras's with tf.keras's rules where the two differ (tests/tf/test_keras_models.py)
     assert issubclass(tf.keras.Model, keras.Model) and issubclass(tf.keras.Sequential, keras.Sequential)
     assert tf.keras.Input is keras.Input and tf.keras.models.Model is tf.keras.Model
@@ -352,12 +358,34 @@ def test_tf_keras_is_minifp_keras_with_its_own_mixed_precision():
     assert tf.keras.mixed_precision.experimental.set_policy is not None       # TF 2.1-2.3 code
 
 
-@pytest.mark.parametrize("name", ["losses", "metrics", "callbacks", "datasets", "applications"])
+@pytest.mark.parametrize("name", ["losses", "metrics", "datasets", "optimizers"])
 def test_tf_keras_submodules_from_the_sibling_branches(name):
     import importlib
     keras_module = importlib.import_module(f"minifp.keras.{name}")
     assert getattr(tf.keras, name) is keras_module
     assert importlib.import_module(f"minifp.tf.keras.{name}") is keras_module
+
+
+@pytest.mark.parametrize("name", ["layers", "callbacks", "applications", "applications.mobilenet_v2"])
+def test_tf_keras_modules_of_its_own_import_as_tensorflows(name):
+    """Where tf.keras's rules differ (BatchNormalization, callbacks' auto mode, applications built of those), the
+    modules are the tf door's own; `from minifp.tf.keras.<name> import ...` still works."""
+    import importlib
+    module = importlib.import_module(f"minifp.tf.keras.{name}")
+    assert module.__name__ == f"minifp.tf.keras.{name}" and module.__all__
+    assert all(hasattr(module, n) for n in module.__all__)
+
+
+def test_tf_keras_callbacks_take_auto_mode_from_the_name():
+    from minifp.tf.keras import callbacks
+    stop = callbacks.EarlyStopping(monitor="val_accuracy")
+    reduce = callbacks.ReduceLROnPlateau(monitor="val_acc")
+    for c in (stop, reduce, callbacks.ModelCheckpoint("m.weights.h5", monitor="val_accuracy", save_weights_only=True)):
+        assert c._auto_monitor_op() is np.greater
+    assert callbacks.EarlyStopping(monitor="val_loss")._auto_monitor_op() is np.less
+    with pytest.raises(ValueError, match="isn't able to automatically determine"):     # Keras 3 asks the metrics
+        from minifp import keras
+        keras.callbacks.EarlyStopping(monitor="val_accuracy")._auto_monitor_op()
 
 
 def _guide_step(policy):

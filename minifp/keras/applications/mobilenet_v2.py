@@ -55,9 +55,21 @@ def _input_shape(input_shape, include_top):
     return shape
 
 
-def MobileNetV2(input_shape=None, alpha=1.0, include_top=True, weights=None, input_tensor=None, pooling=None,
-                classes=1000, classifier_activation="softmax", name=None):
-    """MobileNetV2 (Sandler et al., 2018) as keras.applications builds it: a functional Model."""
+def builder(layers, functional):
+    """MobileNetV2 of a door: built of that door's `layers` module into its `functional` model class (tf.keras's
+    BatchNormalization and Model are not Keras 3's)."""
+
+    def MobileNetV2(input_shape=None, alpha=1.0, include_top=True, weights=None, input_tensor=None, pooling=None,
+                    classes=1000, classifier_activation="softmax", name=None):
+        """MobileNetV2 (Sandler et al., 2018) as keras.applications builds it: a functional Model."""
+        return _mobilenet_v2(layers, functional, input_shape, alpha, include_top, weights, input_tensor, pooling,
+                             classes, classifier_activation, name)
+    MobileNetV2.__qualname__ = "MobileNetV2"
+    return MobileNetV2
+
+
+def _mobilenet_v2(layers, functional, input_shape, alpha, include_top, weights, input_tensor, pooling, classes,
+                  classifier_activation, name):
     if weights == "imagenet":
         raise ValueError("weights='imagenet' is not available in minifp.keras: minifp downloads no network "
                          "weights. Use weights=None (random initialization) or the path of a weights file "
@@ -84,7 +96,7 @@ def MobileNetV2(input_shape=None, alpha=1.0, include_top=True, weights=None, inp
               (64, 1, 6), (64, 1, 6), (96, 1, 6), (96, 1, 6), (96, 1, 6), (160, 2, 6), (160, 1, 6), (160, 1, 6),
               (320, 1, 6)]
     for block_id, (filters, stride, expansion) in enumerate(blocks):
-        x = _inverted_res_block(x, filters=filters, alpha=alpha, stride=stride, expansion=expansion,
+        x = _inverted_res_block(layers, x, filters=filters, alpha=alpha, stride=stride, expansion=expansion,
                                 block_id=block_id)
     # No alpha on the last conv (the paper's rule), except to widen it when alpha > 1.
     last_filters = _make_divisible(1280 * alpha, 8) if alpha > 1.0 else 1280
@@ -98,13 +110,13 @@ def MobileNetV2(input_shape=None, alpha=1.0, include_top=True, weights=None, inp
         x = layers.GlobalAveragePooling2D()(x)
     elif pooling == "max":
         x = layers.GlobalMaxPooling2D()(x)
-    model = Functional(img_input, x, name=name or f"mobilenetv2_{alpha:0.2f}_{rows}")
+    model = functional(img_input, x, name=name or f"mobilenetv2_{alpha:0.2f}_{rows}")
     if weights is not None:
         model.load_weights(weights)
     return model
 
 
-def _inverted_res_block(inputs, expansion, stride, alpha, filters, block_id):
+def _inverted_res_block(layers, inputs, expansion, stride, alpha, filters, block_id):
     """Expand (1x1), depthwise 3x3, project (1x1), with the residual Add where shapes allow."""
     channel_axis = -1 if backend.image_data_format() == "channels_last" else 1
     in_channels = inputs.shape[channel_axis]
@@ -129,6 +141,9 @@ def _inverted_res_block(inputs, expansion, stride, alpha, filters, block_id):
     if in_channels == pointwise_filters and stride == 1:
         return layers.Add(name=f"{prefix}add")([inputs, x])
     return x
+
+
+MobileNetV2 = builder(layers, Functional)
 
 
 def preprocess_input(x, data_format=None):

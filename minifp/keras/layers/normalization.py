@@ -82,12 +82,21 @@ class BatchNormalization(Layer):
             stats = {"mean": self.moving_mean.float32(), "var": self.moving_variance.float32()}
         # _out: computed in float32 from the exact inputs and float32 (never autocast) parameters, one rounding
         # into the compute dtype: what Keras's cast to float32, normalise, cast back gives.
-        y = apply("batch_norm", x, self.gamma, self.beta, eps=self.epsilon, _out=self._format or x.fmt, **stats)
+        y = apply("batch_norm", x, self.gamma, self.beta, eps=self._epsilon_for(x.ndim), _out=self._format or x.fmt,
+                  **stats)
         return y if order is None else apply("transpose", y, axes=tuple(np.argsort(order)))
 
     def _update_moving_statistics(self, x):
         """moving * momentum + batch * (1 - momentum) in float32 (the batch variance is the biased one)."""
-        update_running_stats(self.moving_mean, self.moving_variance, x, self.momentum, 1.0 - self.momentum)
+        update_running_stats(self.moving_mean, self.moving_variance, x, self.momentum, 1.0 - self.momentum,
+                             ddof=self._moving_variance_ddof(x.ndim))
+
+    def _moving_variance_ddof(self, ndim):
+        """0: the moving variance follows the biased batch variance (Keras 3; tf.keras's subclass may differ)."""
+        return 0
+
+    def _epsilon_for(self, ndim):
+        return self.epsilon
 
     def compute_output_shape(self, input_shape):
         return input_shape

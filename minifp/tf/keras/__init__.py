@@ -2,7 +2,8 @@
 module objects), with tf.keras's (Keras 2's) mixed_precision: `LossScaleOptimizer.get_scaled_loss` /
 `get_unscaled_gradients`, `apply_gradients` that does not unscale, `<Policy "mixed_float16">`, and
 `mixed_precision.experimental` of TF 2.1-2.3; and its own `models` (Model, Sequential: minifp.keras's with
-tf.keras's rules where the two differ, see models.py).
+tf.keras's rules where the two differ, see models.py), `layers` (tf.keras's BatchNormalization), `callbacks`
+(mode="auto" from the monitor's name) and `applications` (built of these layers into these models).
 
 `tf.keras.layers` and `from minifp.tf.keras.layers import Dense` work as with TensorFlow: each submodule name
 here is minifp.keras's module of that name, imported when first used (an alias finder serves the
@@ -16,18 +17,18 @@ import importlib.util
 import sys
 
 from ...keras import Input
-from . import mixed_precision, models
+from . import applications, callbacks, layers, mixed_precision, models
 from .models import Model, Sequential
 
-SUBMODULES = ("activations", "applications", "backend", "callbacks", "datasets", "initializers", "layers",
-              "losses", "metrics", "optimizers")
+SUBMODULES = ("activations", "backend", "datasets", "initializers", "losses", "metrics", "optimizers")
 
-__all__ = ["Input", "Model", "Sequential", "mixed_precision", "models", *SUBMODULES]
+__all__ = ["Input", "Model", "Sequential", "applications", "callbacks", "layers", "mixed_precision", "models",
+           *SUBMODULES]
 
 
 def _keras_module(name):
     """minifp.keras.<name>, also registered as minifp.tf.keras.<name>."""
-    module = importlib.import_module(f"minifp.keras.{name}")
+    module = importlib.import_module(f"...keras.{name}", __package__)
     sys.modules.setdefault(f"{__name__}.{name}", module)
     return module
 
@@ -48,7 +49,7 @@ class _AliasLoader(importlib.abc.Loader):
     """Loads minifp.tf.keras.<name> as the module minifp.keras.<name> itself (one module, two names)."""
 
     def create_module(self, spec):
-        return importlib.import_module(f"minifp.keras.{spec.name.rpartition('.')[2]}")
+        return importlib.import_module(f"...keras.{spec.name.rpartition('.')[2]}", __package__)
 
     def exec_module(self, module):
         pass                    # already executed under its own name

@@ -1,0 +1,48 @@
+"""tf.keras.layers: minifp.keras's layers, with tf.keras's BatchNormalization (its fused kernel's rules)."""
+from __future__ import annotations
+
+from ...keras import layers as _layers
+from ...keras.layers import *  # noqa: F401,F403  (every other layer is Keras 3's, the same class)
+from ...keras.layers import __all__  # noqa: F401
+
+_FUSED_MIN_EPSILON = 1.001e-5       # cuDNN's floor, which tf.keras applies to every fused batch norm
+
+
+class BatchNormalization(_layers.BatchNormalization):
+    """tf.keras's BatchNormalization: Keras 3's, but where tf.keras runs its fused kernel (4-D and 5-D inputs
+    normalised over the channel axis, first or last, in float16, bfloat16 or float32) the moving variance
+    follows the batch's unbiased (Bessel-corrected) variance and epsilon is at least 1.001e-5."""
+
+    def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, *args, fused=None, virtual_batch_size=None,
+                 adjustment=None, **kwargs):
+        if virtual_batch_size is not None or adjustment is not None:
+            raise NotImplementedError("BatchNormalization(virtual_batch_size=, adjustment=) is not supported by "
+                                      "minifp.tf.keras")
+        super().__init__(axis, momentum, epsilon, *args, **kwargs)
+        if fused not in (None, True, False):
+            raise ValueError(f"fused must be None, True or False, got {fused!r}")
+        self.fused = fused
+
+    def _fused(self, ndim):
+        """Whether tf.keras would run the fused kernel on inputs of this rank (fused=None: wherever it can)."""
+        can = ndim in (4, 5) and self.axis % ndim in (1, ndim - 1) and self.compute_dtype in (
+            "float16", "bfloat16", "float32")
+        if self.fused and not can:
+            raise ValueError(f"Passing `fused=True` is only supported when axis is 1 or 3 for input rank = 4 or 1 "
+                             f"or 4 for input rank = 5, in float16, bfloat16 or float32. Got axis {self.axis} for "
+                             f"rank {ndim}, compute dtype {self.compute_dtype}")
+        return can and self.fused is not False
+
+    def _moving_variance_ddof(self, ndim):
+        return 1 if self._fused(ndim) else 0
+
+    def _epsilon_for(self, ndim):
+        return max(self.epsilon, _FUSED_MIN_EPSILON) if self._fused(ndim) else self.epsilon
+
+    def get_config(self):
+        return {**super().get_config(), "fused": self.fused}
+
+
+def deserialize(config, custom_objects=None):
+    """The layer a serialize() result describes, tf.keras's BatchNormalization for that class name."""
+    return _layers.deserialize(config, {"BatchNormalization": BatchNormalization, **(custom_objects or {})})
