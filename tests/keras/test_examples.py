@@ -1,7 +1,7 @@
 """The Keras tutorials in examples/keras run on minifp with only their imports and data source changed.
 
 Each example runs once per module in a subprocess (a fresh global policy and session, as a reader's run),
-shrunk by MINIFP_EXAMPLE_FAST=1, in a temporary folder with KERAS_HOME pointing there (so the examples make
+shrunk by MINIFP_EXAMPLE_FAST=1 where it has such a knob (the TensorFlow guide has none), in a temporary folder with KERAS_HOME pointing there (so the examples make
 their data instead of reading a cache); the tests read what it prints.
 """
 import os
@@ -50,30 +50,30 @@ def test_guide_runs_and_prints_the_guides_dtype_lines(guide):
 def test_guide_fit_prints_time_per_step_and_evaluate_the_test_scores(guide):
     rc, out, err = guide
     assert rc == 0, err
-    assert "Epoch 1/2" in out and "Epoch 2/2" in out
+    assert all(f"Epoch {e}/5" in out for e in range(1, 6))
     fit_lines = [line for line in out.splitlines() if "val_loss" in line]
-    assert len(fit_lines) == 2 and all(re.search(r"\d+m?s/step", line) for line in fit_lines)
-    assert re.search(r"^32/32 - .*loss: ", out, re.M)                   # evaluate(verbose=2): 1,000 images / 32
+    assert len(fit_lines) == 5 and all(re.search(r"\d+m?s/step", line) for line in fit_lines)
+    assert re.search(r"^313/313 - .*loss: ", out, re.M)                 # evaluate(verbose=2): 10,000 images / 32
     loss = float(re.search(rf"^Test loss: {NUMBER}$", out, re.M).group(1))
     accuracy = float(re.search(rf"^Test accuracy: {NUMBER}$", out, re.M).group(1))
-    # Two RMSprop steps on the upsampled digits: the loss falls below chance's 2.30 and accuracy leaves 0.1.
-    assert loss < 2.25 and 0.25 < accuracy <= 1
+    # 30 RMSprop steps (batch 8192) on the upsampled digits: the loss falls from chance's 2.30, accuracy rises.
+    assert loss < 1.0 and 0.8 < accuracy <= 1
 
 
 def test_guide_custom_loop_prints_an_epoch_line_per_epoch(guide):
     rc, out, err = guide
     assert rc == 0, err
-    assert [int(e) for e in re.findall(r"^Epoch (\d+): loss=", out, re.M)] == [0, 1]
+    assert [int(e) for e in re.findall(r"^Epoch (\d+): loss=", out, re.M)] == [0, 1, 2, 3, 4]
 
 
 def test_guide_custom_loop_prints_numbers_as_the_guide(guide):
     rc, out, err = guide
     epochs = re.findall(rf"^Epoch (\d+): loss={NUMBER}, test accuracy={NUMBER}$", out, re.M)
-    assert [int(e) for e, _, _ in epochs] == [0, 1]
+    assert [int(e) for e, _, _ in epochs] == [0, 1, 2, 3, 4]
     losses = [float(loss) for _, loss, _ in epochs]
     accuracies = [float(acc) for _, _, acc in epochs]
-    # From the initial weights again, under the LossScaleOptimizer: the loss falls and accuracy rises.
-    assert losses[1] < losses[0] and accuracies[1] > accuracies[0] > 0.1
+    # From the initial weights again, under the LossScaleOptimizer: the loss falls and accuracy rises each epoch.
+    assert losses == sorted(losses, reverse=True) and accuracies == sorted(accuracies) and accuracies[0] > 0.1
 
 
 @pytest.mark.slow
