@@ -28,6 +28,7 @@ import json
 import math
 import re
 import sys
+import tempfile
 import warnings
 from contextlib import redirect_stdout
 from pathlib import Path
@@ -947,6 +948,89 @@ def record_callbacks():
 
 
 # --------------------------------------------------------------------------------------------
+# checkpoint.json
+
+CKPT_LOSS = [1.0, 0.8, 0.8, 0.85, 0.79, 1.2, 0.7, 0.7, 0.75, 0.69]  # ties: a strict improvement is needed
+CKPT_PATHS = ["ckpt-{epoch:02d}.weights.h5", "ckpt.weights.h5"]  # a file per save; one file, overwritten
+CKPT_CASES = [
+    ({}, CKPT_LOSS),
+    ({"save_best_only": True}, CKPT_LOSS),
+    ({"save_best_only": True, "mode": "min"}, CKPT_LOSS),
+    ({"save_best_only": True, "mode": "max"}, CKPT_LOSS),
+    ({"monitor": "val_accuracy", "save_best_only": True}, ACC_MONITORED),
+    ({"monitor": "val_accuracy", "save_best_only": True, "mode": "max"}, ACC_MONITORED),
+    ({"save_best_only": True, "initial_value_threshold": 0.8}, CKPT_LOSS),
+    ({"save_best_only": True, "initial_value_threshold": 0.8, "verbose": 1}, CKPT_LOSS),
+    ({"save_best_only": True, "verbose": 1}, CKPT_LOSS),
+    ({"verbose": 1}, CKPT_LOSS),
+    ({"monitor": "missing", "save_best_only": True, "mode": "min"}, CKPT_LOSS),
+]
+
+
+def h5_kernel(path):
+    """The one (1, 1) dataset of a weights file: the kernel, i.e. the epoch whose weights it holds."""
+    found = []
+    with h5py.File(path, "r") as f:
+        f.visititems(lambda name, obj: found.append(obj[()]) if isinstance(obj, h5py.Dataset)
+                     and obj.shape == (1, 1) else None)
+    assert len(found) == 1, path
+    return clean(np.float32(found[0][0, 0]))
+
+
+def drive_checkpoint(mod, kw, filepath, values):
+    """drive()'s protocol for ModelCheckpoint in an empty working directory; what each epoch left on disk."""
+    model = callback_model(mod)
+    key = "val_loss" if kw.get("monitor") == "missing" else kw.get("monitor", "val_loss")
+    cb = mod.callbacks.ModelCheckpoint(filepath, save_weights_only=True, **kw)
+    cb.set_model(model)
+    buf, kernels = io.StringIO(), []
+    with redirect_stdout(buf):
+        cb.on_train_begin()
+        for epoch, v in enumerate(values):
+            model.set_weights([np.array([[float(epoch)]], np.float32)])
+            cb.on_epoch_begin(epoch)
+            cb.on_epoch_end(epoch, {"loss": float(v) + 0.1, key: float(v)})
+            kernels.append(h5_kernel(filepath) if os.path.exists(filepath) else None)
+        cb.on_train_end()
+    files = sorted(os.listdir("."))
+    saved = [int(h5_kernel(name)) for name in files] if "{" in filepath else \
+        [e for e, k in enumerate(kernels) if k == e]
+    return {"files": files, "saved_epochs": saved,
+            "kept_kernel": h5_kernel(files[-1]) if files else None,  # ckpt-10 sorts last: the last one written
+            "file_kernel_after_epoch": None if "{" in filepath else kernels,
+            "best": clean(cb.best), "printed": buf.getvalue()}
+
+
+def record_checkpoint():
+    faces = {}
+    for face, mod in FACES.items():
+        cases = []
+        for kw, values in CKPT_CASES:
+            for filepath in CKPT_PATHS:
+                with tempfile.TemporaryDirectory() as tmp:
+                    cwd = os.getcwd()
+                    os.chdir(tmp)
+                    try:
+                        rec = outcome(lambda: drive_checkpoint(mod, kw, filepath, values))
+                    finally:
+                        os.chdir(cwd)
+                cases.append({"kwargs": {"filepath": filepath, "save_weights_only": True, **kw}, "values": values,
+                              **rec})
+        faces[face] = {"model_checkpoint": cases}
+    write("checkpoint.json", {
+        "notes": ("Each case drives ModelCheckpoint(**kwargs) by hand as callbacks.json does, in an empty working "
+                  "directory (filepath is relative): set_model(a one-weight model compiled with "
+                  "SGD(learning_rate=0.1)), on_train_begin, then per epoch e: kernel set to e, on_epoch_begin(e), "
+                  "on_epoch_end(e, logs={'loss': v + 0.1, monitor: v}) (monitor 'missing': the key is 'val_loss'); "
+                  "on_train_end. files: what the directory holds at the end; saved_epochs: the epochs (0-based) "
+                  "whose weights were written, read back from the files (the kernel is the epoch); kept_kernel: "
+                  "the kernel in the last file written; file_kernel_after_epoch (fixed filepath): the kernel in the "
+                  "file after each epoch (null: no file yet); best: the callback's best after training; printed: "
+                  "stdout. A Keras 3 error (mode 'auto' on a metric it cannot place) is the outcome's error."),
+        "faces": faces})
+
+
+# --------------------------------------------------------------------------------------------
 # errors.json
 
 def error_cases(mod):
@@ -1018,7 +1102,7 @@ def record_errors():
 
 RECORDERS = {"loss_scale": record_loss_scale, "optimizers": record_optimizers, "batchnorm": record_batchnorm,
              "metrics": record_metrics, "summary": record_summary, "weights": record_weights,
-             "callbacks": record_callbacks, "errors": record_errors}
+             "callbacks": record_callbacks, "checkpoint": record_checkpoint, "errors": record_errors}
 
 
 def main(argv):
