@@ -674,6 +674,8 @@ class ModelCheckpoint(MonitorCallback):
     save_weights_only=False (a whole .keras model) is refused when the callback is made.
     """
 
+    _print_finished = True  # verbose: Keras 3 also says "finished saving model to ..." after each save
+
     def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False, save_weights_only=False,
                  mode="auto", save_freq="epoch", initial_value_threshold=None):
         super().__init__(monitor, mode, initial_value_threshold)
@@ -747,7 +749,7 @@ class ModelCheckpoint(MonitorCallback):
             if dirname:
                 os.makedirs(dirname, exist_ok=True)
             self.model.save_weights(filepath)
-            if self.verbose > 0:
+            if self.verbose > 0 and self._print_finished:
                 _print(f"\nEpoch {epoch + 1}: finished saving model to {filepath}")
 
     def _get_file_path(self, epoch, batch, logs):

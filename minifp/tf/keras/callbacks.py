@@ -1,7 +1,9 @@
 """tf.keras.callbacks: minifp.keras's callbacks, with tf.keras's rules where the two differ: mode="auto" takes the
-direction from the monitor's name ("acc" in it: higher is better) rather than from the compiled metrics, and
-ReduceLROnPlateau logs the rate as "lr"."""
+direction from the monitor's name ("acc" in it: higher is better) rather than from the compiled metrics,
+ReduceLROnPlateau logs the rate as "lr", and ModelCheckpoint starts best at +-inf."""
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
@@ -23,10 +25,26 @@ class EarlyStopping(_callbacks.EarlyStopping):
 
 
 class ModelCheckpoint(_callbacks.ModelCheckpoint):
-    """tf.keras's ModelCheckpoint: mode="auto" by the monitor's name."""
+    """tf.keras's ModelCheckpoint: mode="auto" by the monitor's name, best from +-inf, no save without the monitor."""
+
+    _print_finished = False  # tf.keras prints only "saving model to ..."
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # tf.keras picks the direction when the callback is made and starts best at +-inf (it prints "from inf")
+        self._set_monitor_op()
+        if self.best is None:
+            self.best = np.inf if self.monitor_op is np.less else -np.inf
 
     def _auto_monitor_op(self):
         return _by_name(self.monitor)
+
+    def _should_save_model(self, epoch, logs, filepath):
+        # tf.keras skips the save when the monitored value is missing (Keras 3 warns and saves)
+        if self.save_best_only and (logs or {}).get(self.monitor) is None:
+            warnings.warn(f"Can save best model only with {self.monitor} available, skipping.", stacklevel=2)
+            return False
+        return super()._should_save_model(epoch, logs, filepath)
 
 
 class ReduceLROnPlateau(_callbacks.ReduceLROnPlateau):
