@@ -27,7 +27,7 @@ from ...keras.layers.core import InputLayer
 from ...keras.layers.layer import map_structure
 from ...keras.models import summary_utils as _keras_summary
 
-__all__ = ["print_summary", "readable_memory_size"]
+__all__ = ["print_summary", "output_shape", "readable_memory_size"]
 
 _BREAKS = ("),", "},", "],", "',")      # a cell's line may end just after one of these
 
