@@ -350,7 +350,9 @@ def test_tf_keras_is_minifp_keras_with_its_own_mixed_precision():
         tf.keras.layers.BatchNormalization
     # tf.keras's models are minifp.keras's with tf.keras's rules where the two differ (tests/tf/test_keras_models.py)
     assert issubclass(tf.keras.Model, keras.Model) and issubclass(tf.keras.Sequential, keras.Sequential)
-    assert tf.keras.Input is keras.Input and tf.keras.models.Model is tf.keras.Model
+    assert tf.keras.models.Model is tf.keras.Model
+    # tf.keras.Input: Keras 3's, its InputLayer named input_1, input_2 ... (tests/tf/test_summary_fixtures.py)
+    assert tf.keras.Input is tf.keras.layers.Input and issubclass(tf.keras.layers.InputLayer, keras.layers.InputLayer)
     for name in ("optimizers", "backend", "activations", "initializers"):
         assert getattr(tf.keras, name) is getattr(keras, name)
     assert mixed_precision.__name__ == "minifp.tf.keras.mixed_precision"

@@ -2,8 +2,9 @@
 module objects), with tf.keras's (Keras 2's) mixed_precision: `LossScaleOptimizer.get_scaled_loss` /
 `get_unscaled_gradients`, `apply_gradients` that does not unscale, `<Policy "mixed_float16">`, and
 `mixed_precision.experimental` of TF 2.1-2.3; and its own `models` (Model, Sequential: minifp.keras's with
-tf.keras's rules where the two differ, see models.py), `layers` (tf.keras's BatchNormalization), `callbacks`
-(mode="auto" from the monitor's name) and `applications` (built of these layers into these models).
+tf.keras's rules where the two differ, summary() in tf.keras's layout, see models.py), `layers` (tf.keras's
+BatchNormalization; Input named input_1 ...), `callbacks` (mode="auto" from the monitor's name) and
+`applications` (built of these layers into these models).
 
 `tf.keras.layers` and `from minifp.tf.keras.layers import Dense` work as with TensorFlow: each submodule name
 here is minifp.keras's module of that name, imported when first used (an alias finder serves the
@@ -16,8 +17,8 @@ import importlib.abc
 import importlib.util
 import sys
 
-from ...keras import Input
 from . import applications, callbacks, layers, mixed_precision, models
+from .layers import Input
 from .models import Model, Sequential
 
 SUBMODULES = ("activations", "backend", "datasets", "initializers", "losses", "metrics", "optimizers")

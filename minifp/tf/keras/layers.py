@@ -1,6 +1,8 @@
-"""tf.keras.layers: minifp.keras's layers, with tf.keras's BatchNormalization (its fused kernel's rules)."""
+"""tf.keras.layers: minifp.keras's layers, with tf.keras's BatchNormalization (its fused kernel's rules) and
+InputLayer / Input (named input_1, input_2 ... as tf.keras names them)."""
 from __future__ import annotations
 
+from ...keras import backend
 from ...keras import layers as _layers
 from ...keras.layers import *  # noqa: F401,F403  (every other layer is Keras 3's, the same class)
 from ...keras.layers import __all__  # noqa: F401
@@ -43,6 +45,22 @@ class BatchNormalization(_layers.BatchNormalization):
         return {**super().get_config(), "fused": self.fused}
 
 
+class InputLayer(_layers.InputLayer):
+    """tf.keras's InputLayer: Keras 3's, named "input_<n>" (n = 1, 2 ... in the session) when not given a name."""
+
+    def __init__(self, *args, name=None, **kwargs):
+        super().__init__(*args, name=name or f"input_{backend.get_uid('input')}", **kwargs)
+
+
+def Input(shape=None, batch_size=None, dtype=None, sparse=None, batch_shape=None, name=None, tensor=None,
+          optional=False):
+    """A symbolic input of a functional model (minifp.keras's Input), its InputLayer named as tf.keras names it."""
+    layer = InputLayer(shape=shape, batch_size=batch_size, dtype=dtype, sparse=sparse, batch_shape=batch_shape,
+                       name=name, input_tensor=tensor, optional=optional)
+    return layer.output
+
+
 def deserialize(config, custom_objects=None):
-    """The layer a serialize() result describes, tf.keras's BatchNormalization for that class name."""
-    return _layers.deserialize(config, {"BatchNormalization": BatchNormalization, **(custom_objects or {})})
+    """The layer a serialize() result describes, tf.keras's BatchNormalization / InputLayer for those names."""
+    own = {"BatchNormalization": BatchNormalization, "InputLayer": InputLayer}
+    return _layers.deserialize(config, {**own, **(custom_objects or {})})
