@@ -225,9 +225,15 @@ def print_summary(model, line_length=None, positions=None, print_fn=None, expand
 
 
 def _layer_range(layers, layer_range):
-    import re
     if layer_range is None:
         return 0, len(layers)
+    starts, ends = layer_matches(layers, layer_range)
+    return starts[0], ends[-1] + 1
+
+
+def layer_matches(layers, layer_range):
+    """The positions of the layers whose names match layer_range's first and second regex, each non-empty."""
+    import re
     if len(layer_range) != 2:
         raise ValueError(f"layer_range must be a list or tuple of length 2. Received: layer_range = {layer_range} "
                          f"of length {len(layer_range)}")
@@ -236,4 +242,4 @@ def _layer_range(layers, layer_range):
     ends = [i for i, n in enumerate(names) if re.match(layer_range[1], n)]
     if not starts or not ends:
         raise ValueError(f"Passed layer_names do not match the layer names in the model. Received: {layer_range}")
-    return starts[0], ends[-1] + 1
+    return starts, ends

@@ -21,7 +21,6 @@ The rows' data (layers, their calls, parameter counts and sizes) is minifp.keras
 from __future__ import annotations
 
 import numbers
-import re
 
 from ...keras.layers.core import InputLayer
 from ...keras.layers.layer import map_structure
@@ -88,16 +87,10 @@ def _layer_bounds(layers, layer_range):
     """[first, last + 1] of the layers layer_range's two names (regexes) pick, as tf.keras finds them."""
     if layer_range is None:
         return 0, len(layers)
-    if len(layer_range) != 2:
-        raise ValueError(f"layer_range must be a list or tuple of length 2. Received: layer_range = {layer_range} "
-                         f"of length {len(layer_range)}")
-    if not all(isinstance(name, str) for name in layer_range):
+    if len(layer_range) == 2 and not all(isinstance(name, str) for name in layer_range):
         raise ValueError(f"layer_range should contain string type only. Received: {layer_range}")
-    lower = [i for i, l in enumerate(layers) if re.match(layer_range[0], l.name)]
-    upper = [i for i, l in enumerate(layers) if re.match(layer_range[1], l.name)]
-    if not lower or not upper:
-        raise ValueError(f"Passed layer_names do not match the layer names in the model. Received: {layer_range}")
-    if min(lower) > max(upper):
+    lower, upper = _keras_summary.layer_matches(layers, layer_range)     # the same checks and regex matches
+    if min(lower) > max(upper):             # tf.keras takes the names in either order
         return min(upper), max(lower) + 1
     return min(lower), max(upper) + 1
 
