@@ -578,18 +578,28 @@ def _nearest_plan(fmt):
         return None
     hardware = HARDWARE_HALF and fmt.storage == _F16 and fmt.native
     small = (SMALL_HALF if hardware else SMALL) if fmt.native else 0
-    kernel = ROUND_HALF if hardware else _nearest_kernel(fmt)
-    return _Nearest(small, kernel, _CODES[fmt.storage.itemsize * 8], fmt.storage)
+    codes = _CODES[fmt.storage.itemsize * 8]
+    kernel = _compiled(ROUND_HALF if hardware else _nearest_kernel(fmt), _F32, codes)
+    return _Nearest(small, kernel, codes, fmt.storage)
+
+
+def _compiled(kernel, *dtypes):
+    """The machine code behind a Numba kernel for 1-D C-contiguous arrays of these dtypes, called without the
+    dispatcher's look-up of the arguments' types (0.3 of 10 us at 2**16 elements). Only for callers that pass
+    exactly those arrays: the machine code does not check them."""
+    signature = tuple(numba.from_dtype(d)[::1] for d in dtypes)
+    return kernel.compile(signature)
 
 
 def _round_nearest(x, plan):
     """A contiguous float32 array rounded to nearest-even by plan's kernel."""
-    out = np.empty(x.shape, plan.codes)
+    _, kernel, codes, storage = plan
+    out = np.empty(x.shape, codes)
     if x.ndim == 1:
-        plan.kernel(x, out)
+        kernel(x, out)
     else:
-        plan.kernel(x.ravel(), out.ravel())
-    return out.view(plan.storage)
+        kernel(x.ravel(), out.ravel())     # views: the kernels take 1-D arrays
+    return out.view(storage)
 
 
 def round_kernel(x, fmt, mode="nearest", rng=None, counts=None, bits=None):
