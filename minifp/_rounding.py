@@ -284,6 +284,17 @@ def _round_nearest_f32_counted(x, out):
     return over, under, sub, nan
 
 
+def _round_nearest_wide(x, out):
+    """Nearest-even for formats kept in float32 with its exponent, bias and overflow to inf (tf32): the
+    bfloat16 formula on the signed bits, the dropped bits cleared instead of shifted out; a NaN becomes the
+    quiet NaN of its sign, as the general kernel gives. C: (bits dropped, half an ulp minus one, kept-bits mask)."""
+    shift, half, keep = C
+    for i in range(x.size):
+        b = _bits(x[i])
+        w = i32(i32(b + i32(np.right_shift(b, shift) & i32(1))) + half)
+        out[i] = i32(i32(b & i32(-0x80000000)) | i32(0x7FC00000)) if x[i] != x[i] else i32(w & keep)
+
+
 @functools.lru_cache(maxsize=None)
 def _nearest_kernel(fmt, counted=False):
     """The hot kernel compiled for one format, with its constants frozen in as a global.
@@ -573,9 +584,19 @@ class _Nearest(NamedTuple):
 
 @functools.lru_cache(maxsize=None)
 def _nearest_plan(fmt):
-    """fmt's _Nearest, or None for a format kept in float32 or one _nearest cannot round (unsigned e8m0)."""
-    if fmt.storage == _F32 or not fmt.signed or not fmt.subnormals:
+    """fmt's _Nearest, or None for a format no kernel rounds in one pass (kept in float32 with another
+    exponent or overflow rule than float32's; unsigned e8m0; without subnormals)."""
+    if not fmt.signed or not fmt.subnormals:
         return None
+    if fmt.storage == _F32:
+        if fmt.is_float32 or fmt.exp_bits != 8 or fmt.bias != 127 or fmt.overflow_code != fmt.max_code + 1 \
+                or not fmt.infinities or fmt.nan is not True:
+            return None
+        shift = 23 - fmt.man_bits
+        name = f"_round_nearest_wide_m{fmt.man_bits}"
+        kernel = numba.njit(cache=True, nogil=True)(_clone(_round_nearest_wide, name, C=(
+            i32(shift), i32((1 << (shift - 1)) - 1), i32(-(1 << shift)))))
+        return _Nearest(0, _compiled(kernel, _F32, np.dtype(np.int32)), np.dtype(np.int32), _F32)
     hardware = HARDWARE_HALF and fmt.storage == _F16 and fmt.native
     small = (SMALL_HALF if hardware else SMALL) if fmt.native else 0
     codes = _CODES[fmt.storage.itemsize * 8]
@@ -616,11 +637,14 @@ def _kernel(x, fmt, mode, rng, counts, bits=32):
     storage = fmt.storage
     decode = storage == _F32
     nearest = mode == "nearest" and x.dtype == _F32 and _nearest_plan(fmt) is not None
-    if nearest and counts is None:
-        return _round_nearest(x, _nearest_plan(fmt))
+    if nearest and (counts is None or storage == _F32):
+        out = _round_nearest(x, _nearest_plan(fmt))
+        if counts is not None:
+            counts += count_rounding(x, out, fmt, mode)
+        return out
     out = np.empty(x.shape, _F32 if decode else _CODES[storage.itemsize * 8])
     src, flat = x.ravel(), out.ravel()          # views: both are contiguous
-    if nearest:                                 # counted in the same pass
+    if nearest and storage != _F32:             # counted in the same pass
         counts += np.array(_nearest_kernel(fmt, counted=True)(src, flat), np.int64)
         return out.view(storage)
     view, src_man, src_bias, src_emask = _SOURCES[x.dtype]
@@ -643,7 +667,9 @@ def count_rounding(x, out, fmt, mode="nearest"):
     x = xp.asarray(x)
     ax = xp.abs(x)
     underflow = (ax != 0) & xp.isfinite(ax) & (y == 0)            # a NaN that becomes a zero is no underflow
-    return np.array([int(_overflows(xp, x, ax, out, fmt, mode).sum()), int(underflow.sum()),
+    with np.errstate(invalid="ignore"):         # widening a signalling NaN for the float64 thresholds flags it
+        over = _overflows(xp, x, ax, out, fmt, mode)
+    return np.array([int(over.sum()), int(underflow.sum()),
                      int(((y != 0) & (y < 2.0**fmt.emin)).sum()), int(xp.isnan(ax).sum())], np.int64)
 
 

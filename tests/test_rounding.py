@@ -1,6 +1,7 @@
 """Rounding is exact: kernels against numpy/ml_dtypes casts and against the float64 reference."""
 
 import math
+import warnings
 
 import ml_dtypes
 import numba
@@ -231,6 +232,22 @@ def test_storage_dtypes():
 def test_tf32_keeps_ten_mantissa_bits():
     x = np.array([1 + 2**-10, 1 + 2**-11, 1 + 3 * 2**-11, 2.0**-130], np.float32)
     assert mf.round_to(x, "tf32").tolist() == [1 + 2**-10, 1.0, 1 + 2**-9, 2.0**-130]
+
+
+@pytest.mark.skipif(not JIT, reason="the kernels' plans need the JIT")
+def test_tf32_takes_its_one_pass_kernel_with_the_general_kernels_results():
+    # float32's max rounds past tf32's onto inf (both signs); a NaN with a payload becomes the quiet NaN of its sign
+    nan = np.array([0xFF800001], np.uint32).view(np.float32)[0]
+    x = np.array([3.4028235e38, -3.4028235e38, nan, -(1 + 3 * 2**-11), -2.0**-140, 1e-45], np.float32)
+    got = mf.round_to(x, "tf32")
+    assert R._nearest_plan(mf.tf32) is not None
+    assert got.view(np.uint32).tolist() == [0x7F800000, 0xFF800000, 0xFFC00000,
+                                            np.float32(-(1 + 2**-9)).view(np.uint32), 0x80000000, 0]
+    counts = np.zeros(4, np.int64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")              # the signalling NaN raises no warning while counted
+        assert same_bits(mf.round_to(x, "tf32", counts=counts), got) == 0
+    assert counts.tolist() == [2, 2, 0, 1]
 
 
 @pytest.mark.parametrize("hardware", sorted({False, R.HARDWARE_HALF}))   # the gather, and the CPU's own
