@@ -5,10 +5,12 @@ Run by hand from the repository root, in a virtual environment that has PyTorch:
     python3.11 -m venv /work/torchenv
     /work/torchenv/bin/pip install torch==2.13.0 numpy          # the CPU wheel
     /work/torchenv/bin/pip install --no-deps torchvision==0.28.0 pillow
-    /work/torchenv/bin/python tools/record_pytorch.py
+    /work/torchenv/bin/python tools/record_pytorch.py [gradscaler optimizers ... (default: all)]
 
 The torchvision 0.28.0 wheel on this machine is a CUDA build whose C ops cannot load on CPU torch;
-import_torchvision() works around the import error that causes (the models are pure Python).
+import_torchvision() works around the import error that causes (the models are pure Python). vision.json
+keeps the float32 logits of every CPU it was recorded on (AVX512 with torchvision 0.28.0, AVX2 with 0.29.1):
+`python tools/record_pytorch.py vision` on another CPU adds its own.
 
 CI does not run this script (CI has no PyTorch); the tests read only the committed JSON files.
 The output is deterministic: one CPU thread, no random numbers. Every input and weight comes from
@@ -590,6 +592,7 @@ def record_vision():
     x_spec = wave((2, 3, 32, 32), 0, scale=1.0, freq=0.05)
     x = build(x_spec)
     models = {}
+    before = json.loads((OUT / "vision.json").read_text()) if (OUT / "vision.json").exists() else {}
     for name in ("mobilenet_v2", "resnet18"):
         model = getattr(tv.models, name)(num_classes=10)
         sd = model.state_dict()
@@ -611,8 +614,16 @@ def record_vision():
         model.eval()
         with torch.no_grad():
             logits = model(x)
+            logits64 = model.double()(x.double())
+        # PyTorch's float32 logits depend on the CPU's kernels (oneDNN picks them by instruction set): each
+        # run adds its CPU's to those recorded before, on other CPUs.
+        old = before.get("models", {}).get(name, {})
+        by_cpu = old.get("eval_logits_by_cpu", {before.get("cpu_capability"): old.get("eval_logits", {}).get("values")})
+        by_cpu = {cpu: v for cpu, v in by_cpu.items() if v is not None}
+        by_cpu[torch.backends.cpu.get_cpu_capability()] = clean(logits)
         models[name] = {"constructor": f"torchvision.models.{name}(num_classes=10)", "state_dict": keys,
-                        "eval_logits": tinfo(logits)}
+                        "eval_logits": tinfo(logits), "eval_logits_by_cpu": by_cpu,
+                        "eval_logits_float64": clean(logits64)}
     write("vision.json", {
         "torchvision_version": tv.__version__,
         "torchvision_c_ops_loaded": bool(tv.extension._has_ops()),
@@ -1029,13 +1040,15 @@ def main():
     torch.use_deterministic_algorithms(True)
     torch.manual_seed(0)  # only module constructors draw numbers, and every recorded weight is overwritten
     OUT.mkdir(parents=True, exist_ok=True)
-    record_gradscaler()
-    record_optimizers()
-    record_schedulers()
-    record_vision()
-    record_losses()
-    record_modules()
-    record_autocast_cpu()
+    recorders = {"gradscaler": record_gradscaler, "optimizers": record_optimizers, "schedulers": record_schedulers,
+                 "vision": record_vision, "losses": record_losses, "modules": record_modules,
+                 "autocast_cpu": record_autocast_cpu}
+    wanted = sys.argv[1:] or list(recorders)
+    unknown = [w for w in wanted if w not in recorders]
+    if unknown:
+        sys.exit(f"unknown fixture(s) {', '.join(unknown)}; valid choices: {', '.join(recorders)}")
+    for name in wanted:
+        recorders[name]()
 
 
 if __name__ == "__main__":
