@@ -95,6 +95,13 @@ defop("pow", lambda xp, x, y: x ** y,
       doc="Elementwise x ** y.", category=FLOAT32, operator="pow")
 
 
+def _masked(xp, keep, g):
+    """g where keep holds, +0 elsewhere (where g is inf or NaN too): xp.where(keep, g, 0) as an and of g's bits
+    with a mask of ones, ten times quicker in NumPy (relu's gradient at 256x1024: 1.1 -> 0.11 ms)."""
+    ints = {2: xp.int16, 4: xp.int32, 8: xp.int64}[g.dtype.itemsize]
+    return xp.bitwise_and(g.view(ints), -xp.asarray(keep).astype(ints)).view(g.dtype)
+
+
 def _pick(xp, g, win, tie):
     """g where this input won, half of g on ties (as PyTorch's maximum/minimum), zero elsewhere."""
     return xp.where(win, g, xp.where(tie, g * 0.5, 0))
@@ -107,7 +114,7 @@ defop("minimum", lambda xp, x, y: xp.minimum(x, y),
       lambda xp, g, ans, x, y: _pick(xp, g, x < y, x == y), lambda xp, g, ans, x, y: _pick(xp, g, y < x, x == y),
       doc="Elementwise minimum of x and y.")
 defop("where", lambda xp, condition, x, y: xp.where(condition, x, y), None,
-      lambda xp, g, ans, c, x, y: xp.where(c, g, 0), lambda xp, g, ans, c, x, y: xp.where(c, 0, g),
+      lambda xp, g, ans, c, x, y: _masked(xp, c, g), lambda xp, g, ans, c, x, y: _masked(xp, ~c, g),
       doc="Elements of x where condition holds, else of y.", method=False,
       example=lambda rng: ((rng.random((3, 4)) > 0.5, _u(rng, 3, 4), _u(rng, 4)), {}))
 
@@ -120,7 +127,7 @@ defop("tanh", lambda xp, x: xp.tanh(x), lambda xp, g, ans, x: g * (1 - ans * ans
       doc="Elementwise hyperbolic tangent.", activation=True)
 defop("sigmoid", lambda xp, x: 1 / (1 + xp.exp(-x)), lambda xp, g, ans, x: g * ans * (1 - ans),
       doc="Elementwise 1 / (1 + exp(-x)).", activation=True)
-defop("relu", lambda xp, x: xp.maximum(x, 0), lambda xp, g, ans, x: xp.where(x > 0, g, 0),
+defop("relu", lambda xp, x: xp.maximum(x, 0), lambda xp, g, ans, x: _masked(xp, x > 0, g),
       doc="Elementwise max(x, 0).", activation=True)
 defop("abs", lambda xp, x: xp.abs(x), lambda xp, g, ans, x: g * xp.sign(x), doc="Elementwise |x|.",
       operator="abs")
@@ -661,7 +668,7 @@ def _silu(xp, x):
 defop("silu", _silu, lambda xp, g, ans, x: g * (1 / (1 + xp.exp(-x))) * (1 + x * (1 - 1 / (1 + xp.exp(-x)))),
       doc="x * sigmoid(x), one rounding.", method=False)
 defop("hardtanh", lambda xp, x, *, min_val=-1.0, max_val=1.0: xp.clip(x, min_val, max_val),
-      lambda xp, g, ans, x, min_val=-1.0, max_val=1.0: xp.where((x > min_val) & (x < max_val), g, 0),
+      lambda xp, g, ans, x, min_val=-1.0, max_val=1.0: _masked(xp, (x > min_val) & (x < max_val), g),
       doc="x clamped into [min_val, max_val]; no gradient at or beyond the ends (PyTorch's; relu6 is (0, 6)).",
       method=False, example=lambda rng: ((rng.uniform(-2, 8, (3, 4)),), {"min_val": 0.0, "max_val": 6.0}))
 defop("dropout", lambda xp, x, *, mask, scale: x * mask * scale,
