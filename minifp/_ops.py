@@ -496,34 +496,29 @@ def _tile_max(xp, taps):
     return top
 
 
-def _max_pool2d_tiles_grad(xp, g, x, tiles, layout):
-    """_max_pool2d_grad for windows that tile x: each input gets g at its window's first maximum, else 0.
-    A pass per tap over whole arrays (np.argmax over a short last axis is slow), or one Numba loop."""
-    if _kernels.native(xp, x):
-        return _kernels.max_tiles_grad(x, xp.ascontiguousarray(g), tiles.shape[3], tiles.shape[5], layout == "NHWC")
-    return _tiles_grad(xp, g, x, tiles, layout)
-
-
-def _tiles_grad(xp, g, x, tiles, layout):
-    """_max_pool2d_tiles_grad in array math (_kernels.max_tiles_grad is its Numba twin)."""
+def _max_pool2d_tiles_grad(xp, g, top, x, tiles, layout):
+    """_max_pool2d_grad for windows that tile x: each input gets g at its window's first maximum (its first NaN
+    where it holds one), else 0. top: the pooled output, each window's maximum. A pass per tap over whole
+    arrays: np.argmax over a short last axis is slow, and so are xp.where and masked copies (_masked)."""
     n, c, ho, kh, wo, kw = tiles.shape
     last = layout == "NHWC"
-    taps = _taps(tiles)
-    top = _tile_max(xp, taps)               # NaN propagates: a window holding one has its first NaN as argmax
+    top = top.transpose(0, 3, 1, 2) if last else top
     nan = top != top
     nan = nan if nan.any() else None
     g0 = (g.transpose(0, 3, 1, 2) if last else g) + 0     # a gradient of -0 lands as +0, as the general path's
-    gx = xp.zeros(x.shape, g.dtype)                         # sum into zeros; rows and columns no window reached: 0
+    # sum into zeros does; rows and columns that no window reaches get 0
+    gx = xp.zeros(x.shape, g.dtype) if ho * kh != x.shape[1 + (not last)] or wo * kw != x.shape[2 + (not last)] \
+        else xp.empty(x.shape, g.dtype)
     gt = _tiles(xp, gx, (kh, kw), (kh, kw), 0, 1, False, layout)    # a view: the taps write into gx
     free = None                             # windows whose first maximum is still to come
-    for k, v in enumerate(taps):
+    for k, v in enumerate(_taps(tiles)):
         hit = v == top
         if nan is not None:
             hit |= nan & (v != v)
         if free is not None:
             hit &= free
-        xp.copyto(gt[:, :, :, k // kw, :, k % kw], g0, where=hit)
-        if k + 1 < len(taps):
+        gt[:, :, :, k // kw, :, k % kw] = _masked(xp, hit, g0)
+        if k + 1 < kh * kw:
             free = ~hit if free is None else free & ~hit
     return gx
 
@@ -541,7 +536,7 @@ def _max_pool2d_grad(xp, g, ans, x, *, kernel_size, stride, padding=0, dilation=
     """The gradient goes to the first maximum of each window (PyTorch's argmax), nowhere else."""
     tiles = _tiles(xp, x, kernel_size, stride, padding, dilation, ceil_mode, layout)
     if tiles is not None:
-        return _max_pool2d_tiles_grad(xp, g, x, tiles, layout)
+        return _max_pool2d_tiles_grad(xp, g, ans, x, tiles, layout)
     win = _pool_windows(xp, x, kernel_size, stride, padding, dilation, ceil_mode, -xp.inf, layout)
     n, ho, wo, c, kh, kw = win.shape
     first = xp.argmax(win.reshape(n, ho, wo, c, kh * kw), axis=-1)[..., None]

@@ -1,4 +1,5 @@
-"""minifp._kernels against the array math they stand in for: bit for bit, ties, signed zeros and NaNs included."""
+"""minifp._kernels against the array math they stand in for, and the tiled max-pool gradient against the general
+path: bit for bit, ties, signed zeros and NaNs included."""
 import numpy as np
 import pytest
 
@@ -21,16 +22,19 @@ def _awkward(rng, shape, dtype=np.float32):
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
 @pytest.mark.parametrize("kernel", [(2, 2), (3, 2), (1, 3)])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_max_tiles_grad_is_the_array_maths(layout, kernel, dtype):
+def test_tiled_max_pool_gradient_is_the_windows_argmax(layout, kernel, dtype, monkeypatch):
+    """The tiled path's gradient (a pass per tap, from the pooled maxima) against the general path's argmax over
+    every window, which shares none of its code: the first maximum, the first NaN, -0 landing as +0."""
     rng = np.random.default_rng(sum(kernel) + (layout == "NHWC"))
     n, c, h, w = 3, 4, 7, 8                     # 7 and 8: rows or columns that no window reaches
     x = _awkward(rng, (n, h, w, c) if layout == "NHWC" else (n, c, h, w), dtype)
-    tiles = _ops._tiles(np, x, kernel, kernel, 0, 1, False, layout)
-    ho, wo = tiles.shape[2], tiles.shape[4]
-    g = rng.standard_normal((n, ho, wo, c) if layout == "NHWC" else (n, c, ho, wo)).astype(dtype)
+    params = dict(kernel_size=kernel, stride=kernel, layout=layout)
+    top = _ops._max_pool2d(np, x, **params)
+    g = rng.standard_normal(top.shape).astype(dtype)
     g[rng.random(g.shape) < 0.1] = -0.0
-    want = _ops._tiles_grad(np, g, x, tiles, layout)
-    got = _kernels.max_tiles_grad(x, g, kernel[0], kernel[1], layout == "NHWC")
+    got = _ops._max_pool2d_grad(np, g, top, x, **params)
+    monkeypatch.setattr(_ops, "_tiles", lambda *args: None)
+    want = _ops._max_pool2d_grad(np, g, _ops._max_pool2d(np, x, **params), x, **params)
     assert got.shape == x.shape and got.dtype == dtype
     bits = np.int64 if dtype == np.float64 else np.int32
     assert np.array_equal(got.view(bits), want.view(bits))
