@@ -373,6 +373,12 @@ def _cols(xp, x, kh, kw, stride, padding, dilation, groups, last):
     x = x if last else xp.ascontiguousarray(x.transpose(0, 2, 3, 1))
     win = _windows(xp, x, kh, kw, stride, padding, dilation, last=True).transpose(0, 1, 2, 4, 5, 3)
     n, ho, wo = win.shape[:3]
+    if groups == 1 and win.shape[5] == 1:   # one channel: a copy per tap moves whole rows, 3x quicker than
+        cols = xp.empty(win.shape, win.dtype)     # NumPy's one copy of runs one element long
+        for i in range(kh):
+            for j in range(kw):
+                cols[:, :, :, i, j] = win[:, :, :, i, j]
+        return cols.reshape(n * ho * wo, -1), (n, ho, wo)
     if groups == 1:
         return win.reshape(n * ho * wo, -1), (n, ho, wo)
     cols = win.reshape(n * ho * wo, kh * kw, groups, -1).transpose(2, 0, 1, 3)

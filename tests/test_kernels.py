@@ -72,3 +72,14 @@ def test_a_cnns_gradients_are_the_same_without_the_kernels(monkeypatch):
     monkeypatch.setattr(_kernels, "native", lambda *arrays: False)
     for a, b in zip(with_kernels, run()):
         assert np.array_equal(a.view(np.int32), b.view(np.int32))
+
+
+@pytest.mark.parametrize("stride, padding, dilation", [(1, 1, 1), ((2, 1), ((1, 2), (0, 1)), (1, 2))])
+def test_one_channel_columns_are_the_windows(stride, padding, dilation):
+    """im2col of one channel copies tap by tap: the same columns as the windows' reshape (both layouts)."""
+    x = _awkward(np.random.default_rng(3), (2, 1, 7, 8))
+    for xi, last in ((x, False), (x.transpose(0, 2, 3, 1).copy(), True)):
+        cols, _ = _ops._cols(np, xi, 3, 2, stride, padding, dilation, 1, last)
+        win = _ops._windows(np, xi if last else xi.transpose(0, 2, 3, 1), 3, 2, stride, padding, dilation, last=True)
+        want = win.transpose(0, 1, 2, 4, 5, 3).reshape(cols.shape)
+        assert np.array_equal(cols.view(np.int32), want.view(np.int32))
