@@ -402,10 +402,12 @@ def _conv2d(xp, x, w, b=None, *, stride=1, padding=0, dilation=1, groups=1, layo
     out = xp.matmul(cols, _kernel_matrix(w, groups, layout))
     if groups != 1:                         # (G, M, O/G) -> (M, O), the groups' outputs side by side
         out = out.transpose(1, 0, 2).reshape(n * ho * wo, -1)
-    if b is not None:
-        out += b                            # into the float32 sum, before the one rounding (cuDNN's epilogue)
     out = out.reshape(n, ho, wo, -1)
-    return out if last else xp.ascontiguousarray(out.transpose(0, 3, 1, 2))  # what follows runs on it
+    if not last:
+        out = xp.ascontiguousarray(out.transpose(0, 3, 1, 2))      # what follows runs on it
+    if b is not None:       # into the float32 sum, before the one rounding (cuDNN's epilogue); on NCHW after the
+        out += b if last else b.reshape(-1, 1, 1)       # copy, where each channel's run is long (0.43 -> 0.15 ms)
+    return out
 
 
 def _conv2d_grad_x(xp, g, ans, x, w, b=None, *, stride=1, padding=0, dilation=1, groups=1, layout="NCHW"):
