@@ -577,9 +577,9 @@ def _reference_path(x, fmt, mode, rng, counts, bits=32):
 class _Nearest(NamedTuple):
     """How float32 arrays round to nearest-even in one coded format."""
     small: int              # up to this size, the storage dtype's own cast (exact too) costs less
-    kernel: Callable        # kernel(float32 array, codes array)
-    codes: np.dtype         # the unsigned integers the kernel writes
-    storage: np.dtype
+    kernel: Callable        # kernel(float32 array, output array)
+    writes: np.dtype        # the output array's dtype: the storage itself for machine code, which writes the
+    storage: np.dtype       # codes' bytes whatever the dtype (no view to make); the codes' integers without the JIT
 
 
 @functools.lru_cache(maxsize=None)
@@ -596,18 +596,19 @@ def _nearest_plan(fmt):
         name = f"_round_nearest_wide_m{fmt.man_bits}"
         kernel = numba.njit(cache=True, nogil=True)(_clone(_round_nearest_wide, name, C=(
             i32(shift), i32((1 << (shift - 1)) - 1), i32(-(1 << shift)))))
-        return _Nearest(0, _compiled(kernel, _F32, np.dtype(np.int32)), np.dtype(np.int32), _F32)
+        return _Nearest(0, _compiled(kernel, _F32, np.dtype(np.int32)), _F32 if JIT else np.dtype(np.int32), _F32)
     hardware = HARDWARE_HALF and fmt.storage == _F16 and fmt.native
     small = (SMALL_HALF if hardware else SMALL) if fmt.native else 0
     codes = _CODES[fmt.storage.itemsize * 8]
     kernel = _compiled(ROUND_HALF if hardware else _nearest_kernel(fmt), _F32, codes)
-    return _Nearest(small, kernel, codes, fmt.storage)
+    return _Nearest(small, kernel, fmt.storage if JIT else codes, fmt.storage)
 
 
 def _compiled(kernel, *dtypes):
     """The machine code behind a Numba kernel for 1-D C-contiguous arrays of these dtypes, called without the
     dispatcher's look-up of the arguments' types (0.3 of 10 us at 2**16 elements). Only for callers that pass
-    exactly those arrays: the machine code does not check them. Without the JIT, the Python function itself."""
+    such arrays: the machine code checks nothing and reads their bytes (an output array of the storage dtype,
+    as wide as the codes, takes the codes as they are). Without the JIT, the Python function itself."""
     if not JIT:
         return kernel
     signature = tuple(numba.from_dtype(d)[::1] for d in dtypes)
@@ -616,13 +617,13 @@ def _compiled(kernel, *dtypes):
 
 def _round_nearest(x, plan):
     """A contiguous float32 array rounded to nearest-even by plan's kernel."""
-    _, kernel, codes, storage = plan
-    out = np.empty(x.shape, codes)
+    _, kernel, writes, storage = plan
+    out = np.empty(x.shape, writes)
     if x.ndim == 1:
         kernel(x, out)
     else:
         kernel(x.ravel(), out.ravel())     # views: the kernels take 1-D arrays
-    return out.view(storage)
+    return out if writes is storage else out.view(storage)
 
 
 def round_kernel(x, fmt, mode="nearest", rng=None, counts=None, bits=None):
