@@ -1,21 +1,22 @@
 """minifp.torch against real PyTorch on the CPU: ms per training step, interleaved in one run.
 
-    python benchmarks/torch_face.py [--steps 5] [--rounds 7]
+    python benchmarks/torch_face.py [--steps 5] [--rounds 7] [--against PATH]
 
 The same PyTorch code (Linear/Conv2d models, SGD, CrossEntropyLoss) runs once with `import torch` and once
 with `import minifp.torch as torch`. Rows: minifp float32 against PyTorch float32 (target <= 1.3x), and
 minifp's emulated cuda float16 step with GradScaler against its own float32 step (target <= 1.15x on the
 big MLP and the CNN, <= 1.3x on the digits MLP at batch 32). Without PyTorch installed, its columns are
 skipped. Each round times every contender in turn (the order alternates), so a slow stretch of a shared
-machine falls on all alike; each figure is the best round.
+machine falls on all alike; each figure is the best round. --against PATH also times minifp.torch from the
+checkout at PATH in the same rounds (its rows marked "against").
 """
 import argparse
+import importlib
 import time
 import warnings
 
 import numpy as np
-
-import minifp.torch as mtorch
+from _checkouts import checkouts
 
 try:
     import torch as real_torch
@@ -63,26 +64,31 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--against", metavar="PATH", help="also time minifp.torch from the checkout at PATH")
     args = parser.parse_args()
+    faces = {label: importlib.import_module(f"{mf.__name__}.torch") for label, (mf, _) in checkouts(args.against).items()}
     print(f"ms per step, best of {args.rounds} rounds of {args.steps} steps; PyTorch: "
           f"{real_torch.__version__ if real_torch else 'not installed (its columns skipped)'}")
     print(f"{'model':22s} {'torch f32':>10s} {'minifp f32':>11s} {'minifp cuda f16':>16s} "
           f"{'f32/torch':>10s} {'f16/f32':>8s}")
     for name, make, shape, batch in CASES:
-        runs = {"minifp f32": stepper(mtorch, make, shape, batch),
-                "minifp f16": stepper(mtorch, make, shape, batch, "cuda", mtorch.float16)}
+        runs = {}
+        for label, face in faces.items():
+            runs[label, "f32"] = stepper(face, make, shape, batch)
+            runs[label, "f16"] = stepper(face, make, shape, batch, "cuda", face.float16)
         if real_torch is not None:
-            runs["torch f32"] = stepper(real_torch, make, shape, batch)
+            runs["torch", "f32"] = stepper(real_torch, make, shape, batch)
         times = {k: [] for k in runs}
         for r in range(args.rounds):
             for k in list(runs)[::1 - 2 * (r % 2)]:
                 times[k].append(runs[k](args.steps))
         best = {k: min(v) for k, v in times.items()}
-        torch32 = best.get("torch f32")
-        print(f"{name:22s} {torch32 if torch32 else float('nan'):10.2f} {best['minifp f32']:11.2f} "
-              f"{best['minifp f16']:16.2f} "
-              f"{(best['minifp f32'] / torch32) if torch32 else float('nan'):9.2f}x "
-              f"{best['minifp f16'] / best['minifp f32']:7.2f}x", flush=True)
+        torch32 = best.get(("torch", "f32"), float("nan"))
+        for label in faces:
+            f32, f16 = best[label, "f32"], best[label, "f16"]
+            row = name if label == "this" else f"  ({label})"
+            print(f"{row:22s} {torch32:10.2f} {f32:11.2f} {f16:16.2f} {f32 / torch32:9.2f}x {f16 / f32:7.2f}x",
+                  flush=True)
 
 
 if __name__ == "__main__":
