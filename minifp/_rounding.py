@@ -596,7 +596,8 @@ def _nearest_plan(fmt):
         name = f"_round_nearest_wide_m{fmt.man_bits}"
         kernel = numba.njit(cache=True, nogil=True)(_clone(_round_nearest_wide, name, C=(
             i32(shift), i32((1 << (shift - 1)) - 1), i32(-(1 << shift)))))
-        return _Nearest(0, _compiled(kernel, _F32, np.dtype(np.int32)), _F32 if JIT else np.dtype(np.int32), _F32)
+        codes = np.dtype(np.int32)
+        return _Nearest(0, _compiled(kernel, _F32, codes), _F32 if JIT else codes, _F32)
     hardware = HARDWARE_HALF and fmt.storage == _F16 and fmt.native
     small = (SMALL_HALF if hardware else SMALL) if fmt.native else 0
     codes = _CODES[fmt.storage.itemsize * 8]
@@ -645,7 +646,7 @@ def _kernel(x, fmt, mode, rng, counts, bits=32):
         return out
     out = np.empty(x.shape, _F32 if decode else _CODES[storage.itemsize * 8])
     src, flat = x.ravel(), out.ravel()          # views: both are contiguous
-    if nearest and storage != _F32:             # counted in the same pass
+    if nearest:                                 # a coded format: counted in the same pass
         counts += np.array(_nearest_kernel(fmt, counted=True)(src, flat), np.int64)
         return out.view(storage)
     view, src_man, src_bias, src_emask = _SOURCES[x.dtype]
