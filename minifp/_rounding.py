@@ -22,7 +22,7 @@ from llvmlite import ir
 from numba.extending import intrinsic, overload
 
 from ._backend import array_module as _xp, holds
-from ._formats import FORMATS, Format, as_format, bfloat16
+from ._formats import FORMATS, Format, as_format, bfloat16, float16
 from ._random import generator
 
 # Rounding modes (IEEE 754 names in comments): roundTiesToEven, roundTowardZero, stochastic (up with probability
@@ -478,6 +478,8 @@ _FAST = {}
 def _round_to(x, fmt, mode="nearest", rng=None, counts=None, bits=32):
     """round_to for a checked float32/float64 array and a Format (what the tensor ops call)."""
     plan = _nearest_plan(fmt) if mode == "nearest" and counts is None and x.dtype == _F32 else None
+    if type(x) is not np.ndarray and plan and fmt in _GPU_CASTS and holds(_xp(x), fmt.storage):
+        return x.astype(fmt.storage)        # the GPU's own conversion: IEEE 754's nearest-even, overflow to inf
     if type(x) is not np.ndarray or not JIT:            # CuPy arrays; kernels that would loop in Python
         path = "reference"
     elif plan and x.size <= plan.small:                 # a native cast costs less than a kernel call
@@ -490,6 +492,9 @@ def _round_to(x, fmt, mode="nearest", rng=None, counts=None, bits=32):
         if path == "cast":
             return x.astype(fmt.storage)
         return _reference_path(x, fmt, mode, rng, counts, bits)
+
+
+_GPU_CASTS = (float16, bfloat16)    # formats whose CuPy dtype converts from float32 as round_to does
 
 
 def _round_quiet(x, fmt):

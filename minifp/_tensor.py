@@ -1,6 +1,7 @@
 """Tensors, the dispatcher that applies every op, and reverse-mode autograd."""
 from __future__ import annotations
 
+import importlib
 import inspect
 import numbers
 
@@ -459,6 +460,8 @@ def apply(name, *args, _out=None, **params):
                 else:
                     if op.product is not None and FLOAT32_PRODUCTS:
                         wide = _products(op, fmt, device, wide)
+                    if op.product is not None and xp is not np:     # a real GPU: its tensor cores
+                        xp = _gpu().tensor_cores(xp, _input_format(tensors))
                     ans = op.forward(xp, *wide, **params)
                 ans = ans if type(ans) is np.ndarray else xp.asarray(ans)      # reductions give scalars
                 if op.returns_bool:
@@ -483,6 +486,11 @@ def apply(name, *args, _out=None, **params):
     if needs_grad and op.product is not None and fp8 is not None:
         out._node.fp8 = fp8
     return out
+
+
+def _gpu():
+    """minifp._gpu, imported when an op first meets CuPy arrays."""
+    return importlib.import_module("minifp._gpu")
 
 
 def _input_format(tensors):
@@ -655,6 +663,8 @@ def _backward(order, store, leaves, collect=None):
             g_in, *wide_in = _products(op, t.fmt, t.device, [g, *wide], n=3)
         if node.acc is not None and op.accumulates:     # and accumulate as the forward's did
             xp = accumulating(xp, node.acc, _input_format([t, *inputs]))
+        elif op.product is not None and xp is not np and t.fmt == _input_format(inputs):
+            xp = _gpu().tensor_cores(xp, t.fmt)        # g holds the output's format, the factors' own
         for i, a in enumerate(inputs):
             if isinstance(a, Tensor) and a.requires_grad:
                 args = (g_in, ans, *wide_in) if i < 2 else (g, ans, *wide)

@@ -1,4 +1,10 @@
 """The CuPy path: the same numbers on a GPU. Skipped where CuPy or a GPU is missing (CI has none)."""
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -28,6 +34,7 @@ def test_round_to_on_gpu_matches_cpu_bit_for_bit(fmt, mode):
     rng = np.random.default_rng(0)
     x = np.concatenate([rng.standard_normal(1 << 20) * 2.0 ** rng.integers(-30, 20, 1 << 20),
                         [0.0, -0.0, np.inf, -np.inf, np.nan, 65504, 65520, 2.0**-25]]).astype(np.float32)
+    x = np.concatenate([x, np.arange(0, 2**32, 4099, dtype=np.uint64).astype(np.uint32).view(np.float32)])
     on_gpu = mf.round_to(cupy.asarray(x), fmt, mode, rng=np.random.default_rng(7))
     assert isinstance(on_gpu, cupy.ndarray)
     on_cpu = mf.round_to(x, fmt, mode, rng=np.random.default_rng(7))
@@ -70,3 +77,69 @@ def test_elementwise_ops_on_gpu_are_bit_exact():
         gpu = f(mf.tensor(cupy.asarray(a)), mf.tensor(cupy.asarray(b)))
         assert gpu.dtype == mf.float16
         np.testing.assert_array_equal(bits(gpu.data), bits(cpu))
+
+
+# -- models on the GPU --------------------------------------------------------------------------
+
+def _train_digits():
+    """tests/torch/test_training.py's loop (cuda float16 with GradScaler), loaded from its file."""
+    spec = importlib.util.spec_from_file_location("torch_training", Path(__file__).parent / "torch" / "test_training.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.train_digits
+
+
+def test_torch_face_trains_the_digits_mlp_on_the_gpu_as_the_emulation_does():
+    import minifp.torch as torch
+    assert not torch.cuda.is_emulated()
+    accuracy, skipped = _train_digits()("cuda", torch.float16, True)
+    code = ("import sys; sys.path.insert(0, 'tests/torch'); import minifp.torch as torch; "
+            "from test_training import train_digits; print(train_digits('cuda', torch.float16, True))")
+    emulated = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                              env={**os.environ, "MINIFP_EMULATE_CUDA": "1"}, cwd=Path(__file__).parent.parent)
+    cpu_accuracy, cpu_skipped = eval(emulated.stdout.strip().splitlines()[-1])     # noqa: S307 - our own print
+    print(f"digits MLP, cuda float16 with GradScaler: GPU {accuracy:.4f} ({skipped} skipped), "
+          f"emulated on the CPU {cpu_accuracy:.4f} ({cpu_skipped} skipped)")
+    assert accuracy >= 0.95 and abs(accuracy - cpu_accuracy) <= 0.01
+
+
+def test_models_move_to_the_gpu_and_back_exactly():
+    import minifp.torch as torch
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.BatchNorm1d(4))
+    before = {k: v.numpy().copy() for k, v in model.state_dict().items()}
+    model.cuda()
+    assert all(isinstance(p._data, cupy.ndarray) for p in model.parameters())
+    assert all(p.device == "cuda" for p in model.parameters())
+    model.cpu()
+    after = {k: v.numpy() for k, v in model.state_dict().items()}
+    assert all(np.array_equal(before[k], after[k]) for k in before)
+
+
+def test_a_checkpoint_written_on_the_gpu_loads_on_the_cpu(tmp_path):
+    pytest.importorskip("safetensors")
+    import minifp.torch as torch
+    torch.manual_seed(0)
+    make = lambda: torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+    model = make().cuda().half()
+    torch.save(model.state_dict(), tmp_path / "m.safetensors")
+    loaded = make().half()
+    loaded.load_state_dict(torch.load(tmp_path / "m.safetensors"))
+    for (k, v), w in zip(model.state_dict().items(), loaded.state_dict().values()):
+        assert isinstance(v._data, cupy.ndarray) and isinstance(w._data, np.ndarray), k
+        np.testing.assert_array_equal(bits(v._data), bits(w._data))
+
+
+@pytest.mark.parametrize("fmt", [f for f in ("float16", "bfloat16") if f in HELD])
+def test_half_products_run_on_the_tensor_cores_as_their_model_says(fmt):
+    # K <= 1024 at 128 x 128 outputs: shapes where cuBLAS's GEMM equals the model (benchmarks/gpu_tensorcore.py)
+    from minifp import _gpu, _tensorcore as tc
+    from minifp._rounding import widen
+    device = _gpu.model_of(_gpu.device_name())
+    if device is None:
+        pytest.skip(f"no tensor-core model for {_gpu.device_name()}")
+    rng = np.random.default_rng(3)
+    a, b = (mf.round_to(rng.standard_normal(s) * 2.0 ** rng.integers(-6, 6, s), fmt) for s in ((128, 256), (256, 128)))
+    got = mf.tensor(cupy.asarray(a)) @ mf.tensor(cupy.asarray(b))
+    want = mf.round_to(tc.matmul(widen(a, fmt), widen(b, fmt), device, fmt), fmt)
+    np.testing.assert_array_equal(bits(got.data), bits(want))

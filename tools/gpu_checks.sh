@@ -1,0 +1,23 @@
+#!/bin/bash
+# The device checks of issue 17 in one run (tools "device"): GPU tests, tensor-core recording, parity, training.
+# Logs and the recording land in $OUT. Each step has its own time limit, so one slow step leaves the rest.
+set -u
+export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD PYTHONDONTWRITEBYTECODE=1
+OUT=${OUT:-/tmp/gpu_out}
+mkdir -p "$OUT"
+step() { local limit=$1 name=$2; shift 2; echo "== $name (limit ${limit}s)"; local t=$SECONDS
+         timeout "$limit" "$@" > "$OUT/$name.txt" 2>&1; echo "   exit $? in $((SECONDS - t)) s"; tail -n 40 "$OUT/$name.txt"; }
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+python3 -c "import cupy, torch, numba, numpy, ml_dtypes, sys; print(sys.version.split()[0], 'cupy', cupy.__version__, \
+'torch', torch.__version__, 'numba', numba.__version__, 'numpy', numpy.__version__, 'ml_dtypes', ml_dtypes.__version__); \
+from cupy_backends.cuda.libs import cublas; print('gemmEx', hasattr(cublas, 'gemmEx'), 'COMPUTE_32F', \
+getattr(cublas, 'CUBLAS_COMPUTE_32F', None)); print('bfloat16 in cupy', cupy.zeros(2, ml_dtypes.bfloat16).dtype)"
+for s in "$@"; do
+  case $s in
+    tc) step 90 tensorcore python3 benchmarks/gpu_tensorcore.py --record "$OUT/tensorcore.npz" ;;
+    tests) step 120 tests python3 -m pytest -q -rs -p no:cacheprovider tests/test_gpu.py ;;
+    parity) step 50 parity python3 benchmarks/gpu_parity.py ;;
+    train) step 70 training python3 benchmarks/gpu_training.py --rounds 3 --steps 5 ;;
+    profile) step 60 profile python3 benchmarks/gpu_profile.py ;;
+  esac
+done
