@@ -162,63 +162,89 @@ def model_of(device_name):
     return model
 
 
-def compare(device, fmt, a, b, d, c=None):
-    """Mismatches of the model (c in the accumulator, and c added after in float32) against the GPU's D; a
-    16-bit D is the model's float32 rounded to fmt to nearest."""
-    core = tc.model(device, fmt)
-    a64, b64 = a.astype(np.float64), b.astype(np.float64)
-    want = tc._run(a64, b64, core)
-    if d.dtype == np.uint16:
-        want = np.asarray(round_to(want, core.fmt)).view(np.uint16)
-        bad = want.reshape(d.shape) != d
-        return int(bad.sum()), want.size, np.argwhere(bad)
-    got = d.reshape(want.shape).view(np.float32)
-    if c is None:
-        bad = (want.view(np.uint32) != got.view(np.uint32)) & ~(np.isnan(want) & np.isnan(got))
-        return int(bad.sum()), want.size, np.argwhere(bad)
-    diag = np.arange(len(c))
-    inside = np.array([tc._run(a64[i:i + 1], b64[:, i:i + 1], core, float(c[i]))[0, 0] for i in diag], np.float32)
-    after = (want[diag, diag] + c).astype(np.float32)       # float32 addition: one rounding to nearest
-    gd = got[diag, diag]
-    return (int((inside.view(np.uint32) != gd.view(np.uint32)).sum()),
-            int((after.view(np.uint32) != gd.view(np.uint32)).sum()), len(c), np.flatnonzero(inside != gd))
+PROMOTIONS = (None, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 
 
-def replay(path):
-    rec = np.load(path)
-    name = str(rec["device"])
-    device = model_of(name)
-    print(f"recorded on {name} (torch {rec['torch']}); model: {device}")
+def model_d(device, fmt, a, b, promote, c=None, out16=False):
+    """The model's D: the tensor cores with promotion every `promote` products, c added after in float32 (as
+    cuBLAS's epilogue), rounded to fmt to nearest for a 16-bit output."""
+    d = tc.matmul(a.astype(np.float64), b.astype(np.float64), device, fmt, promote=promote)
+    if c is not None:
+        d[np.arange(len(c)), np.arange(len(c))] += c
+    return np.asarray(round_to(d, fmt)).view(np.uint16) if out16 else d.view(np.uint32)
+
+
+def fit(device, fmt, a, b, d, c=None, rows=None):
+    """(mismatches of the chained model, the first promotion interval with none, or None): over the outputs
+    `rows` picks (all by default)."""
+    first = None
+    for promote in PROMOTIONS:
+        if promote is not None and promote >= a.shape[1]:
+            break
+        want = model_d(device, fmt, a, b, promote, c, d.dtype == np.uint16).reshape(-1)[rows if rows is not None
+                                                                                       else slice(None)]
+        got = d.reshape(-1)[rows if rows is not None else slice(None)]
+        bad = int((want != got).sum())
+        first = bad if promote is None else first
+        if bad == 0:
+            return first, promote
+    return first, "none fits"
+
+
+def cases(rec):
+    """(fmt, case, variant, a, b, c, d, rows): every recorded GEMM, papers' vectors as their diagonal."""
     for fmt in FORMATS:
         a, b, c = rec[f"{fmt}/paper/a"], rec[f"{fmt}/paper/b"], rec[f"{fmt}/paper/c"]
+        diag = np.arange(len(c)) * (len(c) + 1)
         for variant in sorted({k.split("/")[2] for k in rec.files if k.startswith(f"{fmt}/paper/")} - set("abc")):
-            d = rec[f"{fmt}/paper/{variant}"]
-            if variant == "addmm":
-                inside, after, n, rows = compare(device, fmt, a, b, d, c)
-                print(f"{fmt:12} papers' vectors {variant:16} c in the accumulator: {inside}/{n} differ; "
-                      f"c added after in float32: {after}/{n} differ")
-            else:
-                zero = c == 0
-                core = tc.model(device, fmt)
-                want = tc._run(a.astype(np.float64), b.astype(np.float64), core)
-                if d.dtype == np.uint16:
-                    want = np.asarray(round_to(want, core.fmt)).view(np.uint16)
-                diag = np.flatnonzero(zero)
-                got = d.reshape(want.shape)[diag, diag]
-                bad = np.flatnonzero(want[diag, diag].view(d.dtype) != got)
-                print(f"{fmt:12} papers' vectors {variant:16} (c = 0: {diag.size}) {bad.size} differ"
-                      + (f", rows {diag[bad][:8].tolist()}" if bad.size else ""))
-        total = {}
+            yield fmt, "paper", variant, a, b, c if variant == "addmm" else None, rec[f"{fmt}/paper/{variant}"], \
+                diag if variant == "addmm" else diag[c == 0]
         for k in KS:
             p, q = random_pair(fmt, k, seed_of(fmt, k))
             if [crc(p), crc(q)] != rec[f"{fmt}/{k}/crc"].tolist():
                 raise SystemExit(f"{fmt} K={k}: this NumPy draws other random inputs than the recording's")
             for variant in sorted({f.split("/")[2] for f in rec.files if f.startswith(f"{fmt}/{k}/")} - {"crc"}):
-                bad, n, _ = compare(device, fmt, p, q, rec[f"{fmt}/{k}/{variant}"])
-                total.setdefault(variant, []).append((k, bad, n))
-        for variant, rows in total.items():
-            print(f"{fmt:12} random {variant:22} " + "  ".join(f"K={k}: {bad}" for k, bad, _ in rows)
-                  + f"   differ of {sum(n for *_, n in rows)}")
+                yield fmt, k, variant, p, q, None, rec[f"{fmt}/{k}/{variant}"], None
+
+
+def replay(path, fixture=None):
+    rec = np.load(path)
+    name = str(rec["device"])
+    device = model_of(name)
+    print(f"recorded on {name} (torch {rec['torch']}); model: {device}. Per GEMM: outputs that differ from the "
+          f"model chained over all of k, and the promotion interval (products per float32 addition outside the "
+          f"tensor cores) with which none differ")
+    keep = {}
+    for fmt, case, variant, a, b, c, d, rows in cases(rec):
+        bad, promote = fit(device, fmt, a, b, d, c, rows)
+        n = d.size if rows is None else len(rows)
+        print(f"{fmt:12} {'K=' + str(case) if case != 'paper' else 'papers':7} {variant:16} {bad:6} of {n:6} differ "
+              f"chained; promotion: {promote}", flush=True)
+        if fixture and promote != "none fits":
+            r = rows if rows is not None else None
+            if case == "paper":
+                keep[f"{fmt}/paper/{variant}"] = (a, b, c, d, promote, rows)
+            else:       # a corner of the outputs: 8 x 8 for K < 256, 4 x 4 beyond
+                m = 8 if case < 256 else 4
+                keep[f"{fmt}/{case}/{variant}"] = (a[:m], b[:, :m], None, d.reshape(a.shape[0], -1)[:m, :m], promote, r)
+    if fixture:
+        write_fixture(fixture, name, str(rec["torch"]), keep)
+
+
+def write_fixture(path, name, torch_version, keep):
+    """The GEMMs a model explains: each case's inputs once (papers' vectors whole, random ones a corner), each
+    variant's outputs and promotion interval (0: chained)."""
+    out = {"device": np.array(name), "torch": np.array(torch_version)}
+    for key, (a, b, c, d, promote, rows) in keep.items():
+        case = key.rsplit("/", 1)[0]
+        out[case + "/a"], out[case + "/b"] = a.astype(np.float32), b.astype(np.float32)
+        if c is not None:
+            out[case + "/c"] = c
+        out[key + "/d"], out[key + "/promote"] = d, np.array(0 if promote is None else promote)
+        if rows is not None:
+            out[key + "/rows"] = np.asarray(rows, np.int32)
+    np.savez_compressed(path, **out)
+    print(f"fixture: {len(keep)} GEMMs in {path}")
 
 
 def main():
@@ -226,12 +252,11 @@ def main():
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--record", metavar="NPZ")
     g.add_argument("--replay", metavar="NPZ")
+    p.add_argument("--fixture", metavar="NPZ", help="with --replay: keep what a model explains as a test fixture")
     args = p.parse_args()
     if args.record:
         record(args.record)
-        replay(args.record)
-    else:
-        replay(args.replay)
+    replay(args.record or args.replay, args.fixture)
 
 
 if __name__ == "__main__":

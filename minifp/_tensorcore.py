@@ -450,11 +450,24 @@ def dot(a, b, device, fmt, c=0.0) -> np.float32:
     return _run(a[None], b[:, None], core, float(c32))[0, 0]
 
 
-def matmul(a, b, device, fmt) -> np.ndarray:
-    """a (m, k) @ b (k, n) as `device`'s tensor cores compute it for `fmt` inputs: float32 (m, n)."""
+def matmul(a, b, device, fmt, promote=None) -> np.ndarray:
+    """a (m, k) @ b (k, n) as `device`'s tensor cores compute it for `fmt` inputs: float32 (m, n).
+
+    promote: every `promote` products along k, the tensor cores' float32 result is added to a float32
+    accumulator outside them, rounding to nearest (a GEMM kernel's promotion to CUDA cores: cuBLAS's fp8
+    GEMM without fast accumulation every 128, measured on an H100, benchmarks/gpu_tensorcore.py). None:
+    the tensor cores chain the whole k."""
     core = model(device, fmt)
     a, b = _check_values(a, core.fmt, "a"), _check_values(b, core.fmt, "b")
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
         raise ValueError(f"tensor core matmul: a (m, k) and b (k, n) must be 2-D with matching k; "
                          f"got shapes {a.shape}, {b.shape}")
-    return _run(a, b, core)
+    if promote is None:
+        return _run(a, b, core)
+    if not isinstance(promote, int) or isinstance(promote, bool) or promote < 1:
+        raise ValueError(f"tensor core matmul: promote={promote!r} must be a positive number of products or None")
+    out = np.zeros((a.shape[0], b.shape[1]), np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for lo in range(0, a.shape[1], promote):
+            out += _run(a[:, lo:lo + promote], b[lo:lo + promote], core)     # float32 addition: nearest-even
+    return out

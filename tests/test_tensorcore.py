@@ -361,3 +361,35 @@ def test_bad_arrays_are_refused():
         tc.matmul(np.ones((2, 3)), np.ones((2, 2)), "V100", float16)
     with pytest.raises(ValueError, match="float32 value"):
         tc.dot(np.ones(2), np.ones(2), "V100", float16, c=0.1)
+
+
+# -- an H100's own cuBLAS GEMMs (benchmarks/gpu_tensorcore.py --record, then --fixture) --------------------------
+
+CUBLAS = np.load(Path(__file__).parent / "fixtures" / "tensorcore" / "h100_cublas.npz")
+
+
+@pytest.mark.parametrize("key", sorted(k[:-2] for k in CUBLAS.files if k.endswith("/d")))
+def test_h100_cublas_gemms_are_the_model_with_their_promotion(key):
+    # torch.mm(out_dtype=float32) for float16 / bfloat16 (and its 16-bit output), torch.mm with TF32, fp8
+    # torch._scaled_mm with use_fast_accum off and on, on an H100 (torch 2.11, CUDA 13.0): the H100 model, with
+    # the tensor cores' float32 result added outside them every `promote` products where cuBLAS's kernel does,
+    # and c (torch.addmm) added after in float32.
+    fmt, case, variant = key.split("/")
+    a, b, d = CUBLAS[f"{fmt}/{case}/a"], CUBLAS[f"{fmt}/{case}/b"], CUBLAS[key + "/d"]
+    want = tc.matmul(a, b, "H100", fmt, promote=int(CUBLAS[key + "/promote"]) or None)
+    if variant == "addmm":
+        c = CUBLAS[f"{fmt}/{case}/c"]
+        want[np.arange(len(c)), np.arange(len(c))] += c
+    want = np.asarray(round_to(want, fmt)).view(np.uint16) if d.dtype == np.uint16 else want.view(np.uint32)
+    rows = CUBLAS[key + "/rows"] if key + "/rows" in CUBLAS.files else slice(None)
+    assert np.array_equal(want.reshape(-1)[rows], d.reshape(-1)[rows])
+
+
+def test_promotion_adds_the_blocks_results_in_float32():
+    # 1 + 3 * 2**-25 (three quarters of float32's last bit past 1): chained, the tensor core truncates it to 1;
+    # promoted after each product, the float32 addition rounds it to nearest, 1 + 2**-23.
+    a, b = np.array([[1.0, x(3, -13)]]), np.array([[1.0], [x(1, -12)]])
+    assert float(tc.matmul(a, b, "H100", float16)[0, 0]) == 1.0
+    assert float(tc.matmul(a, b, "H100", float16, promote=1)[0, 0]) == 1 + x(1, -23)
+    with pytest.raises(ValueError, match="promote=0 must be a positive number"):
+        tc.matmul(a, b, "H100", float16, promote=0)
