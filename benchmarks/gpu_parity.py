@@ -18,7 +18,12 @@ UNARY = {"neg": lambda t: -t, "sqrt": lambda t: t.sqrt(), "exp": lambda t: t.exp
          "abs": lambda t: abs(t)}
 BINARY = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
           "div": lambda a, b: a / b, "maximum": lambda a, b: mf.maximum(a, b) if isinstance(a, mf.Tensor)
-          else torch.maximum(a, b)}
+          else torch.maximum(a, b), "minimum": lambda a, b: mf.minimum(a, b) if isinstance(a, mf.Tensor)
+          else torch.minimum(a, b)}
+COMPARE = {"lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "eq": lambda a, b: a == b,
+           "ne": lambda a, b: a != b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}
+CASTS = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float8_e4m3": torch.float8_e4m3fn,
+         "float8_e5m2": torch.float8_e5m2}
 
 
 def on_gpu(bits, torch_dtype):
@@ -27,8 +32,11 @@ def on_gpu(bits, torch_dtype):
 
 def mismatches(ours, gpu):
     """Positions whose bits differ, NaN == NaN."""
-    theirs = gpu.view(torch.int16).cpu().numpy().view(ours.dtype)
-    differ = ours.view(np.uint16) != theirs.view(np.uint16)
+    if ours.dtype == bool:
+        return int((ours != gpu.cpu().numpy()).sum())
+    bits = {1: (torch.uint8, np.uint8), 2: (torch.int16, np.uint16)}[ours.dtype.itemsize]
+    theirs = gpu.view(bits[0]).cpu().numpy().view(ours.dtype)
+    differ = ours.view(bits[1]) != theirs.view(bits[1])
     both_nan = np.isnan(ours.astype(np.float32)) & np.isnan(theirs.astype(np.float32))
     return int((differ & ~both_nan).sum())
 
@@ -57,6 +65,16 @@ def main():
             ours = f(mf.tensor(a.view(storage)), mf.tensor(b.view(storage))).numpy()
             theirs = f(on_gpu(a, torch_dtype), on_gpu(b, torch_dtype))
             print(f"{name:9} {op:8} {a.size:>8} pairs   mismatches {mismatches(ours, theirs)}")
+        for op, f in COMPARE.items():
+            ours = f(mf.tensor(a.view(storage)), mf.tensor(b.view(storage))).numpy()
+            theirs = f(on_gpu(a, torch_dtype), on_gpu(b, torch_dtype))
+            print(f"{name:9} {op:8} {a.size:>8} pairs   mismatches {mismatches(ours, theirs)}")
+        rows = rng.standard_normal((4096, 1024)).astype(storage)
+        for op in ("sum", "mean", "softmax"):
+            ours = getattr(mf.tensor(rows), op)(axis=-1).numpy()
+            theirs = getattr(on_gpu(rows.view(np.uint16), torch_dtype), op)(dim=-1)
+            print(f"{name:9} {op:8} 4096 rows of 1024  mismatches {mismatches(ours.astype(storage), theirs.to(torch_dtype))}"
+                  f" of {ours.size}, largest difference {ulps(ours.astype(storage), theirs.to(torch_dtype))} ulp")
         x = rng.standard_normal((512, 1024)).astype(storage)
         w = (rng.standard_normal((1024, 256)) / 32).astype(storage)
         ours = (mf.tensor(x) @ mf.tensor(w)).numpy()
@@ -65,5 +83,17 @@ def main():
               f"largest difference {ulps(ours, theirs)} ulp")
 
 
+def casts():
+    """float32 -> each format: minifp.round_to against PyTorch's .to(dtype) on the GPU, 4M values over every
+    float32 exponent (subnormals, infinities and NaN included)."""
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 2**32, 1 << 22, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    for name, torch_dtype in CASTS.items():
+        ours = np.asarray(mf.round_to(x, name))
+        theirs = torch.from_numpy(x).cuda().to(torch_dtype)
+        print(f"cast float32 -> {name:12} {x.size} values  mismatches {mismatches(ours, theirs)}")
+
+
 if __name__ == "__main__":
     main()
+    casts()

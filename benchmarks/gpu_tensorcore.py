@@ -1,7 +1,7 @@
 """minifp's tensor-core models against the GPU's own GEMMs; records the GPU's outputs as test fixtures.
 
     python benchmarks/gpu_tensorcore.py --record OUT.npz   # on an NVIDIA GPU with PyTorch: run the GEMMs, save
-    python benchmarks/gpu_tensorcore.py --replay OUT.npz   # anywhere: the models against a recording
+    python benchmarks/gpu_tensorcore.py --replay OUT.npz [--fixture FIXTURE.npz]   # anywhere: the models
 
 The GPU's GEMMs: torch.mm(a, b, out_dtype=torch.float32) for float16 and bfloat16 inputs (cuBLAS, float32
 output, no rounding after the accumulator), torch.mm of float32 with TF32 allowed, and torch._scaled_mm with
@@ -26,6 +26,7 @@ from minifp._rounding import round_to           # noqa: E402
 FORMATS = ("float16", "bfloat16", "tf32", "float8_e4m3", "float8_e5m2")
 KS = (16, 32, 48, 64, 128, 256, 1024, 4096)
 SIDE = 128
+BIG, BIG_SIDE = ("float16", "bfloat16", "tf32"), 1024
 x = math.ldexp
 
 
@@ -63,8 +64,8 @@ def paper_vectors(fmt):
     return [(a, b, c) for a, b, c in out if representable(a + b, f) and float(np.float32(c)) == c]
 
 
-def random_pair(fmt, k, seed):
-    """A (SIDE, k), B (k, SIDE): fmt values over 12 binades (fewer for e4m3, whose top is 448), 10% zeros."""
+def random_pair(fmt, k, seed, side=SIDE):
+    """A (side, k), B (k, side): fmt values over 12 binades (fewer for e4m3, whose top is 448), 10% zeros."""
     f = tc.model("H100", fmt).fmt
     rng = np.random.default_rng(seed)
     top = 4 if fmt == "float8_e4m3" else 6
@@ -73,7 +74,7 @@ def random_pair(fmt, k, seed):
         v = rng.uniform(1, 2, shape) * 2.0 ** rng.integers(-top, top, shape) * rng.choice([-1, 1], shape)
         v[rng.random(shape) < 0.1] = 0
         return np.asarray(round_to(v, f), np.float32)
-    return values((SIDE, k)), values((k, SIDE))
+    return values((side, k)), values((k, side))
 
 
 def seed_of(fmt, k):
@@ -149,6 +150,10 @@ def record(path):
             saved[f"{fmt}/{k}/crc"] = np.array([crc(p), crc(q)], np.uint32)
             for variant, d in gpu_gemms(fmt, p, q).items():
                 saved[f"{fmt}/{k}/{variant}"] = d
+        if fmt in BIG:          # the longest K at a larger output, where cuBLAS has more tiles than to split K for
+            p, q = random_pair(fmt, KS[-1], seed_of(fmt, "big"), BIG_SIDE)
+            saved[f"{fmt}/big/crc"] = np.array([crc(p), crc(q)], np.uint32)
+            saved[f"{fmt}/big/mm"] = gpu_gemms(fmt, p, q)["mm"]
     np.savez_compressed(path, **saved)
     print(f"recorded {len(saved)} arrays in {path}")
 
@@ -199,8 +204,11 @@ def cases(rec):
         for variant in sorted({k.split("/")[2] for k in rec.files if k.startswith(f"{fmt}/paper/")} - set("abc")):
             yield fmt, "paper", variant, a, b, c if variant == "addmm" else None, rec[f"{fmt}/paper/{variant}"], \
                 diag if variant == "addmm" else diag[c == 0]
-        for k in KS:
-            p, q = random_pair(fmt, k, seed_of(fmt, k))
+        for k in KS + ("big",):
+            if f"{fmt}/{k}/crc" not in rec.files:
+                continue
+            p, q = random_pair(fmt, KS[-1], seed_of(fmt, k), BIG_SIDE) if k == "big" else \
+                random_pair(fmt, k, seed_of(fmt, k))
             if [crc(p), crc(q)] != rec[f"{fmt}/{k}/crc"].tolist():
                 raise SystemExit(f"{fmt} K={k}: this NumPy draws other random inputs than the recording's")
             for variant in sorted({f.split("/")[2] for f in rec.files if f.startswith(f"{fmt}/{k}/")} - {"crc"}):
@@ -224,7 +232,7 @@ def replay(path, fixture=None):
             r = rows if rows is not None else None
             if case == "paper":
                 keep[f"{fmt}/paper/{variant}"] = (a, b, c, d, promote, rows)
-            else:       # a corner of the outputs: 8 x 8 for K < 256, 4 x 4 beyond
+            elif case != "big":     # a corner of the outputs: 8 x 8 for K < 256, 4 x 4 beyond
                 m = 8 if case < 256 else 4
                 keep[f"{fmt}/{case}/{variant}"] = (a[:m], b[:, :m], None, d.reshape(a.shape[0], -1)[:m, :m], promote, r)
     if fixture:
@@ -255,8 +263,9 @@ def main():
     p.add_argument("--fixture", metavar="NPZ", help="with --replay: keep what a model explains as a test fixture")
     args = p.parse_args()
     if args.record:
-        record(args.record)
-    replay(args.record or args.replay, args.fixture)
+        record(args.record)     # replayed where it is brought back: the models run on the CPU alone
+    else:
+        replay(args.replay, args.fixture)
 
 
 if __name__ == "__main__":

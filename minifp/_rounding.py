@@ -709,8 +709,36 @@ def round_reference(x, fmt, mode="nearest", rbits=None, bits=None):
 
     rbits: for mode="stochastic", one random integer below 2**bits per element (bits None: 32)."""
     bits = _bits_of(mode, bits)
+    xp = _xp(x)
     with np.errstate(all="ignore"):
-        return _reference(_xp(x), x.astype(np.float64), as_format(fmt), mode, rbits, bits)
+        return _reference(xp, _float64(xp, x), as_format(fmt), mode, rbits, bits)
+
+
+# CuPy compiles every kernel with -ftz=true: its float32 arithmetic and conversions flush float32 subnormals
+# (bfloat16's subnormals among them) to zero. The reference moves them between float32 and float64 by their bits.
+_SUB32 = 2.0 ** -126                # float32's smallest normal
+_UNIT32 = 2.0 ** -149               # its smallest subnormal
+
+
+def _float64(xp, x):
+    """x as float64, exactly: float32 subnormals too on a GPU."""
+    wide = x.astype(np.float64)
+    if xp is np or x.dtype != np.float32:
+        return wide
+    b = x.view(np.uint32)
+    tiny = (b & 0x7FFFFF).astype(np.float64) * _UNIT32              # |x| where x is subnormal: exact
+    return xp.where((b & 0x7F800000) == 0, xp.where(b >> 31 == 1, -tiny, tiny), wide)
+
+
+def _stored(xp, y, storage):
+    """Values y (float64, each a value of the storage dtype) in that dtype, float32's subnormals kept on a GPU."""
+    if xp is np or np.dtype(storage) not in (_F32, _BF16):
+        return y.astype(storage)
+    b = y.astype(np.float32).view(np.uint32)
+    ay = xp.abs(y)
+    tiny = (ay * (1 / _UNIT32)).astype(np.uint32) | xp.where(xp.signbit(y), np.uint32(1 << 31), np.uint32(0))
+    b = xp.where(ay < _SUB32, tiny, b)
+    return b.view(np.float32) if np.dtype(storage) == _F32 else (b >> 16).astype(np.uint16).view(storage)
 
 
 def _integer(xp, q, mode, rbits=None, bits=32):
@@ -762,7 +790,7 @@ def _reference(xp, x, fmt, mode, rbits, bits=32):
         limit = over
     y = xp.where(xp.abs(y) > big, xp.copysign(limit, x), y)
     y = xp.where(xp.isinf(x), xp.copysign(big if fmt.overflow == "saturate" else over, x), y)
-    return _specials(xp, x, y, fmt).astype(fmt.storage)
+    return _stored(xp, _specials(xp, x, y, fmt), fmt.storage)
 
 
 def _specials(xp, x, y, fmt):

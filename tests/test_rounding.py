@@ -701,3 +701,28 @@ def test_a_tensor_given_to_round_to_points_to_astype():
     with pytest.raises(TypeError, match=r"x: got a minifp tensor \(float16\); round_to takes arrays: use "
                                         r"x.astype\(fmt, mode=..., bits=...\)"):
         mf.round_to(mf.tensor([1.0], dtype="float16"), "bfloat16")
+
+
+class _NotNumPy:
+    """NumPy under another name: the code paths the reference takes for CuPy arrays, run on the host."""
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+
+def test_the_gpu_reference_moves_float32_subnormals_by_their_bits():
+    # CuPy compiles its kernels with -ftz=true, so the reference widens float32 and stores float32 / bfloat16 by
+    # bits on a GPU; those paths must give NumPy's own conversions (on every float32 exponent and subnormal).
+    from minifp._rounding import _float64, _stored
+    x = np.arange(0, 2**32, 65537, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    x = np.concatenate([x, -x, np.float32([2.0**-149, -(2.0**-149), 2.0**-126 * (1 - 2.0**-23)])])
+    wide = _float64(_NotNumPy(), x)
+    finite = np.isfinite(x)
+    assert np.array_equal(wide[finite].view(np.uint64), x[finite].astype(np.float64).view(np.uint64))
+    assert np.isnan(wide[~finite & np.isnan(x)]).all()
+    for storage in (np.float32, ml_dtypes.bfloat16):
+        y = x.astype(storage).astype(np.float64)
+        keep = ~np.isnan(y)
+        got = _stored(_NotNumPy(), y[keep], storage)
+        assert got.dtype == np.dtype(storage)
+        assert np.array_equal(got.view(f"u{got.itemsize}"), y[keep].astype(storage).view(f"u{got.itemsize}"))
