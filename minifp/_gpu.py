@@ -11,8 +11,9 @@ _ONE, _ZERO = np.ones(1, np.float32), np.zeros(1, np.float32)
 
 
 def _operand(x, dtype):
-    """x (float32 values of dtype) in dtype, and how cuBLAS reads it column-major: (transposed, leading dim)."""
-    x = x.astype(dtype)                 # exact: x holds dtype's values; the memory order is kept
+    """x (dtype's values, in dtype or float32) in dtype, and how cuBLAS reads it column-major: (transposed,
+    leading dim)."""
+    x = x.astype(dtype, copy=False)     # exact: x holds dtype's values; the memory order is kept
     if x.flags.c_contiguous:
         return x, False, x.shape[1]
     if not x.flags.f_contiguous:
@@ -55,10 +56,16 @@ class TensorCores:
     def __getattr__(self, name):
         return getattr(self._xp, name)
 
+    def operand(self, a, wide):
+        """What the op body gets for argument a: the storage of a tensor of fmt (the GEMM reads it as it is; any
+        other arithmetic on it promotes to float32, exactly), else wide(a)."""
+        return a._data if getattr(a, "fmt", None) == self._fmt else wide(a)
+
     def matmul(self, a, b):
-        if a.ndim == 2 and b.ndim == 2 and a.dtype == b.dtype == np.float32:
+        if a.ndim == 2 and b.ndim == 2:
             return gemm(a, b, self._fmt)
-        return self._xp.matmul(a, b)        # batched products: CuPy's float32 GEMM (the same exact products)
+        # batched products: CuPy's float32 GEMM (the same exact products, float32 sums)
+        return self._xp.matmul(a.astype(np.float32, copy=False), b.astype(np.float32, copy=False))
 
 
 def tensor_cores(xp, fmt):

@@ -98,6 +98,8 @@ defop("pow", lambda xp, x, y: x ** y,
 def _masked(xp, keep, g):
     """g where keep holds, +0 elsewhere (where g is inf or NaN too): xp.where(keep, g, 0) as an and of g's bits
     with a mask of ones, ten times quicker in NumPy (relu's gradient at 256x1024: 1.1 -> 0.11 ms)."""
+    if xp.__name__ == "cupy":                # a GPU: where is one pass, the and three
+        return xp.where(keep, g, 0).astype(g.dtype, copy=False)
     ints = {2: xp.int16, 4: xp.int32, 8: xp.int64}[g.dtype.itemsize]
     return xp.bitwise_and(g.view(ints), -xp.asarray(keep).astype(ints)).view(g.dtype)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import numbers
+import sys
 
 import numpy as np
 
@@ -452,7 +453,10 @@ def apply(name, *args, _out=None, **params):
         else:
             with np.errstate(all="ignore"):   # overflow to inf and 0/0 are what we emulate, not accidents
                 dtype = _exact_in(fmt)
-                wide = [_wide(a, dtype) for a in args]
+                if op.product is not None and xp is not np and STATE.fp8 is None and STATE.accumulator is None:
+                    xp = _gpu().tensor_cores(xp, _input_format(tensors))     # a real GPU: its tensor cores
+                wide = [_wide(a, dtype) for a in args] if type(xp) is not _gpu_cores() else \
+                    [xp.operand(a, _wide) for a in args]        # their own storage: no widening to cast back
                 if op.product is not None and STATE.fp8 is not None:     # fp8 GEMMs accumulate in float32
                     ans, fp8 = _fp8.forward(op, xp, wide, tensors, params)
                 elif op.accumulates and STATE.accumulator is not None:   # minifp.accumulate: not BLAS's sums
@@ -460,8 +464,6 @@ def apply(name, *args, _out=None, **params):
                 else:
                     if op.product is not None and FLOAT32_PRODUCTS:
                         wide = _products(op, fmt, device, wide)
-                    if op.product is not None and xp is not np:     # a real GPU: its tensor cores
-                        xp = _gpu().tensor_cores(xp, _input_format(tensors))
                     ans = op.forward(xp, *wide, **params)
                 ans = ans if type(ans) is np.ndarray else xp.asarray(ans)      # reductions give scalars
                 if op.returns_bool:
@@ -491,6 +493,12 @@ def apply(name, *args, _out=None, **params):
 def _gpu():
     """minifp._gpu, imported when an op first meets CuPy arrays."""
     return importlib.import_module("minifp._gpu")
+
+
+def _gpu_cores():
+    """The tensor-core namespace's class, once minifp._gpu is imported (None before: no op met CuPy yet)."""
+    module = sys.modules.get("minifp._gpu")
+    return module.TensorCores if module is not None else None
 
 
 def _input_format(tensors):
@@ -651,7 +659,10 @@ def _backward(order, store, leaves, collect=None):
         # An op that saves nothing (add, cast, reshape...) reads no values of its output: skip widening it.
         g = g_stored if len(entry) == 3 else _widened(g_stored, t.fmt, dtype)
         ans = _wide(t, dtype) if op.saves else t._data
-        wide = [_wide(a, dtype) for a in inputs]
+        if op.product is not None and xp is not np and node.acc is None and t.fmt == _input_format(inputs):
+            xp = _gpu().tensor_cores(xp, t.fmt)        # g holds the output's format, the factors' own
+        wide = [_wide(a, dtype) for a in inputs] if type(xp) is not _gpu_cores() else \
+            [xp.operand(a, _wide) for a in inputs]
         if node.fp8 is not None:    # a GEMM under fp8_autocast: gradients from its fp8 factors (minifp._fp8)
             wanted = [isinstance(a, Tensor) and a.requires_grad for a in inputs]
             for a, gi in zip(inputs, _fp8.backward(node, xp, g, ans, wide, wanted)):
@@ -663,8 +674,6 @@ def _backward(order, store, leaves, collect=None):
             g_in, *wide_in = _products(op, t.fmt, t.device, [g, *wide], n=3)
         if node.acc is not None and op.accumulates:     # and accumulate as the forward's did
             xp = accumulating(xp, node.acc, _input_format([t, *inputs]))
-        elif op.product is not None and xp is not np and t.fmt == _input_format(inputs):
-            xp = _gpu().tensor_cores(xp, t.fmt)        # g holds the output's format, the factors' own
         for i, a in enumerate(inputs):
             if isinstance(a, Tensor) and a.requires_grad:
                 args = (g_in, ans, *wide_in) if i < 2 else (g, ans, *wide)
