@@ -40,6 +40,7 @@ import numba
 import numpy as np
 from numba import prange
 
+from ._backend import to_numpy
 from ._formats import Format, as_format, float16
 from ._rounding import HARDWARE_HALF, JIT, _bits, _float, _half, _llvm, _single, i32, ir, overload
 from ._state import Accumulator, accumulate_scope
@@ -283,13 +284,14 @@ class Accumulating:
     """An array namespace whose matmul and sum accumulate as an Accumulator says; everything else is xp's."""
 
     def __init__(self, xp, acc, fmt_in):
-        if xp is not np:
-            raise TypeError("accumulate(): low-precision accumulation and tensor-core models run on host (NumPy) "
-                            "arrays only; move the tensors to the CPU or leave the accumulate() block")
         self._xp, self._acc, self._fmt_in = xp, acc, fmt_in
 
     def __getattr__(self, name):
         return getattr(self._xp, name)
+
+    def _back(self, out):
+        """A host result on the arrays' own device (CuPy's: the emulation ran on the host)."""
+        return out if self._xp is np else self._xp.asarray(out)
 
     def _matmul2d(self, a, b):
         acc = self._acc
@@ -300,7 +302,7 @@ class Accumulating:
 
     def matmul(self, a, b):
         """NumPy's matmul (1-D operands, batching, broadcasting), each 2-D product accumulated as asked."""
-        a, b = np.asarray(a), np.asarray(b)
+        a, b = to_numpy(a), to_numpy(b)
         dtype = np.result_type(a.dtype, b.dtype)
         a2 = a[None, :] if a.ndim == 1 else a
         b2 = b[:, None] if b.ndim == 1 else b
@@ -316,13 +318,14 @@ class Accumulating:
             out = out[..., 0, :]
         if b.ndim == 1:
             out = out[..., 0]
-        return out
+        return self._back(out)
 
     def sum(self, x, axis=None, keepdims=False, **kwargs):
         """NumPy's sum, accumulated as asked over the reduced axes (in C order of them) for float arrays."""
-        x = np.asarray(x)
+        x = x if hasattr(x, "dtype") else np.asarray(x)
         if kwargs or x.dtype.kind != "f" or self._acc.fmt is None:     # tensor cores sum no reductions
             return self._xp.sum(x, axis=axis, keepdims=keepdims, **kwargs)
+        x = to_numpy(x)
         axes = tuple(range(x.ndim)) if axis is None else tuple(a % x.ndim for a in np.atleast_1d(axis))
         kept = [d for d in range(x.ndim) if d not in axes]
         k, m = (int(np.prod([x.shape[d] for d in ds])) for ds in (axes, kept))
@@ -331,11 +334,11 @@ class Accumulating:
         out = out.reshape([x.shape[d] for d in kept])
         if keepdims:
             out = out.reshape([1 if d in axes else x.shape[d] for d in range(x.ndim)])
-        return out
+        return self._back(out)
 
     def mean(self, x, axis=None, keepdims=False, **kwargs):
         """The accumulated sum divided by the count, in the array's own precision."""
-        x = np.asarray(x)
+        x = x if hasattr(x, "dtype") else np.asarray(x)
         if kwargs or x.dtype.kind != "f" or self._acc.fmt is None:
             return self._xp.mean(x, axis=axis, keepdims=keepdims, **kwargs)
         axes = tuple(range(x.ndim)) if axis is None else tuple(a % x.ndim for a in np.atleast_1d(axis))
@@ -356,19 +359,37 @@ def _devices():
         return TENSOR_CORES
 
 
+def _gpu_in_use():
+    """The tensor-core model of the GPU CuPy sees, for tensor_core="gpu"."""
+    from ._gpu import device_name, model_of
+    try:
+        name = device_name()
+    except Exception as e:      # noqa: BLE001 - no CuPy, no driver, no GPU: one answer
+        raise ValueError(f"accumulate(): tensor_core='gpu' needs a GPU that CuPy can see ({type(e).__name__}: "
+                         f"{e}); name a model instead: {', '.join(_devices())}") from None
+    if model_of(name) is None:
+        raise ValueError(f"accumulate(): tensor_core='gpu': no tensor-core model for {name}; valid tensor "
+                         f"cores: {', '.join(_devices())}")
+    return model_of(name)
+
+
 def accumulate(fmt=None, order="sequential", tensor_core=None):
     """Within this block (in this thread) matmul, linear, conv2d, sum and mean accumulate in `fmt`
     ("sequential": an FMA chain rounding after every addition; "pairwise": a tree), or as the tensor cores
-    of `tensor_core` do; fmt=None and tensor_core=None: float32, through BLAS (the default)."""
+    of `tensor_core` do ("gpu": the model of the GPU in use); fmt=None and tensor_core=None: float32, through
+    BLAS (the default). On GPU tensors the emulation runs on the host and its results go back to the GPU: the
+    exact model, in place of the GPU's own GEMMs."""
     if fmt is not None:
         fmt = as_format(fmt, "accumulate(): fmt")
     if not isinstance(order, str) or order not in ORDERS:
         raise ValueError(f"accumulate(): order={order!r} is unknown; valid orders: {', '.join(ORDERS)}")
+    if tensor_core == "gpu":
+        tensor_core = _gpu_in_use()
     if tensor_core is not None:
         devices = _devices()
         if not isinstance(tensor_core, str) or tensor_core not in devices:
             raise ValueError(f"accumulate(): tensor_core={tensor_core!r} is unknown; valid tensor cores: "
-                             f"{', '.join(devices)} (or None)")
+                             f"{', '.join(devices)}, 'gpu' (the GPU in use) or None")
         if fmt is not None or order != "sequential":
             raise ValueError(f"accumulate(): tensor_core={tensor_core!r} sets its own accumulator and order; give "
                              f"either tensor_core or fmt= and order=, not both (got fmt={fmt}, order={order!r})")

@@ -352,3 +352,15 @@ def test_the_faces_layers_accumulate_too():
         assert lin(torch.tensor(x)).item() == 2048
         assert float(np.asarray(dense(x).numpy())[0, 0]) == 2048
     assert lin(torch.tensor(x)).item() == 4096
+
+
+def test_the_gpu_in_use_needs_a_gpu():
+    try:
+        import cupy
+        cupy.cuda.runtime.getDeviceCount()
+        pytest.skip("a GPU is here: tests/test_gpu.py checks tensor_core='gpu'")
+    except Exception:  # noqa: BLE001 - no CuPy or no GPU: the case under test
+        pass
+    with pytest.raises(ValueError, match="tensor_core='gpu' needs a GPU that CuPy can see .*name a model instead: "
+                                         "V100, A100, H100, B200"):
+        mf.accumulate(tensor_core="gpu")

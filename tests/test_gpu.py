@@ -143,3 +143,32 @@ def test_half_products_run_on_the_tensor_cores_as_their_model_says(fmt):
     got = mf.tensor(cupy.asarray(a)) @ mf.tensor(cupy.asarray(b))
     want = mf.round_to(tc.matmul(widen(a, fmt), widen(b, fmt), device, fmt), fmt)
     np.testing.assert_array_equal(bits(got.data), bits(want))
+
+
+def test_accumulate_emulates_the_gpu_in_use_exactly_on_gpu_tensors():
+    # tensor_core="gpu": the model of this GPU, run on the host for GPU tensors (the exact model, not cuBLAS's
+    # GEMM), the result back on the GPU; the same bits as on host tensors.
+    from minifp import _gpu
+    if _gpu.model_of(_gpu.device_name()) is None:
+        pytest.skip(f"no tensor-core model for {_gpu.device_name()}")
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((16, 300)).astype(np.float16), rng.standard_normal((300, 8)).astype(np.float16)
+    with mf.accumulate(tensor_core="gpu"):
+        gpu = mf.tensor(cupy.asarray(a)) @ mf.tensor(cupy.asarray(b))
+        cpu = mf.tensor(a) @ mf.tensor(b)
+    assert isinstance(gpu.data, cupy.ndarray)
+    np.testing.assert_array_equal(bits(gpu.data), bits(cpu.data))
+
+
+def test_the_monitor_counts_overflow_on_the_gpu():
+    import minifp.torch as torch
+    from minifp.numerics import watch
+    model = torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.ReLU(), torch.nn.Linear(4, 3)).cuda()
+    with torch.no_grad():
+        model[0].weight.fill_(1.0)
+        model[2].weight.fill_(4e4)
+    with watch(model) as report, torch.autocast("cuda", dtype=torch.float16):
+        out = model(torch.ones((5, 6), device="cuda"))
+    assert isinstance(out._data, cupy.ndarray)
+    event = report.first_overflow
+    assert event.layer.endswith("2") and (event.op, event.direction, event.count) == ("linear", "forward", 15)
