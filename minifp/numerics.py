@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _checks
+from ._backend import to_numpy
 from ._layers import is_layer
 from ._state import watching
 from ._rounding import count_rounding  # noqa: F401  (part of the monitor's API)
@@ -71,7 +72,7 @@ class Histogram:
         self.nonfinite = 0
 
     def add(self, values):
-        v = np.asarray(values, np.float32).ravel()
+        v = to_numpy(values).astype(np.float32, copy=False).ravel()       # a GPU's values too
         finite = np.isfinite(v)
         self.nonfinite += int(v.size - finite.sum())
         v = v[finite]

@@ -13,7 +13,7 @@ import ml_dtypes
 import numpy as np
 
 from .. import _formats as F
-from .._backend import to_numpy
+from .._backend import array_module, to_numpy
 from .._random import generator
 from .._state import STATE
 from .._tensor import Tensor as _EngineTensor, apply, tensor as _engine_tensor
@@ -347,7 +347,8 @@ class Tensor(_EngineTensor):
     def sum(self, dim=None, keepdim=False, dtype=None):
         x = self.to(dtype) if dtype is not None else self
         if x.fmt is None:
-            return x._like(np.asarray(x._data.sum(axis=_dims(dim, x.ndim), keepdims=keepdim), np.int64), None)
+            xp = array_module(x._data)
+            return x._like(xp.asarray(x._data.sum(axis=_dims(dim, x.ndim), keepdims=keepdim), np.int64), None)
         return apply("sum", x, axis=_dims(dim, x.ndim), keepdims=keepdim)
 
     def mean(self, dim=None, keepdim=False, dtype=None):
