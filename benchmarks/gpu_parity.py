@@ -2,9 +2,11 @@
 
     python benchmarks/gpu_parity.py        # needs torch with a CUDA device
 
-Unary ops run on every one of the 65536 float16 / bfloat16 values, binary ops on 4M random pairs of
-finite values; results must agree bit for bit (any NaN equals any NaN). Matmul is compared in ULPs of
-the output format: cuBLAS and the CPU BLAS sum in different orders, so only the float32 sums differ.
+Unary ops run on every one of the 65536 float16 / bfloat16 values, binary ops and comparisons on 4M random
+pairs of finite values, sum / mean / softmax on 4096 rows of 1024; results must agree bit for bit (any NaN
+equals any NaN). Matmul is compared in ULPs of the output format: cuBLAS's tensor cores and the CPU BLAS sum
+in different ways, so only the float32 sums differ. Last, float32 -> float16, bfloat16 and fp8 casts of 4M
+random float32 bit patterns (minifp.round_to against PyTorch's .to(dtype) on the GPU).
 """
 import ml_dtypes
 import numpy as np
