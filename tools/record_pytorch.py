@@ -1034,6 +1034,29 @@ def record_autocast_cpu():
     })
 
 
+# --------------------------------------------------------------------------------------------
+# casts.json
+
+
+CAST_INPUTS = [0.0, -0.0, 1.0, -1.5, 2.0 ** -6, 2.0 ** -9, 2.0 ** -10, 1.5 * 2.0 ** -10, 2.0 ** -16, 2.0 ** -17,
+               2.0 ** -24, 2.0 ** -25, 3 * 2.0 ** -26, 2.0 ** -133, 2.0 ** -134, 240.0, 448.0, 464.0, 465.0, 480.0,
+               500.0, 1000.0, -1000.0, 57344.0, 61439.0, 61440.0, 65504.0, 65519.0, 65520.0, 1e5, 3.0e38,
+               float("inf"), float("-inf"), float("nan")]
+
+
+def record_casts():
+    """casts.json: float32 values cast into each low-precision dtype by .to() and by torch.tensor(dtype=), as
+    the dtype's bit patterns (PyTorch 2.12 on saturates float8_e4m3fn)."""
+    x = torch.tensor(CAST_INPUTS, dtype=torch.float32)
+    casts = {}
+    for d in (torch.float16, torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2):
+        bits = torch.uint8 if d.itemsize == 1 else torch.int16
+        mask = 0xFF if d.itemsize == 1 else 0xFFFF
+        casts[str(d)] = {"to": [int(v) & mask for v in x.to(d).view(bits).tolist()],
+                         "tensor": [int(v) & mask for v in torch.tensor(CAST_INPUTS, dtype=d).view(bits).tolist()]}
+    write("casts.json", {"inputs": [repr(v) for v in CAST_INPUTS], "bits": casts})
+
+
 def main():
     """Write every fixture file."""
     torch.set_num_threads(1)
@@ -1042,7 +1065,7 @@ def main():
     OUT.mkdir(parents=True, exist_ok=True)
     recorders = {"gradscaler": record_gradscaler, "optimizers": record_optimizers, "schedulers": record_schedulers,
                  "vision": record_vision, "losses": record_losses, "modules": record_modules,
-                 "autocast_cpu": record_autocast_cpu}
+                 "autocast_cpu": record_autocast_cpu, "casts": record_casts}
     wanted = sys.argv[1:] or list(recorders)
     unknown = [w for w in wanted if w not in recorders]
     if unknown:

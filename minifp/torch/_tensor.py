@@ -7,6 +7,7 @@ autocast, reductions take dim=/keepdim=.
 """
 from __future__ import annotations
 
+import dataclasses
 import numbers
 
 import ml_dtypes
@@ -57,6 +58,9 @@ float8_e5m2fnuz = dtype("float8_e5m2fnuz", F.float8_e5m2fnuz, ml_dtypes.float8_e
 float8_e8m0fnu = dtype("float8_e8m0fnu", F.e8m0, ml_dtypes.float8_e8m0fnu)
 int64, int32, int16, int8 = (dtype(f"int{n}", None, f"int{n}") for n in (64, 32, 16, 8))
 uint8, bool_ = dtype("uint8", None, np.uint8), dtype("bool", None, np.bool_)
+# PyTorch (2.12 on, pytorch#178817) saturates casts into float8_e4m3fn: past 448, and inf, give +-448, NaN stays
+# NaN. The rounding goes through a saturating twin of the format, whose codes are the format's own.
+_CASTS = {F.float8_e4m3: dataclasses.replace(F.float8_e4m3, overflow="saturate", name="float8_e4m3fn_saturating")}
 DTYPES = {d.name: d for d in (float32, float16, bfloat16, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz,
                               float8_e5m2fnuz, float8_e8m0fnu, int64, int32, int16, int8, uint8, bool_)}
 # PyTorch's other names. minifp has no float64 format: double means float32 here (documented in the README).
@@ -255,7 +259,8 @@ class Tensor(_EngineTensor):
             if fmt is None:
                 out = _int_cast(out, as_dtype(d))
             elif fmt != out.fmt:
-                out = apply("cast", out, _out=fmt)
+                out = apply("cast", out, _out=_CASTS.get(fmt, fmt))
+                out.fmt = fmt           # the same codes, read as the dtype's format
         if device is not None and device != out.device:
             out = D.moved(out, device)
         return out
@@ -494,7 +499,9 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
         values = np.trunc(arr).astype(d.numpy) if arr.dtype.kind == "f" else np.array(arr, d.numpy)
         return Tensor._wrap(D.array_on(values, device or source_device), None, False, None,
                             device or source_device)
-    return _wrap(_engine_tensor(arr, dtype=fmt), device or source_device, requires_grad)
+    t = _engine_tensor(arr, dtype=_CASTS.get(fmt, fmt))
+    t.fmt = fmt
+    return _wrap(t, device or source_device, requires_grad)
 
 
 as_tensor = tensor
