@@ -455,7 +455,7 @@ def apply(name, *args, _out=None, **params):
                 dtype = _exact_in(fmt)
                 if op.product is not None and xp is not np and STATE.fp8 is None and STATE.accumulator is None:
                     xp = _gpu().tensor_cores(xp, _input_format(tensors))     # a real GPU: its tensor cores
-                wide = [_wide(a, dtype) for a in args] if type(xp) is not _gpu_cores() else \
+                wide = [_wide(a, dtype) for a in args] if xp is np or type(xp) is not _gpu_cores() else \
                     [xp.operand(a, _wide) for a in args]        # their own storage: no widening to cast back
                 if op.product is not None and STATE.fp8 is not None:     # fp8 GEMMs accumulate in float32
                     ans, fp8 = _fp8.forward(op, xp, wide, tensors, params)
@@ -661,7 +661,7 @@ def _backward(order, store, leaves, collect=None):
         ans = _wide(t, dtype) if op.saves else t._data
         if op.product is not None and xp is not np and node.acc is None and t.fmt == _input_format(inputs):
             xp = _gpu().tensor_cores(xp, t.fmt)        # g holds the output's format, the factors' own
-        wide = [_wide(a, dtype) for a in inputs] if type(xp) is not _gpu_cores() else \
+        wide = [_wide(a, dtype) for a in inputs] if xp is np or type(xp) is not _gpu_cores() else \
             [xp.operand(a, _wide) for a in inputs]
         if node.fp8 is not None:    # a GEMM under fp8_autocast: gradients from its fp8 factors (minifp._fp8)
             wanted = [isinstance(a, Tensor) and a.requires_grad for a in inputs]
