@@ -23,7 +23,8 @@ def _operand(x, dtype):
 
 
 def gemm(a, b, fmt):
-    """a (m, k) @ b (k, n), CuPy float32 arrays of fmt's values, on tensor cores: float32 (m, n)."""
+    """a (m, k) @ b (k, n), CuPy arrays of fmt's values (in its storage dtype or float32), on tensor cores:
+    float32 (m, n)."""
     import cupy
     from cupy_backends.cuda.libs import cublas
     (m, k), n = a.shape, b.shape[1]
