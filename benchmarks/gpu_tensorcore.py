@@ -8,8 +8,9 @@ output, no rounding after the accumulator), torch.mm of float32 with TF32 allowe
 unit scales for fp8 (use_fast_accum False and True). Inputs: the papers' vectors (Fasi et al. 2021's tests B-D
 and block-size probes, each in row i of A and column i of B, so D[i, i] is its dot product; c enters through
 torch.addmm, added by cuBLAS) and random values spread over 12 binades with zeros, 128 x K @ K x 128 for
-K = 16 ... 4096 (131072 dot products per format). Random inputs come from a seed: the recording keeps each
-matrix's CRC32, so a replay that draws other numbers stops rather than compares.
+K = 16 ... 4096 (131072 dot products per format), and K = 4096 at 1024 x 1024 outputs for float16, bfloat16 and
+tf32. Random inputs come from a seed: the recording keeps each matrix's CRC32, so a replay that draws other
+numbers stops rather than compares.
 """
 import argparse
 import math
@@ -180,8 +181,8 @@ def model_d(device, fmt, a, b, promote, c=None, out16=False):
 
 
 def fit(device, fmt, a, b, d, c=None, rows=None):
-    """(mismatches of the chained model, the first promotion interval with none, or None): over the outputs
-    `rows` picks (all by default)."""
+    """(mismatches of the chained model, the first promotion interval with none: None for the chained model
+    itself, "none fits" when no interval does), over the outputs `rows` picks (all by default)."""
     first = None
     for promote in PROMOTIONS:
         if promote is not None and promote >= a.shape[1]:
@@ -229,12 +230,12 @@ def replay(path, fixture=None):
         print(f"{fmt:12} {'K=' + str(case) if case != 'paper' else 'papers':7} {variant:16} {bad:6} of {n:6} differ "
               f"chained; promotion: {promote}", flush=True)
         if fixture and promote != "none fits":
-            r = rows if rows is not None else None
             if case == "paper":
                 keep[f"{fmt}/paper/{variant}"] = (a, b, c, d, promote, rows)
             elif case != "big":     # a corner of the outputs: 8 x 8 for K < 256, 4 x 4 beyond
                 m = 8 if case < 256 else 4
-                keep[f"{fmt}/{case}/{variant}"] = (a[:m], b[:, :m], None, d.reshape(a.shape[0], -1)[:m, :m], promote, r)
+                keep[f"{fmt}/{case}/{variant}"] = (a[:m], b[:, :m], None, d.reshape(a.shape[0], -1)[:m, :m], promote,
+                                                   None)
     if fixture:
         write_fixture(fixture, name, str(rec["torch"]), keep)
 
