@@ -401,3 +401,13 @@ def test_promotion_adds_the_blocks_results_in_float32():
     assert float(tc.matmul(a, b, "H100", float16, promote=1)[0, 0]) == 1 + x(1, -23)
     with pytest.raises(ValueError, match="promote=0 must be a positive number"):
         tc.matmul(a, b, "H100", float16, promote=0)
+
+
+@pytest.mark.parametrize("name, model", [("NVIDIA H100 80GB HBM3", "H100"), ("NVIDIA H200", "H100"),
+                                         ("NVIDIA GH200 480GB", "H100"), ("NVIDIA B200", "B200"),
+                                         ("NVIDIA A100-SXM4-80GB", "A100"), ("Tesla V100-SXM2-16GB", "V100"),
+                                         ("NVIDIA GeForce RTX 4090", None)])
+def test_the_gpu_in_use_names_its_model(name, model):
+    # accumulate(tensor_core="gpu") reads CuPy's device name; Hopper's H200 and GH200 have the H100's cores
+    from minifp._gpu import model_of
+    assert model_of(name) == model
