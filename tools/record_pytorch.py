@@ -583,6 +583,14 @@ def import_torchvision():
     return torchvision
 
 
+HEAD_SCALE = 2.0 ** -4    # on the classifier's weight and bias, so the logits are of order 1, as a trained model's
+
+
+def head(key):
+    """The factor on a state_dict entry's wave: HEAD_SCALE for the classifier (the last Linear), else 1."""
+    return HEAD_SCALE if key.startswith(("fc.", "classifier.")) else 1.0
+
+
 def record_vision():
     """vision.json: mobilenet_v2/resnet18 state_dict keys, and eval logits with formula weights."""
     tv = import_torchvision()
@@ -603,9 +611,10 @@ def record_vision():
                 if key.endswith("running_var") or (key.endswith(".weight") and v.dim() == 1):  # var, BN scale
                     entry["init"] = wave(v.shape, k, scale=0.1, offset=1.0, quad=0.001)
                 elif v.dim() > 1:  # conv / linear weight: He-like size, so the logits depend on the input
-                    entry["init"] = wave(v.shape, k, scale=2.0 / math.sqrt(math.prod(v.shape[1:])), quad=0.001)
+                    entry["init"] = wave(v.shape, k, scale=head(key) * 2.0 / math.sqrt(math.prod(v.shape[1:])),
+                                         quad=0.001)
                 else:
-                    entry["init"] = wave(v.shape, k, scale=0.05, quad=0.001)
+                    entry["init"] = wave(v.shape, k, scale=head(key) * 0.05, quad=0.001)
                 new[key] = build(entry["init"])
             else:
                 new[key] = v
@@ -619,9 +628,17 @@ def record_vision():
         # run adds its CPU's to those recorded before, on other CPUs.
         old = before.get("models", {}).get(name, {})
         by_cpu = old.get("eval_logits_by_cpu", {before.get("cpu_capability"): old.get("eval_logits", {}).get("values")})
-        by_cpu = {cpu: v for cpu, v in by_cpu.items() if v is not None}
-        by_cpu[torch.backends.cpu.get_cpu_capability()] = clean(logits)
-        models[name] = {"constructor": f"torchvision.models.{name}(num_classes=10)", "state_dict": keys,
+        # Logits recorded under another HEAD_SCALE carry over exactly: a power-of-two factor on the head's weight
+        # and bias scales every float32 product and sum in it exactly (checked on this CPU's old entry).
+        ratio = HEAD_SCALE / old.get("head_scale", 1.0)
+        by_cpu = {cpu: (np.array(v, np.float32) * np.float32(ratio)).tolist() for cpu, v in by_cpu.items()
+                  if v is not None}
+        here = torch.backends.cpu.get_cpu_capability()
+        if here in by_cpu and by_cpu[here] != clean(logits):
+            sys.exit(f"vision.json: {name}'s {here} logits are not the old ones x {ratio}: not re-recorded")
+        by_cpu[here] = clean(logits)
+        models[name] = {"constructor": f"torchvision.models.{name}(num_classes=10)", "head_scale": HEAD_SCALE,
+                        "state_dict": keys,
                         "eval_logits": tinfo(logits), "eval_logits_by_cpu": by_cpu,
                         "eval_logits_float64": clean(logits64)}
     write("vision.json", {
@@ -631,7 +648,8 @@ def record_vision():
         "rule": ("every floating state_dict entry is replaced by its 'init' wave (k = its index in state_dict "
                  "order, counting all entries; quad=0.001): running_var and 1-dim '.weight' (batch-norm scale) "
                  "entries offset 1, scale 0.1; weights with 2+ dims scale 2/sqrt(prod(shape[1:])); other entries "
-                 "(biases, running_mean) scale 0.05; num_batches_tracked left at 0; then model.eval() and "
+                 "(biases, running_mean) scale 0.05; the classifier's ('fc.' or 'classifier.') weight and bias "
+                 "scales times head_scale; num_batches_tracked left at 0; then model.eval() and "
                  "logits = model(x) under no_grad. The exact arguments are stored in each entry's 'init'"),
         "x": x_spec, "models": models,
     })
