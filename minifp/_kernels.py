@@ -1,5 +1,5 @@
-"""A Numba twin of a piece of _ops' array math whose NumPy form makes many short strided passes: col2im (a
-convolution's input gradient adding every kernel tap's window back). _ops calls it for NumPy arrays with the JIT
+"""Numba twins of pieces of _ops' array math whose NumPy form makes many short strided passes: col2im (a
+convolution's input gradient adding every kernel tap's window back) and the gradient of 2x2 max pooling. _ops calls it for NumPy arrays with the JIT
 on; its array math stays what CuPy and NUMBA_DISABLE_JIT run, and the tests compare the two bit for bit (the
 same sums in the same order).
 """
@@ -10,7 +10,7 @@ import numpy as np
 
 from ._rounding import JIT
 
-__all__ = ["native", "col2im"]
+__all__ = ["native", "col2im", "max_pool_2x2_grad"]
 
 
 def native(xp, *arrays):
@@ -31,4 +31,28 @@ def col2im(gcols, gx, sh, sw, dh, dw):
                         r, s = i * dh + y * sh, j * dw + z * sw
                         for k in range(c):
                             gx[a, r, s, k] += gcols[a, y, z, i, j, k]
+    return gx
+
+
+@numba.njit(cache=True, nogil=True)
+def max_pool_2x2_grad(x, top, g, gx, width):
+    """gx = g at the first maximum of each 2x2 tile of x (its first NaN where the tile holds one), +0 elsewhere:
+    _max_pool2d_tiles_grad for NCHW 2x2 tiles whose rows, `width` long, pair up exactly, on flat float32 x and
+    top and on g's and gx's bits (flat int32 views; g without -0). Branch-free: a tile's winner is data, and a
+    mispredicted branch costs more than the ands that replace it."""
+    wo = width // 2
+    for row in range(top.size // wo):       # a row of tiles: input rows 2 * row and 2 * row + 1
+        for z in range(wo):
+            k, i = row * wo + z, 2 * row * width + 2 * z
+            t, v = top[k], g[k]
+            a, b, c = x[i], x[i + 1], x[i + width]
+            nan = np.int32(t != t)
+            ha = np.int32(a == t) | (nan & np.int32(a != a))
+            hb = (np.int32(b == t) | (nan & np.int32(b != b))) & (1 - ha)
+            hc = (np.int32(c == t) | (nan & np.int32(c != c))) & (1 - (ha | hb))
+            hd = 1 - (ha | hb | hc)
+            gx[i] = v & -ha
+            gx[i + 1] = v & -hb
+            gx[i + width] = v & -hc
+            gx[i + width + 1] = v & -hd
     return gx

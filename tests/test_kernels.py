@@ -41,6 +41,24 @@ def test_tiled_max_pool_gradient_is_the_windows_argmax(layout, kernel, dtype, mo
     assert ((got != 0).sum() <= g.size) and not np.isnan(got).any()
 
 
+@pytest.mark.parametrize("shape", [(3, 4, 6, 8), (1, 1, 2, 2), (2, 3, 4, 14)])
+def test_the_2x2_max_pool_kernel_is_the_array_maths(shape, monkeypatch):
+    """NCHW float32 2x2 tiles that cover x take the kernel: the same bits as the pass per tap."""
+    rng = np.random.default_rng(shape[-1])
+    x = _awkward(rng, shape)
+    x[0, 0, :2, :2] = np.nan                    # a tile of NaNs: the first one wins
+    top = _ops._max_pool2d(np, x, kernel_size=2, stride=2)
+    g = rng.standard_normal(top.shape).astype(np.float32)
+    g[rng.random(g.shape) < 0.1] = -0.0
+    calls = []
+    monkeypatch.setattr(_kernels, "JIT", True)      # without the JIT, the kernel's body runs as Python
+    monkeypatch.setattr(_kernels, "max_pool_2x2_grad", lambda *a, f=_kernels.max_pool_2x2_grad: calls.append(1) or f(*a))
+    got = _ops._max_pool2d_grad(np, g, top, x, kernel_size=2, stride=2)
+    monkeypatch.setattr(_kernels, "native", lambda *arrays: False)
+    want = _ops._max_pool2d_grad(np, g, top, x, kernel_size=2, stride=2)
+    assert calls == [1] and np.array_equal(got.view(np.int32), want.view(np.int32))
+
+
 @pytest.mark.parametrize("stride, dilation", [((1, 1), (1, 1)), ((2, 1), (1, 2)), ((1, 3), (2, 1))])
 def test_col2im_is_the_array_maths(stride, dilation):
     rng = np.random.default_rng(stride[0] * 10 + dilation[1])
