@@ -1,5 +1,5 @@
 """Numba twins of pieces of _ops' array math whose NumPy form makes many short strided passes: col2im (a
-convolution's input gradient adding every kernel tap's window back) and the gradient of 2x2 max pooling. _ops calls it for NumPy arrays with the JIT
+convolution's input gradient adding every kernel tap's window back) and 2x2 max pooling and its gradient. _ops calls it for NumPy arrays with the JIT
 on; its array math stays what CuPy and NUMBA_DISABLE_JIT run, and the tests compare the two bit for bit (the
 same sums in the same order).
 """
@@ -10,7 +10,7 @@ import numpy as np
 
 from ._rounding import JIT
 
-__all__ = ["native", "col2im", "max_pool_2x2_grad"]
+__all__ = ["native", "col2im", "max_pool_2x2", "max_pool_2x2_grad"]
 
 
 def native(xp, *arrays):
@@ -32,6 +32,24 @@ def col2im(gcols, gx, sh, sw, dh, dw):
                         for k in range(c):
                             gx[a, r, s, k] += gcols[a, y, z, i, j, k]
     return gx
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _max(a, b):
+    """np.maximum(a, b): a's NaN, else b's, else the larger; b on ties (of +0 and -0 too)."""
+    return a if a > b or a != a else b
+
+
+@numba.njit(cache=True, nogil=True)
+def max_pool_2x2(x, top, width):
+    """top = the maximum of each 2x2 tile of flat float32 x, whose rows (`width` long) pair up exactly, folded
+    in row-major order as _tile_max folds its taps with np.maximum (the same NaNs and signs of zero)."""
+    wo = width // 2
+    for row in range(top.size // wo):       # a row of tiles: input rows 2 * row and 2 * row + 1
+        for z in range(wo):
+            i = 2 * row * width + 2 * z
+            top[row * wo + z] = _max(_max(_max(x[i], x[i + 1]), x[i + width]), x[i + width + 1])
+    return top
 
 
 @numba.njit(cache=True, nogil=True)

@@ -42,21 +42,29 @@ def test_tiled_max_pool_gradient_is_the_windows_argmax(layout, kernel, dtype, mo
 
 
 @pytest.mark.parametrize("shape", [(3, 4, 6, 8), (1, 1, 2, 2), (2, 3, 4, 14)])
-def test_the_2x2_max_pool_kernel_is_the_array_maths(shape, monkeypatch):
-    """NCHW float32 2x2 tiles that cover x take the kernel: the same bits as the pass per tap."""
+def test_the_2x2_max_pool_kernels_are_the_array_maths(shape, monkeypatch):
+    """NCHW float32 2x2 tiles that cover x take the kernels: the same bits as the passes per tap, forward (NaNs,
+    signs of zero) and backward."""
     rng = np.random.default_rng(shape[-1])
     x = _awkward(rng, shape)
     x[0, 0, :2, :2] = np.nan                    # a tile of NaNs: the first one wins
-    top = _ops._max_pool2d(np, x, kernel_size=2, stride=2)
-    g = rng.standard_normal(top.shape).astype(np.float32)
+    x[-1, -1, -2:, -2:] = [[0.0, -0.0], [-0.0, 0.0]]
+    g = rng.standard_normal((shape[0], shape[1], shape[2] // 2, shape[3] // 2)).astype(np.float32)
     g[rng.random(g.shape) < 0.1] = -0.0
     calls = []
-    monkeypatch.setattr(_kernels, "JIT", True)      # without the JIT, the kernel's body runs as Python
-    monkeypatch.setattr(_kernels, "max_pool_2x2_grad", lambda *a, f=_kernels.max_pool_2x2_grad: calls.append(1) or f(*a))
-    got = _ops._max_pool2d_grad(np, g, top, x, kernel_size=2, stride=2)
+    monkeypatch.setattr(_kernels, "JIT", True)      # without the JIT, the kernels' bodies run as Python
+    for name in ("max_pool_2x2", "max_pool_2x2_grad"):
+        monkeypatch.setattr(_kernels, name, lambda *a, f=getattr(_kernels, name): calls.append(f.__name__) or f(*a))
+
+    def run():
+        top = _ops._max_pool2d(np, x, kernel_size=2, stride=2)
+        return top, _ops._max_pool2d_grad(np, g, top, x, kernel_size=2, stride=2)
+    got = run()
     monkeypatch.setattr(_kernels, "native", lambda *arrays: False)
-    want = _ops._max_pool2d_grad(np, g, top, x, kernel_size=2, stride=2)
-    assert calls == [1] and np.array_equal(got.view(np.int32), want.view(np.int32))
+    want = run()
+    assert calls == ["max_pool_2x2", "max_pool_2x2_grad"]
+    for a, b in zip(got, want):
+        assert a.shape == b.shape and np.array_equal(a.view(np.int32), b.view(np.int32))
 
 
 @pytest.mark.parametrize("stride, dilation", [((1, 1), (1, 1)), ((2, 1), (1, 2)), ((1, 3), (2, 1))])
