@@ -109,3 +109,6 @@ def test_one_channel_columns_are_the_windows(stride, padding, dilation):
         win = _ops._windows(np, xi if last else xi.transpose(0, 2, 3, 1), 3, 2, stride, padding, dilation, last=True)
         want = win.transpose(0, 1, 2, 4, 5, 3).reshape(cols.shape)
         assert np.array_equal(cols.view(np.int32), want.view(np.int32))
+        k = np.random.default_rng(4).standard_normal((cols.shape[1], 5)).astype(np.float32)
+        finite = dict(nan=0.0, posinf=1.0, neginf=-1.0)     # (nan_to_num keeps the memory layout)
+        assert np.array_equal(np.matmul(np.nan_to_num(cols, **finite), k), np.matmul(np.nan_to_num(want, **finite), k))
