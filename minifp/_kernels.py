@@ -1,7 +1,7 @@
 """Numba twins of pieces of _ops' array math whose NumPy form makes many short strided passes: col2im (a
-convolution's input gradient adding every kernel tap's window back) and 2x2 max pooling and its gradient. _ops calls it for NumPy arrays with the JIT
-on; its array math stays what CuPy and NUMBA_DISABLE_JIT run, and the tests compare the two bit for bit (the
-same sums in the same order).
+convolution's input gradient adding every kernel tap's window back), and 2x2 max pooling of channels-last data
+and its gradient. _ops calls them for NumPy arrays with the JIT on; their array math stays what CuPy and
+NUMBA_DISABLE_JIT run, and the tests compare the two bit for bit (the same sums in the same order).
 """
 from __future__ import annotations
 
@@ -41,36 +41,39 @@ def _max(a, b):
 
 
 @numba.njit(cache=True, nogil=True)
-def max_pool_2x2(x, top, width):
-    """top = the maximum of each 2x2 tile of flat float32 x, whose rows (`width` long) pair up exactly, folded
-    in row-major order as _tile_max folds its taps with np.maximum (the same NaNs and signs of zero)."""
-    wo = width // 2
-    for row in range(top.size // wo):       # a row of tiles: input rows 2 * row and 2 * row + 1
-        for z in range(wo):
-            i = 2 * row * width + 2 * z
-            top[row * wo + z] = _max(_max(_max(x[i], x[i + 1]), x[i + width]), x[i + width + 1])
+def max_pool_2x2(x, top):
+    """top[n, y, z, c] = the maximum of channel c's 2x2 tile at (2y, 2z) in float32 channels-last x (N, 2*Ho,
+    2*Wo, C), folded in row-major order as _tile_max folds its taps with np.maximum (the same NaNs and signs of
+    zero); top (N, Ho, Wo, C). The runs of channels vectorise."""
+    n, ho, wo, c = top.shape
+    for a in range(n):
+        for y in range(ho):
+            for z in range(wo):
+                for k in range(c):
+                    top[a, y, z, k] = _max(_max(_max(x[a, 2 * y, 2 * z, k], x[a, 2 * y, 2 * z + 1, k]),
+                                                x[a, 2 * y + 1, 2 * z, k]), x[a, 2 * y + 1, 2 * z + 1, k])
     return top
 
 
 @numba.njit(cache=True, nogil=True)
-def max_pool_2x2_grad(x, top, g, gx, width):
+def max_pool_2x2_grad(x, top, g, gx):
     """gx = g at the first maximum of each 2x2 tile of x (its first NaN where the tile holds one), +0 elsewhere:
-    _max_pool2d_tiles_grad for NCHW 2x2 tiles whose rows, `width` long, pair up exactly, on flat float32 x and
-    top and on g's and gx's bits (flat int32 views; g without -0). Branch-free: a tile's winner is data, and a
-    mispredicted branch costs more than the ands that replace it."""
-    wo = width // 2
-    for row in range(top.size // wo):       # a row of tiles: input rows 2 * row and 2 * row + 1
-        for z in range(wo):
-            k, i = row * wo + z, 2 * row * width + 2 * z
-            t, v = top[k], g[k]
-            a, b, c = x[i], x[i + 1], x[i + width]
-            nan = np.int32(t != t)
-            ha = np.int32(a == t) | (nan & np.int32(a != a))
-            hb = (np.int32(b == t) | (nan & np.int32(b != b))) & (1 - ha)
-            hc = (np.int32(c == t) | (nan & np.int32(c != c))) & (1 - (ha | hb))
-            hd = 1 - (ha | hb | hc)
-            gx[i] = v & -ha
-            gx[i + 1] = v & -hb
-            gx[i + width] = v & -hc
-            gx[i + width + 1] = v & -hd
+    _max_pool2d_tiles_grad for max_pool_2x2's arrays, on g's and gx's bits (int32 views, (N, Ho, Wo, C) and
+    x's shape; g without -0). Branch-free: a tile's winner is data, and a mispredicted branch costs more than
+    the ands that replace it. The last tap wins where no other did, top being the tile's maximum."""
+    n, ho, wo, c = top.shape
+    for a in range(n):
+        for y in range(ho):
+            for z in range(wo):
+                for k in range(c):
+                    t, v = top[a, y, z, k], g[a, y, z, k]
+                    p, q, r = x[a, 2 * y, 2 * z, k], x[a, 2 * y, 2 * z + 1, k], x[a, 2 * y + 1, 2 * z, k]
+                    nan = np.int32(t != t)
+                    hp = np.int32(p == t) | (nan & np.int32(p != p))
+                    hq = (np.int32(q == t) | (nan & np.int32(q != q))) & (1 - hp)
+                    hr = (np.int32(r == t) | (nan & np.int32(r != r))) & (1 - (hp | hq))
+                    gx[a, 2 * y, 2 * z, k] = v & -hp
+                    gx[a, 2 * y, 2 * z + 1, k] = v & -hq
+                    gx[a, 2 * y + 1, 2 * z, k] = v & -hr
+                    gx[a, 2 * y + 1, 2 * z + 1, k] = v & -(1 - (hp | hq | hr))
     return gx

@@ -531,6 +531,11 @@ def _half_pair(x, quiet=True):
     if quiet and x.size <= SMALL_HALF:
         h = x.astype(_F16)
         return h, h.astype(_F32)
+    if not x.flags.c_contiguous:
+        base, back = _memory_order(x)
+        if base is not None:                # a convolution's channels-last result: rounded in its memory order
+            codes, values = _half_pair(base, quiet)
+            return codes.transpose(back), values.transpose(back)
     codes, values = np.empty(x.shape, np.uint16), np.empty(x.shape, _F32)
     ROUND_HALF_PAIR(np.ascontiguousarray(x), codes, values)
     return codes.view(_F16), values
@@ -541,6 +546,10 @@ def _half_values(x):
     gradients of float16 tensors, which it widens right back). Where _HALF_KERNELS holds, under np.errstate."""
     if x.size <= SMALL_HALF:
         return x.astype(_F16).astype(_F32)
+    if not x.flags.c_contiguous:
+        base, back = _memory_order(x)
+        if base is not None:
+            return _half_values(base).transpose(back)
     out = np.empty(x.shape, _F32)
     QUANTIZE_HALF(np.ascontiguousarray(x), out)
     return out

@@ -41,24 +41,27 @@ def test_tiled_max_pool_gradient_is_the_windows_argmax(layout, kernel, dtype, mo
     assert ((got != 0).sum() <= g.size) and not np.isnan(got).any()
 
 
-@pytest.mark.parametrize("shape", [(3, 4, 6, 8), (1, 1, 2, 2), (2, 3, 4, 14)])
-def test_the_2x2_max_pool_kernels_are_the_array_maths(shape, monkeypatch):
-    """NCHW float32 2x2 tiles that cover x take the kernels: the same bits as the passes per tap, forward (NaNs,
-    signs of zero) and backward."""
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("shape", [(3, 6, 8, 4), (1, 2, 2, 1), (2, 4, 14, 3)])
+def test_the_2x2_max_pool_kernels_are_the_array_maths(shape, layout, monkeypatch):
+    """float32 2x2 tiles that cover channels-last x (NHWC, or NCHW views of NHWC memory, as convolutions leave
+    them) take the kernels: the same bits as the passes per tap, forward (NaNs, signs of zero) and backward."""
     rng = np.random.default_rng(shape[-1])
-    x = _awkward(rng, shape)
-    x[0, 0, :2, :2] = np.nan                    # a tile of NaNs: the first one wins
-    x[-1, -1, -2:, -2:] = [[0.0, -0.0], [-0.0, 0.0]]
-    g = rng.standard_normal((shape[0], shape[1], shape[2] // 2, shape[3] // 2)).astype(np.float32)
+    x = _awkward(rng, shape)                    # (N, H, W, C) in memory
+    x[0, :2, :2, 0] = np.nan                    # a tile of NaNs: the first one wins
+    x[-1, -2:, -2:, -1] = [[0.0, -0.0], [-0.0, 0.0]]
+    g = rng.standard_normal((shape[0], shape[1] // 2, shape[2] // 2, shape[3])).astype(np.float32)
     g[rng.random(g.shape) < 0.1] = -0.0
+    if layout == "NCHW":
+        x, g = x.transpose(0, 3, 1, 2), np.ascontiguousarray(g.transpose(0, 3, 1, 2))
     calls = []
     monkeypatch.setattr(_kernels, "JIT", True)      # without the JIT, the kernels' bodies run as Python
     for name in ("max_pool_2x2", "max_pool_2x2_grad"):
         monkeypatch.setattr(_kernels, name, lambda *a, f=getattr(_kernels, name): calls.append(f.__name__) or f(*a))
 
     def run():
-        top = _ops._max_pool2d(np, x, kernel_size=2, stride=2)
-        return top, _ops._max_pool2d_grad(np, g, top, x, kernel_size=2, stride=2)
+        top = _ops._max_pool2d(np, x, kernel_size=2, stride=2, layout=layout)
+        return top, _ops._max_pool2d_grad(np, g, top, x, kernel_size=2, stride=2, layout=layout)
     got = run()
     monkeypatch.setattr(_kernels, "native", lambda *arrays: False)
     want = run()

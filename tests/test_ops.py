@@ -567,3 +567,17 @@ def test_linear_takes_keras_kernels_as_they_are(fmt):
         results.append((y.numpy(),) + grads)
     for a, b_ in zip(*results):
         np.testing.assert_array_equal(np.ascontiguousarray(a).view(np.uint8), np.ascontiguousarray(b_).view(np.uint8))
+
+
+def test_conv2d_bias_gradient_folds_channels_last_rows_pairwise():
+    """The bias gradient over channels-last data (NHWC, or a convolution's NCHW result) sums each channel
+    pairwise: the same bits in both layouts, and as close to the float64 sums as NumPy's NCHW reduction."""
+    rng = np.random.default_rng(11)
+    g = (rng.standard_normal((16, 14, 14, 3)) * 1e3 + 1e4).astype(np.float32)     # 3136 rows: folds to 49
+    grad_b = OPS["conv2d"].grads[2]
+    nhwc, nchw = grad_b(np, g, None, None, None, layout="NHWC"), grad_b(np, g.transpose(0, 3, 1, 2), None, None, None)
+    assert np.array_equal(nhwc, nchw) and nhwc.dtype == np.float32
+    exact = g.astype(np.float64).sum(axis=(0, 1, 2))
+    reduction = np.ascontiguousarray(g.transpose(0, 3, 1, 2)).sum(axis=(0, 2, 3))   # NumPy's, on NCHW memory
+    assert np.abs(nhwc - exact).max() <= max(np.abs(reduction - exact).max(), np.spacing(np.float32(exact.max())))
+    assert np.abs(nhwc - exact).max() < np.abs(g.reshape(-1, 3).sum(axis=0) - exact).max()   # row after row
