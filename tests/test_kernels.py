@@ -70,6 +70,29 @@ def test_the_2x2_max_pool_kernels_are_the_array_maths(shape, layout, monkeypatch
         assert a.shape == b.shape and np.array_equal(a.view(np.int32), b.view(np.int32))
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_masked_is_the_array_maths(dtype, monkeypatch):
+    """g where keep holds, else +0, by the kernel (C order, or NCHW views of channels-last memory) and by the
+    and of bits: the same bits, inf and NaN included; keep and g in different orders take the array math."""
+    rng = np.random.default_rng(np.dtype(dtype).itemsize)
+    g = _awkward(rng, (2, 5, 6, 3), dtype)
+    keep = rng.random(g.shape) < 0.5
+    cases = [(keep, g, True), (keep.transpose(0, 3, 1, 2), g.transpose(0, 3, 1, 2), True),
+             (np.ascontiguousarray(keep.transpose(0, 3, 1, 2)), g.transpose(0, 3, 1, 2), False)]
+    bits = {2: np.int16, 4: np.int32, 8: np.int64}[np.dtype(dtype).itemsize]
+    monkeypatch.setattr(_kernels, "JIT", True)      # without the JIT, the kernel's body runs as Python
+    kernel_of = _kernels.masked
+    for k, v, kernel in cases:
+        calls = []
+        monkeypatch.setattr(_kernels, "masked", lambda *a: calls.append(1) or kernel_of(*a))
+        got = _ops._masked(np, k, v)
+        with monkeypatch.context() as m:
+            m.setattr(_kernels, "native", lambda *arrays: False)
+            want = _ops._masked(np, k, v)
+        assert calls == ([1] if kernel else []) and got.shape == want.shape == v.shape
+        assert np.array_equal(got.view(bits), want.view(bits))
+
+
 @pytest.mark.parametrize("stride, dilation", [((1, 1), (1, 1)), ((2, 1), (1, 2)), ((1, 3), (2, 1))])
 def test_col2im_is_the_array_maths(stride, dilation):
     rng = np.random.default_rng(stride[0] * 10 + dilation[1])
