@@ -41,6 +41,8 @@ class Op:
     product: str | None = None      # "matmul" or "conv": a float32 product that TF32-like hardware may run
     saves: bool = True      # its gradient reads saved values: backward frees them, as PyTorch's graph does
     accumulates: bool = False       # its sums (xp.matmul, xp.sum, xp.mean) follow minifp.accumulate
+    selects: bool = False   # its results are some of its input's values or zeros, and so are its gradients of
+    # g's: in the input's format they need no rounding
 
     @cached_property
     def inputs(self):
@@ -137,7 +139,7 @@ defop("tanh", lambda xp, x: xp.tanh(x), lambda xp, g, ans, x: g * (1 - ans * ans
 defop("sigmoid", lambda xp, x: 1 / (1 + xp.exp(-x)), lambda xp, g, ans, x: g * ans * (1 - ans),
       doc="Elementwise 1 / (1 + exp(-x)).", activation=True)
 defop("relu", lambda xp, x: xp.maximum(x, 0), lambda xp, g, ans, x: _masked(xp, x > 0, g),
-      doc="Elementwise max(x, 0).", activation=True)
+      doc="Elementwise max(x, 0).", activation=True, selects=True)
 defop("abs", lambda xp, x: xp.abs(x), lambda xp, g, ans, x: g * xp.sign(x), doc="Elementwise |x|.",
       operator="abs")
 
@@ -643,7 +645,7 @@ def _avg_pool2d_grad(xp, g, ans, x, *, kernel_size, stride, padding=0, ceil_mode
 defop("max_pool2d", _max_pool2d, _max_pool2d_grad,
       doc="Max over (dilated) windows of NCHW x (layout='NHWC': channels-last), padding (an int, a pair or "
           "((top, bottom), (left, right))) counting as -inf; the gradient goes to each window's first maximum.",
-      method=False, function=False,
+      method=False, function=False, selects=True,
       example=lambda rng: ((_u(rng, 2, 3, 6, 7),), {"kernel_size": (3, 2), "stride": 2, "padding": 1,
                                                     "dilation": (1, 2), "ceil_mode": True}))
 defop("avg_pool2d", _avg_pool2d, _avg_pool2d_grad,

@@ -470,7 +470,10 @@ def apply(name, *args, _out=None, **params):
                     return cls._wrap(ans, None, False, None, device)
                 if fmt is _FLOAT16 and _HALF_KERNELS and type(ans) is np.ndarray and ans.dtype is _F32 \
                         and STATE.grad_enabled and not STATE.monitors:
-                    ans, w32 = _half_pair(ans)      # the next op widens a float16 result right back: keep the values
+                    if op.selects and all(t.fmt is fmt for t in tensors):   # its values are float16's already
+                        ans, w32 = _to_half_quiet(ans), ans
+                    else:
+                        ans, w32 = _half_pair(ans)  # the next op widens a float16 result right back: keep the values
                 else:
                     ans = _round(ans, fmt, name, STATE.layer, "forward")
     except (ValueError, IndexError) as e:
@@ -545,12 +548,13 @@ def _unbroadcast(xp, g, shape):
     return g.sum(axis=axes, keepdims=True) if axes else g
 
 
-def _accumulate(store, t, g, node=None, keep_wide=False):
+def _accumulate(store, t, g, node=None, keep_wide=False, exact=False):
     """Add gradient g into the gradient of t, in t's format (counted against node's op).
 
     The store holds (t, storage). With keep_wide (the engine's own backward), the gradient of a float16 tensor
     inside the graph is kept as (t, its float32 values, True) instead: the sweep would only widen it back,
-    and one pass rounds and widens (the same values). Leaves, and any watched run, keep storage."""
+    and one pass rounds and widens (the same values), or none where g is `exact` (already in t's format) and
+    the first gradient t gets. Leaves, and any watched run, keep storage."""
     prev = store.get(id(t))
     if prev is None:
         total = g
@@ -560,7 +564,7 @@ def _accumulate(store, t, g, node=None, keep_wide=False):
         total = _widened(prev[1], t.fmt, g.dtype.type) + g
     if keep_wide and t.fmt is _FLOAT16 and t._node is not None and _HALF_KERNELS and type(total) is np.ndarray \
             and total.dtype is _F32 and not STATE.monitors:
-        store[id(t)] = (t, _half_values(total), True)
+        store[id(t)] = (t, total if exact and prev is None else _half_values(total), True)
         return
     rounded = _round(total, t.fmt, node.op.name, node.layer, "backward") if node is not None \
         else round_to(total, t.fmt)
@@ -680,7 +684,7 @@ def _backward(order, store, leaves, collect=None):
                 gi = (op.grad(i) if op.variadic else op.grads[i])(xp, *args, **params)
                 if type(gi) is not np.ndarray or gi.dtype.type is not dtype:
                     gi = xp.asarray(gi, dtype)
-                _accumulate(store, a, _unbroadcast(xp, gi, a._data.shape), node, True)
+                _accumulate(store, a, _unbroadcast(xp, gi, a._data.shape), node, True, op.selects and a.fmt is t.fmt)
     _fp8.finish_backward()      # the output-gradient scales of the GEMMs this pass went through roll once
 
 

@@ -1,10 +1,12 @@
 """minifp._kernels against the array math they stand in for, and the tiled max-pool gradient against the general
 path: bit for bit, ties, signed zeros and NaNs included."""
+import dataclasses
+
 import numpy as np
 import pytest
 
 import minifp as mf
-from minifp import _kernels, _ops
+from minifp import _kernels, _ops, _tensor
 
 
 def _awkward(rng, shape, dtype=np.float32):
@@ -123,6 +125,32 @@ def test_a_cnns_gradients_are_the_same_without_the_kernels(monkeypatch):
     with_kernels = run()
     monkeypatch.setattr(_kernels, "native", lambda *arrays: False)
     for a, b in zip(with_kernels, run()):
+        assert np.array_equal(a.view(np.int32), b.view(np.int32))
+
+
+def test_float16_selections_are_not_rounded_again(monkeypatch):
+    """relu and max pooling of float16 tensors select float16 values: the dispatcher keeps them and their
+    gradients without rounding them again (two fewer roundings of gradients here), the same bits."""
+    rng = np.random.default_rng(8)
+    x, w = _awkward(rng, (2, 3, 6, 6)), rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    g = rng.standard_normal((2, 4, 3, 3)).astype(np.float32)
+    rounded = []
+    monkeypatch.setattr(_tensor, "_half_values", lambda a, f=_tensor._half_values: rounded.append(a.shape) or f(a))
+
+    def run():
+        rounded.clear()
+        xt, wt = mf.tensor(x, dtype="float16", requires_grad=True), mf.tensor(w, dtype="float16", requires_grad=True)
+        h = mf.conv2d(xt, wt, padding=1)
+        y = mf.apply("max_pool2d", h.relu(), kernel_size=2, stride=2)
+        (y * mf.tensor(g, dtype="float16")).sum().backward()
+        return [t.float32() for t in (h, y, xt.grad, wt.grad)], len(rounded)
+
+    kept, count = run()
+    for name in ("relu", "max_pool2d"):
+        monkeypatch.setitem(_ops.OPS, name, dataclasses.replace(_ops.OPS[name], selects=False))
+    again, count_again = run()
+    assert count_again == count + 2 if _tensor._HALF_KERNELS else count_again == count == 0
+    for a, b in zip(kept, again):
         assert np.array_equal(a.view(np.int32), b.view(np.int32))
 
 
