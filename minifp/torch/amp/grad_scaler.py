@@ -22,7 +22,7 @@ import numpy as np
 from ..._loss_scale import DynamicLossScale, unscale_grads
 from ..._backend import array_module
 from ..._formats import float16, float32
-from ..._tensor import Tensor, no_grad
+from ..._tensor import Tensor
 
 __all__ = ["GradScaler", "CudaGradScaler", "OptState"]
 
@@ -93,6 +93,7 @@ class GradScaler:
         self._growth_interval = growth_interval
         self._init_growth_tracker = 0
         self._loss_scale = None             # the engine's state machine, made lazily at the first scale()
+        self._scale_tensor = None           # ((scale, tensor class, device), the scale as a 0-dim tensor)
         self._per_optimizer_states = defaultdict(_fresh_state)
 
     # -- the scale ---------------------------------------------------------------------------------------
@@ -108,8 +109,13 @@ class GradScaler:
                                  f"use scaler.scale(loss or outputs) earlier in the iteration.")
 
     def _scale_like(self, t):
-        """The scale as a 0-dim float32 tensor of t's class and device."""
-        return t._like(array_module(t._data).asarray(self._loss_scale.loss_scale, np.float32), fmt=float32)
+        """The scale as a 0-dim float32 tensor of t's class and device (made again only when one of them changes:
+        a constant, which no step modifies)."""
+        key = (self._loss_scale.loss_scale, type(t), t.device)
+        if self._scale_tensor is None or self._scale_tensor[0] != key:
+            value = t._like(array_module(t._data).asarray(self._loss_scale.loss_scale, np.float32), fmt=float32)
+            self._scale_tensor = (key, value)
+        return self._scale_tensor[1]
 
     def scale(self, outputs):
         """outputs times the scale: a tensor, or tensors in (nested) lists and tuples; other iterables give a map."""
@@ -127,25 +133,22 @@ class GradScaler:
     # -- unscale_, step, update --------------------------------------------------------------------------
     def _unscale_grads_(self, optimizer, inv_scale, allow_fp16):
         """Unscale every gradient in place; {device: whether one held inf/NaN}. Checked before any changes."""
-        found = []                  # (parameter, group index, index in the group): named only if one is non-finite
+        by_device = {}              # device: [(gradient, parameter, group index, index in the group)]
         for g, group in enumerate(optimizer.param_groups):
             for i, p in enumerate(group["params"]):
                 grad = p.grad
                 if grad is None:
                     continue
-                if not allow_fp16 and (grad.fmt is float16 or grad.fmt == float16):
+                if not allow_fp16 and grad.fmt is not float32 and grad.fmt == float16:
                     raise ValueError("Attempting to unscale FP16 gradients.")
-                found.append((p, g, i))
+                by_device.setdefault(grad.device, []).append((grad, p, g, i))
         per_device = {}
-        with no_grad():
-            devices = {p.grad.device for p, _, _ in found}
-            for device in (devices if len(devices) == 1 else dict.fromkeys(p.grad.device for p, _, _ in found)):
-                on_device = found if len(devices) == 1 else [f for f in found if f[0].grad.device == device]
-                first = unscale_grads([p.grad for p, _, _ in on_device], inv_scale)
-                per_device[device] = first is not None
-                if first is not None and self.first_nonfinite is None:
-                    p, g, i = on_device[first]
-                    self.first_nonfinite = p.name or f"param_groups[{g}]['params'][{i}] of shape {tuple(p.shape)}"
+        for device, found in by_device.items():
+            first = unscale_grads([f[0] for f in found], inv_scale)
+            per_device[device] = first is not None
+            if first is not None and self.first_nonfinite is None:
+                _, p, g, i = found[first]
+                self.first_nonfinite = p.name or f"param_groups[{g}]['params'][{i}] of shape {tuple(p.shape)}"
         return per_device
 
     def unscale_(self, optimizer):
