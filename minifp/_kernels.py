@@ -1,7 +1,8 @@
 """Numba twins of pieces of _ops' array math whose NumPy form makes many short strided passes or temporaries:
 col2im (a convolution's input gradient adding every kernel tap's window back), 2x2 max pooling of channels-last
-data and its gradient, and a gradient masked by a condition. _ops calls them for NumPy arrays with the JIT on; their array math stays what CuPy and
-NUMBA_DISABLE_JIT run, and the tests compare the two bit for bit (the same sums in the same order).
+data and its gradient, and a gradient masked by a condition. _ops calls them for NumPy arrays with the JIT on;
+their array math stays what CuPy and NUMBA_DISABLE_JIT run, and the tests compare the two bit for bit (the same
+sums in the same order).
 """
 from __future__ import annotations
 

@@ -553,10 +553,10 @@ def _max_pool2d_tiles_grad(xp, g, top, x, tiles, layout):
     n, c, ho, kh, wo, kw = tiles.shape
     last = layout == "NHWC"
     top = top.transpose(0, 3, 1, 2) if last else top
-    g0 = (g.transpose(0, 3, 1, 2) if last else g) + 0     # -0 lands as +0, as in the general path's sum into zeros
-    covered = ho * kh == x.shape[1 + (not last)] and wo * kw == x.shape[2 + (not last)]
     nan = top != top
     nan = nan if nan.any() else None
+    g0 = (g.transpose(0, 3, 1, 2) if last else g) + 0     # -0 lands as +0, as in the general path's sum into zeros
+    covered = ho * kh == x.shape[1 + (not last)] and wo * kw == x.shape[2 + (not last)]
     gx = xp.empty(x.shape, g.dtype) if covered else xp.zeros(x.shape, g.dtype)     # rows no window reaches: 0
     gt = _tiles(xp, gx, (kh, kw), (kh, kw), 0, 1, False, layout)    # a view: the taps write into gx
     free = None                             # windows whose first maximum is still to come
