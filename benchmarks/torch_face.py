@@ -1,6 +1,6 @@
 """minifp.torch against real PyTorch on the CPU: ms per training step, interleaved in one run.
 
-    python benchmarks/torch_face.py [--steps 5] [--rounds 7] [--against PATH]
+    python benchmarks/torch_face.py [--steps 5] [--rounds 7] [--against PATH] [--vision]
 
 The same PyTorch code (Linear/Conv2d models, SGD, CrossEntropyLoss) runs once with `import torch` and once
 with `import minifp.torch as torch`. Rows: minifp float32 against PyTorch float32 (target <= 1.3x), and
@@ -8,12 +8,15 @@ minifp's emulated cuda float16 step with GradScaler against its own float32 step
 big MLP and the CNN, <= 1.3x on the digits MLP at batch 32). Without PyTorch installed, its columns are
 skipped. Each round times every contender in turn (the order alternates), so a slow stretch of a shared
 machine falls on all alike; each figure is the best round. --against PATH also times minifp.torch from the
-checkout at PATH in the same rounds (its rows marked "against").
+checkout at PATH in the same rounds (its rows marked "against"). --vision adds torchvision's mobilenet_v2 and
+resnet18 (10 classes, batch 16 of 3x32x32; PyTorch's column needs torchvision).
 """
 import argparse
 import importlib
+import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 from _checkouts import checkouts
@@ -25,14 +28,26 @@ except ImportError:
     real_torch = None
 
 warnings.filterwarnings("ignore", message="minifp: no GPU here")
-# (name, model maker, input shape, batch)
-CASES = [("mlp 784-1024-1024-10", lambda nn: nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024),
-                                                           nn.ReLU(), nn.Linear(1024, 10)), (784,), 256),
-         ("cnn 1x28x28", lambda nn: nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                                                  nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                                                  nn.Flatten(), nn.Linear(32 * 7 * 7, 10)), (1, 28, 28), 64),
-         ("digits mlp 64-64-10", lambda nn: nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 10)),
+# (name, model maker (the face's torch module -> model), input shape, batch)
+CASES = [("mlp 784-1024-1024-10", lambda t: t.nn.Sequential(t.nn.Linear(784, 1024), t.nn.ReLU(),
+                                                            t.nn.Linear(1024, 1024), t.nn.ReLU(),
+                                                            t.nn.Linear(1024, 10)), (784,), 256),
+         ("cnn 1x28x28", lambda t: t.nn.Sequential(t.nn.Conv2d(1, 16, 3, padding=1), t.nn.ReLU(), t.nn.MaxPool2d(2),
+                                                   t.nn.Conv2d(16, 32, 3, padding=1), t.nn.ReLU(), t.nn.MaxPool2d(2),
+                                                   t.nn.Flatten(), t.nn.Linear(32 * 7 * 7, 10)), (1, 28, 28), 64),
+         ("digits mlp 64-64-10", lambda t: t.nn.Sequential(t.nn.Linear(64, 64), t.nn.ReLU(), t.nn.Linear(64, 10)),
           (64,), 32)]
+VISION = [(name, lambda t, name=name: getattr(vision_of(t).models, name)(num_classes=10), (3, 32, 32), 16)
+          for name in ("mobilenet_v2", "resnet18")]
+
+
+def vision_of(torch):
+    """minifp.torch.vision for a minifp face; torchvision (or None, without it) for PyTorch."""
+    if torch is not real_torch:
+        return importlib.import_module(f"{torch.__name__}.vision")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+    from record_pytorch import import_torchvision      # with its shim for a CUDA torchvision wheel on CPU torch
+    return import_torchvision()
 
 
 def stepper(torch, make, shape, batch, device="cpu", dtype=None):
@@ -41,7 +56,7 @@ def stepper(torch, make, shape, batch, device="cpu", dtype=None):
     rng = np.random.default_rng(0)
     x = torch.tensor(rng.random((batch,) + shape, dtype=np.float32)).to(device)
     y = torch.tensor(rng.integers(0, 10, batch)).to(device)
-    model = make(torch.nn).to(device)
+    model = make(torch).to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     loss_fn = torch.nn.CrossEntropyLoss()
     scaler = torch.amp.GradScaler(device, enabled=dtype is not None)
@@ -65,18 +80,19 @@ def main():
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--against", metavar="PATH", help="also time minifp.torch from the checkout at PATH")
+    parser.add_argument("--vision", action="store_true", help="also mobilenet_v2 and resnet18 (batch 16, 3x32x32)")
     args = parser.parse_args()
     faces = {label: importlib.import_module(f"{mf.__name__}.torch") for label, (mf, _) in checkouts(args.against).items()}
     print(f"ms per step, best of {args.rounds} rounds of {args.steps} steps; PyTorch: "
           f"{real_torch.__version__ if real_torch else 'not installed (its columns skipped)'}")
     print(f"{'model':22s} {'torch f32':>10s} {'minifp f32':>11s} {'minifp cuda f16':>16s} "
           f"{'f32/torch':>10s} {'f16/f32':>8s}")
-    for name, make, shape, batch in CASES:
+    for name, make, shape, batch in CASES + (VISION if args.vision else []):
         runs = {}
         for label, face in faces.items():
             runs[label, "f32"] = stepper(face, make, shape, batch)
             runs[label, "f16"] = stepper(face, make, shape, batch, "cuda", face.float16)
-        if real_torch is not None:
+        if real_torch is not None and (name not in [v[0] for v in VISION] or vision_of(real_torch) is not None):
             runs["torch", "f32"] = stepper(real_torch, make, shape, batch)
         times = {k: [] for k in runs}
         for r in range(args.rounds):
