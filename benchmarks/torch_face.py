@@ -1,6 +1,6 @@
 """minifp.torch against real PyTorch on the CPU: ms per training step, interleaved in one run.
 
-    python benchmarks/torch_face.py [--steps 5] [--rounds 7] [--against PATH] [--vision]
+    python benchmarks/torch_face.py [--steps 5] [--rounds 7] [--against PATH] [--vision] [--no-scaler]
 
 The same PyTorch code (Linear/Conv2d models, SGD, CrossEntropyLoss) runs once with `import torch` and once
 with `import minifp.torch as torch`. Rows: minifp float32 against PyTorch float32 (target <= 1.3x), and
@@ -9,7 +9,8 @@ big MLP and the CNN, <= 1.3x on the digits MLP at batch 32). Without PyTorch ins
 skipped. Each round times every contender in turn (the order alternates), so a slow stretch of a shared
 machine falls on all alike; each figure is the best round. --against PATH also times minifp.torch from the
 checkout at PATH in the same rounds (its rows marked "against"). --vision adds torchvision's mobilenet_v2 and
-resnet18 (10 classes, batch 16 of 3x32x32; PyTorch's column needs torchvision).
+resnet18 (10 classes, batch 16 of 3x32x32; PyTorch's column needs torchvision). --no-scaler adds minifp's cuda
+float16 step without GradScaler (enabled=False), to see what the scaler costs.
 """
 import argparse
 import importlib
@@ -50,7 +51,7 @@ def vision_of(torch):
     return import_torchvision()
 
 
-def stepper(torch, make, shape, batch, device="cpu", dtype=None):
+def stepper(torch, make, shape, batch, device="cpu", dtype=None, scaled=True):
     """A function running `steps` SGD steps of a fresh model; returns ms per step."""
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
@@ -59,7 +60,7 @@ def stepper(torch, make, shape, batch, device="cpu", dtype=None):
     model = make(torch).to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     loss_fn = torch.nn.CrossEntropyLoss()
-    scaler = torch.amp.GradScaler(device, enabled=dtype is not None)
+    scaler = torch.amp.GradScaler(device, enabled=dtype is not None and scaled)
 
     def run(steps):
         start = time.perf_counter()
@@ -81,17 +82,20 @@ def main():
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--against", metavar="PATH", help="also time minifp.torch from the checkout at PATH")
     parser.add_argument("--vision", action="store_true", help="also mobilenet_v2 and resnet18 (batch 16, 3x32x32)")
+    parser.add_argument("--no-scaler", action="store_true", help="also the cuda float16 step without GradScaler")
     args = parser.parse_args()
     faces = {label: importlib.import_module(f"{mf.__name__}.torch") for label, (mf, _) in checkouts(args.against).items()}
     print(f"ms per step, best of {args.rounds} rounds of {args.steps} steps; PyTorch: "
           f"{real_torch.__version__ if real_torch else 'not installed (its columns skipped)'}")
     print(f"{'model':22s} {'torch f32':>10s} {'minifp f32':>11s} {'minifp cuda f16':>16s} "
-          f"{'f32/torch':>10s} {'f16/f32':>8s}")
+          f"{'f32/torch':>10s} {'f16/f32':>8s}" + (f" {'f16 no scaler':>14s} {'/f32':>6s}" if args.no_scaler else ""))
     for name, make, shape, batch in CASES + (VISION if args.vision else []):
         runs = {}
         for label, face in faces.items():
             runs[label, "f32"] = stepper(face, make, shape, batch)
             runs[label, "f16"] = stepper(face, make, shape, batch, "cuda", face.float16)
+            if args.no_scaler:
+                runs[label, "f16 unscaled"] = stepper(face, make, shape, batch, "cuda", face.float16, scaled=False)
         if real_torch is not None and (name not in [v[0] for v in VISION] or vision_of(real_torch) is not None):
             runs["torch", "f32"] = stepper(real_torch, make, shape, batch)
         times = {k: [] for k in runs}
@@ -103,8 +107,9 @@ def main():
         for label in faces:
             f32, f16 = best[label, "f32"], best[label, "f16"]
             row = name if label == "this" else f"  ({label})"
-            print(f"{row:22s} {torch32:10.2f} {f32:11.2f} {f16:16.2f} {f32 / torch32:9.2f}x {f16 / f32:7.2f}x",
-                  flush=True)
+            bare = best.get((label, "f16 unscaled"))
+            print(f"{row:22s} {torch32:10.2f} {f32:11.2f} {f16:16.2f} {f32 / torch32:9.2f}x {f16 / f32:7.2f}x"
+                  + (f" {bare:14.2f} {bare / f32:5.2f}x" if bare else ""), flush=True)
 
 
 if __name__ == "__main__":
