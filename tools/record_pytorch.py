@@ -10,7 +10,9 @@ Run by hand from the repository root, in a virtual environment that has PyTorch:
 The torchvision 0.28.0 wheel on this machine is a CUDA build whose C ops cannot load on CPU torch;
 import_torchvision() works around the import error that causes (the models are pure Python). vision.json
 keeps the float32 logits of every CPU it was recorded on (AVX512 with torchvision 0.28.0, AVX2 with 0.29.1):
-`python tools/record_pytorch.py vision` on another CPU adds its own.
+`python tools/record_pytorch.py vision` on another CPU adds its own. The classifier's weights carry a
+power-of-two HEAD_SCALE; under a new one, the other CPUs' logits are carried over times the ratio (exact), and
+this CPU's fresh logits must equal its old ones times it, bit for bit (AVX512's were carried from 1 to 2**-4).
 
 CI does not run this script (CI has no PyTorch); the tests read only the committed JSON files.
 The output is deterministic: one CPU thread, no random numbers. Every input and weight comes from
