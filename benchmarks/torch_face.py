@@ -46,7 +46,9 @@ def vision_of(torch):
     """minifp.torch.vision for a minifp face; torchvision (or None, without it) for PyTorch."""
     if torch is not real_torch:
         return importlib.import_module(f"{torch.__name__}.vision")
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+    tools = str(Path(__file__).resolve().parents[1] / "tools")
+    if tools not in sys.path:
+        sys.path.insert(0, tools)
     from record_pytorch import import_torchvision      # with its shim for a CUDA torchvision wheel on CPU torch
     return import_torchvision()
 

@@ -367,10 +367,11 @@ def _gpu_in_use():
     except Exception as e:      # noqa: BLE001 - no CuPy, no driver, no GPU: one answer
         raise ValueError(f"accumulate(): tensor_core='gpu' needs a GPU that CuPy can see ({type(e).__name__}: "
                          f"{e}); name a model instead: {', '.join(_devices())}") from None
-    if model_of(name) is None:
+    model = model_of(name)
+    if model is None:
         raise ValueError(f"accumulate(): tensor_core='gpu': no tensor-core model for {name}; valid tensor "
                          f"cores: {', '.join(_devices())}")
-    return model_of(name)
+    return model
 
 
 def accumulate(fmt=None, order="sequential", tensor_core=None):

@@ -6,7 +6,7 @@ of these; the state machine itself lives here once.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numba
 import numpy as np
@@ -97,17 +97,12 @@ class DynamicLossScale(StaticLossScale):
         if not grads_finite:
             backoff = 1 / self.factor if self.backoff is None else self.backoff
             scale = _times(self.loss_scale, backoff)
-            return self._next(max(np.float32(self.min_loss_scale), scale), 0)
+            return replace(self, loss_scale=max(np.float32(self.min_loss_scale), scale), counter=0)
         successful = self.counter + 1
         if successful != self.period:       # '!=', as PyTorch: a counter past a shortened period never grows
-            return self._next(self.loss_scale, successful)
+            return replace(self, counter=successful)
         grown = _times(self.loss_scale, self.factor)
-        return self._next(grown if np.isfinite(grown) else self.loss_scale, 0)
-
-    def _next(self, loss_scale, counter):
-        """This state with another scale and counter (dataclasses.replace, without its per-call field walk: the
-        face calls adjust every step)."""
-        return type(self)(loss_scale, counter, self.period, self.factor, self.min_loss_scale, self.backoff)
+        return replace(self, loss_scale=grown if np.isfinite(grown) else self.loss_scale, counter=0)
 
 
 def _times(scale, factor):

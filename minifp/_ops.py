@@ -575,9 +575,9 @@ def _max_pool2d_tiles_grad(xp, g, top, x, tiles, layout):
 def _max_pool2d(xp, x, *, kernel_size, stride, padding=0, dilation=1, ceil_mode=False, layout="NCHW"):
     tiles = _tiles(xp, x, kernel_size, stride, padding, dilation, ceil_mode, layout)
     if _two_by_two(xp, x, tiles, layout):
-        n, h, w, c = _channels_last(x, layout).shape
-        top = _kernels.max_pool_2x2(_channels_last(x, layout), xp.empty((n, h // 2, w // 2, c), x.dtype))
-        return _nchw(top, layout)
+        xl = _channels_last(x, layout)
+        n, h, w, c = xl.shape
+        return _nchw(_kernels.max_pool_2x2(xl, xp.empty((n, h // 2, w // 2, c), x.dtype)), layout)
     if tiles is not None:
         top = _tile_max(xp, _taps(tiles))   # (N, C, Ho, Wo), in x's memory order
         return top.transpose(0, 2, 3, 1) if layout == "NHWC" else top
@@ -589,10 +589,10 @@ def _max_pool2d_grad(xp, g, ans, x, *, kernel_size, stride, padding=0, dilation=
     """The gradient goes to the first maximum of each window (PyTorch's argmax), nowhere else."""
     tiles = _tiles(xp, x, kernel_size, stride, padding, dilation, ceil_mode, layout)
     if _two_by_two(xp, x, tiles, layout) and g.dtype == x.dtype and _kernels.native(xp, _channels_last(ans, layout)):
+        xl = _channels_last(x, layout)
         gl = xp.add(_channels_last(g, layout), 0, order="C")     # -0 lands as +0, as in the general path's sum
-        gx = xp.empty(_channels_last(x, layout).shape, x.dtype)
-        _kernels.max_pool_2x2_grad(_channels_last(x, layout), _channels_last(ans, layout), gl.view(xp.int32),
-                                   gx.view(xp.int32))
+        gx = xp.empty(xl.shape, x.dtype)
+        _kernels.max_pool_2x2_grad(xl, _channels_last(ans, layout), gl.view(xp.int32), gx.view(xp.int32))
         return _nchw(gx, layout)
     if tiles is not None:
         return _max_pool2d_tiles_grad(xp, g, ans, x, tiles, layout)
