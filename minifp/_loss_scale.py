@@ -112,19 +112,19 @@ def _times(scale, factor):
 
 
 def unscale_grads(grads, inv_scale):
-    """Multiply each gradient tensor in place by the float32 inv_scale, rounded into its own format.
+    """Multiply each gradient tensor in place by inv_scale rounded to float32, each product rounded into the
+    gradient's own format.
 
-    Returns the position in `grads` of the first gradient that held inf or NaN before unscaling (None if
-    none did). The check reads the values before the multiplication, as PyTorch's kernel does.
+    Returns the positions in `grads` of the gradients that held inf or NaN before unscaling (none: []). The
+    check reads the values before the multiplication, as PyTorch's kernel does.
     """
-    first = None
-    inv = np.float32(inv_scale)
+    nonfinite = []
     for i, g in enumerate(grads):
-        values, finite = unscaled(g.float32(), inv)
-        if first is None and not finite:
-            first = i
+        values, finite = unscaled(g.float32(), inv_scale)
+        if not finite:
+            nonfinite.append(i)
         _take(g, values)        # a new array: a float32 gradient takes it without a copy
-    return first
+    return nonfinite
 
 
 def unscaled(values, factor, divide=False):
@@ -132,19 +132,19 @@ def unscaled(values, factor, divide=False):
 
     One pass of a kernel for a float32 NumPy array (a loss scale's unscaling and its inf/NaN check read every
     gradient once), NumPy's two otherwise; the same IEEE float32 products and quotients either way."""
-    factor = np.float32(factor)
     if JIT and type(values) is np.ndarray and values.dtype is _F32 and values.flags.c_contiguous:
         out = np.empty(values.shape, _F32)
-        return out, bool(SCALED_FINITE(values, factor, divide, out))
-    with np.errstate(all="ignore"):
+        return out, bool(SCALED_FINITE(values, float(factor), divide, out))   # a Python float: a quicker call
+    with np.errstate(all="ignore"):     # a factor past float32's range rounds to inf, as the kernel's
+        factor = np.float32(factor)
         new = values / factor if divide else values * factor
         return new, bool(array_module(values).isfinite(values).all())
 
 
 def _scaled_finite(x, factor, divide, out):
-    """out = x / factor or x * factor (float32, elementwise, C-contiguous arrays of any shape); whether every x
-    was finite."""
-    x, out = x.reshape(-1), out.reshape(-1)
+    """out = x / factor or x * factor (float32, elementwise, C-contiguous arrays of any shape; factor rounded to
+    float32 first); whether every x was finite."""
+    x, out, factor = x.reshape(-1), out.reshape(-1), np.float32(factor)
     finite = True
     for i in range(x.size):
         v = x[i]

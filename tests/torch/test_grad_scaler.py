@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import minifp
+import minifp.torch as torch
 from minifp._loss_scale import DynamicLossScale
 from minifp.torch.amp.grad_scaler import CudaGradScaler, GradScaler
 from minifp.torch.optim import SGD
@@ -274,6 +275,22 @@ def test_extras_name_the_first_nonfinite_gradient():
     s.scale(minifp.sum(a * 0.0 * math.inf)).backward()     # nan in a's gradient
     s.unscale_(opt)
     assert s.first_nonfinite == "param_groups[0]['params'][0] of shape (1,)"
+
+
+def test_inf_checks_are_per_device_and_the_extras_name_a_later_group():
+    warnings.filterwarnings("ignore", message="minifp: no GPU here")
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    b = torch.tensor([3.0], device="cuda", requires_grad=True)
+    opt = SGD([{"params": [b]}, {"params": [a]}], lr=0.1)
+    s = GradScaler("cuda", init_scale=4.0)
+    s.scale(b.sum()).backward()
+    s.scale((a * math.inf).sum()).backward()
+    s.unscale_(opt)
+    state = s._per_optimizer_states[id(opt)]
+    assert state["found_inf_per_device"] == {"cuda": False, "cpu": True}
+    assert s.first_nonfinite == "param_groups[1]['params'][0] of shape (2,)"
+    assert b.grad.tolist() == [1.0] and a.grad.tolist() == [math.inf, math.inf]     # unscaled all the same
+    assert s.step(opt) is None and b.tolist() == [3.0] and s.last_step_skipped
 
 
 def test_pickle_at_the_start_of_an_iteration_keeps_the_scale():

@@ -12,6 +12,7 @@ the latest unscale_) and `history` (per update(): the scale that was used and wh
 from __future__ import annotations
 
 import enum
+import math
 import numbers
 import warnings
 from collections import abc, defaultdict
@@ -53,6 +54,15 @@ def _real(name, value):
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
         return value
     raise TypeError(f"GradScaler: {name} must be a real number, got {value!r} (a {type(value).__name__})")
+
+
+def _name_in(optimizer, p):
+    """A parameter's name, or where it sits in the optimizer's param_groups (and its shape)."""
+    if p.name:
+        return p.name
+    g, i = next((g, i) for g, group in enumerate(optimizer.param_groups) for i, q in enumerate(group["params"])
+                if q is p)
+    return f"param_groups[{g}]['params'][{i}] of shape {tuple(p.shape)}"
 
 
 class GradScaler:
@@ -133,22 +143,15 @@ class GradScaler:
     # -- unscale_, step, update --------------------------------------------------------------------------
     def _unscale_grads_(self, optimizer, inv_scale, allow_fp16):
         """Unscale every gradient in place; {device: whether one held inf/NaN}. Checked before any changes."""
-        by_device = {}              # device: [(gradient, parameter, group index, index in the group)]
-        for g, group in enumerate(optimizer.param_groups):
-            for i, p in enumerate(group["params"]):
-                grad = p.grad
-                if grad is None:
-                    continue
-                if not allow_fp16 and grad.fmt is not float32 and grad.fmt == float16:
-                    raise ValueError("Attempting to unscale FP16 gradients.")
-                by_device.setdefault(grad.device, []).append((grad, p, g, i))
-        per_device = {}
-        for device, found in by_device.items():
-            first = unscale_grads([f[0] for f in found], inv_scale)
-            per_device[device] = first is not None
-            if first is not None and self.first_nonfinite is None:
-                _, p, g, i = found[first]
-                self.first_nonfinite = p.name or f"param_groups[{g}]['params'][{i}] of shape {tuple(p.shape)}"
+        params = [p for group in optimizer.param_groups for p in group["params"] if p.grad is not None]
+        if not allow_fp16 and any(p.grad.fmt is not float32 and p.grad.fmt == float16 for p in params):
+            raise ValueError("Attempting to unscale FP16 gradients.")
+        nonfinite = unscale_grads([p.grad for p in params], inv_scale)
+        per_device = {p.grad.device: False for p in params}
+        for i in nonfinite:
+            per_device[params[i].grad.device] = True
+        if nonfinite and self.first_nonfinite is None:
+            self.first_nonfinite = _name_in(optimizer, params[nonfinite[0]])
         return per_device
 
     def unscale_(self, optimizer):
@@ -161,8 +164,8 @@ class GradScaler:
             raise RuntimeError("unscale_() has already been called on this optimizer since the last update().")
         if state["stage"] is OptState.STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
-        with np.errstate(divide="ignore", over="ignore"):
-            inv_scale = np.float32(1.0 / np.float64(self._loss_scale.loss_scale))   # reciprocal in double
+        scale = float(self._loss_scale.loss_scale)
+        inv_scale = 1.0 / scale if scale else math.inf     # the reciprocal in double; the unscaling rounds it to float32
         if all(s["stage"] is OptState.READY for s in self._per_optimizer_states.values()):
             self.first_nonfinite = None     # the first unscale_ of an iteration
         state["found_inf_per_device"] = self._unscale_grads_(optimizer, inv_scale, allow_fp16=False)

@@ -362,7 +362,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     x = input
     if _listed("cross_entropy", x) and x.fmt != T.float32.fmt:
-        x = apply("cast", x, _out=T.float32.fmt)            # cross_entropy_loss is in the float32 list
+        x = x.astype(T.float32.fmt)             # cross_entropy_loss is in the float32 list
     dim = _class_dim(x)
     n_classes = x.shape[dim]
     lp = apply("log_softmax", x, axis=dim)
@@ -484,7 +484,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                            "is_causal=True")
     a = _autocast_on(query)
     if a is not None and "scaled_dot_product_attention" in a.lower:
-        query, key, value = (apply("cast", t, _out=a.fmt) if t.fmt != a.fmt else t for t in (query, key, value))
+        query, key, value = (t.astype(a.fmt) if t.fmt != a.fmt else t for t in (query, key, value))
     with autocast_scope(None):
         sf = math.sqrt(1 / math.sqrt(query.shape[-1]) if scale is None else scale)
         scores = apply("matmul", apply("mul", query, sf), apply("mul", _swap_last(key), sf))
