@@ -1,0 +1,78 @@
+"""Where minifp.torch's digits-MLP training step spends its time: us per phase, float32 against emulated cuda float16.
+
+    python benchmarks/step_phases.py [--rounds 9] [--steps 180]
+
+The loop of benchmarks/torch_face.py (Linear 64-64-10, batch 32, SGD with momentum, CrossEntropyLoss), with
+scaler.unscale_ called on its own so that it is timed apart from step. Columns: the phases of one step (zero_grad,
+the forward under autocast, scale, backward, unscale_, step, update); rows: float32 (autocast and scaler
+disabled), cuda float16 with GradScaler, and cuda float16 without it. Each figure is the best round's mean over its
+steps (the first 20 steps of a round not counted); the rows take turns within each round.
+"""
+import argparse
+import time
+import warnings
+
+import numpy as np
+
+import minifp.torch as torch
+
+warnings.filterwarnings("ignore", message="minifp: no GPU here")
+PHASES = ("zero_grad", "forward", "scale", "backward", "unscale_", "step", "update")
+
+
+def setup(device, dtype, scaled):
+    """(run, scaler enabled): run(steps) returns the mean us per phase over those steps."""
+    torch.manual_seed(0)
+    rng = np.random.default_rng(0)
+    x = torch.tensor(rng.random((32, 64), dtype=np.float32)).to(device)
+    y = torch.tensor(rng.integers(0, 10, 32)).to(device)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10)).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    scaler = torch.amp.GradScaler(device, enabled=dtype is not None and scaled)
+
+    def run(steps, warm=20):
+        total = np.zeros(len(PHASES))
+        for i in range(warm + steps):
+            t = [time.perf_counter()]
+            opt.zero_grad()
+            t.append(time.perf_counter())
+            with torch.autocast(device, dtype=dtype, enabled=dtype is not None):
+                loss = loss_fn(model(x), y)
+            t.append(time.perf_counter())
+            scaled = scaler.scale(loss)
+            t.append(time.perf_counter())
+            scaled.backward()
+            t.append(time.perf_counter())
+            scaler.unscale_(opt)
+            t.append(time.perf_counter())
+            scaler.step(opt)
+            t.append(time.perf_counter())
+            scaler.update()
+            t.append(time.perf_counter())
+            if i >= warm:
+                total += np.diff(t)
+        return 1e6 * total / steps
+    return run
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--steps", type=int, default=180)
+    args = parser.parse_args()
+    rows = {"float32": setup("cpu", None, False), "cuda float16": setup("cuda", torch.float16, True),
+            "  no scaler": setup("cuda", torch.float16, False)}
+    best = {name: None for name in rows}
+    for r in range(args.rounds):
+        for name in list(rows)[::1 - 2 * (r % 2)]:
+            us = rows[name](args.steps)
+            best[name] = us if best[name] is None or us.sum() < best[name].sum() else best[name]
+    print(f"us per phase of the digits MLP's step, best of {args.rounds} rounds of {args.steps} steps")
+    print(f"{'':14s}" + "".join(f"{p:>10s}" for p in PHASES) + f"{'total':>10s}")
+    for name, us in best.items():
+        print(f"{name:14s}" + "".join(f"{v:10.1f}" for v in us) + f"{us.sum():10.1f}")
+
+
+if __name__ == "__main__":
+    main()
