@@ -165,7 +165,7 @@ class GradScaler:
         if state["stage"] is OptState.STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
         scale = float(self._loss_scale.loss_scale)
-        inv_scale = 1.0 / scale if scale else math.inf     # the reciprocal in double; the unscaling rounds it to float32
+        inv_scale = 1.0 / scale if scale else math.inf  # reciprocal in double; unscaling rounds it to float32
         if all(s["stage"] is OptState.READY for s in self._per_optimizer_states.values()):
             self.first_nonfinite = None     # the first unscale_ of an iteration
         state["found_inf_per_device"] = self._unscale_grads_(optimizer, inv_scale, allow_fp16=False)
