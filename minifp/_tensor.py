@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import itertools
 import numbers
 import sys
 
@@ -262,12 +263,17 @@ def is_grad_enabled():
 # -- the dispatcher --------------------------------------------------------------------
 
 
+_SEQUENCE = itertools.count()
+
+
 class _Node:
-    # acc: the accumulator the forward ran under; the backward's products of the node accumulate the same way
-    __slots__ = ("op", "inputs", "params", "layer", "freed", "acc", "fp8")
+    # acc: the accumulator the forward ran under; the backward's products of the node accumulate the same way.
+    # seq: the order of creation, the order PyTorch's engine runs the backward in (latest first)
+    __slots__ = ("op", "inputs", "params", "layer", "freed", "acc", "fp8", "seq")
 
     def __init__(self, op, inputs, params):
         self.op, self.inputs, self.params, self.layer, self.freed = op, inputs, params, STATE.layer, False
+        self.seq = next(_SEQUENCE)
         self.acc = STATE.accumulator
         self.fp8 = None             # a GEMM under fp8_autocast: its fp8 factors and scaling state (minifp._fp8)
 
@@ -558,10 +564,9 @@ def _accumulate(store, t, g, node=None, keep_wide=False, exact=False):
     prev = store.get(id(t))
     if prev is None:
         total = g
-    elif len(prev) == 3:        # kept wide: already the float32 values of the rounded gradient
-        total = prev[1] + g
-    else:
-        total = _widened(prev[1], t.fmt, g.dtype.type) + g
+    else:       # a second gradient is a tensor of t's format too (PyTorch's and TF's are), then the two are summed
+        g = g if exact else _in_format(g, t.fmt, node)
+        total = (prev[1] if len(prev) == 3 else _widened(prev[1], t.fmt, g.dtype.type)) + g
     if keep_wide and t.fmt is _FLOAT16 and t._node is not None and _HALF_KERNELS and type(total) is np.ndarray \
             and total.dtype is _F32 and not STATE.monitors:
         store[id(t)] = (t, total if exact and prev is None else _half_values(total), True)
@@ -571,19 +576,34 @@ def _accumulate(store, t, g, node=None, keep_wide=False, exact=False):
     store[id(t)] = (t, rounded)
 
 
+def _in_format(g, fmt, node):
+    """Gradient values g rounded into fmt, kept in g's dtype (the gradient a framework holds as a tensor of fmt)."""
+    if fmt.is_float32 and g.dtype == np.float32:
+        return g
+    return _widened(_round(g, fmt, node.op.name, node.layer, "backward") if node is not None else round_to(g, fmt),
+                    fmt, g.dtype.type)
+
+
 def _topological(*roots):
-    """Every tensor the roots depend on through tensors that require gradients, inputs before their users."""
-    order, seen, stack = [], set(), [(root, False) for root in reversed(roots)]
+    """Every tensor the roots depend on through tensors that require gradients: the leaves, then the others in the
+    order their ops ran. The backward walks it from the end, latest op first, as PyTorch's engine does (its ready
+    queue takes the latest-made node); so a tensor's gradients arrive, and are summed, in PyTorch's order."""
+    leaves, made, seen, stack = [], [], set(), list(roots)
     while stack:
-        t, done = stack.pop()
-        if done:
-            order.append(t)
-        elif id(t) not in seen:
+        t = stack.pop()
+        if id(t) not in seen:
             seen.add(id(t))
-            stack.append((t, True))
-            if t._node is not None:
-                stack.extend((a, False) for a in t._node.inputs if isinstance(a, Tensor) and a.requires_grad)
-    return order
+            if t._node is None:
+                leaves.append(t)
+            else:
+                made.append(t)
+                stack.extend([a for a in t._node.inputs if isinstance(a, Tensor) and a.requires_grad])
+    made.sort(key=_made_at)
+    return leaves + made
+
+
+def _made_at(t):
+    return t._node.seq
 
 
 FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they have "
@@ -684,6 +704,8 @@ def _backward(order, store, leaves, collect=None):
                 gi = (op.grad(i) if op.variadic else op.grads[i])(xp, *args, **params)
                 if type(gi) is not np.ndarray or gi.dtype.type is not dtype:
                     gi = xp.asarray(gi, dtype)
+                if gi.shape != a._data.shape:   # PyTorch's gradient is a tensor of the op's format before it is summed
+                    gi = _in_format(gi, t.fmt, node)                            # to the input's shape
                 _accumulate(store, a, _unbroadcast(xp, gi, a._data.shape), node, True, op.selects and a.fmt is t.fmt)
     _fp8.finish_backward()      # the output-gradient scales of the GEMMs this pass went through roll once
 

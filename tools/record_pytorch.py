@@ -20,6 +20,7 @@ the formula named in the file's "formulas" entry, with its arguments stored besi
 test can rebuild it in NumPy. Non-finite floats are written as the strings "inf", "-inf" and "nan".
 """
 
+import importlib.util
 import json
 import math
 import pickle
@@ -1077,6 +1078,17 @@ def record_casts():
     write("casts.json", {"inputs": [repr(v) for v in CAST_INPUTS], "bits": casts})
 
 
+def record_gradients():
+    """gradients.json: float16/bfloat16 gradients of tests/torch/gradient_programs.py, as bit patterns."""
+    spec = importlib.util.spec_from_file_location("gradient_programs", OUT.parent.parent / "torch" / "gradient_programs.py")
+    programs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(programs)
+    bits = {str(d): {case: [int(v) & 0xFFFF for v in grad.detach().reshape(-1).view(torch.int16).tolist()]
+                     for case, grad in programs.gradients(torch, d).items()}
+            for d in (torch.float16, torch.bfloat16)}
+    write("gradients.json", {"bits": bits})
+
+
 def main():
     """Write every fixture file."""
     torch.set_num_threads(1)
@@ -1085,7 +1097,8 @@ def main():
     OUT.mkdir(parents=True, exist_ok=True)
     recorders = {"gradscaler": record_gradscaler, "optimizers": record_optimizers, "schedulers": record_schedulers,
                  "vision": record_vision, "losses": record_losses, "modules": record_modules,
-                 "autocast_cpu": record_autocast_cpu, "casts": record_casts}
+                 "autocast_cpu": record_autocast_cpu, "casts": record_casts,
+                 "gradients": record_gradients}
     wanted = sys.argv[1:] or list(recorders)
     unknown = [w for w in wanted if w not in recorders]
     if unknown:
