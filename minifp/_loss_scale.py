@@ -6,7 +6,7 @@ of these; the state machine itself lives here once.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numba
 import numpy as np
@@ -97,12 +97,20 @@ class DynamicLossScale(StaticLossScale):
         if not grads_finite:
             backoff = 1 / self.factor if self.backoff is None else self.backoff
             scale = _times(self.loss_scale, backoff)
-            return replace(self, loss_scale=max(np.float32(self.min_loss_scale), scale), counter=0)
+            return _with(self, loss_scale=max(np.float32(self.min_loss_scale), scale), counter=0)
         successful = self.counter + 1
         if successful != self.period:       # '!=', as PyTorch: a counter past a shortened period never grows
-            return replace(self, counter=successful)
+            return _with(self, counter=successful)
         grown = _times(self.loss_scale, self.factor)
-        return replace(self, loss_scale=grown if np.isfinite(grown) else self.loss_scale, counter=0)
+        return _with(self, loss_scale=grown if np.isfinite(grown) else self.loss_scale, counter=0)
+
+
+def _with(state, **changes):
+    """dataclasses.replace(state, **changes) for values adjust() has made (a float32 scale, an int counter):
+    without __init__ and its checks, which would cost more than the rest of a small model's update()."""
+    new = object.__new__(type(state))
+    new.__dict__.update(state.__dict__, **changes)
+    return new
 
 
 def _times(scale, factor):

@@ -37,7 +37,10 @@ _F16, _F32, _BF16 = np.dtype(np.float16), np.dtype(np.float32), bfloat16.storage
 # Below this many elements a kernel call costs more than the work: use the native casts, which agree
 # with the kernels on all 2**32 float32 inputs (benchmarks/exhaustive.py).
 SMALL = 4096
-SMALL_HALF = 512        # numpy's float16 casts are slow: past this the CPU's own conversions win (HARDWARE_HALF)
+# numpy's float16 casts are slow: past these sizes the CPU's own conversions in a kernel win (HARDWARE_HALF);
+# float32 -> float16 is the slower direction (measured on a Zen 3 core with NumPy 2.4: 0.8 us at 128 elements,
+# 1.4 us at 320, against 0.9 us for the kernel and its output array at either size)
+SMALL_HALF, SMALL_WIDEN = 128, 512
 JIT = not numba.config.DISABLE_JIT
 i32 = np.int32
 
@@ -531,14 +534,15 @@ def _half_pair(x, quiet=True):
     if quiet and x.size <= SMALL_HALF:
         h = x.astype(_F16)
         return h, h.astype(_F32)
-    if not x.flags.c_contiguous:
-        base, back = _memory_order(x)
-        if base is not None:                # a convolution's channels-last result: rounded in its memory order
-            codes, values = _half_pair(base, quiet)
-            return codes.transpose(back), values.transpose(back)
-    codes, values = np.empty(x.shape, np.uint16), np.empty(x.shape, _F32)
-    ROUND_HALF_PAIR(np.ascontiguousarray(x), codes, values)
-    return codes.view(_F16), values
+    if x.flags.c_contiguous:
+        codes, values = np.empty(x.shape, np.uint16), np.empty(x.shape, _F32)
+        ROUND_HALF_PAIR(x, codes, values)
+        return codes.view(_F16), values
+    base, back = _memory_order(x)
+    if base is not None:                # a convolution's channels-last result: rounded in its memory order
+        codes, values = _half_pair(base, quiet)
+        return codes.transpose(back), values.transpose(back)
+    return _half_pair(np.ascontiguousarray(x), quiet)
 
 
 def _half_values(x):
@@ -827,7 +831,7 @@ def _table(fmt: Format):
 def widen(a, fmt=None):
     """Format storage -> float32 values (exact)."""
     if a.dtype is _F16 and _HALF_KERNELS and type(a) is np.ndarray:     # float16 first: the emulation's common call
-        if a.size <= SMALL_HALF:
+        if a.size <= SMALL_WIDEN:
             return a.astype(np.float32)
         if a.flags.c_contiguous:
             out = np.empty(a.shape, _F32)
@@ -837,7 +841,7 @@ def widen(a, fmt=None):
         return a
     hardware = HARDWARE_HALF and a.dtype == _F16         # the CPU's own float16 -> float32 conversion
     if not isinstance(a, np.ndarray) or not JIT or a.dtype.itemsize > 2 or not a.dtype.isnative or \
-            a.size <= (SMALL_HALF if hardware else SMALL) or a.dtype == _BF16:
+            a.size <= (SMALL_WIDEN if hardware else SMALL) or a.dtype == _BF16:
         return a.astype(np.float32)         # bfloat16: a 16-bit shift, which ml_dtypes does at memory speed
     if not a.flags.c_contiguous:            # a permuted view (an NCHW view of NHWC data): widen it in memory order
         base, back = _memory_order(a)

@@ -318,17 +318,15 @@ def _autocast_cast(a, fmt, autocast):
 def _cast(a, fmt):
     """apply("cast", a, _out=fmt) for a float tensor a of another format, without the general dispatch
     (autocast makes several of these per layer call)."""
-    w32 = None
+    w32, data = None, a._data
     if STATE.monitors:
         with np.errstate(all="ignore"):
             ans = _round(_wide(a, _exact_in(fmt)), fmt, "cast", STATE.layer, "forward")
+    elif fmt is _FLOAT16 and _HALF_KERNELS and data.dtype is _F32 and type(data) is np.ndarray \
+            and STATE.grad_enabled:     # float32 storage holds the values themselves (autocast's common cast)
+        ans, w32 = _half_pair(data, quiet=False)        # the consumer widens it right back: keep the values
     else:       # no error state to enter: the rounding kernels raise no floating-point warnings
-        wide = _wide(a, _exact_in(fmt))
-        if fmt is _FLOAT16 and _HALF_KERNELS and STATE.grad_enabled and type(wide) is np.ndarray \
-                and wide.dtype is _F32:
-            ans, w32 = _half_pair(wide, quiet=False)        # the consumer widens it right back: keep the values
-        else:
-            ans = _round_unwarned(wide, fmt)
+        ans = _round_unwarned(_wide(a, _exact_in(fmt)), fmt)
     needs_grad = STATE.grad_enabled and a.requires_grad
     out = _result_class(type(a))._wrap(ans, fmt, needs_grad, _Node(_CAST, (a,), {}) if needs_grad else None, a.device)
     if w32 is not None:
@@ -704,8 +702,8 @@ def _backward(order, store, leaves, collect=None):
                 gi = (op.grad(i) if op.variadic else op.grads[i])(xp, *args, **params)
                 if type(gi) is not np.ndarray or gi.dtype.type is not dtype:
                     gi = xp.asarray(gi, dtype)
-                if gi.shape != a._data.shape:   # PyTorch's gradient is a tensor of the op's format before it is summed
-                    gi = _in_format(gi, t.fmt, node)                            # to the input's shape
+                if gi.shape != a._data.shape and gi is not g and gi is not g_in:   # (g itself: values of t.fmt)
+                    gi = _in_format(gi, t.fmt, node)    # PyTorch's gradient is a tensor of the op's format first
                 _accumulate(store, a, _unbroadcast(xp, gi, a._data.shape), node, True, op.selects and a.fmt is t.fmt)
     _fp8.finish_backward()      # the output-gradient scales of the GEMMs this pass went through roll once
 

@@ -144,12 +144,13 @@ class GradScaler:
     def _unscale_grads_(self, optimizer, inv_scale, allow_fp16):
         """Unscale every gradient in place; {device: whether one held inf/NaN}. Checked before any changes."""
         params = [p for group in optimizer.param_groups for p in group["params"] if p.grad is not None]
-        if not allow_fp16 and any(p.grad.fmt is not float32 and p.grad.fmt == float16 for p in params):
+        grads = [p.grad for p in params]
+        if not allow_fp16 and any(g.fmt is not float32 and g.fmt == float16 for g in grads):
             raise ValueError("Attempting to unscale FP16 gradients.")
-        nonfinite = unscale_grads([p.grad for p in params], inv_scale)
-        per_device = {p.grad.device: False for p in params}
+        nonfinite = unscale_grads(grads, inv_scale)
+        per_device = dict.fromkeys([g.device for g in grads], False)
         for i in nonfinite:
-            per_device[params[i].grad.device] = True
+            per_device[grads[i].device] = True
         if nonfinite and self.first_nonfinite is None:
             self.first_nonfinite = _name_in(optimizer, params[nonfinite[0]])
         return per_device
@@ -205,8 +206,8 @@ class GradScaler:
             found = [v for s in self._per_optimizer_states.values() for v in s["found_inf_per_device"].values()]
             if len(found) == 0:
                 raise AssertionError("No inf checks were recorded prior to update.")
-            skipped = any(found)
-            self.history.append({"scale": self.get_scale(), "skipped": skipped})
+            skipped = True in found
+            self.history.append({"scale": float(self._loss_scale.loss_scale), "skipped": skipped})
             machine = self._loss_scale
             if machine.factor != self._growth_factor or machine.backoff != self._backoff_factor or \
                     machine.period != self._growth_interval:     # a setter changed them since the last update()
