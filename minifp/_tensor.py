@@ -18,7 +18,7 @@ from ._state import FLOAT32_PRODUCTS, STATE, Autocast, grad_mode
 
 _F32 = np.dtype(np.float32)
 _CAST = OPS["cast"]
-_FLOAT16 = F.float16
+_FLOAT16, _FLOAT32 = F.float16, F.float32
 
 
 class Tensor:
@@ -291,9 +291,12 @@ def _plan(op, args, out, device):
                                   and a._node is None and a.requires_grad else a for a in args])
                     break
         else:
-            target = autocast.fmt if op.name in autocast.lower else F.float32 if op.name in autocast.float32 else None
-            if target is not None:
-                return target, tuple([_autocast_cast(a, target, autocast) for a in args])
+            if op.name in autocast.lower:
+                return autocast.fmt, tuple([_autocast_cast(a, autocast.fmt, autocast) for a in args])
+            if op.name in autocast.float32:
+                # No casts: the op widens narrower inputs exactly as a cast to float32 would, and its gradient is
+                # rounded into each input's format as the cast's would be (a second gradient too: _accumulate).
+                return F.float32, args
     fmt = None
     for a in args:
         if isinstance(a, Tensor) and a.fmt is not None and a.fmt is not fmt:
@@ -671,12 +674,15 @@ def _backward(order, store, leaves, collect=None):
                 leaves.append(t)
             continue
         op, inputs, params = node.op, node.inputs, node.params
-        dtype = _exact_in(t.fmt)
         if op is _CAST:         # the gradient casts back: g itself, rounded into the input's format (one per variable)
             a = inputs[0]
-            if a.requires_grad:
-                _accumulate(store, a, g_stored if len(entry) == 3 else _widened(g_stored, t.fmt, dtype), node, True)
+            if len(entry) == 3 and a.fmt is _FLOAT32 and id(a) not in store:
+                store[id(a)] = (a, g_stored)    # autocast's float16 copy of a float32 weight: its values, exactly
+            elif a.requires_grad:
+                _accumulate(store, a, g_stored if len(entry) == 3 else _widened(g_stored, t.fmt, _exact_in(t.fmt)),
+                            node, True)
             continue
+        dtype = _exact_in(t.fmt)
         xp = np if type(g_stored) is np.ndarray else array_module(g_stored)
         # An op that saves nothing (add, cast, reshape...) reads no values of its output: skip widening it.
         g = g_stored if len(entry) == 3 else _widened(g_stored, t.fmt, dtype)
