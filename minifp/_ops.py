@@ -4,7 +4,8 @@ and the tests are all derived from it.
 
 Forwards and gradients are pure array math through `xp` (numpy or cupy) on float32 arrays (float64 for
 formats of more than 10 mantissa bits). They never round, cast, unbroadcast or touch the graph: the
-dispatcher in _tensor.py does all of that, once, for every op. A forward takes its tensor inputs
+dispatcher in _tensor.py does all of that, once, for every op (a `staged` op's gradient only marks, with
+_stage, the intermediates PyTorch's formula rounds; the backward's namespace rounds them). A forward takes its tensor inputs
 positionally and its parameters as keywords (after `*`); a gradient takes (xp, g, ans, *inputs,
 **params) and returns the gradient with respect to its input, in the broadcast shape.
 """
@@ -43,6 +44,8 @@ class Op:
     accumulates: bool = False       # its sums (xp.matmul, xp.sum, xp.mean) follow minifp.accumulate
     selects: bool = False   # its results are some of its input's values or zeros, and so are its gradients of
     # g's: in the input's format they need no rounding
+    staged: bool = False    # PyTorch's gradient formula is several ops, each rounded into the output's format:
+    # the gradient marks each stored intermediate with _stage (the backward's namespace rounds them)
 
     @cached_property
     def inputs(self):
@@ -81,6 +84,13 @@ def _u(rng, *shape):
     return rng.uniform(0.5, 2.0, shape)
 
 
+def _stage(xp, v):
+    """v where a `staged` op's PyTorch gradient formula stores an intermediate tensor: rounded into the output's
+    format by the backward's namespace (xp.stage); plain xp computes in float32 and keeps it."""
+    stage = getattr(xp, "stage", None)
+    return v if stage is None else stage(v)
+
+
 # -- elementwise arithmetic -------------------------------------------------
 defop("add", lambda xp, x, y: x + y, lambda xp, g, ans, x, y: g, lambda xp, g, ans, x, y: g,
       doc="Elementwise x + y.", operator="add", saves=False)
@@ -88,13 +98,23 @@ defop("sub", lambda xp, x, y: x - y, lambda xp, g, ans, x, y: g, lambda xp, g, a
       doc="Elementwise x - y.", operator="sub", saves=False)
 defop("mul", lambda xp, x, y: x * y, lambda xp, g, ans, x, y: g * y, lambda xp, g, ans, x, y: g * x,
       doc="Elementwise x * y.", operator="mul")
-defop("div", lambda xp, x, y: x / y, lambda xp, g, ans, x, y: g / y, lambda xp, g, ans, x, y: -g * ans / y,
-      doc="Elementwise x / y.", operator="truediv")
+defop("div", lambda xp, x, y: x / y, lambda xp, g, ans, x, y: g / y,
+      lambda xp, g, ans, x, y: -g * _stage(xp, ans / y),   # PyTorch's -grad * ((x / y) / y)
+      doc="Elementwise x / y.", operator="truediv", staged=True)
 defop("neg", lambda xp, x: -x, lambda xp, g, ans, x: -g, doc="Elementwise -x.", operator="neg", saves=False)
-defop("pow", lambda xp, x, y: x ** y,
-      lambda xp, g, ans, x, y: g * y * x ** xp.where(y == 0, 1, y - 1),
-      lambda xp, g, ans, x, y: g * ans * xp.log(xp.where(x > 0, x, 1)),
-      doc="Elementwise x ** y.", category=FLOAT32, operator="pow")
+def _pow_grad_x(xp, g, ans, x, y):
+    # PyTorch's grad * (y * x ** (y - 1)), 0 where y == 0; a Python number's y - 1 is not a tensor (not rounded)
+    e = _stage(xp, y - 1) if isinstance(y, xp.ndarray) else y - 1
+    return xp.where(y == 0, 0, g * _stage(xp, y * _stage(xp, x ** e)))
+
+
+def _pow_grad_y(xp, g, ans, x, y):
+    # PyTorch's grad * (ans * log(x)), 0 where x == 0 and y >= 0 (a negative x gives NaN, as its log)
+    return xp.where((x == 0) & (y >= 0), 0, g * _stage(xp, ans * _stage(xp, xp.log(x))))
+
+
+defop("pow", lambda xp, x, y: x ** y, _pow_grad_x, _pow_grad_y,
+      doc="Elementwise x ** y.", category=FLOAT32, operator="pow", staged=True)
 
 
 def _masked(xp, keep, g):

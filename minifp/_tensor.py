@@ -585,6 +585,20 @@ def _in_format(g, fmt, node):
                     fmt, g.dtype.type)
 
 
+class _Staged:
+    """The namespace of a `staged` op's gradient: xp, and stage(v), v rounded into the op's output format (its
+    values, in v's dtype), where PyTorch's gradient formula stores an intermediate tensor."""
+
+    def __init__(self, xp, fmt, node):
+        self._xp, self._fmt, self._node = xp, fmt, node
+
+    def __getattr__(self, name):
+        return getattr(self._xp, name)
+
+    def stage(self, v):
+        return _in_format(self._xp.asarray(v), self._fmt, self._node)
+
+
 def _topological(*roots):
     """Every tensor the roots depend on through tensors that require gradients: the leaves, then the others in the
     order their ops ran. The backward walks it from the end, latest op first, as PyTorch's engine does (its ready
@@ -702,6 +716,8 @@ def _backward(order, store, leaves, collect=None):
             g_in, *wide_in = _products(op, t.fmt, t.device, [g, *wide], n=3)
         if node.acc is not None and op.accumulates:     # and accumulate as the forward's did
             xp = accumulating(xp, node.acc, _input_format([t, *inputs]))
+        if op.staged and not t.fmt.is_float32:
+            xp = _Staged(xp, t.fmt, node)
         for i, a in enumerate(inputs):
             if isinstance(a, Tensor) and a.requires_grad:
                 args = (g_in, ans, *wide_in) if i < 2 else (g, ans, *wide)

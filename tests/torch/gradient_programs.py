@@ -31,4 +31,13 @@ def gradients(torch, dtype):
     w, x = t((16, 16), 11, True, scale=0.5), t((8, 16), 3)
     ((x @ w) @ w).backward(t((8, 16), 9))     # one weight in two products
     out["weight used twice"] = w.grad
+    x, y = t((4, 32), 3, True), t((4, 32), 2, True, scale=1.0)
+    (x / (y + 1.5)).backward(g)      # the divisor's gradient: -grad * ((x / y) / y), three roundings
+    out["divisor"] = y.grad
+    x, y = t((4, 32), 3, True), t((4, 32), 2, True, scale=1.5)
+    (x.abs() ** y).backward(g)      # grad * (y * x ** (y - 1)) and grad * (x ** y * log(x)), rounded in stages
+    out["pow base"], out["pow exponent"] = x.grad, y.grad
+    x = t((4, 32), 5, True)
+    (x.abs() ** 1.5).backward(g)    # a Python exponent: y - 1 is a number, the rest is rounded in stages
+    out["pow by a number"] = x.grad
     return out
