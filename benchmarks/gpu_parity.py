@@ -5,8 +5,10 @@
 Unary ops run on every one of the 65536 float16 / bfloat16 values, binary ops and comparisons on 4M random
 pairs of finite values, sum / mean / softmax on 4096 rows of 1024; results must agree bit for bit (any NaN
 equals any NaN). Matmul is compared in ULPs of the output format: cuBLAS's tensor cores and the CPU BLAS sum
-in different ways, so only the float32 sums differ. Last, float32 -> float16, bfloat16 and fp8 casts of 4M
-random float32 bit patterns (minifp.round_to against PyTorch's .to(dtype) on the GPU).
+in different ways, so only the float32 sums differ. Then input gradients of unary ops, div and pow (minifp's
+tensors on the emulated "cuda" device, whose backward follows CUDA's kernels). Last, float32 -> float16,
+bfloat16 and fp8 casts of 4M random float32 bit patterns (minifp.round_to against PyTorch's .to(dtype) on the
+GPU).
 """
 import ml_dtypes
 import numpy as np
@@ -85,6 +87,38 @@ def main():
               f"largest difference {ulps(ours, theirs)} ulp")
 
 
+GRADS = {"tanh": lambda t: t.tanh(), "sigmoid": lambda t: t.sigmoid(), "exp": lambda t: t.exp(),
+         "log": lambda t: t.log(), "sqrt": lambda t: t.sqrt(), "relu": lambda t: t.relu()}
+
+
+def gradients():
+    """Input gradients of float16/bfloat16 ops (CUDA's backward kernels and autograd's formulas) against minifp's
+    emulation of the "cuda" device: unary ops at every finite value, div and pow on 4M pairs, with random
+    upstream gradients."""
+    rng = np.random.default_rng(2)
+    for name, (storage, torch_dtype) in FORMATS.items():
+        every = np.arange(1 << 16, dtype=np.uint16)
+        finite = every[np.isfinite(every.view(storage).astype(np.float32))]
+        up = lambda n: rng.standard_normal(n).astype(storage).view(np.uint16)
+        ours_of = lambda bits, grad=True: mf.Tensor(bits.view(storage), name, grad, device="cuda")
+        theirs_of = lambda bits: on_gpu(bits, torch_dtype).requires_grad_()
+        g = up(finite.size)
+        for op, f in GRADS.items():
+            ours, theirs = ours_of(finite), theirs_of(finite)
+            f(ours).backward(ours_of(g, False))
+            f(theirs).backward(on_gpu(g, torch_dtype))
+            print(f"{name:9} {op:8} gradient at {finite.size} values  mismatches "
+                  f"{mismatches(ours.grad.numpy(), theirs.grad)}")
+        a, b, g = rng.choice(finite, 1 << 22), rng.choice(finite, 1 << 22), up(1 << 22)
+        for op, f in {"div": lambda x, y: x / y, "pow": lambda x, y: abs(x) ** y}.items():
+            ours, theirs = (ours_of(a), ours_of(b)), (theirs_of(a), theirs_of(b))
+            f(*ours).backward(ours_of(g, False))
+            f(*theirs).backward(on_gpu(g, torch_dtype))
+            print(f"{name:9} {op:8} gradients at {a.size} pairs  mismatches "
+                  f"{mismatches(ours[0].grad.numpy(), theirs[0].grad)} (x), "
+                  f"{mismatches(ours[1].grad.numpy(), theirs[1].grad)} (y)")
+
+
 def casts():
     """float32 -> each format: minifp.round_to against PyTorch's .to(dtype) on the GPU, 4M values over every
     float32 exponent (subnormals, infinities and NaN included)."""
@@ -98,4 +132,5 @@ def casts():
 
 if __name__ == "__main__":
     main()
+    gradients()
     casts()

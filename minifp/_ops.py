@@ -44,8 +44,8 @@ class Op:
     accumulates: bool = False       # its sums (xp.matmul, xp.sum, xp.mean) follow minifp.accumulate
     selects: bool = False   # its results are some of its input's values or zeros, and so are its gradients of
     # g's: in the input's format they need no rounding
-    staged: bool = False    # PyTorch's gradient formula is several ops, each rounded into the output's format:
-    # the gradient marks each stored intermediate with _stage (the backward's namespace rounds them)
+    staged: bool | str = False      # PyTorch's gradient is several ops, each rounded into the output's format
+    # (True; "cuda": only its CUDA kernel rounds so): the gradient marks those intermediates with _stage
 
     @cached_property
     def inputs(self):
@@ -154,10 +154,12 @@ defop("exp", lambda xp, x: xp.exp(x), lambda xp, g, ans, x: g * ans, doc="Elemen
 defop("log", lambda xp, x: xp.log(x), lambda xp, g, ans, x: g / x, doc="Elementwise natural logarithm.",
       category=FLOAT32)
 defop("sqrt", lambda xp, x: xp.sqrt(x), lambda xp, g, ans, x: g * 0.5 / ans, doc="Elementwise square root.")
-defop("tanh", lambda xp, x: xp.tanh(x), lambda xp, g, ans, x: g * (1 - ans * ans),
-      doc="Elementwise hyperbolic tangent.", activation=True)
-defop("sigmoid", lambda xp, x: 1 / (1 + xp.exp(-x)), lambda xp, g, ans, x: g * ans * (1 - ans),
-      doc="Elementwise 1 / (1 + exp(-x)).", activation=True)
+# On CUDA their gradient kernels compute in the tensor's own type (c10::Half and BFloat16 arithmetic rounds
+# every product and difference): g * (1 - y*y) and g * (1 - y) * y, each step rounded
+defop("tanh", lambda xp, x: xp.tanh(x), lambda xp, g, ans, x: g * _stage(xp, 1 - _stage(xp, ans * ans)),
+      doc="Elementwise hyperbolic tangent.", activation=True, staged="cuda")
+defop("sigmoid", lambda xp, x: 1 / (1 + xp.exp(-x)), lambda xp, g, ans, x: _stage(xp, g * _stage(xp, 1 - ans)) * ans,
+      doc="Elementwise 1 / (1 + exp(-x)).", activation=True, staged="cuda")
 defop("relu", lambda xp, x: xp.maximum(x, 0), lambda xp, g, ans, x: _masked(xp, x > 0, g),
       doc="Elementwise max(x, 0).", activation=True, selects=True)
 defop("abs", lambda xp, x: xp.abs(x), lambda xp, g, ans, x: g * xp.sign(x), doc="Elementwise |x|.",

@@ -716,7 +716,7 @@ def _backward(order, store, leaves, collect=None):
             g_in, *wide_in = _products(op, t.fmt, t.device, [g, *wide], n=3)
         if node.acc is not None and op.accumulates:     # and accumulate as the forward's did
             xp = accumulating(xp, node.acc, _input_format([t, *inputs]))
-        if op.staged and not t.fmt.is_float32:
+        if op.staged and not t.fmt.is_float32 and (op.staged is True or op.staged == t.device):
             xp = _Staged(xp, t.fmt, node)
         for i, a in enumerate(inputs):
             if isinstance(a, Tensor) and a.requires_grad:
