@@ -5,8 +5,8 @@ and the tests are all derived from it.
 Forwards and gradients are pure array math through `xp` (numpy or cupy) on float32 arrays (float64 for
 formats of more than 10 mantissa bits). They never round, cast, unbroadcast or touch the graph: the
 dispatcher in _tensor.py does all of that, once, for every op (a `staged` op's gradient only marks, with
-_stage, the intermediates PyTorch's formula rounds; the backward's namespace rounds them). A forward takes its tensor inputs
-positionally and its parameters as keywords (after `*`); a gradient takes (xp, g, ans, *inputs,
+_stage, the intermediates PyTorch's formula rounds; the backward's namespace rounds them). A forward takes its
+tensor inputs positionally and its parameters as keywords (after `*`); a gradient takes (xp, g, ans, *inputs,
 **params) and returns the gradient with respect to its input, in the broadcast shape.
 """
 from __future__ import annotations
@@ -102,6 +102,8 @@ defop("div", lambda xp, x, y: x / y, lambda xp, g, ans, x, y: g / y,
       lambda xp, g, ans, x, y: -g * _stage(xp, ans / y),   # PyTorch's -grad * ((x / y) / y)
       doc="Elementwise x / y.", operator="truediv", staged=True)
 defop("neg", lambda xp, x: -x, lambda xp, g, ans, x: -g, doc="Elementwise -x.", operator="neg", saves=False)
+
+
 def _pow_grad_x(xp, g, ans, x, y):
     # PyTorch's grad * (y * x ** (y - 1)), 0 where y == 0; a Python number's y - 1 is not a tensor (not rounded)
     e = _stage(xp, y - 1) if isinstance(y, xp.ndarray) else y - 1

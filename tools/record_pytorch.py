@@ -1080,7 +1080,8 @@ def record_casts():
 
 def record_gradients():
     """gradients.json: float16/bfloat16 gradients of tests/torch/gradient_programs.py, as bit patterns."""
-    spec = importlib.util.spec_from_file_location("gradient_programs", OUT.parent.parent / "torch" / "gradient_programs.py")
+    path = OUT.parent.parent / "torch" / "gradient_programs.py"
+    spec = importlib.util.spec_from_file_location("gradient_programs", path)
     programs = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(programs)
     bits = {str(d): {case: [int(v) & 0xFFFF for v in grad.detach().reshape(-1).view(torch.int16).tolist()]
