@@ -919,30 +919,35 @@ defop("nll_loss", _nll_loss, _nll_loss_grad,
       example=lambda rng: ((_u(rng, 4, 3, 2),), {"target": _targets(rng), "weight": _u(rng, 3)}))
 
 
+# PyTorch's kernels compute (x - y) and its square in the inputs' type, each rounded, before the reduction (a
+# float16 difference past 255.9 overflows when squared); l1_loss is abs(x - y), two ops
 def _mse(xp, x, y, *, reduction="mean"):
-    return _reduce(xp, (x - y) ** 2, reduction)
+    d = _stage(xp, x - y)
+    return _reduce(xp, _stage(xp, d * d), reduction)
 
 
 def _l1(xp, x, y, *, reduction="mean"):
-    return _reduce(xp, xp.abs(x - y), reduction)
+    return _reduce(xp, xp.abs(_stage(xp, x - y)), reduction)
 
 
 def _mse_grad(xp, g, ans, x, y, *, reduction="mean"):
+    # PyTorch's norm * (x - y) * grad, norm = 2 / n for 'mean' (else 2), each step rounded in the inputs' type
     d = x - y
-    return 2 * d * _unreduce(xp, g, d.shape, reduction)
+    norm = _stage(xp, xp.float32(2 / d.size if reduction == "mean" else 2))
+    return _stage(xp, norm * _stage(xp, d)) * xp.broadcast_to(g, d.shape)
 
 
 def _l1_grad(xp, g, ans, x, y, *, reduction="mean"):
     d = x - y
-    return xp.sign(d) * _unreduce(xp, g, d.shape, reduction)
+    return xp.sign(_stage(xp, d)) * _unreduce(xp, g, d.shape, reduction)
 
 
 defop("mse_loss", _mse, _mse_grad, lambda xp, g, ans, x, y, **params: -_mse_grad(xp, g, ans, x, y, **params),
       doc="(x - y)**2, reduced ('mean', 'sum' or 'none') in float32.", category=FLOAT32, method=False,
-      function=False, example=lambda rng: ((_u(rng, 3, 4), _u(rng, 3, 4)), {"reduction": "sum"}))
+      function=False, staged=True, example=lambda rng: ((_u(rng, 3, 4), _u(rng, 3, 4)), {"reduction": "sum"}))
 defop("l1_loss", _l1, _l1_grad, lambda xp, g, ans, x, y, **params: -_l1_grad(xp, g, ans, x, y, **params),
       doc="|x - y|, reduced ('mean', 'sum' or 'none') in float32.", category=FLOAT32, method=False,
-      function=False, example=lambda rng: ((_u(rng, 3, 4), _u(rng, 3, 4)), {}))
+      function=False, staged=True, example=lambda rng: ((_u(rng, 3, 4), _u(rng, 3, 4)), {}))
 
 
 def _log_sigmoid(xp, x):

@@ -471,6 +471,8 @@ def apply(name, *args, _out=None, **params):
                 else:
                     if op.product is not None and FLOAT32_PRODUCTS:
                         wide = _products(op, fmt, device, wide)
+                    if op.staged and not fmt.is_float32 and (op.staged is True or op.staged == device):
+                        xp = _Staged(xp, fmt, None)     # a forward that PyTorch computes in steps, each rounded
                     ans = op.forward(xp, *wide, **params)
                 ans = ans if type(ans) is np.ndarray else xp.asarray(ans)      # reductions give scalars
                 if op.returns_bool:

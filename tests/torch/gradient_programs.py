@@ -1,4 +1,5 @@
-"""Small programs whose float16/bfloat16 gradients depend on how autograd sums and rounds them: one source for
+"""Small programs whose float16/bfloat16 gradients depend on how autograd sums and rounds them (and on the steps
+PyTorch's kernels round in): one source for
 tools/record_pytorch.py (real PyTorch) and tests/torch/test_gradient_sums.py (minifp.torch)."""
 import numpy as np
 
@@ -10,7 +11,8 @@ def wave(shape, k, scale=3.0):
 
 
 def gradients(torch, dtype):
-    """{case: the gradient of one input}, every input and seed gradient of `dtype` unless the case says."""
+    """{case: the gradient of one input (or a loss's values)}, every input and seed gradient of `dtype` unless the
+    case says."""
     def t(shape, k, requires_grad=False, scale=3.0):
         return torch.tensor(wave(shape, k, scale)).to(dtype).requires_grad_(requires_grad)
 
@@ -40,4 +42,15 @@ def gradients(torch, dtype):
     x = t((4, 32), 5, True)
     (x.abs() ** 1.5).backward(g)    # a Python exponent: y - 1 is a number, the rest is rounded in stages
     out["pow by a number"] = x.grad
+    F = torch.nn.functional
+    x, y = t((6, 20), 3, True, scale=60.0), t((6, 20), 4, True, scale=60.0)
+    loss = F.mse_loss(x, y, reduction="none")    # (x - y) rounded, then squared and rounded: past 255.9, inf
+    loss.backward(t((6, 20), 9))
+    out["mse values"], out["mse input"], out["mse target"] = loss.detach(), x.grad, y.grad
+    x = t((6, 20), 3, True, scale=60.0)
+    F.mse_loss(x, t((6, 20), 4, scale=60.0)).backward(t((), 9))     # norm = 2 / 120, rounded first
+    out["mse mean"] = x.grad
+    x = t((6, 20), 3, True, scale=60.0)
+    F.l1_loss(x, t((6, 20), 4, scale=60.0)).backward(t((), 9))
+    out["l1 mean"] = x.grad
     return out
