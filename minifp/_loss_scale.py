@@ -119,19 +119,25 @@ def _times(scale, factor):
         return np.float32(np.float64(scale) * float(factor))
 
 
-def unscale_grads(grads, inv_scale):
-    """Multiply each gradient tensor in place by inv_scale rounded to float32, each product rounded into the
-    gradient's own format.
+def unscale_grads(grads, inv_scale, in_place=False):
+    """Multiply each gradient tensor by inv_scale rounded to float32, each product rounded into the gradient's
+    own format. in_place (PyTorch's unscale_): a float32 gradient's array itself takes the products, as PyTorch's
+    kernel writes them; otherwise each gradient gets a new array (a TensorFlow gradient is immutable).
 
     Returns the positions in `grads` of the gradients that held inf or NaN before unscaling (none: []). The
     check reads the values before the multiplication, as PyTorch's kernel does.
     """
     nonfinite = []
     for i, g in enumerate(grads):
-        values, finite = unscaled(g.float32(), inv_scale)
+        data = g._data
+        if in_place and JIT and type(data) is np.ndarray and data.dtype is _F32 and data.flags.c_contiguous \
+                and data.flags.writeable and g.fmt.is_float32:
+            finite = SCALED_FINITE(data, float(inv_scale), False, data)
+        else:
+            values, finite = unscaled(g.float32(), inv_scale)
+            _take(g, values)        # a new array: a float32 gradient takes it without a copy
         if not finite:
             nonfinite.append(i)
-        _take(g, values)        # a new array: a float32 gradient takes it without a copy
     return nonfinite
 
 

@@ -579,6 +579,16 @@ def _accumulate(store, t, g, node=None, keep_wide=False, exact=False):
     store[id(t)] = (t, rounded)
 
 
+def _owned(g, given):
+    """g for a leaf's new .grad, or a copy where g is a view or already another leaf's (add passes one array to
+    both inputs): each .grad owns its array, as PyTorch's AccumulateGrad clones a shared gradient, so that an
+    in-place update of one (GradScaler's unscale_) changes no other."""
+    if type(g) is np.ndarray and (g.base is not None or id(g) in given or not g.flags.writeable):
+        g = g.copy()
+    given.add(id(g))
+    return g
+
+
 def _in_format(g, fmt, node):
     """Gradient values g rounded into fmt, kept in g's dtype (the gradient a framework holds as a tensor of fmt)."""
     if fmt.is_float32 and g.dtype == np.float32:
@@ -673,6 +683,7 @@ def _backward(order, store, leaves, collect=None):
     found[id] = the gradient's storage, and no .grad changes (tf.GradientTape)."""
     monitors = STATE.monitors
     products = bool(FLOAT32_PRODUCTS)
+    given = set()               # ids of the arrays handed to leaves as .grad in this pass
     for t in reversed(order):
         entry = store.pop(id(t), None)
         if entry is None:           # several roots: a tensor only some of them reach, and none of those did yet
@@ -685,7 +696,7 @@ def _backward(order, store, leaves, collect=None):
             collect[1][id(t)] = g_stored if len(entry) != 3 else round_to(g_stored, t.fmt)   # exact: rounded values
         if node is None:
             if collect is None:
-                t.grad = t._like(g_stored, t.fmt) if t.grad is None else \
+                t.grad = t._like(_owned(g_stored, given), t.fmt) if t.grad is None else \
                     t._like(round_to(t.grad.float32() + widen(g_stored, t.fmt), t.fmt), t.fmt)
                 leaves.append(t)
             continue

@@ -323,3 +323,28 @@ def test_engine_state_machine_is_pytorchs_rule():
     assert m.loss_scale == np.float32(np.float64(np.float32(1700.0)) * 0.3)
     stuck = DynamicLossScale(8.0, counter=5, period=3)
     assert stuck.adjust(True).counter == 6 and stuck.adjust(True).loss_scale == 8.0
+
+
+def test_unscale_is_in_place_and_each_gradient_is_unscaled_once():
+    # add hands one gradient array to both inputs, reshape a view of it to a third: each .grad still owns its array
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    b = torch.tensor([3.0, 4.0], requires_grad=True)
+    c = torch.tensor([[5.0, 6.0]], requires_grad=True)
+    scaler = GradScaler("cpu", init_scale=4.0)
+    opt = SGD([a, b, c], lr=0.0)
+    scaler.scale((a + b + c.reshape(2)) * torch.tensor([1.0, 3.0])).sum().backward()
+    held = a.grad.numpy()       # PyTorch's unscale_ writes into the gradient's memory: a holder sees it
+    scaler.unscale_(opt)
+    assert a.grad.tolist() == b.grad.tolist() == [1.0, 3.0] and c.grad.tolist() == [[1.0, 3.0]]
+    assert held.tolist() == [1.0, 3.0]
+
+
+def test_a_backward_seed_never_becomes_a_gradient():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    seed = np.array([4.0, 8.0], np.float32)
+    scaler = GradScaler("cpu", init_scale=2.0)
+    scaler.scale(torch.tensor(1.0))
+    (x + 0.0).backward(seed)                # add passes the seed straight on to x
+    assert x.grad.tolist() == [4.0, 8.0] and not np.shares_memory(x.grad.numpy(), seed)
+    scaler.unscale_(SGD([x], lr=0.0))
+    assert seed.tolist() == [4.0, 8.0] and x.grad.tolist() == [2.0, 4.0]

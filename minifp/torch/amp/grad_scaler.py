@@ -147,7 +147,7 @@ class GradScaler:
         grads = [p.grad for p in params]
         if not allow_fp16 and any(g.fmt is not float32 and g.fmt == float16 for g in grads):
             raise ValueError("Attempting to unscale FP16 gradients.")
-        nonfinite = unscale_grads(grads, inv_scale)
+        nonfinite = unscale_grads(grads, inv_scale, in_place=True)
         per_device = dict.fromkeys([g.device for g in grads], False)
         for i in nonfinite:
             per_device[grads[i].device] = True
