@@ -130,9 +130,9 @@ def unscale_grads(grads, inv_scale, in_place=False):
     nonfinite = []
     for i, g in enumerate(grads):
         data = g._data
-        if in_place and JIT and type(data) is np.ndarray and data.dtype is _F32 and data.flags.c_contiguous \
+        if in_place and type(data) is np.ndarray and data.dtype is _F32 and data.flags.c_contiguous \
                 and data.flags.writeable and g.fmt.is_float32:
-            finite = SCALED_FINITE(data, float(inv_scale), False, data)
+            _, finite = unscaled(data, inv_scale, out=data)
         else:
             values, finite = unscaled(g.float32(), inv_scale)
             _take(g, values)        # a new array: a float32 gradient takes it without a copy
@@ -141,18 +141,20 @@ def unscale_grads(grads, inv_scale, in_place=False):
     return nonfinite
 
 
-def unscaled(values, factor, divide=False):
-    """(values * factor, or values / factor, as a new float32 array; whether every value was finite before).
+def unscaled(values, factor, divide=False, out=None):
+    """(values * factor, or values / factor, as a float32 array: `out` where given (values itself: in place),
+    else a new one; whether every value was finite before).
 
     One pass of a kernel for a float32 NumPy array (a loss scale's unscaling and its inf/NaN check read every
     gradient once), NumPy's two otherwise; the same IEEE float32 products and quotients either way."""
     if JIT and type(values) is np.ndarray and values.dtype is _F32 and values.flags.c_contiguous:
-        out = np.empty(values.shape, _F32)
+        out = np.empty(values.shape, _F32) if out is None else out
         return out, bool(SCALED_FINITE(values, float(factor), divide, out))   # a Python float: a quicker call
+    xp = array_module(values)
     with np.errstate(all="ignore"):     # a factor past float32's range rounds to inf, as the kernel's
+        finite = bool(xp.isfinite(values).all())        # read before an in-place product
         factor = np.float32(factor)
-        new = values / factor if divide else values * factor
-        return new, bool(array_module(values).isfinite(values).all())
+        return (xp.divide if divide else xp.multiply)(values, factor, out=out), finite
 
 
 def _scaled_finite(x, factor, divide, out):
