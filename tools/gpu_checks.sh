@@ -16,7 +16,7 @@ for s in "$@"; do
   case $s in
     tc) step 90 tensorcore python3 benchmarks/gpu_tensorcore.py --record "$OUT/tensorcore.npz" ;;
     tests) step 70 tests python3 -m pytest -q -rs -p no:cacheprovider tests/test_gpu.py ;;
-    parity) step 50 parity python3 benchmarks/gpu_parity.py ;;
+    parity) step 70 parity python3 benchmarks/gpu_parity.py ;;
     train) step 45 training python3 benchmarks/gpu_training.py --rounds 5 --steps 10 ;;
     profile) step 60 profile python3 benchmarks/gpu_profile.py ;;
     torchsuite) step 90 torchsuite python3 -m pytest -q -p no:cacheprovider -n 8 tests/torch tests/test_numerics.py ;;
