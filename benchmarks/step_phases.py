@@ -1,27 +1,28 @@
 """Where minifp.torch's digits-MLP training step spends its time: us per phase, float32 against emulated cuda float16.
 
-    python benchmarks/step_phases.py [--rounds 9] [--steps 180]
+    python benchmarks/step_phases.py [--rounds 9] [--steps 180] [--against PATH]
 
 The loop of benchmarks/torch_face.py (Linear 64-64-10, batch 32, SGD with momentum, CrossEntropyLoss), with
 scaler.unscale_ called on its own so that it is timed apart from step. Columns: the phases of one step (zero_grad,
 the forward under autocast, scale, backward, unscale_, step, update); rows: float32 (autocast and scaler
 disabled), cuda float16 with GradScaler, and cuda float16 without it. Each figure is the best round's mean over its
-steps (the first 20 steps of a round not counted); the rows take turns within each round.
+steps (the first 20 steps of a round not counted); the rows take turns within each round. --against PATH adds
+the same rows for minifp.torch from the checkout at PATH, timed in the same rounds.
 """
 import argparse
+import importlib
 import time
 import warnings
 
 import numpy as np
-
-import minifp.torch as torch
+from _checkouts import checkouts
 
 warnings.filterwarnings("ignore", message="minifp: no GPU here")
 PHASES = ("zero_grad", "forward", "scale", "backward", "unscale_", "step", "update")
 
 
-def setup(device, dtype, scaled):
-    """(run, scaler enabled): run(steps) returns the mean us per phase over those steps."""
+def setup(torch, device, dtype, scaled):
+    """run(steps): the mean us per phase over those steps, for the face module `torch`."""
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
     x = torch.tensor(rng.random((32, 64), dtype=np.float32)).to(device)
@@ -60,18 +61,25 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--steps", type=int, default=180)
+    parser.add_argument("--against", metavar="PATH", help="also time minifp.torch from the checkout at PATH")
     args = parser.parse_args()
-    rows = {"float32": setup("cpu", None, False), "cuda float16": setup("cuda", torch.float16, True),
-            "  no scaler": setup("cuda", torch.float16, False)}
+    rows = {}
+    for label, (mf, _) in checkouts(args.against).items():
+        torch = importlib.import_module(f"{mf.__name__}.torch")
+        suffix = "" if label == "this" else f" ({label})"
+        rows.update({"float32" + suffix: setup(torch, "cpu", None, False),
+                     "cuda float16" + suffix: setup(torch, "cuda", torch.float16, True),
+                     "  no scaler" + suffix: setup(torch, "cuda", torch.float16, False)})
     best = {name: None for name in rows}
     for r in range(args.rounds):
         for name in list(rows)[::1 - 2 * (r % 2)]:
             us = rows[name](args.steps)
             best[name] = us if best[name] is None or us.sum() < best[name].sum() else best[name]
     print(f"us per phase of the digits MLP's step, best of {args.rounds} rounds of {args.steps} steps")
-    print(f"{'':14s}" + "".join(f"{p:>10s}" for p in PHASES) + f"{'total':>10s}")
+    print(f"{'':24s}" + "".join(f"{p:>10s}" for p in PHASES) + f"{'total':>10s}{'/f32':>7s}")
     for name, us in best.items():
-        print(f"{name:14s}" + "".join(f"{v:10.1f}" for v in us) + f"{us.sum():10.1f}")
+        f32 = best["float32" + name[name.find(" ("):] if " (" in name else "float32"].sum()
+        print(f"{name:24s}" + "".join(f"{v:10.1f}" for v in us) + f"{us.sum():10.1f}{us.sum() / f32:6.2f}x")
 
 
 if __name__ == "__main__":

@@ -119,23 +119,27 @@ def _times(scale, factor):
         return np.float32(np.float64(scale) * float(factor))
 
 
-def unscale_grads(grads, inv_scale, in_place=False):
-    """Multiply each gradient tensor by inv_scale rounded to float32, each product rounded into the gradient's
-    own format. in_place (PyTorch's unscale_): a float32 gradient's array itself takes the products, as PyTorch's
-    kernel writes them; otherwise each gradient gets a new array (a TensorFlow gradient is immutable).
+def unscale_grads(grads, inv_scale):
+    """Multiply each gradient tensor by inv_scale rounded to float32, in place (PyTorch's unscale_): a float32
+    gradient's array itself takes the products, as PyTorch's kernel writes them; another gets a new array of
+    the products rounded into its own format.
 
     Returns the positions in `grads` of the gradients that held inf or NaN before unscaling (none: []). The
     check reads the values before the multiplication, as PyTorch's kernel does.
     """
     nonfinite = []
+    kernel = JIT
+    inv_scale = float(inv_scale)
     for i, g in enumerate(grads):
         data = g._data
-        if in_place and type(data) is np.ndarray and data.dtype is _F32 and data.flags.c_contiguous \
-                and data.flags.writeable and g.fmt.is_float32:
-            _, finite = unscaled(data, inv_scale, out=data)
-        else:
-            values, finite = unscaled(g.float32(), inv_scale)
-            _take(g, values)        # a new array: a float32 gradient takes it without a copy
+        if kernel and type(data) is np.ndarray and data.dtype is _F32 and g.fmt.is_float32:
+            flags = data.flags
+            if flags.c_contiguous and flags.writeable:
+                if not SCALED_FINITE(data, inv_scale, False, data):     # the kernel of unscaled(), without its checks
+                    nonfinite.append(i)
+                continue
+        values, finite = unscaled(g.float32(), inv_scale)
+        _take(g, values)        # a new array: a float32 gradient takes it without a copy
         if not finite:
             nonfinite.append(i)
     return nonfinite

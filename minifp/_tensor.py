@@ -292,7 +292,9 @@ def _plan(op, args, out, device):
                     break
         else:
             if op.name in autocast.lower:
-                return autocast.fmt, tuple([_autocast_cast(a, autocast.fmt, autocast) for a in args])
+                fmt = autocast.fmt
+                return fmt, tuple([a if not isinstance(a, Tensor) or a.fmt is fmt else _autocast_cast(a, fmt, autocast)
+                                   for a in args])
             if op.name in autocast.float32:
                 # No casts: the op widens narrower inputs exactly as a cast to float32 would, and its gradient is
                 # rounded into each input's format as the cast's would be (a second gradient too: _accumulate).
@@ -306,9 +308,10 @@ def _plan(op, args, out, device):
 
 def _autocast_cast(a, fmt, autocast):
     """An eligible input cast to fmt: float tensors of at most 32 bits (PyTorch never casts float64)."""
-    if not isinstance(a, Tensor) or a.fmt is None or a.fmt is fmt or a.fmt == fmt or a.fmt.man_bits > 23:
+    have = a.fmt if isinstance(a, Tensor) else None
+    if have is None or have is fmt or have.man_bits > 23 or have == fmt:
         return a
-    if autocast.cache and a._node is None and a.requires_grad and a.fmt.is_float32 and \
+    if autocast.cache and a._node is None and a.requires_grad and have.is_float32 and \
             (fmt is autocast.fmt or fmt == autocast.fmt):
         key = (id(a), fmt)          # PyTorch's cast cache: one cast of a float32 parameter per region
         hit = STATE.cast_cache.get(key)

@@ -171,14 +171,14 @@ def check_same_dtype(a, b, bias=None):
 
 def _weak_out(args):
     """The result format where PyTorch's promotion differs from the engine's (0-dim tensors are weak), else None."""
-    dims = [a.fmt for a in args if isinstance(a, _EngineTensor) and a.fmt is not None and a._data.ndim]
-    zero = [a.fmt for a in args if isinstance(a, _EngineTensor) and a.fmt is not None and not a._data.ndim]
-    if not dims or not zero:
-        return None
-    out = dims[0]
-    for f in dims[1:]:
-        out = F.promote(out, f)
-    return out
+    out, weak = None, False
+    for a in args:
+        if isinstance(a, _EngineTensor) and a.fmt is not None:
+            if not a._data.ndim:
+                weak = True
+            elif out is not a.fmt:
+                out = a.fmt if out is None else F.promote(out, a.fmt)
+    return out if weak else None
 
 
 def _binary(name):

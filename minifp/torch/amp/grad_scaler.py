@@ -38,8 +38,11 @@ class OptState(enum.Enum):
     STEPPED = 2
 
 
+_READY, _UNSCALED, _STEPPED = OptState         # module constants: the step's checks read them without the class
+
+
 def _fresh_state():
-    return {"stage": OptState.READY, "found_inf_per_device": {}}
+    return {"stage": _READY, "found_inf_per_device": {}}
 
 
 def _device_type(device):
@@ -105,6 +108,7 @@ class GradScaler:
         self._loss_scale = None             # the engine's state machine, made lazily at the first scale()
         self._scale_tensor = None           # ((scale, tensor class, device), the scale as a 0-dim tensor)
         self._per_optimizer_states = defaultdict(_fresh_state)
+        self._unscaled_since_update = False     # whether any optimizer left READY (unscale_) since update()
 
     # -- the scale ---------------------------------------------------------------------------------------
     def _lazy_init_scale_growth_tracker(self):
@@ -145,10 +149,12 @@ class GradScaler:
         """Unscale every gradient in place; {device: whether one held inf/NaN}. Checked before any changes."""
         params = [p for group in optimizer.param_groups for p in group["params"] if p.grad is not None]
         grads = [p.grad for p in params]
-        if not allow_fp16 and any(g.fmt is not float32 and g.fmt == float16 for g in grads):
-            raise ValueError("Attempting to unscale FP16 gradients.")
-        nonfinite = unscale_grads(grads, inv_scale, in_place=True)
-        per_device = dict.fromkeys([g.device for g in grads], False)
+        per_device = {}
+        for g in grads:
+            if not allow_fp16 and g.fmt is not float32 and g.fmt == float16:
+                raise ValueError("Attempting to unscale FP16 gradients.")
+            per_device[g.device] = False
+        nonfinite = unscale_grads(grads, inv_scale)
         for i in nonfinite:
             per_device[grads[i].device] = True
         if nonfinite and self.first_nonfinite is None:
@@ -161,16 +167,16 @@ class GradScaler:
             return
         self._check_scale_growth_tracker("unscale_")
         state = self._per_optimizer_states[id(optimizer)]
-        if state["stage"] is OptState.UNSCALED:
-            raise RuntimeError("unscale_() has already been called on this optimizer since the last update().")
-        if state["stage"] is OptState.STEPPED:
-            raise RuntimeError("unscale_() is being called after step().")
+        if state["stage"] is not _READY:
+            raise RuntimeError("unscale_() has already been called on this optimizer since the last update()."
+                               if state["stage"] is _UNSCALED else "unscale_() is being called after step().")
         scale = float(self._loss_scale.loss_scale)
         inv_scale = 1.0 / scale if scale else math.inf  # reciprocal in double; unscaling rounds it to float32
-        if all(s["stage"] is OptState.READY for s in self._per_optimizer_states.values()):
+        if not self._unscaled_since_update:
             self.first_nonfinite = None     # the first unscale_ of an iteration
         state["found_inf_per_device"] = self._unscale_grads_(optimizer, inv_scale, allow_fp16=False)
-        state["stage"] = OptState.UNSCALED
+        state["stage"] = _UNSCALED
+        self._unscaled_since_update = True
 
     def step(self, optimizer, *args, **kwargs):
         """unscale_ (unless done), then optimizer.step(*args, **kwargs) unless a gradient held inf/NaN.
@@ -183,16 +189,16 @@ class GradScaler:
             raise RuntimeError("Closure use is not currently supported if GradScaler is enabled.")
         self._check_scale_growth_tracker("step")
         state = self._per_optimizer_states[id(optimizer)]
-        if state["stage"] is OptState.STEPPED:
+        if state["stage"] is _STEPPED:
             raise RuntimeError("step() has already been called since the last update().")
-        if state["stage"] is OptState.READY:
+        if state["stage"] is _READY:
             self.unscale_(optimizer)
         if len(state["found_inf_per_device"]) == 0:
             raise AssertionError("No inf checks were recorded for this optimizer.")
         skipped = any(state["found_inf_per_device"].values())
         self.last_step_skipped = skipped
         retval = None if skipped else optimizer.step(*args, **kwargs)
-        state["stage"] = OptState.STEPPED
+        state["stage"] = _STEPPED
         return retval
 
     def update(self, new_scale=None):
@@ -203,18 +209,21 @@ class GradScaler:
         if new_scale is not None:
             self._loss_scale = replace(self._loss_scale, loss_scale=np.float32(self._new_scale_value(new_scale)))
         else:
-            found = [v for s in self._per_optimizer_states.values() for v in s["found_inf_per_device"].values()]
-            if len(found) == 0:
+            skipped, found = False, False
+            for state in self._per_optimizer_states.values():
+                for inf in state["found_inf_per_device"].values():
+                    found, skipped = True, skipped or inf
+            if not found:
                 raise AssertionError("No inf checks were recorded prior to update.")
-            skipped = True in found
-            self.history.append({"scale": float(self._loss_scale.loss_scale), "skipped": skipped})
             machine = self._loss_scale
+            self.history.append({"scale": float(machine.loss_scale), "skipped": skipped})
             if machine.factor != self._growth_factor or machine.backoff != self._backoff_factor or \
                     machine.period != self._growth_interval:     # a setter changed them since the last update()
                 machine = replace(machine, factor=self._growth_factor, backoff=self._backoff_factor,
                                   period=self._growth_interval)
             self._loss_scale = machine.adjust(not skipped)
         self._per_optimizer_states = defaultdict(_fresh_state)
+        self._unscaled_since_update = False
 
     def _new_scale_value(self, new_scale):
         """update(new_scale)'s value: a Python float, or a 1-element tensor on this device without grad."""
