@@ -287,13 +287,13 @@ def _plan(op, args, out, device):
         if autocast.variables_only:         # Keras: variables are read in the compute dtype; formats then promote
             for a in args:
                 if isinstance(a, Tensor) and a._node is None and a.requires_grad:     # most ops read no variable
-                    args = tuple([_autocast_cast(a, autocast.fmt, autocast) if isinstance(a, Tensor)
+                    args = tuple([_autocast_cast(a, autocast) if isinstance(a, Tensor)
                                   and a._node is None and a.requires_grad else a for a in args])
                     break
         else:
             if op.name in autocast.lower:
                 fmt = autocast.fmt
-                return fmt, tuple([a if not isinstance(a, Tensor) or a.fmt is fmt else _autocast_cast(a, fmt, autocast)
+                return fmt, tuple([a if not isinstance(a, Tensor) or a.fmt is fmt else _autocast_cast(a, autocast)
                                    for a in args])
             if op.name in autocast.float32:
                 # No casts: the op widens narrower inputs exactly as a cast to float32 would, and its gradient is
@@ -306,14 +306,14 @@ def _plan(op, args, out, device):
     return fmt or F.float32, args
 
 
-def _autocast_cast(a, fmt, autocast):
-    """An eligible input cast to fmt: float tensors of at most 32 bits (PyTorch never casts float64)."""
-    have = a.fmt if isinstance(a, Tensor) else None
-    if have is None or have is fmt or have.man_bits > 23 or have == fmt:
+def _autocast_cast(a, autocast):
+    """An eligible input cast to the autocast format: float tensors of at most 32 bits (PyTorch never casts
+    float64)."""
+    have, fmt = a.fmt if isinstance(a, Tensor) else None, autocast.fmt
+    if have is None or have is fmt or have.man_bits > 23 or have._key == fmt._key:     # (Format.__eq__'s test)
         return a
-    if autocast.cache and a._node is None and a.requires_grad and have.is_float32 and \
-            (fmt is autocast.fmt or fmt == autocast.fmt):
-        key = (id(a), fmt)          # PyTorch's cast cache: one cast of a float32 parameter per region
+    if autocast.cache and a._node is None and a.requires_grad and have.is_float32:
+        key = (id(a), id(fmt))      # PyTorch's cast cache: one cast of a float32 parameter per region
         hit = STATE.cast_cache.get(key)
         if hit is None:
             hit = STATE.cast_cache[key] = (a, _cast(a, fmt))

@@ -9,7 +9,7 @@ import pytest
 
 import minifp as mf
 import minifp.torch as torch
-from minifp._loss_scale import DynamicLossScale, _scaled_finite, all_finite, unscaled
+from minifp._loss_scale import DynamicLossScale, _scaled_finite, _times_finite, all_finite, unscaled
 from minifp.tf import keras as tf_keras
 
 
@@ -51,9 +51,11 @@ def test_unscaled_is_numpys_product_or_quotient_and_finite_check(divide, factor,
     f = np.float32(factor)
     with np.errstate(all="ignore"):
         expected = values / f if divide else values * f
-    for name, (out, finite) in {"unscaled": unscaled(values, factor, divide),
-                                "the kernel's loop": _loop(values, f, divide),
-                                "strided (NumPy's path)": unscaled(np.repeat(values, 2)[::2], factor, divide)}.items():
+    results = {"unscaled": unscaled(values, factor, divide), "the kernel's loop": _loop(values, f, divide),
+               "strided (NumPy's path)": unscaled(np.repeat(values, 2)[::2], factor, divide)}
+    if not divide:
+        results["in place (unscale_'s loop)"] = _in_place(values, f)
+    for name, (out, finite) in results.items():
         assert out.dtype == np.float32 and np.array_equal(out.view(np.uint32), expected.view(np.uint32)), name
         assert finite is (bad is None), name
 
@@ -62,6 +64,12 @@ def _loop(values, factor, divide):
     out = np.empty_like(values)
     with np.errstate(all="ignore"):
         return out, bool(_scaled_finite(values, factor, divide, out))
+
+
+def _in_place(values, factor):
+    out = values.reshape(10, -1).copy()
+    with np.errstate(all="ignore"):
+        return out.reshape(-1), bool(_times_finite(out, factor))
 
 
 # -- GradScaler (minifp.torch) --------------------------------------------------------------------------------
