@@ -37,10 +37,11 @@ _F16, _F32, _BF16 = np.dtype(np.float16), np.dtype(np.float32), bfloat16.storage
 # Below this many elements a kernel call costs more than the work: use the native casts, which agree
 # with the kernels on all 2**32 float32 inputs (benchmarks/exhaustive.py).
 SMALL = 4096
-# numpy's float16 casts are slow: past these sizes the CPU's own conversions in a kernel win (HARDWARE_HALF);
-# float32 -> float16 is the slower direction (measured on a Zen 3 core with NumPy 2.4: 0.8 us at 128 elements,
-# 1.4 us at 320, against 0.9 us for the kernel and its output array at either size)
-SMALL_HALF, SMALL_WIDEN = 128, 512
+# numpy's float16 casts are slow: past these sizes the CPU's own conversions in a kernel's machine code win
+# (HARDWARE_HALF). Measured on a Zen 3 core with NumPy 2.4, against 0.66-0.77 us for the machine code and its
+# output array: float32 -> float16 0.67 us at 128 elements, 1.33 at 320; float16 -> float32 0.51 at 128, 0.91 at
+# 320; a rounding kept as float32 values (SMALL_PAIR: both casts) 0.58 at 10, 0.91 at 64.
+SMALL_HALF, SMALL_WIDEN, SMALL_PAIR = 128, 256, 16
 JIT = not numba.config.DISABLE_JIT
 i32 = np.int32
 
@@ -559,8 +560,8 @@ def _to_half_quiet(x):
 
 def _half_pair(x, quiet=True):
     """(_to_half_quiet(x), widen of it) for a float32 NumPy array where _HALF_KERNELS holds: the native casts up
-    to SMALL_HALF elements when the caller is under np.errstate (quiet), the kernel otherwise."""
-    if quiet and x.size <= SMALL_HALF:
+    to SMALL_PAIR elements when the caller is under np.errstate (quiet), the kernel otherwise."""
+    if quiet and x.size <= SMALL_PAIR:
         h = x.astype(_F16)
         return h, h.astype(_F32)
     if x.flags.c_contiguous:
@@ -577,7 +578,7 @@ def _half_pair(x, quiet=True):
 def _half_values(x):
     """widen(_to_half_quiet(x)): a float32 array's values rounded to float16, kept in float32 (the backward's
     gradients of float16 tensors, which it widens right back). Where _HALF_KERNELS holds, under np.errstate."""
-    if x.size <= SMALL_HALF:
+    if x.size <= SMALL_PAIR:
         return x.astype(_F16).astype(_F32)
     if not x.flags.c_contiguous:
         base, back = _memory_order(x)
