@@ -13,7 +13,8 @@ from . import _formats as F, _fp8
 from ._accumulate import accumulating
 from ._backend import array_module, to_numpy
 from ._ops import FLOAT32, LOWER, OPS
-from ._rounding import _HALF_KERNELS, _half_pair, _half_values, _round_quiet, _round_unwarned, _to_half_quiet, round_to, widen
+from ._rounding import (HALF_VALUES, _HALF_KERNELS, _half_pair, _half_values, _round_quiet, _round_unwarned,
+                        _to_half_quiet, round_to, widen)
 from ._state import FLOAT32_PRODUCTS, STATE, Autocast, grad_mode
 
 _F32 = np.dtype(np.float32)
@@ -287,14 +288,15 @@ def _plan(op, args, out, device):
         if autocast.variables_only:         # Keras: variables are read in the compute dtype; formats then promote
             for a in args:
                 if isinstance(a, Tensor) and a._node is None and a.requires_grad:     # most ops read no variable
-                    args = tuple([_autocast_cast(a, autocast) if isinstance(a, Tensor)
+                    args = tuple([_autocast_cast(a, autocast, False) if isinstance(a, Tensor)
                                   and a._node is None and a.requires_grad else a for a in args])
                     break
         else:
             if op.name in autocast.lower:
                 fmt = autocast.fmt
-                return fmt, tuple([a if not isinstance(a, Tensor) or a.fmt is fmt else _autocast_cast(a, autocast)
-                                   for a in args])
+                values = not op.layout      # a layout op would pass the copy's storage on as its own
+                return fmt, tuple([a if not isinstance(a, Tensor) or a.fmt is fmt else
+                                   _autocast_cast(a, autocast, values) for a in args])
             if op.name in autocast.float32:
                 # No casts: the op widens narrower inputs exactly as a cast to float32 would, and its gradient is
                 # rounded into each input's format as the cast's would be (a second gradient too: _accumulate).
@@ -306,31 +308,40 @@ def _plan(op, args, out, device):
     return fmt or F.float32, args
 
 
-def _autocast_cast(a, autocast):
+def _autocast_cast(a, autocast, values):
     """An eligible input cast to the autocast format: float tensors of at most 32 bits (PyTorch never casts
-    float64)."""
+    float64). values: the op reading it is the only one that will, and reads its values (see _cast)."""
     have, fmt = a.fmt if isinstance(a, Tensor) else None, autocast.fmt
     if have is None or have is fmt or have.man_bits > 23 or have._key == fmt._key:     # (Format.__eq__'s test)
         return a
     if autocast.cache and a._node is None and a.requires_grad and have.is_float32:
-        key = (id(a), id(fmt))      # PyTorch's cast cache: one cast of a float32 parameter per region
+        key = (id(a), id(autocast))     # PyTorch's cast cache: one cast of a float32 parameter per region
         hit = STATE.cast_cache.get(key)
         if hit is None:
-            hit = STATE.cast_cache[key] = (a, _cast(a, fmt))
+            hit = STATE.cast_cache[key] = (a, _cast(a, fmt, values))
         return hit[1]
-    return _cast(a, fmt)
+    return _cast(a, fmt, values)
 
 
-def _cast(a, fmt):
+def _cast(a, fmt, values=False):
     """apply("cast", a, _out=fmt) for a float tensor a of another format, without the general dispatch
-    (autocast makes several of these per layer call)."""
+    (autocast makes several of these per layer call).
+
+    values: a copy that only the op about to run reads (autocast's). Its float16 storage would be widened right
+    back, so where the float16 kernels serve it holds the float32 values of its rounding instead: the engine
+    reads float32 storage as values (_wide), whatever the format."""
     w32, data = None, a._data
     if STATE.monitors:
         with np.errstate(all="ignore"):
             ans = _round(_wide(a, _exact_in(fmt)), fmt, "cast", STATE.layer, "forward")
-    elif fmt is _FLOAT16 and _HALF_KERNELS and data.dtype is _F32 and type(data) is np.ndarray \
-            and STATE.grad_enabled:     # float32 storage holds the values themselves (autocast's common cast)
-        ans, w32 = _half_pair(data, quiet=False)        # the consumer widens it right back: keep the values
+    elif fmt is _FLOAT16 and _HALF_KERNELS and data.dtype is _F32 and type(data) is np.ndarray:
+        if values and data.flags.c_contiguous:
+            ans = np.empty(data.shape, _F32)
+            HALF_VALUES[data.ndim](data, ans)
+        elif STATE.grad_enabled:    # float32 storage holds the values themselves (autocast's common cast)
+            ans, w32 = _half_pair(data, quiet=False)    # the consumer widens it right back: keep the values
+        else:
+            ans = _round_unwarned(data, fmt)
     else:       # no error state to enter: the rounding kernels raise no floating-point warnings
         ans = _round_unwarned(_wide(a, _exact_in(fmt)), fmt)
     needs_grad = STATE.grad_enabled and a.requires_grad

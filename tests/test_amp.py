@@ -185,6 +185,33 @@ def test_autocast_caches_parameter_casts_and_grads_reach_float32():
     assert w.grad.dtype == torch.float32 and tuple(w.grad.shape) == (3, 3)
 
 
+def test_autocast_copies_hold_values_and_give_what_explicit_casts_give():
+    """Autocast's float16 copies of an op's inputs hold their values (float32 storage), which only that op reads:
+    outputs and gradients are those of explicit .half() casts, bit for bit (a weight used twice, a bias, a
+    convolution's 4-d weight)."""
+    rng = np.random.default_rng(5)
+    w, b, k = (param(rng.standard_normal(s) * 3) for s in ((16, 16), (16,), (4, 2, 3, 3)))
+    x, img = (torch.tensor(rng.standard_normal(s).astype(np.float32) * 3, device="cuda") for s in ((8, 16), (2, 2, 6, 6)))
+
+    def run(autocast):
+        for p in (w, b, k):
+            p.grad = None
+        with torch.autocast("cuda", dtype=torch.float16, enabled=autocast):
+            cast = (lambda t: t) if autocast else (lambda t: t.half())
+            wh = cast(w)
+            y = torch.nn.functional.linear(torch.nn.functional.linear(cast(x), wh, cast(b)), wh)
+            z = torch.nn.functional.conv2d(cast(img), cast(k))
+            copies = [a for a in y._node.inputs if a is not None and a._node is not None and a._node.op.name == "cast"]
+        (y.float().sum() + z.float().sum()).backward()
+        return copies, [t.detach().numpy() for t in (y, z, w.grad, b.grad, k.grad)]
+
+    copies, values = run(True)
+    _, expected = run(False)
+    assert copies and all(c.dtype == torch.float16 and c._data.dtype == np.float32 for c in copies)
+    for got, want in zip(values, expected):
+        assert got.dtype == want.dtype and np.ascontiguousarray(got).tobytes() == np.ascontiguousarray(want).tobytes()
+
+
 # -- end to end: float32, GradScaler and tf.keras's LossScaleOptimizer on one problem ----------------------------
 
 
