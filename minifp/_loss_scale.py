@@ -128,14 +128,13 @@ def unscale_grads(grads, inv_scale):
     check reads the values before the multiplication, as PyTorch's kernel does.
     """
     nonfinite = []
-    kernel = JIT
     inv_scale = float(inv_scale)
     for i, g in enumerate(grads):
         data = g._data
-        if kernel and type(data) is np.ndarray and data.dtype is _F32 and g.fmt.is_float32:
+        if type(data) is np.ndarray and data.dtype is _F32 and g.fmt.is_float32:
             flags = data.flags
             if flags.c_contiguous and flags.writeable:
-                if not TIMES[data.ndim](data, inv_scale):
+                if not _times_in_place(data, inv_scale):
                     nonfinite.append(i)
                 continue
         values, finite = unscaled(g.float32(), inv_scale)
@@ -143,6 +142,17 @@ def unscale_grads(grads, inv_scale):
         if not finite:
             nonfinite.append(i)
     return nonfinite
+
+
+def _times_in_place(x, factor):
+    """x *= factor for a C-contiguous float32 NumPy array (factor rounded to float32); whether every x was finite
+    before: the kernel's machine code, or NumPy's two passes without the JIT."""
+    if JIT:
+        return TIMES[x.ndim](x, factor)
+    finite = bool(np.isfinite(x).all())
+    with np.errstate(all="ignore"):
+        np.multiply(x, np.float32(factor), out=x)
+    return finite
 
 
 def unscaled(values, factor, divide=False):
