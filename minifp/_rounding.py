@@ -352,12 +352,12 @@ def _round_half_pair(x, codes, values):
 
 
 class _MachineCode(dict):
-    """ndim -> the machine code behind a Numba kernel for C-contiguous arrays of `dtypes` with ndim dimensions (and
-    scalar arguments of the Numba types among `dtypes`)
-    (compiled, or loaded from Numba's cache, on first use, as the dispatcher would), called without the
-    dispatcher's look-up of the arguments' types (0.2 us a call: a fifth of a small float16 rounding). Only for
-    callers that pass such arrays: the machine code checks nothing and reads their bytes (an output array of the
-    storage dtype, as wide as the codes, takes the codes as they are). Without the JIT, the Python function."""
+    """ndim -> the machine code Numba made of a kernel for C-contiguous arrays of `dtypes` with ndim dimensions
+    (a Numba type among `dtypes` is a scalar argument's): compiled, or loaded from Numba's cache, on first use, as
+    the dispatcher would, and called without its look-up of the arguments' types (0.2 us a call, a fifth of a
+    small float16 rounding). Only for callers that pass such arrays: the machine code checks nothing and reads
+    their bytes (an output array of the storage dtype, as wide as the codes, takes the codes as they are).
+    Without the JIT, the Python function."""
 
     def __init__(self, kernel, *dtypes):
         super().__init__()

@@ -338,8 +338,8 @@ def _cast(a, fmt, values=False):
         if values and data.flags.c_contiguous:
             ans = np.empty(data.shape, _F32)
             HALF_VALUES[data.ndim](data, ans)
-        elif STATE.grad_enabled:    # float32 storage holds the values themselves (autocast's common cast)
-            ans, w32 = _half_pair(data, quiet=False)    # the consumer widens it right back: keep the values
+        elif STATE.grad_enabled:    # the consumer widens it right back: keep the values beside the codes
+            ans, w32 = _half_pair(data, quiet=False)
         else:
             ans = _round_unwarned(data, fmt)
     else:       # no error state to enter: the rounding kernels raise no floating-point warnings
