@@ -36,7 +36,7 @@ class _State(threading.local):
         self.grad_enabled = True
         self.autocast = None        # an Autocast, or None
         self.autocast_depth = 0     # nesting of autocast regions: the cast cache lives as long as the outermost
-        self.cast_cache = {}        # (id(leaf), id(Autocast)) -> (leaf, its cast), as PyTorch's autocast cache
+        self.cast_cache = {}        # (id(leaf), id(Autocast)) -> (leaf, Autocast, cast): PyTorch's autocast cache
         self.monitors = ()          # the numerics reports watching this thread (a tuple: cheap to test)
         self.layer = None           # the innermost layer being called, which the ops it creates belong to
         self.accumulator = None     # an Accumulator for matmul, conv and sum/mean, or None: float32 (BLAS)

@@ -317,9 +317,9 @@ def _autocast_cast(a, autocast, values):
     if autocast.cache and a._node is None and a.requires_grad and have.is_float32:
         key = (id(a), id(autocast))     # PyTorch's cast cache: one cast of a float32 parameter per region
         hit = STATE.cast_cache.get(key)
-        if hit is None:
-            hit = STATE.cast_cache[key] = (a, _cast(a, fmt, values))
-        return hit[1]
+        if hit is None:     # the entry keeps the leaf and the policy alive: neither id can be reused meanwhile
+            hit = STATE.cast_cache[key] = (a, autocast, _cast(a, fmt, values))
+        return hit[2]
     return _cast(a, fmt, values)
 
 

@@ -312,6 +312,7 @@ class GradScaler:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        self.__dict__.setdefault("_unscaled_since_update", False)     # a scaler pickled by an older minifp
 
     def __repr__(self):
         if not self._enabled:
