@@ -108,7 +108,6 @@ class GradScaler:
         self._loss_scale = None             # the engine's state machine, made lazily at the first scale()
         self._scale_tensor = None           # ((scale, tensor class, device), the scale as a 0-dim tensor)
         self._per_optimizer_states = defaultdict(_fresh_state)
-        self._unscaled_since_update = False     # whether any optimizer left READY (unscale_) since update()
 
     # -- the scale ---------------------------------------------------------------------------------------
     def _lazy_init_scale_growth_tracker(self):
@@ -172,11 +171,10 @@ class GradScaler:
                                if state["stage"] is _UNSCALED else "unscale_() is being called after step().")
         scale = float(self._loss_scale.loss_scale)
         inv_scale = 1.0 / scale if scale else math.inf  # reciprocal in double; unscaling rounds it to float32
-        if not self._unscaled_since_update:
+        if all(s["stage"] is _READY for s in self._per_optimizer_states.values()):
             self.first_nonfinite = None     # the first unscale_ of an iteration
         state["found_inf_per_device"] = self._unscale_grads_(optimizer, inv_scale, allow_fp16=False)
         state["stage"] = _UNSCALED
-        self._unscaled_since_update = True
 
     def step(self, optimizer, *args, **kwargs):
         """unscale_ (unless done), then optimizer.step(*args, **kwargs) unless a gradient held inf/NaN.
@@ -223,7 +221,6 @@ class GradScaler:
                                   period=self._growth_interval)
             self._loss_scale = machine.adjust(not skipped)
         self._per_optimizer_states = defaultdict(_fresh_state)
-        self._unscaled_since_update = False
 
     def _new_scale_value(self, new_scale):
         """update(new_scale)'s value: a Python float, or a 1-element tensor on this device without grad."""
@@ -312,7 +309,6 @@ class GradScaler:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self.__dict__.setdefault("_unscaled_since_update", False)     # a scaler pickled by an older minifp
 
     def __repr__(self):
         if not self._enabled:
