@@ -493,10 +493,10 @@ def _column_sums(xp, a):
 
 
 def _conv2d_grad_b(xp, g, ans, x, w, b=None, layout="NCHW", **params):
-    rows = _channels_last(g, layout)
-    if rows.flags.c_contiguous:             # channels-last in memory: one row of channels per position
-        return _column_sums(xp, rows.reshape(-1, rows.shape[3]))
-    return xp.sum(g, axis=(0, 1, 2) if layout == "NHWC" else (0, 2, 3))
+    # One row of channels per position, in one order whatever g's memory layout: NumPy's sums over axes follow
+    # the layout, and a gradient's layout depends on which kernels made it
+    rows = xp.ascontiguousarray(_channels_last(g, layout))
+    return _column_sums(xp, rows.reshape(-1, rows.shape[3]))
 
 
 defop("conv2d", _conv2d, _conv2d_grad_x, _conv2d_grad_w, _conv2d_grad_b,
