@@ -7,7 +7,10 @@ from ._formats import (FORMATS, Fixed, Format, bfloat16, e8m0, finfo, float4_e2m
                        promote as promote_types, tf32)
 from ._rounding import MODES, MODES as ROUNDING_MODES, round_to
 from ._fp8 import DelayedScaling, Fp8Format, fp8_autocast
-from ._tensor import Tensor, apply, enable_grad, functions as _functions, is_grad_enabled, no_grad, tensor
+from ._tensor import Tensor, tensor
+from ._dispatch import apply
+from ._public import enable_grad, functions as _functions, is_grad_enabled, no_grad
+from . import _speed  # noqa: F401  (puts the speed module in the plain path's seams, unless MINIFP_SPEED=0)
 
 __version__ = "0.1.0"
 

@@ -19,9 +19,7 @@ exact), so the second rounding into a format of at most 24 bits (<= 53 - 2) is s
 Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms using rounding to odd", 2008).
 
 Chains of narrow products (float16, bfloat16, fp8 inputs) into float16 or a format with float32's exponents
-(bfloat16, tf32) run in float32 lanes instead, twice as many per instruction (_add32): float32 holds their
-products exactly (checked on the data where the inputs' range is wide), TwoSum's error makes float32's sum
-round-to-odd, and float16's rounding is the CPU's own conversion.
+(bfloat16, tf32) run in float32 lanes in minifp/_speed.py, twice as many per instruction, with the same bits.
 
 The kernels are Numba loops parallel over output rows (prange). A row of partial sums (n float64, the
 output row itself) stays in L1 while k runs, and the innermost loop runs along it: the rounding, branch-free,
@@ -32,7 +30,6 @@ row, so one thread.
 from __future__ import annotations
 
 import functools
-import importlib
 import math
 import threading
 
@@ -41,30 +38,16 @@ import numpy as np
 from numba import prange
 
 from ._backend import to_numpy
-from ._formats import Format, as_format, float16
-from ._rounding import HARDWARE_HALF, JIT, _bits, _float, _half, _llvm, _single, i32, ir, overload
+from ._formats import Format, as_format
+from . import _tensorcore
+from ._intrinsics import bits64_of as _bits64, float64_of as _float64
+from ._seams import SEAMS, seam
 from ._state import Accumulator, accumulate_scope
 
-__all__ = ["accumulate", "ORDERS", "TENSOR_CORES"]
+__all__ = ["accumulate", "ORDERS"]
 
 ORDERS = ("sequential", "pairwise")
-TENSOR_CORES = ("V100", "A100", "H100", "B200")
 _LOCK = threading.Lock()        # Numba's workqueue threading layer must not be entered by two threads at once
-
-
-def _float64(i):
-    """The float64 whose bits are the int64 i."""
-    return np.int64(i).view(np.float64)
-
-
-def _bits64(f):
-    """The bits of the float64 f, as an int64."""
-    return np.float64(f).view(np.int64)
-
-
-_f64, _i64 = ir.DoubleType(), ir.IntType(64)
-overload(_float64)(_llvm(numba.int64, numba.float64, lambda b, v: b.bitcast(v, _f64)))
-overload(_bits64)(_llvm(numba.float64, numba.int64, lambda b, v: b.bitcast(v, _i64)))
 
 
 SIGN, MAGNITUDE = np.int64(-0x8000000000000000), np.int64(0x7FFFFFFFFFFFFFFF)
@@ -155,41 +138,6 @@ def _chain_matmul(a, b, out, c, mode):
                 acc[j] = _add(acc[j], aik * np.float64(row[j]), c, mode)
 
 
-@numba.njit(cache=True)
-def _add32(s, p, shift):
-    """round(s + p) in float32 lanes, for s a value of the format and p an exact float32 product: TwoSum's
-    error makes float32's sum round-to-odd (24 >= p + 2 bits), which then rounds to nearest-even by the
-    CPU's float16 conversion (shift < 0: float16) or by the bit formula at `shift` (a format with float32's
-    exponents: bfloat16, tf32). Twice the lanes of float64."""
-    t = s + p
-    bp = t - s
-    err = (s - (t - bp)) + (p - bp)
-    b = _bits(t)
-    fix = (err != 0) & ((b & i32(1)) == 0) & (abs(t) < np.float32(np.inf))
-    step = i32(i32(1) | np.right_shift(i32(_bits(err) ^ b), i32(31)))
-    t = _float(i32(b + step)) if fix else t
-    if shift < 0:
-        return _single(np.uint16(_half(t)))
-    b, sh = _bits(t), i32(shift)
-    half = i32(i32(np.left_shift(i32(1), i32(sh - 1))) - 1)
-    r = _float(i32(np.left_shift(np.right_shift(i32(i32(b + half) + i32(np.right_shift(b, sh) & i32(1))), sh), sh)))
-    return t if t != t else r                              # a carry past max lands on inf, as it should
-
-
-@numba.njit(cache=True, parallel=True)
-def _chain_matmul32(a, b, out, shift):
-    """_chain_matmul in float32 lanes (_add32) for float32 a, b whose products float32 holds exactly."""
-    m, k = a.shape
-    for i in prange(m):
-        acc = out[i]
-        acc[:] = 0.0
-        for kk in range(k):
-            aik = a[i, kk]
-            row = b[kk]
-            for j in range(acc.size):
-                acc[j] = _add32(acc[j], aik * row[j], shift)
-
-
 @numba.njit(cache=True, parallel=True)
 def _pairwise_matmul(a, b, out, c):
     """out = a @ b, each output the pairwise sum of its exact products, every addition rounded (products of
@@ -240,38 +188,19 @@ def matmul2d(a, b, fmt, order="sequential", fmt_in=None):
     out = np.empty((a.shape[0], b.shape[1]), np.float64)
     a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
     with _LOCK, np.errstate(all="ignore"):     # without JIT: NaN bits wrap in _round64, harmlessly
-        shift = _lanes32(a, b, fmt, fmt_in) if order == "sequential" else None
-        if shift is not None:
-            out32 = np.empty(out.shape, np.float32)
-            _chain_matmul32(a, b, out32, shift)
-            out[...] = out32
-        elif order == "sequential":
-            bits = 2 * (24 if fmt_in is None else fmt_in.man_bits + 1)
-            _chain_matmul(a, b, out, constants(fmt), sum_mode(fmt, bits))
+        if order == "sequential":
+            SEAMS.chain_matmul(a, b, out, fmt, fmt_in)
         else:
             _pairwise_matmul(a, b, out, constants(fmt))
     return out
 
 
-def _lanes32(a, b, fmt, fmt_in):
-    """The `shift` of _chain_matmul32 when a chain into fmt can run in float32 lanes, else None: float32
-    operands of at most 12-bit significands whose products float32 holds exactly (by their exponent range,
-    or else by the data's), into float16 (on a CPU that converts in one instruction) or into a format with
-    float32's exponents, subnormals and overflow to inf of at most 22 bits (bfloat16, tf32)."""
-    if fmt_in is None or fmt_in.man_bits > 11 or a.dtype != np.float32 or b.dtype != np.float32:
-        return None
-    if fmt == float16 and fmt_in.exp_bits <= 6 and (HARDWARE_HALF or not JIT):     # products within 2**+-127
-        return -1
-    if not (fmt.exp_bits == 8 and fmt.subnormals and fmt.infinities and fmt.overflow == "inf"
-            and fmt.man_bits <= 21 and a.size and b.size):
-        return None
-    if fmt_in.exp_bits > 6:         # products of wide-range values: exact only if the data stay in range
-        big = float(np.max(np.abs(a))) * float(np.max(np.abs(b)))
-        nonzero_a, nonzero_b = np.abs(a[a != 0]), np.abs(b[b != 0])
-        small = float(nonzero_a.min()) * float(nonzero_b.min()) if nonzero_a.size and nonzero_b.size else 1.0
-        if not big < 2.0**126 or small < 2.0 ** (-149 + 2 * (fmt_in.man_bits + 1)):
-            return None
-    return 23 - fmt.man_bits
+@seam
+def chain_matmul(a, b, out, fmt, fmt_in):
+    """out = a @ b as sequential FMA chains into fmt (the products' width from fmt_in, None: float32's)."""
+    bits = 2 * (24 if fmt_in is None else fmt_in.man_bits + 1)
+    _chain_matmul(a, b, out, constants(fmt), sum_mode(fmt, bits))
+    return out
 
 
 def sum_columns(x, fmt, order="sequential", fmt_in=None):
@@ -296,8 +225,7 @@ class Accumulating:
     def _matmul2d(self, a, b):
         acc = self._acc
         if acc.tensor_core is not None:
-            tc = importlib.import_module("minifp._tensorcore")
-            return np.asarray(tc.matmul(a, b, acc.tensor_core, fmt=self._fmt_in), np.float64)
+            return np.asarray(_tensorcore.matmul(a, b, acc.tensor_core, fmt=self._fmt_in), np.float64)
         return matmul2d(a, b, acc.fmt, acc.order, self._fmt_in)
 
     def matmul(self, a, b):
@@ -351,14 +279,6 @@ def accumulating(xp, acc, fmt_in):
     return xp if acc is None else Accumulating(xp, acc, fmt_in)
 
 
-def _devices():
-    """The tensor-core models' names: those of minifp._tensorcore where it exists, else the planned ones."""
-    try:
-        return tuple(importlib.import_module("minifp._tensorcore").DEVICES)
-    except ImportError:
-        return TENSOR_CORES
-
-
 def _gpu_in_use():
     """The tensor-core model of the GPU CuPy sees, for tensor_core="gpu"."""
     from ._gpu import device_name, model_of
@@ -366,11 +286,11 @@ def _gpu_in_use():
         name = device_name()
     except Exception as e:      # noqa: BLE001 - no CuPy, no driver, no GPU: one answer
         raise ValueError(f"accumulate(): tensor_core='gpu' needs a GPU that CuPy can see ({type(e).__name__}: "
-                         f"{e}); name a model instead: {', '.join(_devices())}") from None
+                         f"{e}); name a model instead: {', '.join(_tensorcore.DEVICES)}") from None
     model = model_of(name)
     if model is None:
         raise ValueError(f"accumulate(): tensor_core='gpu': no tensor-core model for {name}; valid tensor "
-                         f"cores: {', '.join(_devices())}")
+                         f"cores: {', '.join(_tensorcore.DEVICES)}")
     return model
 
 
@@ -387,7 +307,7 @@ def accumulate(fmt=None, order="sequential", tensor_core=None):
     if tensor_core == "gpu":
         tensor_core = _gpu_in_use()
     if tensor_core is not None:
-        devices = _devices()
+        devices = _tensorcore.DEVICES
         if not isinstance(tensor_core, str) or tensor_core not in devices:
             raise ValueError(f"accumulate(): tensor_core={tensor_core!r} is unknown; valid tensor cores: "
                              f"{', '.join(devices)}, 'gpu' (the GPU in use) or None")

@@ -28,18 +28,16 @@ its layer (or, outside layers, on the op). Two GEMMs sharing a weight share its 
 """
 from __future__ import annotations
 
-import math
 import numbers
-import threading
 import weakref
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
 from ._formats import Format
 from ._backend import to_numpy
-from ._rounding import JIT, _bits, _float, round_to, widen
+from ._rounding import round_to, widen
+from ._seams import SEAMS, seam
 from ._state import STATE
 
 __all__ = ["Fp8Format", "DelayedScaling", "fp8_autocast", "scaling_state", "update_scaling", "E4M3", "E5M2"]
@@ -175,8 +173,6 @@ class _Meta:
 
 
 _METAS = {}     # id(weight parameter or layer) -> (weak reference to it, _Meta): dropped with its owner
-_BY_NAME = {}                           # op name -> _Meta, for GEMMs outside layers with no parameter
-_LOCAL = threading.local()              # per thread: the metas whose forward roles await the block's exit
 
 
 def _owner(w):
@@ -193,9 +189,9 @@ def _meta(op, w, recipe):
     owner = _owner(w)
     owner = STATE.layer if owner is None else owner
     if owner is None:
-        meta = _BY_NAME.get(op.name)
+        meta = STATE.fp8_by_op.get(op.name)      # a GEMM outside layers, with no parameter: the thread's, by op
         if meta is None or meta.recipe is not recipe and meta.recipe != recipe:
-            meta = _BY_NAME[op.name] = _Meta(recipe)
+            meta = STATE.fp8_by_op[op.name] = _Meta(recipe)
         return meta
     entry = _METAS.get(id(owner))
     if entry is None or entry[0]() is not owner or entry[1].recipe is not recipe and entry[1].recipe != recipe:
@@ -222,12 +218,8 @@ def _quantize(xp, x, scaling, fmt, role, layer, direction, op):
     if x.dtype != np.float32:       # values of a format of at most float32's width, in a float64 body: exact
         x = x.astype(np.float32)
     _record(scaling, _amax(xp, x), x.size)
-    if JIT and not monitors and type(x) is np.ndarray:
-        q = np.empty(x.shape, np.float32)
-        _quantize_kernel(np.ascontiguousarray(x), scale, *_CONST[fmt], q)
-        return q, np.float32(1) / scale
     if not monitors:
-        return _fp8_values(x * scale, fmt, xp), np.float32(1) / scale
+        return SEAMS.quantized(xp, x, scale, fmt), np.float32(1) / scale
     tally = np.zeros(4, np.int64)       # the monitor's counts, from the counting rounding (on the host)
     q = widen(round_to(to_numpy(x * scale), fmt, counts=tally), fmt)
     for m in monitors:
@@ -255,6 +247,12 @@ def _record(scaling, amax, size):
         scaling.pending = True
 
 
+@seam
+def quantized(xp, x, scale, fmt):
+    """x * scale rounded (nearest-even, saturating) to fp8 `fmt`, as float32 values."""
+    return _fp8_values(x * scale, fmt, xp)
+
+
 def _fp8_values(v, fmt, xp=np):
     """The float32 array v rounded (nearest-even, saturating) to fp8 `fmt`, as float32 values (v is reused).
 
@@ -263,7 +261,7 @@ def _fp8_values(v, fmt, xp=np):
     round in the bits (add half an ulp less one plus the kept last bit, drop the rest); below the smallest
     normal 2**emin, adding 2**(emin - man_bits + 23) leaves a sum whose ulp is the smallest subnormal, so
     float32's own nearest-even addition rounds (the kernels' trick)."""
-    top, drop, tiny, big = _CONST[fmt]
+    top, drop, tiny, big = CONSTANTS[fmt]
     xp.clip(v, -top, top, out=v)
     bits = v.view(np.uint32)
     normal = ((bits + np.uint32((1 << (drop - 1)) - 1) + ((bits >> np.uint32(drop)) & np.uint32(1)))
@@ -273,23 +271,7 @@ def _fp8_values(v, fmt, xp=np):
     return xp.where(v != v, v, out)
 
 
-@numba.njit(cache=True, nogil=True)
-def _quantize_kernel(x, scale, top, drop, tiny, big, out):
-    """_fp8_values(x * scale) into out; branch-free, so that LLVM vectorises it (a quiet NaN keeps its top
-    fraction bit through the bit formula, so it stays NaN)."""
-    half = np.int32((1 << (drop - 1)) - 1)
-    mask = np.int32(-(1 << drop))
-    xs, os_ = x.reshape(-1), out.reshape(-1)
-    for i in range(xs.size):
-        v = min(max(xs[i] * scale, -top), top)
-        b = _bits(v)
-        normal = _float(np.int32((b + half + ((b >> drop) & 1)) & mask))
-        a = abs(v)
-        small = math.copysign((a + big) - big, v)
-        os_[i] = small if a < tiny else normal
-
-
-_CONST = {f: (np.float32(m), 23 - f.man_bits, np.float32(2.0 ** (2 - 2 ** (f.exp_bits - 1))),
+CONSTANTS = {f: (np.float32(m), 23 - f.man_bits, np.float32(2.0 ** (2 - 2 ** (f.exp_bits - 1))),
               np.float32(2.0 ** (2 - 2 ** (f.exp_bits - 1) - f.man_bits + 23)))
           for f, m in ((E4M3, E4M3_MAX), (E5M2, E5M2_MAX))}
 
@@ -302,9 +284,8 @@ def _bias(op, ans, b, params):
     return ans
 
 
-def forward(op, xp, wide, tensors, params):
-    """The GEMM under the active recipe: (float32 result before rounding, what the backward needs)."""
-    recipe = STATE.fp8
+def forward(op, xp, wide, recipe, tensors, params):
+    """The GEMM under `recipe`: (float32 result before rounding, what the backward needs)."""
     meta = _meta(op, tensors[1], recipe)
     fmt, layer = recipe.fp8_format.forward, STATE.layer
     qx, inv_x = _quantize(xp, wide[0], meta.roles["input"], fmt, "input", layer, "forward", op.name)
@@ -313,10 +294,8 @@ def forward(op, xp, wide, tensors, params):
     ans *= inv_x * inv_w
     if len(wide) > 2 and wide[2] is not None:
         ans = _bias(op, ans, wide[2], params)
-    if STATE.grad_enabled:
-        pending = getattr(_LOCAL, "forward", None)
-        if pending is not None:
-            pending[id(meta)] = meta
+    if STATE.grad_enabled and STATE.fp8_pending is not None:
+        STATE.fp8_pending[id(meta)] = meta
     return ans, (meta, qx, qw, inv_x, inv_w)
 
 
@@ -327,10 +306,7 @@ def backward(node, xp, g, ans, wide, wanted):
     meta, qx, qw, inv_x, inv_w = node.fp8
     fmt = meta.recipe.fp8_format.backward
     qg, inv_g = _quantize(xp, g, meta.roles["grad_output"], fmt, "grad_output", node.layer, "backward", op.name)
-    touched = getattr(_LOCAL, "backward", None)
-    if touched is None:
-        touched = _LOCAL.backward = {}
-    touched[id(meta)] = meta
+    STATE.fp8_touched[id(meta)] = meta
     out = []
     for i, w in enumerate(wanted):
         if not w:
@@ -347,10 +323,10 @@ def backward(node, xp, g, ans, wide, wanted):
 def finish_backward():
     """After a backward pass: update the output-gradient scales of the GEMMs it went through (and forward
     scales still pending)."""
-    touched = getattr(_LOCAL, "backward", None)
+    touched = STATE.fp8_touched
     if not touched:
         return
-    _LOCAL.backward = {}
+    STATE.fp8_touched = {}
     for meta in touched.values():
         meta.update(forward=False)
         meta.update(forward=True)
@@ -380,15 +356,15 @@ class fp8_autocast:
     def __enter__(self):
         self.previous = STATE.fp8
         STATE.fp8 = self.recipe if self.enabled else None
-        self.outer = getattr(_LOCAL, "forward", None) is None
+        self.outer = STATE.fp8_pending is None
         if self.outer:
-            _LOCAL.forward = {}
+            STATE.fp8_pending = {}
         return self
 
     def __exit__(self, *exc):
         STATE.fp8 = self.previous
         if self.outer:
-            pending, _LOCAL.forward = _LOCAL.forward, None
+            pending, STATE.fp8_pending = STATE.fp8_pending, None
             if STATE.grad_enabled:              # TE: only a training region updates the forward scales
                 for meta in pending.values():
                     meta.update(forward=True)

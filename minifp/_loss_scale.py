@@ -5,15 +5,13 @@ of these; the state machine itself lives here once.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
 from ._backend import array_module
-from ._rounding import JIT, _MachineCode
-from ._tensor import Tensor, _take, tensor
+from ._seams import SEAMS, seam
+from ._tensor import Tensor, take, tensor
 
 __all__ = ["NoOpLossScale", "StaticLossScale", "DynamicLossScale", "all_finite", "unscale_grads", "unscaled"]
 
@@ -134,67 +132,31 @@ def unscale_grads(grads, inv_scale):
         if type(data) is np.ndarray and data.dtype is _F32 and g.fmt.is_float32:
             flags = data.flags
             if flags.c_contiguous and flags.writeable:
-                if not _times_in_place(data, inv_scale):
+                if not SEAMS.times_in_place(data, inv_scale):
                     nonfinite.append(i)
                 continue
-        values, finite = unscaled(g.float32(), inv_scale)
-        _take(g, values)        # a new array: a float32 gradient takes it without a copy
+        values, finite = SEAMS.unscaled(g.float32(), inv_scale)
+        take(g, values)        # a new array: a float32 gradient takes it without a copy
         if not finite:
             nonfinite.append(i)
     return nonfinite
 
 
-def _times_in_place(x, factor):
+@seam
+def times_in_place(x, factor):
     """x *= factor for a C-contiguous float32 NumPy array (factor rounded to float32); whether every x was finite
-    before: the kernel's machine code, or NumPy's two passes without the JIT."""
-    if JIT:
-        return TIMES[x.ndim](x, factor)
+    before."""
     finite = bool(np.isfinite(x).all())
     with np.errstate(all="ignore"):
         np.multiply(x, np.float32(factor), out=x)
     return finite
 
 
+@seam
 def unscaled(values, factor, divide=False):
-    """(values * factor, or values / factor, as a new float32 array; whether every value was finite).
-
-    One pass of a kernel for a float32 NumPy array (a loss scale's unscaling and its inf/NaN check read every
-    gradient once), NumPy's two otherwise; the same IEEE float32 products and quotients either way."""
-    if JIT and type(values) is np.ndarray and values.dtype is _F32 and values.flags.c_contiguous:
-        out = np.empty(values.shape, _F32)
-        return out, bool(SCALED_FINITE(values, float(factor), divide, out))   # a Python float: a quicker call
+    """(values * factor, or values / factor, as a new float32 array; whether every value was finite): IEEE float32
+    products and quotients, the factor rounded to float32 first."""
     xp = array_module(values)
-    with np.errstate(all="ignore"):     # a factor past float32's range rounds to inf, as the kernel's
+    with np.errstate(all="ignore"):     # a factor past float32's range rounds to inf
         finite = bool(xp.isfinite(values).all())
         return (xp.divide if divide else xp.multiply)(values, np.float32(factor)), finite
-
-
-def _scaled_finite(x, factor, divide, out):
-    """out = x / factor or x * factor (float32, elementwise, C-contiguous arrays of any shape; factor rounded to
-    float32 first); whether every x was finite."""
-    x, out, factor = x.reshape(-1), out.reshape(-1), np.float32(factor)
-    finite = True
-    for i in range(x.size):
-        v = x[i]
-        finite &= math.isfinite(v)
-        out[i] = v / factor if divide else v * factor
-    return finite
-
-
-def _times_finite(x, factor):
-    """x *= factor in place (float32, a C-contiguous array of any shape; factor rounded to float32 first); whether
-    every x was finite before. Its own kernel: with out = x, _scaled_finite's loop cannot vectorize (x and out
-    alias), and runs three times as long on a 64x64 gradient."""
-    x, factor = x.reshape(-1), np.float32(factor)
-    finite = True
-    for i in range(x.size):
-        v = x[i]
-        finite &= math.isfinite(v)
-        x[i] = v * factor
-    return finite
-
-
-# numpy's error model: x / 0 is inf or NaN, as NumPy's, not an exception
-SCALED_FINITE, TIMES_FINITE = (numba.njit(cache=True, nogil=True, error_model="numpy")(f)
-                               for f in (_scaled_finite, _times_finite))
-TIMES = _MachineCode(TIMES_FINITE, _F32, numba.float64)        # for unscale_grads, which passes only such arrays

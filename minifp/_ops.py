@@ -1,6 +1,5 @@
-"""The op registry, the only list of ops: each is its forward, one gradient per input, its autocast
-category and a one-line doc. minifp's public functions, Tensor methods and operators, the activations
-and the tests are all derived from it.
+"""The op registry, the only list of ops: each is its forward, one gradient per input and a one-line doc.
+minifp's public functions, Tensor methods and operators, each face's names and the tests are all derived from it.
 
 Forwards and gradients are pure array math through `xp` (numpy or cupy) on float32 arrays (float64 for
 formats of more than 10 mantissa bits). They never round, cast, unbroadcast or touch the graph: the
@@ -18,10 +17,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable
 
-from . import _kernels
-
-LOWER, FLOAT32, PROMOTE = "lower_precision", "float32", "promote"
-
+from ._seams import SEAMS, seam
 
 @dataclass(frozen=True)
 class Op:
@@ -31,13 +27,11 @@ class Op:
     forward: Callable
     grads: tuple            # one gradient per input (None: not differentiable); variadic ops: one taking i=
     doc: str
-    category: str = PROMOTE
     layout: bool = False    # moves values without arithmetic: may run on storage arrays directly
     returns_bool: bool = False
     operator: str | None = None     # Python operator: "add" gives __add__ (and __radd__ for binary ops)
     function: bool = True   # a public function minifp.<name>
     method: bool = True     # a Tensor method
-    activation: bool = False        # usable by name as a layer's activation
     example: Callable | None = None     # rng -> (args, params) for the gradient check, where shapes matter
     product: str | None = None      # "matmul" or "conv": a float32 product that TF32-like hardware may run
     saves: bool = True      # its gradient reads saved values: backward frees them, as PyTorch's graph does
@@ -116,22 +110,16 @@ def _pow_grad_y(xp, g, ans, x, y):
 
 
 defop("pow", lambda xp, x, y: x ** y, _pow_grad_x, _pow_grad_y,
-      doc="Elementwise x ** y.", category=FLOAT32, operator="pow", staged=True)
+      doc="Elementwise x ** y.", operator="pow", staged=True)
 
 
-def _masked(xp, keep, g):
+@seam
+def masked(xp, keep, g):
     """g where keep holds, +0 elsewhere (where g is inf or NaN too): xp.where(keep, g, 0) as an and of g's bits
     with a mask of ones, ten times quicker in NumPy (relu's gradient at 256x1024: 1.1 -> 0.11 ms)."""
     if xp.__name__ == "cupy":                # a GPU: where is one pass, the and three
         return xp.where(keep, g, 0).astype(g.dtype, copy=False)
     ints = {2: xp.int16, 4: xp.int32, 8: xp.int64}[g.dtype.itemsize]
-    shared = _kernels.shared_order(keep, g) if g.size >= 1 << 15 and _kernels.native(xp) and type(keep) is \
-        type(g) is xp.ndarray and keep.dtype == bool and keep.shape == g.shape else None
-    if shared:      # one pass, without the and's three temporaries (0.27 -> 0.1 ms at 64x16x28x28, and fresh
-        (keep, g), back = shared            # pages for each of them); below 2**15 elements, the call costs more
-        out = xp.empty(g.shape, ints)
-        _kernels.masked(keep.reshape(-1), g.view(ints).reshape(-1), out.reshape(-1))
-        return out.view(g.dtype).transpose(back)
     return xp.bitwise_and(g.view(ints), -xp.asarray(keep).astype(ints)).view(g.dtype)
 
 
@@ -147,23 +135,22 @@ defop("minimum", lambda xp, x, y: xp.minimum(x, y),
       lambda xp, g, ans, x, y: _pick(xp, g, x < y, x == y), lambda xp, g, ans, x, y: _pick(xp, g, y < x, x == y),
       doc="Elementwise minimum of x and y.")
 defop("where", lambda xp, condition, x, y: xp.where(condition, x, y), None,
-      lambda xp, g, ans, c, x, y: _masked(xp, c, g), lambda xp, g, ans, c, x, y: _masked(xp, ~c, g),
+      lambda xp, g, ans, c, x, y: SEAMS.masked(xp, c, g), lambda xp, g, ans, c, x, y: SEAMS.masked(xp, ~c, g),
       doc="Elements of x where condition holds, else of y.", method=False,
       example=lambda rng: ((rng.random((3, 4)) > 0.5, _u(rng, 3, 4), _u(rng, 4)), {}))
 
 # -- unary math ---------------------------------------------------------------
-defop("exp", lambda xp, x: xp.exp(x), lambda xp, g, ans, x: g * ans, doc="Elementwise e**x.", category=FLOAT32)
-defop("log", lambda xp, x: xp.log(x), lambda xp, g, ans, x: g / x, doc="Elementwise natural logarithm.",
-      category=FLOAT32)
+defop("exp", lambda xp, x: xp.exp(x), lambda xp, g, ans, x: g * ans, doc="Elementwise e**x.")
+defop("log", lambda xp, x: xp.log(x), lambda xp, g, ans, x: g / x, doc="Elementwise natural logarithm.")
 defop("sqrt", lambda xp, x: xp.sqrt(x), lambda xp, g, ans, x: g * 0.5 / ans, doc="Elementwise square root.")
 # On CUDA their gradient kernels compute in the tensor's own type (c10::Half and BFloat16 arithmetic rounds
 # every product and difference): g * (1 - y*y) and g * (1 - y) * y, each step rounded
 defop("tanh", lambda xp, x: xp.tanh(x), lambda xp, g, ans, x: g * _stage(xp, 1 - _stage(xp, ans * ans)),
-      doc="Elementwise hyperbolic tangent.", activation=True, staged="cuda")
+      doc="Elementwise hyperbolic tangent.", staged="cuda")
 defop("sigmoid", lambda xp, x: 1 / (1 + xp.exp(-x)), lambda xp, g, ans, x: _stage(xp, g * _stage(xp, 1 - ans)) * ans,
-      doc="Elementwise 1 / (1 + exp(-x)).", activation=True, staged="cuda")
-defop("relu", lambda xp, x: xp.maximum(x, 0), lambda xp, g, ans, x: _masked(xp, x > 0, g),
-      doc="Elementwise max(x, 0).", activation=True, selects=True)
+      doc="Elementwise 1 / (1 + exp(-x)).", staged="cuda")
+defop("relu", lambda xp, x: xp.maximum(x, 0), lambda xp, g, ans, x: SEAMS.masked(xp, x > 0, g),
+      doc="Elementwise max(x, 0).", selects=True)
 defop("abs", lambda xp, x: xp.abs(x), lambda xp, g, ans, x: g * xp.sign(x), doc="Elementwise |x|.",
       operator="abs")
 
@@ -196,13 +183,13 @@ defop("sum", lambda xp, x, *, axis=None, keepdims=False: xp.sum(x, axis=axis, ke
       lambda xp, g, ans, x, axis=None, keepdims=False:
       xp.broadcast_to(_keep(xp, g, x.shape, axis, keepdims), x.shape),
       doc="Sum over `axis` (all axes by default), accumulated in float32 (or as minifp.accumulate says).",
-      saves=False, category=FLOAT32, accumulates=True,
+      saves=False, accumulates=True,
       example=lambda rng: ((_u(rng, 3, 4, 2),), {"axis": (0, 2)}))
 defop("mean", lambda xp, x, *, axis=None, keepdims=False: xp.mean(x, axis=axis, keepdims=keepdims),
       lambda xp, g, ans, x, axis=None, keepdims=False:
       xp.broadcast_to(_keep(xp, g, x.shape, axis, keepdims) / _count(x.shape, axis), x.shape),
       doc="Mean over `axis` (all axes by default), accumulated in float32 (or as minifp.accumulate says).",
-      saves=False, category=FLOAT32, accumulates=True,
+      saves=False, accumulates=True,
       example=lambda rng: ((_u(rng, 3, 4),), {"axis": 0, "keepdims": True}))
 
 
@@ -227,10 +214,10 @@ def _log_softmax(xp, x, *, axis=-1):
 
 
 defop("softmax", _softmax, lambda xp, g, ans, x, axis=-1: ans * (g - xp.sum(g * ans, axis=axis, keepdims=True)),
-      doc="Softmax along `axis` (default the last).", category=FLOAT32, activation=True)
+      doc="Softmax along `axis` (default the last).")
 defop("log_softmax", _log_softmax,
       lambda xp, g, ans, x, axis=-1: g - xp.exp(ans) * xp.sum(g, axis=axis, keepdims=True),
-      doc="Log-softmax along `axis` (default the last).", category=FLOAT32, activation=True)
+      doc="Log-softmax along `axis` (default the last).")
 
 # -- products -------------------------------------------------------------------
 
@@ -252,8 +239,7 @@ def _matmul_grad_y(xp, g, ans, x, y):
 
 
 defop("matmul", lambda xp, x, y: xp.matmul(x, y), _matmul_grad_x, _matmul_grad_y,
-      doc="Matrix product with batching and broadcasting, accumulated in float32 (or as minifp.accumulate says).",
-      category=LOWER, operator="matmul", product="matmul", accumulates=True,
+      doc="Matrix product with batching and broadcasting, accumulated in float32 (or as minifp.accumulate says).", operator="matmul", product="matmul", accumulates=True,
       example=lambda rng: ((_u(rng, 2, 3, 4), _u(rng, 4, 5)), {}))
 
 
@@ -276,8 +262,7 @@ def _linear_grad_w(xp, g, ans, x, w, b=None, *, layout="oi"):
 
 defop("linear", _linear, _linear_grad_x, _linear_grad_w, lambda xp, g, ans, x, w, b=None, **params: g,
       doc="x @ w.T + b with w of shape (out, in) (layout='io': x @ w with w of shape (in, out), Keras's kernel), "
-          "the bias added to the float32 product before the one rounding (a GEMM epilogue).",
-      category=LOWER, method=False, product="matmul", accumulates=True,
+          "the bias added to the float32 product before the one rounding (a GEMM epilogue).", method=False, product="matmul", accumulates=True,
       example=lambda rng: ((_u(rng, 2, 3, 4), _u(rng, 5, 4), _u(rng, 5)), {}))
 
 # -- layout: no arithmetic, values move unchanged ------------------------------------
@@ -392,14 +377,15 @@ def _untap_last(xp, gcols, shape, stride, padding, dilation=1, last=False):
     h, w = (shape[1], shape[2]) if last else (shape[2], shape[3])
     gx = xp.zeros((n, max(h + pt + pb, (ho - 1) * sh + dh * (kh - 1) + 1),
                    max(w + pl + pr, (wo - 1) * sw + dw * (kw - 1) + 1), c), gcols.dtype)
-    (_kernels.col2im if _kernels.native(xp, gcols, gx) else _col2im)(gcols, gx, sh, sw, dh, dw)
+    SEAMS.col2im(gcols, gx, sh, sw, dh, dw)
     gx = gx[:, pt:pt + h, pl:pl + w]
     return gx if last else gx.transpose(0, 3, 1, 2)
 
 
-def _col2im(gcols, gx, sh, sw, dh, dw):
+@seam
+def col2im(gcols, gx, sh, sw, dh, dw):
     """gx[n, i*dh + y*sh, j*dw + z*sw, c] += gcols[n, y, z, i, j, c], a whole tap (i, j) at a time, in row-major
-    order (_kernels.col2im is its Numba twin)."""
+    order."""
     n, ho, wo, kh, kw, c = gcols.shape
     for i in range(kh):
         for j in range(kw):
@@ -503,8 +489,7 @@ defop("conv2d", _conv2d, _conv2d_grad_x, _conv2d_grad_w, _conv2d_grad_b,
       doc="2-D convolution of NCHW x with OIHW weights w (stride, zero padding as an int, a pair or "
           "((top, bottom), (left, right)), dilation, groups) plus an optional bias added to the float32 sum "
           "before the one rounding; layout='NHWC': x and the result channels-last, w as (kh, kw, in/groups, "
-          "out), TensorFlow's layouts.",
-      category=LOWER, method=False, product="conv", accumulates=True,
+          "out), TensorFlow's layouts.", method=False, product="conv", accumulates=True,
       example=lambda rng: ((_u(rng, 2, 4, 5, 6), _u(rng, 6, 2, 3, 2), _u(rng, 6)),
                            {"stride": (2, 1), "padding": ((1, 2), (0, 1)), "dilation": (1, 2), "groups": 2}))
 
@@ -562,18 +547,11 @@ def _tile_max(xp, taps):
     return top
 
 
-def _two_by_two(xp, x, tiles, layout):
-    """Whether _kernels' 2x2 max pooling serves: float32 x, channels-last in memory, that 2x2 tiles cover exactly
-    (the common pooling after a convolution: one pass, vectorised over channels, instead of one per tap)."""
-    return (tiles is not None and tiles.shape[3] == tiles.shape[5] == 2 and x.dtype == xp.float32
-            and (2 * tiles.shape[2], 2 * tiles.shape[4]) == _spatial(x, layout)
-            and _kernels.native(xp, _channels_last(x, layout)))
-
-
-def _max_pool2d_tiles_grad(xp, g, top, x, tiles, layout):
+@seam
+def tiles_max_grad(xp, g, top, x, tiles, layout):
     """_max_pool2d_grad for windows that tile x: each input gets g at its window's first maximum (its first NaN
     where it holds one), else 0. top: the pooled output, each window's maximum. A pass per tap over whole
-    arrays: np.argmax over a short last axis is slow, and so are xp.where and masked copies (_masked)."""
+    arrays: np.argmax over a short last axis is slow, and so are xp.where and masked copies (masked)."""
     n, c, ho, kh, wo, kw = tiles.shape
     last = layout == "NHWC"
     top = top.transpose(0, 3, 1, 2) if last else top
@@ -581,7 +559,8 @@ def _max_pool2d_tiles_grad(xp, g, top, x, tiles, layout):
     nan = nan if nan.any() else None
     g0 = (g.transpose(0, 3, 1, 2) if last else g) + 0     # -0 lands as +0, as in the general path's sum into zeros
     covered = ho * kh == x.shape[1 + (not last)] and wo * kw == x.shape[2 + (not last)]
-    gx = xp.empty(x.shape, g.dtype) if covered else xp.zeros(x.shape, g.dtype)     # rows no window reaches: 0
+    # in x's memory order, as the input gradients of other pooling paths are; rows no window reaches: 0
+    gx = xp.empty_like(x, dtype=g.dtype) if covered else xp.zeros_like(x, dtype=g.dtype)
     gt = _tiles(xp, gx, (kh, kw), (kh, kw), 0, 1, False, layout)    # a view: the taps write into gx
     free = None                             # windows whose first maximum is still to come
     for k, v in enumerate(_taps(tiles)):
@@ -590,21 +569,23 @@ def _max_pool2d_tiles_grad(xp, g, top, x, tiles, layout):
             hit |= nan & (v != v)
         if free is not None:
             hit &= free
-        gt[:, :, :, k // kw, :, k % kw] = _masked(xp, hit, g0)
+        gt[:, :, :, k // kw, :, k % kw] = SEAMS.masked(xp, hit, g0)
         if k + 1 < kh * kw:
             free = ~hit if free is None else free & ~hit
     return gx
 
 
+@seam
+def tiles_max(xp, x, tiles, layout):
+    """The maximum of each window of _tiles' view of x, in x's memory order."""
+    top = _tile_max(xp, _taps(tiles))       # (N, C, Ho, Wo)
+    return top.transpose(0, 2, 3, 1) if layout == "NHWC" else top
+
+
 def _max_pool2d(xp, x, *, kernel_size, stride, padding=0, dilation=1, ceil_mode=False, layout="NCHW"):
     tiles = _tiles(xp, x, kernel_size, stride, padding, dilation, ceil_mode, layout)
-    if _two_by_two(xp, x, tiles, layout):
-        xl = _channels_last(x, layout)
-        n, h, w, c = xl.shape
-        return _nchw(_kernels.max_pool_2x2(xl, xp.empty((n, h // 2, w // 2, c), x.dtype)), layout)
     if tiles is not None:
-        top = _tile_max(xp, _taps(tiles))   # (N, C, Ho, Wo), in x's memory order
-        return top.transpose(0, 2, 3, 1) if layout == "NHWC" else top
+        return SEAMS.tiles_max(xp, x, tiles, layout)
     win = _pool_windows(xp, x, kernel_size, stride, padding, dilation, ceil_mode, -xp.inf, layout)
     return _nchw(xp.max(win, axis=(4, 5)), layout)
 
@@ -612,14 +593,8 @@ def _max_pool2d(xp, x, *, kernel_size, stride, padding=0, dilation=1, ceil_mode=
 def _max_pool2d_grad(xp, g, ans, x, *, kernel_size, stride, padding=0, dilation=1, ceil_mode=False, layout="NCHW"):
     """The gradient goes to the first maximum of each window (PyTorch's argmax), nowhere else."""
     tiles = _tiles(xp, x, kernel_size, stride, padding, dilation, ceil_mode, layout)
-    if _two_by_two(xp, x, tiles, layout) and g.dtype == x.dtype and _kernels.native(xp, _channels_last(ans, layout)):
-        xl = _channels_last(x, layout)
-        gl = xp.add(_channels_last(g, layout), 0, order="C")     # -0 lands as +0, as in the general path's sum
-        gx = xp.empty(xl.shape, x.dtype)
-        _kernels.max_pool_2x2_grad(xl, _channels_last(ans, layout), gl.view(xp.int32), gx.view(xp.int32))
-        return _nchw(gx, layout)
     if tiles is not None:
-        return _max_pool2d_tiles_grad(xp, g, ans, x, tiles, layout)
+        return SEAMS.tiles_max_grad(xp, g, ans, x, tiles, layout)
     win = _pool_windows(xp, x, kernel_size, stride, padding, dilation, ceil_mode, -xp.inf, layout)
     n, ho, wo, c, kh, kw = win.shape
     first = xp.argmax(win.reshape(n, ho, wo, c, kh * kw), axis=-1)[..., None]
@@ -746,7 +721,7 @@ def _silu(xp, x):
 defop("silu", _silu, lambda xp, g, ans, x: g * (1 / (1 + xp.exp(-x))) * (1 + x * (1 - 1 / (1 + xp.exp(-x)))),
       doc="x * sigmoid(x), one rounding.", method=False)
 defop("hardtanh", lambda xp, x, *, min_val=-1.0, max_val=1.0: xp.clip(x, min_val, max_val),
-      lambda xp, g, ans, x, min_val=-1.0, max_val=1.0: _masked(xp, (x > min_val) & (x < max_val), g),
+      lambda xp, g, ans, x, min_val=-1.0, max_val=1.0: SEAMS.masked(xp, (x > min_val) & (x < max_val), g),
       doc="x clamped into [min_val, max_val]; no gradient at or beyond the ends (PyTorch's; relu6 is (0, 6)).",
       method=False, example=lambda rng: ((rng.uniform(-2, 8, (3, 4)),), {"min_val": 0.0, "max_val": 6.0}))
 defop("dropout", lambda xp, x, *, mask, scale: x * mask * scale,
@@ -789,8 +764,7 @@ defop("layer_norm", lambda xp, x, w=None, b=None, *, normalized_ndim=1, eps=1e-5
       lambda xp, g, ans, x, w=None, b=None, normalized_ndim=1, eps=1e-5:
       g * _normalized(xp, x, _last(x, normalized_ndim), eps)[0],
       lambda xp, g, ans, x, w=None, b=None, normalized_ndim=1, eps=1e-5: g,
-      doc="(x - mean) / sqrt(var + eps) * w + b over the last normalized_ndim axes, one rounding.",
-      category=FLOAT32, method=False, function=False,
+      doc="(x - mean) / sqrt(var + eps) * w + b over the last normalized_ndim axes, one rounding.", method=False, function=False,
       example=lambda rng: ((_u(rng, 3, 2, 4), _u(rng, 2, 4), _u(rng, 2, 4)), {"normalized_ndim": 2}))
 
 
@@ -823,7 +797,7 @@ defop("group_norm", _group_norm, _group_norm_grad_x,
       _per_channel(xp, g * _group_norm_parts(xp, x, num_groups, eps)[1].reshape(x.shape)),
       lambda xp, g, ans, x, w=None, b=None, *, num_groups, eps=1e-5: _per_channel(xp, g),
       doc="x of shape (N, C, ...) normalised over each of num_groups channel groups, times w plus b per channel, "
-          "one rounding.", category=FLOAT32, method=False, function=False,
+          "one rounding.", method=False, function=False,
       example=lambda rng: ((_u(rng, 2, 4, 3), _u(rng, 4), _u(rng, 4)), {"num_groups": 2}))
 
 
@@ -914,7 +888,7 @@ def _targets(rng):
 
 defop("nll_loss", _nll_loss, _nll_loss_grad,
       doc="Negative log-likelihood of log-probabilities x (N, C, ...) at integer targets, weighted per class, "
-          "ignore_index skipped; mean divides by the weights' sum.", category=FLOAT32, method=False,
+          "ignore_index skipped; mean divides by the weights' sum.", method=False,
       function=False,
       example=lambda rng: ((_u(rng, 4, 3, 2),), {"target": _targets(rng), "weight": _u(rng, 3)}))
 
@@ -943,10 +917,10 @@ def _l1_grad(xp, g, ans, x, y, *, reduction="mean"):
 
 
 defop("mse_loss", _mse, _mse_grad, lambda xp, g, ans, x, y, **params: -_mse_grad(xp, g, ans, x, y, **params),
-      doc="(x - y)**2, reduced ('mean', 'sum' or 'none') in float32.", category=FLOAT32, method=False,
+      doc="(x - y)**2, reduced ('mean', 'sum' or 'none') in float32.", method=False,
       function=False, staged=True, example=lambda rng: ((_u(rng, 3, 4), _u(rng, 3, 4)), {"reduction": "sum"}))
 defop("l1_loss", _l1, _l1_grad, lambda xp, g, ans, x, y, **params: -_l1_grad(xp, g, ans, x, y, **params),
-      doc="|x - y|, reduced ('mean', 'sum' or 'none') in float32.", category=FLOAT32, method=False,
+      doc="|x - y|, reduced ('mean', 'sum' or 'none') in float32.", method=False,
       function=False, staged=True, example=lambda rng: ((_u(rng, 3, 4), _u(rng, 3, 4)), {}))
 
 
@@ -979,8 +953,7 @@ def _bce_logits_grad_y(xp, g, ans, x, y, *, weight=None, pos_weight=None, reduct
 
 
 defop("binary_cross_entropy_with_logits", _bce_logits, _bce_logits_grad_x, _bce_logits_grad_y,
-      doc="(1 - y) * x - log_sigmoid(x) * ((pos_weight - 1) * y + 1), times weight, reduced in float32.",
-      category=FLOAT32, method=False, function=False,
+      doc="(1 - y) * x - log_sigmoid(x) * ((pos_weight - 1) * y + 1), times weight, reduced in float32.", method=False, function=False,
       example=lambda rng: ((rng.uniform(-3, 3, (3, 4)), rng.uniform(0, 1, (3, 4))),
                            {"weight": rng.uniform(0.5, 2, 4), "pos_weight": rng.uniform(0.5, 2, 4)}))
 
@@ -1007,6 +980,5 @@ def _bce_grad_y(xp, g, ans, x, y, *, weight=None, reduction="mean"):
 
 
 defop("binary_cross_entropy", _bce, _bce_grad_x, _bce_grad_y,
-      doc="(y - 1) * max(log(1 - x), -100) - y * max(log(x), -100), times weight, reduced in float32.",
-      category=FLOAT32, method=False, function=False,
+      doc="(y - 1) * max(log(1 - x), -100) - y * max(log(x), -100), times weight, reduced in float32.", method=False, function=False,
       example=lambda rng: ((rng.uniform(0.1, 0.9, (3, 4)), rng.uniform(0, 1, (3, 4))), {"reduction": "mean"}))

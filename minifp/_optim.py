@@ -12,7 +12,7 @@ import numpy as np
 
 from ._backend import array_module
 from ._rounding import round_to, widen
-from ._tensor import Tensor, _take
+from ._tensor import Tensor, take
 
 __all__ = ["sgd_update", "adam_update", "rmsprop_update", "adagrad_update", "adagrad_state", "keras_rmsprop_update",
            "keras_sgd_update", "keras_adam_update", "keras_nadam_update", "keras_nadam_u", "keras_adagrad_update",
@@ -303,7 +303,7 @@ def update_weight(p, new, state, update_rounding="nearest", fresh=False):
     fmt = p.fmt
     if update_rounding == "nearest" or fmt is None or fmt.is_float32:
         if fresh:
-            _take(p, new)
+            take(p, new)
         else:
             p.assign(new)
     elif update_rounding == "stochastic":

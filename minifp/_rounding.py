@@ -1,49 +1,43 @@
-"""Rounding float32/float64 -> format and widening format -> float32.
+"""Rounding float32/float64 -> format and widening format -> float32: the plain path.
 
-Two implementations side by side: the Numba kernels over the raw bits
-(`_round_bits` for any source and mode, `_round_nearest_f32` for the hot path)
-and `round_reference`, plain float64 array math (frexp / rint) that also runs on
-CuPy. The tests compare them with each other and with the casts of numpy and
-ml_dtypes. Rounding can also count what it did (overflow, underflow, subnormal,
-NaN): in the hot kernel itself, or by `count_rounding` elsewhere.
+Two implementations side by side: the Numba kernels over the raw bits (`_round_bits` for any source and mode,
+`_round_nearest_f32` for float32 to nearest-even) and `round_reference`, plain float64 array math (frexp / rint)
+that also runs on CuPy. The tests compare them with each other and with the casts of numpy and ml_dtypes.
+Rounding can also count what it did (overflow, underflow, subnormal, NaN): in the nearest kernel itself, or by
+`count_rounding` elsewhere.
+
+`rounded` and `widened` are the engine's two seams here: every op result and gradient is rounded by `rounded`,
+and widened by `widened`; minifp/_speed.py may replace them with faster functions of the same bits.
 """
 from __future__ import annotations
 
 import functools
 import math
-import platform
 import types
 from typing import Callable, NamedTuple
 
-import llvmlite.binding
 import numba
 import numpy as np
-from llvmlite import ir
-from numba.extending import intrinsic, overload
 
 from ._backend import array_module as _xp, holds
 from ._formats import FORMATS, Format, as_format, bfloat16, float16
+from ._intrinsics import JIT, bits_of as _bits, float_of as _float, i32
 from ._random import generator
+from ._seams import SEAMS, seam
+
+__all__ = ["MODES", "round_to", "round_kernel", "round_reference", "count_rounding", "widen", "rounded", "widened",
+           "round_result", "round_gradient"]
 
 # Rounding modes (IEEE 754 names in comments): roundTiesToEven, roundTowardZero, stochastic (up with probability
 # the remainder, truncated to `bits` bits), roundTowardPositive, roundTowardNegative, roundTiesToAway, round to odd.
+
 MODES = ("nearest", "toward_zero", "stochastic", "up", "down", "nearest_away", "odd")
 _MODE_ID = {m: i for i, m in enumerate(MODES)}
 
 # Source layouts the kernel reads: (integer view, mantissa bits, exponent bias, exponent mask).
 _SOURCES = {np.dtype(np.float32): (np.int32, 23, 127, 0xFF), np.dtype(np.float64): (np.int64, 52, 1023, 0x7FF)}
 _CODES = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16)}
-_F16, _F32, _BF16 = np.dtype(np.float16), np.dtype(np.float32), bfloat16.storage  # dtype == dtype: 3x quicker than == type
-# Below this many elements a kernel call costs more than the work: use the native casts, which agree
-# with the kernels on all 2**32 float32 inputs (benchmarks/exhaustive.py).
-SMALL = 4096
-# numpy's float16 casts are slow: past these sizes the CPU's own conversions in a kernel's machine code win
-# (HARDWARE_HALF). Measured on a Zen 3 core with NumPy 2.4, against 0.66-0.77 us for the machine code and its
-# output array: float32 -> float16 0.67 us at 128 elements, 1.33 at 320; float16 -> float32 0.51 at 128, 0.91 at
-# 320; a rounding kept as float32 values (SMALL_PAIR: both casts) 0.58 at 10, 0.91 at 64.
-SMALL_HALF, SMALL_WIDEN, SMALL_PAIR = 128, 256, 16
-JIT = not numba.config.DISABLE_JIT
-i32 = np.int32
+_F32, _BF16 = np.dtype(np.float32), bfloat16.storage
 
 
 def _clone(fn, name, **constants):
@@ -52,54 +46,6 @@ def _clone(fn, name, **constants):
     clone = types.FunctionType(fn.__code__, {**fn.__globals__, **constants}, name)
     clone.__qualname__ = name
     return clone
-
-
-def _float(i):
-    """The float32 whose bits are the int32 i."""
-    return np.int32(i).view(np.float32)
-
-
-def _bits(f):
-    """The bits of the float32 f, as an int32."""
-    return np.float32(f).view(np.int32)
-
-
-def _half(f):
-    """The float16 bits of the float32 f, rounded to nearest-even (IEEE), as an int16."""
-    with np.errstate(over="ignore"):
-        return np.float32(f).astype(np.float16).view(np.int16)
-
-
-def _single(h):
-    """The float32 value of the float16 bits h (a uint16)."""
-    return np.uint16(h).view(np.float16).astype(np.float32)
-
-
-def _llvm(source, result, step):
-    """A Numba overload whose body is one LLVM step, step(builder, value), from type `source` to
-    `result`: in registers, no memory round trip. The plain functions above stay what runs without JIT."""
-    @intrinsic
-    def op(typingctx, value):
-        return result(source), lambda context, builder, sig, args: step(builder, args[0])
-
-    def typer(value):
-        if value == source:
-            return lambda value: op(value)
-    return typer
-
-
-_f32, _f16, _i16, _i32 = ir.FloatType(), ir.HalfType(), ir.IntType(16), ir.IntType(32)
-overload(_float)(_llvm(numba.int32, numba.float32, lambda b, v: b.bitcast(v, _f32)))
-overload(_bits)(_llvm(numba.float32, numba.int32, lambda b, v: b.bitcast(v, _i32)))
-overload(_half)(_llvm(numba.float32, numba.int16, lambda b, v: b.bitcast(b.fptrunc(v, _f16), _i16)))
-overload(_single)(_llvm(numba.uint16, numba.float32, lambda b, v: b.fpext(b.bitcast(v, _f16), _f32)))
-
-
-# LLVM compiles a float32 -> float16 conversion to one instruction where the target CPU has one (x86
-# F16C, 64-bit Arm), eight lanes at a time; elsewhere it would call a runtime helper, so the bit kernel
-# serves there. NUMBA_CPU_FEATURES, when set, is what Numba compiles for.
-HARDWARE_HALF = platform.machine().lower() in ("aarch64", "arm64") or "+f16c" in (
-    numba.config.CPU_FEATURES or llvmlite.binding.get_host_cpu_features().flatten()).split(",")
 
 
 # Mode ids, in MODES order, as the kernels see them.
@@ -312,80 +258,6 @@ def _nearest_kernel(fmt, counted=False):
     return numba.njit(cache=True, nogil=True)(_clone(fn, name, C=_constants(fmt)))
 
 
-def _gather(codes, table, out):
-    """out[i] = table[codes[i]]: widening through a table of every value of a <= 16-bit format."""
-    for i in range(codes.size):
-        out[i] = table[codes[i]]
-
-
-# The float16 kernels take C-contiguous arrays of any shape (flat views inside: fewer calls around each call).
-def _round_half(x, out):
-    """float32 -> float16 codes by the CPU's own conversion (IEEE nearest-even, as numpy's cast)."""
-    x, out = x.reshape(-1), out.reshape(-1)
-    for i in range(x.size):
-        out[i] = _half(x[i])
-
-
-def _widen_half(codes, out):
-    """float16 codes -> float32 values by the CPU's own conversion (exact)."""
-    codes, out = codes.reshape(-1), out.reshape(-1)
-    for i in range(codes.size):
-        out[i] = _single(codes[i])
-
-
-def _quantize_half(x, out):
-    """float32 -> the float32 values of their float16 roundings, in one pass (round, then widen: both exact
-    conversions of the CPU)."""
-    x, out = x.reshape(-1), out.reshape(-1)
-    for i in range(x.size):
-        out[i] = _single(np.uint16(_half(x[i])))
-
-
-def _round_half_pair(x, codes, values):
-    """float32 -> float16 codes and their float32 values, in one pass (an op's float16 result, which the next
-    op widens)."""
-    x, codes, values = x.reshape(-1), codes.reshape(-1), values.reshape(-1)
-    for i in range(x.size):
-        h = np.uint16(_half(x[i]))
-        codes[i] = h
-        values[i] = _single(h)
-
-
-class _MachineCode(dict):
-    """ndim -> the machine code Numba made of a kernel for C-contiguous arrays of `dtypes` with ndim dimensions
-    (a Numba type among `dtypes` is a scalar argument's): compiled, or loaded from Numba's cache, on first use, as
-    the dispatcher would, and called without its look-up of the arguments' types (0.2 us a call, a fifth of a
-    small float16 rounding). Only for callers that pass such arrays: the machine code checks nothing and reads
-    their bytes (an output array of the storage dtype, as wide as the codes, takes the codes as they are).
-    Without the JIT, the Python function."""
-
-    def __init__(self, kernel, *dtypes):
-        super().__init__()
-        self.kernel, self.dtypes = kernel, dtypes
-
-    def __missing__(self, ndim):
-        code = self.kernel.compile(tuple(numba.types.Array(numba.from_dtype(d), ndim, "C") if isinstance(d, np.dtype)
-                                         else d for d in self.dtypes)) if JIT else self.kernel
-        self[ndim] = code
-        return code
-
-
-def _compiled(kernel, *dtypes):
-    """The machine code of a Numba kernel for 1-D C-contiguous arrays of these dtypes (see _MachineCode)."""
-    return _MachineCode(kernel, *dtypes)[1]
-
-
-ROUND_BITS, GATHER, ROUND_HALF, WIDEN_HALF, QUANTIZE_HALF, ROUND_HALF_PAIR = (
-    numba.njit(cache=True, nogil=True)(f) for f in (_round_bits, _gather, _round_half, _widen_half, _quantize_half,
-                                                    _round_half_pair))
-# Their machine code by ndim, for the float16 paths below, which pass only C-contiguous arrays of these dtypes.
-HALF, HALF_WIDE, HALF_VALUES, HALF_PAIR = (
-    _MachineCode(k, *dtypes) for k, dtypes in ((ROUND_HALF, (_F32, _CODES[16])), (WIDEN_HALF, (_CODES[16], _F32)),
-                                               (QUANTIZE_HALF, (_F32, _F32)),
-                                               (ROUND_HALF_PAIR, (_F32, _CODES[16], _F32))))
-_HALF_KERNELS = HARDWARE_HALF and JIT       # float16 <-> float32 through the CPU's conversions (widen's fast path)
-
-
 def _random_bits(rng, shape, bits=32):
     """Random integers below 2**bits for stochastic rounding: the top `bits` of 32-bit draws, so that one
     stream rounds alike at every width (fewer bits only coarsen the comparison)."""
@@ -474,6 +346,9 @@ def _odd_from_long(x):
         return np.where(inexact & (near.view(np.int64) & 1 == 0), other, near)
 
 
+ROUND_BITS = numba.njit(cache=True, nogil=True)(_round_bits)
+
+
 def round_to(x, fmt, mode="nearest", rng=None, counts=None, bits=None):
     """Round an array of real numbers into `fmt`; returns an array of the format's storage dtype, of x's shape.
 
@@ -487,125 +362,60 @@ def round_to(x, fmt, mode="nearest", rng=None, counts=None, bits=None):
     negative is -smallest subnormal, of a tiny positive +0).
     counts: an int64 array of 4 to which (overflow, underflow, subnormal, NaN) of this rounding are added.
     """
-    if type(x) is np.ndarray and x.dtype is _F32 and mode == "nearest" and counts is None and bits is None:
-        plan = _FAST.get(fmt) if type(fmt) is str or type(fmt) is Format else None
-        if plan is not None and x.size > plan.small and x.flags.c_contiguous:
-            return _round_nearest(x, plan)
-    if type(x) is not np.ndarray:
-        _no_tensor(x)
-    given = fmt
+    _no_tensor(x)
     x, fmt, bits = _check(_asarray(x), fmt, mode, counts, bits)
     if fmt.is_float32 and x.dtype == _F32 and counts is None:
         return x.copy()
-    if JIT and (type(given) is str or type(given) is Format) and _nearest_plan(fmt) is not None:
-        _FAST[given] = _nearest_plan(fmt)
     return _round_to(x, fmt, mode, rng, counts, bits)
 
 
-# round_to's common call, a C-contiguous float32 array past a plan's `small` to nearest-even, by the fmt argument
-# as given (a name or a Format): the plan the full path found for it, so the call skips the checks (3 of 12 us at
-# 2**16 elements).
-_FAST = {}
-
-
 def _round_to(x, fmt, mode="nearest", rng=None, counts=None, bits=32):
-    """round_to for a checked float32/float64 array and a Format (what the tensor ops call)."""
-    plan = _nearest_plan(fmt) if mode == "nearest" and counts is None and x.dtype == _F32 else None
-    if type(x) is not np.ndarray and plan and fmt in _GPU_CASTS and holds(_xp(x), fmt.storage):
-        return x.astype(fmt.storage)        # the GPU's own conversion: IEEE 754's nearest-even, overflow to inf
+    """round_to for a checked float32/float64 array and a Format."""
+    if mode == "nearest":
+        return SEAMS.rounded(x, fmt, counts)
     if type(x) is not np.ndarray or not JIT:            # CuPy arrays; kernels that would loop in Python
-        path = "reference"
-    elif plan and x.size <= plan.small:                 # a native cast costs less than a kernel call
-        path = "cast"
-    elif plan and x.flags.c_contiguous:                 # the common call, its choices made once per format
-        return _round_nearest(x, plan)
-    else:                                               # integer work: no floating-point warnings
-        return _kernel(_contiguous(x), fmt, mode, rng, counts, bits)
-    with np.errstate(all="ignore"):                     # overflow to inf is the intended result
-        if path == "cast":
-            return x.astype(fmt.storage)
-        return _reference_path(x, fmt, mode, rng, counts, bits)
+        with np.errstate(all="ignore"):                 # overflow to inf is the intended result
+            return _reference_path(x, fmt, mode, rng, counts, bits)
+    return _kernel(_contiguous(x), fmt, mode, rng, counts, bits)     # integer work: no floating-point warnings
+
+
+@seam
+def rounded(x, fmt, counts=None):
+    """Float32 or float64 values x (NumPy or CuPy) rounded to nearest-even into fmt's storage dtype, in x's shape and
+    memory order; `counts` (an int64 array of 4), when given, gets (overflow, underflow, subnormal, NaN) added.
+    The one rounding of every op's result and gradient."""
+    if type(x) is not np.ndarray:                       # CuPy
+        if counts is None and fmt in _GPU_CASTS and x.dtype == _F32 and holds(_xp(x), fmt.storage):
+            return x.astype(fmt.storage)    # the GPU's own conversion: IEEE 754's nearest-even, overflow to inf
+        with np.errstate(all="ignore"):
+            return _reference_path(x, fmt, "nearest", None, counts)
+    if not JIT:                                         # the kernels would loop in Python: array math
+        with np.errstate(all="ignore"):
+            return _reference_path(x, fmt, "nearest", None, counts)
+    if not x.flags.c_contiguous:        # a permuted view (an NCHW view of NHWC data): rounded in its memory order
+        base, back = _memory_order(x)
+        if base is not None:
+            return rounded(base, fmt, counts).transpose(back)
+        x = np.ascontiguousarray(x)
+    return _kernel(x, fmt, "nearest", None, counts)
 
 
 _GPU_CASTS = (float16, bfloat16)    # formats whose CuPy dtype converts from float32 as round_to does
 
 
-def _round_quiet(x, fmt):
-    """_round_to(x, fmt) to nearest-even for a caller already under np.errstate(all="ignore") (the dispatcher):
-    the same paths, without entering the error state again for the small casts (most of a small model's)."""
-    if type(x) is np.ndarray and JIT and x.dtype == _F32:
-        plan = _nearest_plan(fmt)
-        if plan is not None:
-            if x.size <= plan.small:
-                return x.astype(plan.storage)
-            if x.flags.c_contiguous:
-                return _round_nearest(x, plan)
-            base, back = _memory_order(x)
-            if base is not None:
-                return _round_nearest(base, plan).transpose(back)
-    return _round_to(x, fmt)
+@seam
+def round_result(x, fmt, exact=False, keep=False):
+    """An op's result x rounded into fmt: (its storage, its float32 values or None). exact: x holds values of fmt
+    already; keep: the result may keep its values beside its storage (the speed module keeps them where the next
+    op, or the backward, would widen them right back)."""
+    return SEAMS.rounded(x, fmt), None
 
 
-def _to_half_quiet(x):
-    """_round_quiet(x, float16) for a float32 NumPy array where _HALF_KERNELS holds (the emulation's common
-    rounding, the dispatcher's every float16 result and gradient): the same paths, fewer calls."""
-    if x.size <= SMALL_HALF:
-        return x.astype(_F16)
-    if x.flags.c_contiguous:
-        out = np.empty(x.shape, _F16)
-        HALF[x.ndim](x, out)
-        return out
-    return _round_quiet(x, as_format(_F16))
-
-
-def _half_pair(x, quiet=True):
-    """(_to_half_quiet(x), widen of it) for a float32 NumPy array where _HALF_KERNELS holds: the native casts up
-    to SMALL_PAIR elements when the caller is under np.errstate (quiet), the kernel otherwise."""
-    if quiet and x.size <= SMALL_PAIR:
-        h = x.astype(_F16)
-        return h, h.astype(_F32)
-    if x.flags.c_contiguous:
-        codes, values = np.empty(x.shape, _F16), np.empty(x.shape, _F32)
-        HALF_PAIR[x.ndim](x, codes, values)
-        return codes, values
-    base, back = _memory_order(x)
-    if base is not None:                # a convolution's channels-last result: rounded in its memory order
-        codes, values = _half_pair(base, quiet)
-        return codes.transpose(back), values.transpose(back)
-    return _half_pair(np.ascontiguousarray(x), quiet)
-
-
-def _half_values(x):
-    """widen(_to_half_quiet(x)): a float32 array's values rounded to float16, kept in float32 (the backward's
-    gradients of float16 tensors, which it widens right back). Where _HALF_KERNELS holds, under np.errstate."""
-    if x.size <= SMALL_PAIR:
-        return x.astype(_F16).astype(_F32)
-    if not x.flags.c_contiguous:
-        base, back = _memory_order(x)
-        if base is not None:
-            return _half_values(base).transpose(back)
-    x = np.ascontiguousarray(x)
-    out = np.empty(x.shape, _F32)
-    HALF_VALUES[x.ndim](x, out)
-    return out
-
-
-def _round_unwarned(x, fmt):
-    """_round_quiet(x, fmt) for a caller not under np.errstate (a cast): a float32 array rounds through the
-    kernel at any size, since it raises no floating-point warnings and even where the native cast is quicker
-    (small arrays), it costs less than entering the error state the native cast would need."""
-    if x.dtype is _F32 and type(x) is np.ndarray:
-        if fmt.is_float32:
-            return x
-        plan = _nearest_plan(fmt) if JIT else None
-        if plan is not None:
-            if x.flags.c_contiguous:
-                return _round_nearest(x, plan)
-            base, back = _memory_order(x)
-            if base is not None:
-                return _round_nearest(base, plan).transpose(back)
-    with np.errstate(all="ignore"):
-        return _round_quiet(x, fmt) if type(x) is np.ndarray and x.dtype in (_F32, np.float64) else round_to(x, fmt)
+@seam
+def round_gradient(x, fmt, exact=False):
+    """A gradient of a tensor inside the graph rounded into fmt: (storage or None, float32 values or None), one at
+    least (the speed module may keep only the values, which the sweep reads)."""
+    return SEAMS.rounded(x, fmt), None
 
 
 def _reference_path(x, fmt, mode, rng, counts, bits=32):
@@ -624,15 +434,14 @@ def _reference_path(x, fmt, mode, rng, counts, bits=32):
 
 
 class _Nearest(NamedTuple):
-    """How float32 arrays round to nearest-even in one coded format."""
-    small: int              # up to this size, the storage dtype's own cast (exact too) costs less
-    kernel: Callable        # kernel(float32 array, output array)
-    writes: np.dtype        # the output array's dtype: the storage itself for machine code, which writes the
-    storage: np.dtype       # codes' bytes whatever the dtype (no view to make); the codes' integers without the JIT
+    """How float32 arrays round to nearest-even in one coded format (or one kept in float32 with its exponents)."""
+    kernel: Callable        # kernel(float32 array, output array of `codes`)
+    codes: np.dtype         # what the kernel writes: the codes' integers (int32: float32 bits)
+    storage: np.dtype
 
 
 @functools.lru_cache(maxsize=None)
-def _nearest_plan(fmt):
+def nearest_plan(fmt):
     """fmt's _Nearest, or None for a format no kernel rounds in one pass (kept in float32 with another
     exponent or overflow rule than float32's; unsigned e8m0; without subnormals)."""
     if not fmt.signed or not fmt.subnormals:
@@ -645,24 +454,15 @@ def _nearest_plan(fmt):
         name = f"_round_nearest_wide_m{fmt.man_bits}"
         kernel = numba.njit(cache=True, nogil=True)(_clone(_round_nearest_wide, name, C=(
             i32(shift), i32((1 << (shift - 1)) - 1), i32(-(1 << shift)))))
-        codes = np.dtype(np.int32)
-        return _Nearest(0, _compiled(kernel, _F32, codes), _F32 if JIT else codes, _F32)
-    hardware = HARDWARE_HALF and fmt.storage == _F16 and fmt.native
-    small = (SMALL_HALF if hardware else SMALL) if fmt.native else 0
-    codes = _CODES[fmt.storage.itemsize * 8]
-    kernel = _compiled(ROUND_HALF if hardware else _nearest_kernel(fmt), _F32, codes)
-    return _Nearest(small, kernel, fmt.storage if JIT else codes, fmt.storage)
+        return _Nearest(kernel, np.dtype(np.int32), _F32)
+    return _Nearest(_nearest_kernel(fmt), _CODES[fmt.storage.itemsize * 8], fmt.storage)
 
 
 def _round_nearest(x, plan):
-    """A contiguous float32 array rounded to nearest-even by plan's kernel."""
-    _, kernel, writes, storage = plan
-    out = np.empty(x.shape, writes)
-    if x.ndim == 1:
-        kernel(x, out)
-    else:
-        kernel(x.ravel(), out.ravel())     # views: the kernels take 1-D arrays
-    return out if writes is storage else out.view(storage)
+    """A C-contiguous float32 array rounded to nearest-even by plan's kernel."""
+    out = np.empty(x.shape, plan.codes)
+    plan.kernel(x.reshape(-1), out.reshape(-1))     # views: the kernels take 1-D arrays
+    return out.view(plan.storage)
 
 
 def round_kernel(x, fmt, mode="nearest", rng=None, counts=None, bits=None):
@@ -672,19 +472,19 @@ def round_kernel(x, fmt, mode="nearest", rng=None, counts=None, bits=None):
 
 
 def _kernel(x, fmt, mode, rng, counts, bits=32):
-    """round_kernel for a checked contiguous array and a Format. The kernels do integer work (or the
-    CPU's float16 conversion), which raises no floating-point warnings."""
+    """round_kernel for a checked contiguous array and a Format. The kernels do integer work, which raises no
+    floating-point warnings."""
     storage = fmt.storage
     decode = storage == _F32
-    nearest = mode == "nearest" and x.dtype == _F32 and _nearest_plan(fmt) is not None
-    if nearest and (counts is None or storage == _F32):
-        out = _round_nearest(x, _nearest_plan(fmt))
+    plan = nearest_plan(fmt) if mode == "nearest" and x.dtype == _F32 else None
+    if plan is not None and (counts is None or decode):
+        out = _round_nearest(x, plan)
         if counts is not None:
             counts += count_rounding(x, out, fmt, mode)
         return out
     out = np.empty(x.shape, _F32 if decode else _CODES[storage.itemsize * 8])
     src, flat = x.ravel(), out.ravel()          # views: both are contiguous
-    if nearest:                                 # a coded format: counted in the same pass
+    if plan is not None:                        # a coded format: counted in the same pass
         counts += np.array(_nearest_kernel(fmt, counted=True)(src, flat), np.int64)
         return out.view(storage)
     view, src_man, src_bias, src_emask = _SOURCES[x.dtype]
@@ -841,39 +641,15 @@ def _specials(xp, x, y, fmt):
     return y
 
 
-@functools.lru_cache(maxsize=None)
-def _table(fmt: Format):
-    """float32 value of every code of a <= 16-bit format, indexed by its code (every byte value: sub-byte formats
-    take their storage's whole byte)."""
-    return fmt.decode(np.arange(1 << 8 * fmt.storage.itemsize)).astype(np.float32)
+@seam
+def widened(a, fmt=None):
+    """Storage of a format (an array of its storage dtype, NumPy or CuPy) as float32 values, exactly."""
+    return a if a.dtype == _F32 else a.astype(np.float32)
 
 
 def widen(a, fmt=None):
     """Format storage -> float32 values (exact)."""
-    if a.dtype is _F16 and _HALF_KERNELS and type(a) is np.ndarray:     # float16 first: the emulation's common call
-        if a.size <= SMALL_WIDEN:
-            return a.astype(np.float32)
-        if a.flags.c_contiguous:
-            out = np.empty(a.shape, _F32)
-            HALF_WIDE[a.ndim](a, out)
-            return out
-    if a.dtype == _F32:
-        return a
-    hardware = HARDWARE_HALF and a.dtype == _F16         # the CPU's own float16 -> float32 conversion
-    if not isinstance(a, np.ndarray) or not JIT or a.dtype.itemsize > 2 or not a.dtype.isnative or \
-            a.size <= (SMALL_WIDEN if hardware else SMALL) or a.dtype == _BF16:
-        return a.astype(np.float32)         # bfloat16: a 16-bit shift, which ml_dtypes does at memory speed
-    if not a.flags.c_contiguous:            # a permuted view (an NCHW view of NHWC data): widen it in memory order
-        base, back = _memory_order(a)
-        if base is not None:
-            return widen(base, fmt).transpose(back)
-    out = np.empty(a.shape, _F32)
-    codes = np.ascontiguousarray(a).ravel().view(_CODES[a.dtype.itemsize * 8])
-    if hardware:
-        WIDEN_HALF(codes, out.ravel())
-    else:
-        GATHER(codes, _table(as_format(a.dtype) if fmt is None else fmt), out.ravel())
-    return out
+    return SEAMS.widened(a, fmt)
 
 
 def _memory_order(x):
@@ -895,9 +671,9 @@ def _contiguous(x):
 
 
 def _no_tensor(x):
-    """round_to takes arrays: a minifp tensor would otherwise become a 0-d object array and a confusing error."""
-    from ._tensor import Tensor
-    if isinstance(x, Tensor):
+    """round_to takes arrays: a minifp tensor (anything with a format and an astype) would otherwise become a 0-d
+    object array and a confusing error."""
+    if type(x) is not np.ndarray and hasattr(x, "fmt") and hasattr(x, "astype"):
         raise TypeError(f"x: got a minifp tensor ({x.fmt or x.dtype}); round_to takes arrays: use "
                         f"x.astype(fmt, mode=..., bits=...) for a tensor, or round_to(x.numpy(), ...)")
 

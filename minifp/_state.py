@@ -41,12 +41,15 @@ class _State(threading.local):
         self.layer = None           # the innermost layer being called, which the ops it creates belong to
         self.accumulator = None     # an Accumulator for matmul, conv and sum/mean, or None: float32 (BLAS)
         self.fp8 = None             # the DelayedScaling recipe GEMMs follow (minifp.fp8_autocast), or None
+        self.fp8_pending = None     # in an fp8_autocast block: id -> the GEMM scaling states to update at its exit
+        self.fp8_touched = {}       # id -> the GEMM scaling states a backward pass went through
+        self.fp8_by_op = {}         # op name -> the scaling state of GEMMs outside layers and without a parameter
 
 
 STATE = _State()
 
 
-class _Setting:
+class Setting:
     """STATE.name = value inside the block, the previous value restored after it (a class, not a generator:
     layers enter one on every call, and this costs a fifth as much)."""
 
@@ -66,15 +69,15 @@ class _Setting:
 
 def grad_mode(enabled):
     """Record the graph (True) or not (False) inside the block."""
-    return _Setting("grad_enabled", bool(enabled))
+    return Setting("grad_enabled", bool(enabled))
 
 
 def layer_scope(layer):
     """Ops created inside the block belong to `layer` (for the monitor)."""
-    return _Setting("layer", layer)
+    return Setting("layer", layer)
 
 
-class autocast_scope(_Setting):
+class autocast_scope(Setting):
     """Ops run as the Autocast `policy` says (None: autocast off) inside the block; the cast cache is
     emptied when the outermost region ends."""
 
@@ -97,7 +100,7 @@ class autocast_scope(_Setting):
 @contextlib.contextmanager
 def watching(report):
     """`report` records every rounding of this thread inside the block."""
-    with _Setting("monitors", STATE.monitors + (report,)):
+    with Setting("monitors", STATE.monitors + (report,)):
         yield
 
 
@@ -113,4 +116,4 @@ class Accumulator:
 
 def accumulate_scope(acc):
     """The ops that accumulate do so as the Accumulator `acc` says (None: float32 BLAS) inside the block."""
-    return _Setting("accumulator", acc)
+    return Setting("accumulator", acc)

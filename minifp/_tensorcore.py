@@ -57,7 +57,8 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from ._accumulate import _bits64, _float64
+from ._intrinsics import bits64_of as _bits64, float64_of as _float64
+from ._rounding import round_to
 from ._formats import Format, bfloat16, float8_e4m3, float8_e5m2, float16, tf32
 
 DEVICES = ("V100", "A100", "H100", "B200")
@@ -429,7 +430,6 @@ def _check_values(x, fmt, arg):
     if fmt.subnormals:          # every finite value the format holds, read off its bits (round_to's check, faster)
         ok = _outside(x.ravel(), fmt.emin, fmt.man_bits, float(fmt.decode(fmt.max_code))) == 0
     else:
-        from ._rounding import round_to
         finite = np.isfinite(x)
         ok = np.array_equal(np.asarray(round_to(x[finite], fmt), np.float64), x[finite])
     if not ok:

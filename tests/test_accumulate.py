@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import minifp as mf
-from minifp import _accumulate
+from minifp import _accumulate, _speed
 
 CUSTOM = mf.Format(4, 5)
 
@@ -101,11 +101,13 @@ def exact_chain(a, b, fmt):
 def test_products_beyond_float32s_range_take_the_float64_kernel():
     rng = np.random.default_rng(8)
     a, b = values(rng, (2, 30), mf.bfloat16).astype(np.float32), values(rng, (30, 3), mf.bfloat16).astype(np.float32)
-    assert _accumulate._lanes32(a, b, mf.bfloat16, mf.bfloat16) is not None     # float32 lanes
+    assert _speed._lanes32(a, b, mf.bfloat16, mf.bfloat16) is not None     # float32 lanes (the speed module)
     a[0, 0] = b[0, 0] = 2.0**-75                                     # a product of 2**-150
-    assert _accumulate._lanes32(a, b, mf.bfloat16, mf.bfloat16) is None
+    assert _speed._lanes32(a, b, mf.bfloat16, mf.bfloat16) is None
     out = _accumulate.matmul2d(a, b, mf.bfloat16, "sequential", mf.bfloat16)
     assert np.array_equal(out, exact_chain(a, b, mf.bfloat16))
+    chain = np.empty_like(out)
+    assert np.array_equal(_speed.chain_matmul(a, b, chain, mf.bfloat16, mf.bfloat16), out)
 
 
 def test_a_tie_that_float64_would_make_is_rounded_as_the_exact_sum():
@@ -309,7 +311,7 @@ def test_tensor_cores_route_matmuls_to_the_model(monkeypatch):
         calls.append((a.shape, b.shape, device, fmt))
         return (a.astype(np.float32) @ b.astype(np.float32)) + 1      # a recognisable stand-in
     fake = types.SimpleNamespace(DEVICES=("V100", "A100", "H100", "B200"), matmul=matmul)
-    monkeypatch.setitem(sys.modules, "minifp._tensorcore", fake)
+    monkeypatch.setattr(_accumulate, "_tensorcore", fake)
     a, b = mf.tensor(np.ones((2, 3)), dtype="float16"), mf.tensor(np.ones((3, 4)), dtype="float16")
     with mf.accumulate(tensor_core="H100"):
         out = mf.matmul(a, b)

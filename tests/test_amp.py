@@ -9,7 +9,9 @@ import pytest
 
 import minifp as mf
 import minifp.torch as torch
-from minifp._loss_scale import DynamicLossScale, _scaled_finite, _times_finite, all_finite, unscaled
+from minifp import _speed
+from minifp._loss_scale import DynamicLossScale, all_finite
+from minifp._seams import PLAIN
 from minifp.tf import keras as tf_keras
 
 
@@ -51,8 +53,8 @@ def test_unscaled_is_numpys_product_or_quotient_and_finite_check(divide, factor,
     f = np.float32(factor)
     with np.errstate(all="ignore"):
         expected = values / f if divide else values * f
-    results = {"unscaled": unscaled(values, factor, divide), "the kernel's loop": _loop(values, f, divide),
-               "strided (NumPy's path)": unscaled(np.repeat(values, 2)[::2], factor, divide)}
+    results = {"the plain path": PLAIN.unscaled(values, factor, divide), "the kernel": _speed.unscaled(values, factor, divide),
+               "strided (NumPy's path)": _speed.unscaled(np.repeat(values, 2)[::2], factor, divide)}
     if not divide:
         results["in place (unscale_'s loop)"] = _in_place(values, f)
     for name, (out, finite) in results.items():
@@ -60,16 +62,10 @@ def test_unscaled_is_numpys_product_or_quotient_and_finite_check(divide, factor,
         assert finite is (bad is None), name
 
 
-def _loop(values, factor, divide):
-    out = np.empty_like(values)
-    with np.errstate(all="ignore"):
-        return out, bool(_scaled_finite(values, factor, divide, out))
-
-
 def _in_place(values, factor):
     out = values.reshape(10, -1).copy()
     with np.errstate(all="ignore"):
-        return out.reshape(-1), bool(_times_finite(out, factor))
+        return out.reshape(-1), bool(_speed.times_in_place(out, factor))
 
 
 # -- GradScaler (minifp.torch) --------------------------------------------------------------------------------
@@ -207,8 +203,7 @@ def test_autocast_copies_hold_values_and_give_what_explicit_casts_give():
 
     copies, values = run(True)
     _, expected = run(False)
-    storage = np.float32 if mf._rounding._HALF_KERNELS else np.float16     # values where the kernels serve
-    assert copies and all(c.dtype == torch.float16 and c._data.dtype == storage for c in copies)
+    assert copies and all(c.dtype == torch.float16 and mf.engine.storage(c).dtype == np.float16 for c in copies)
     for got, want in zip(values, expected):
         assert got.dtype == want.dtype and np.ascontiguousarray(got).tobytes() == np.ascontiguousarray(want).tobytes()
 

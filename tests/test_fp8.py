@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import minifp as mf
-from minifp import _fp8
+from minifp import _fp8, _speed
+from minifp._seams import PLAIN
 from minifp._fp8 import E4M3, E5M2, update_scaling
 from minifp._rounding import round_to, widen
 
@@ -113,8 +114,9 @@ def test_quantise_bit_for_bit(fmt):
     same = lambda a: ((a.view(np.uint32) == want.view(np.uint32)) | (np.isnan(a) & np.isnan(want))).all()
     assert same(_fp8._fp8_values(v.copy(), fmt))
     out = np.empty_like(v)
-    _fp8._quantize_kernel(v, F32(1), *_fp8._CONST[fmt], out)
+    _speed._quantize_kernel(v, F32(1), *_fp8.CONSTANTS[fmt], out)
     assert same(out)
+    assert same(_speed.quantized(np, v, F32(1), fmt)) and same(PLAIN.quantized(np, v, F32(1), fmt))
     assert _fp8._amax(np, F32([1, -3, np.nan, 2])) == 3 and _fp8._amax(np, F32([np.nan])) == 0
 
 

@@ -9,7 +9,10 @@ import numpy as np
 import pytest
 
 import minifp as mf
-from minifp import _rounding as R
+from minifp import _rounding as R, _speed
+from minifp._seams import PLAIN
+
+BIG = 4096           # arrays of more elements than this go through every kernel
 
 JIT = not numba.config.DISABLE_JIT
 NATIVE = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16,
@@ -55,13 +58,15 @@ def test_kernel_matches_native_casts(name):
     assert same_bits(R.round_reference(x, fmt), expected) == 0
 
 
-def test_float16_bit_kernel_matches_numpy_too(monkeypatch):
-    # round_kernel takes the CPU's own float16 conversion where there is one (R.HARDWARE_HALF); the bit
-    # kernel, which counted rounding and other CPUs use, must agree as well.
-    monkeypatch.setattr(R, "HARDWARE_HALF", False)
+def test_float16_conversions_of_the_speed_module_match_numpy_too():
+    # round_kernel is the bit kernel; the speed module rounds float16 by the CPU's own conversion where there is one
     x = edge_sample(mf.float16)
     with np.errstate(all="ignore"):
-        assert same_bits(R.round_kernel(x, mf.float16), x.astype(np.float16)) == 0
+        want = x.astype(np.float16)
+    assert same_bits(_speed.rounded(x, mf.float16), want) == 0
+    assert same_bits(_speed.round_result(x, mf.float16)[0], want) == 0
+    codes, values = _speed.round_result(x, mf.float16, keep=True)
+    assert same_bits(codes, want) == 0 and (values is None or same_bits(values, want.astype(np.float32)) == 0)
 
 
 @pytest.mark.parametrize("name", NATIVE)
@@ -240,7 +245,7 @@ def test_tf32_takes_its_one_pass_kernel_with_the_general_kernels_results():
     nan = np.array([0xFF800001], np.uint32).view(np.float32)[0]
     x = np.array([3.4028235e38, -3.4028235e38, nan, -(1 + 3 * 2**-11), -2.0**-140, 1e-45], np.float32)
     got = mf.round_to(x, "tf32")
-    assert R._nearest_plan(mf.tf32) is not None
+    assert R.nearest_plan(mf.tf32) is not None
     assert got.view(np.uint32).tolist() == [0x7F800000, 0xFF800000, 0xFFC00000,
                                             np.float32(-(1 + 2**-9)).view(np.uint32), 0x80000000, 0]
     counts = np.zeros(4, np.int64)
@@ -250,13 +255,12 @@ def test_tf32_takes_its_one_pass_kernel_with_the_general_kernels_results():
     assert counts.tolist() == [2, 2, 0, 1]
 
 
-@pytest.mark.parametrize("hardware", sorted({False, R.HARDWARE_HALF}))   # the gather, and the CPU's own
-def test_widen_is_exact_for_every_code(hardware, monkeypatch):
-    monkeypatch.setattr(R, "HARDWARE_HALF", hardware)
+@pytest.mark.parametrize("widened", [PLAIN.widened, _speed.widened], ids=["plain", "speed"])
+def test_widen_is_exact_for_every_code(widened):
     for name, native in NATIVE.items():
         codes = np.arange(1 << mf.FORMATS[name].bits, dtype=np.uint16 if mf.FORMATS[name].bits == 16 else np.uint8)
-        stored = np.tile(codes, 2 * R.SMALL // codes.size + 1).view(native)      # past the native-cast size
-        assert same_bits(R.widen(stored), stored.astype(np.float32)) == 0
+        stored = np.tile(codes, 2 * BIG // codes.size + 1).view(native)      # past the speed module's smallest size
+        assert same_bits(widened(stored), stored.astype(np.float32)) == 0
 
 
 def exact_integer_rounding(v, fmt, mode):
@@ -317,7 +321,7 @@ def test_long_doubles_round_once(mode):
 @pytest.mark.parametrize("storage", sorted({np.dtype(f.storage) for f in mf.FORMATS.values()}, key=str), ids=str)
 @pytest.mark.parametrize("fmt", [mf.float8_e4m3, mf.float16, mf.Format(3, 4)], ids=str)
 def test_every_storage_dtype_is_taken_as_its_values(storage, fmt):
-    x = np.random.default_rng(5).standard_normal(3 * R.SMALL).astype(np.float32).astype(storage)   # past the casts
+    x = np.random.default_rng(5).standard_normal(3 * BIG).astype(np.float32).astype(storage)   # past the casts
     wide = x.astype(np.float32)
     with np.errstate(all="ignore"):
         assert same_bits(mf.round_to(x, fmt), mf.round_to(wide, fmt)) == 0
@@ -344,7 +348,7 @@ def test_shapes_are_kept(fmt, mode, counts, make):
     tally = np.zeros(4, np.int64) if counts else None
     for fn in (mf.round_to, R.round_kernel):
         assert fn(make(1.25), fmt, mode, rng=0, counts=tally).shape == ()
-    for shape in ((2, 0), (3, 1, 2), (R.SMALL + 1, 2)):
+    for shape in ((2, 0), (3, 1, 2), (BIG + 1, 2)):
         assert mf.round_to(np.full(shape, make(1.25)), fmt, mode, rng=0, counts=tally).shape == shape
     assert R.widen(np.float16(1.0)).shape == () and R.widen(np.zeros((0, 3), np.float16)).shape == (0, 3)
 

@@ -8,20 +8,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _formats as F
-from .._backend import to_numpy
-from .._tensor import Tensor as _EngineTensor, tensor as _engine_tensor
+from .. import engine
+from ..engine import make, rewrap, storage, Tensor as _EngineTensor, tensor as _engine_tensor, to_numpy
 
 __all__ = ["DType", "as_dtype", "format_of", "is_float_dtype", "Tensor", "convert_to_tensor", "is_tensor"]
 
 # Keras's dtype names -> minifp formats (None: integer and bool dtypes, kept as NumPy arrays).
-_FLOATS = {"float32": F.float32, "float16": F.float16, "bfloat16": F.bfloat16,
-           "float8_e4m3fn": F.float8_e4m3, "float8_e5m2": F.float8_e5m2,
-           "float64": F.float32}        # minifp has no float64 format: float64 data becomes float32
+_FLOATS = {"float32": engine.float32, "float16": engine.float16, "bfloat16": engine.bfloat16,
+           "float8_e4m3fn": engine.float8_e4m3, "float8_e5m2": engine.float8_e5m2,
+           "float64": engine.float32}        # minifp has no float64 format: float64 data becomes float32
 _INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool")
 _ALIASES = {"float": "float32", "double": "float64", "half": "float16", "int": "int64"}
-_BY_FORMAT = {F.float32: "float32", F.float16: "float16", F.bfloat16: "bfloat16",
-              F.float8_e4m3: "float8_e4m3fn", F.float8_e5m2: "float8_e5m2"}
+_BY_FORMAT = {engine.float32: "float32", engine.float16: "float16", engine.bfloat16: "bfloat16",
+              engine.float8_e4m3: "float8_e4m3fn", engine.float8_e5m2: "float8_e5m2"}
 VALID = ", ".join(list(_FLOATS) + list(_INTS))
 
 
@@ -49,7 +48,7 @@ def as_dtype(x, arg="dtype"):
     if x is bool:
         return DType("bool")
     name = getattr(x, "name", None) if not isinstance(x, str) else x
-    if isinstance(x, F.Format):
+    if isinstance(x, engine.Format):
         name = _BY_FORMAT.get(x, x.name)
     elif not isinstance(x, str) and not isinstance(name, str):
         try:
@@ -58,7 +57,7 @@ def as_dtype(x, arg="dtype"):
             name = None
     if isinstance(name, str):
         name = _ALIASES.get(name, name)
-        if name in _FLOATS or name in _INTS or name in F.FORMATS:
+        if name in _FLOATS or name in _INTS or name in engine.FORMATS:
             return DType(name)
     raise ValueError(f"Invalid dtype: {x!r}. Valid dtypes: {VALID}")
 
@@ -70,7 +69,7 @@ def format_of(dtype):
     name = str(as_dtype(dtype))
     if name in _INTS:           # Keras's integers, even where minifp has a format of that name (int8)
         return None
-    return _FLOATS.get(name) or F.FORMATS.get(name)
+    return _FLOATS.get(name) or engine.FORMATS.get(name)
 
 
 def is_float_dtype(dtype):
@@ -85,11 +84,11 @@ class Tensor(_EngineTensor):
 
     @property
     def dtype(self):
-        return DType(_BY_FORMAT.get(self.fmt, self.fmt.name) if self.fmt is not None else self._data.dtype.name)
+        return DType(_BY_FORMAT.get(self.fmt, self.fmt.name) if self.fmt is not None else storage(self).dtype.name)
 
     def numpy(self):
         """The values as a host NumPy array (float16, bfloat16, float32 ... storage)."""
-        return to_numpy(self._data)
+        return to_numpy(storage(self))
 
     def __array__(self, dtype=None, copy=None):
         arr = self.numpy()
@@ -100,7 +99,7 @@ class Tensor(_EngineTensor):
         return format(self.numpy()[()], spec) if self.ndim == 0 else super().__format__(spec)
 
     def __repr__(self):
-        vals = np.array2string(to_numpy(self.float32()) if self.fmt else to_numpy(self._data), precision=6,
+        vals = np.array2string(to_numpy(self.float32()) if self.fmt else to_numpy(storage(self)), precision=6,
                                separator=", ")
         return f"<Tensor shape={self.shape}, dtype={self.dtype}, numpy=\n{vals}>"
 
@@ -115,27 +114,26 @@ def convert_to_tensor(x, dtype=None):
     if dtype is not None:
         dtype = as_dtype(dtype)
     if isinstance(x, _EngineTensor):
-        if dtype is None or str(dtype) == str(as_dtype(x.fmt if x.fmt is not None else x._data.dtype)):
-            return x if isinstance(x, Tensor) else Tensor._wrap(x._data, x.fmt, x.requires_grad, x._node, x.device)
+        if dtype is None or str(dtype) == str(as_dtype(x.fmt if x.fmt is not None else storage(x).dtype)):
+            return x if isinstance(x, Tensor) else rewrap(x, Tensor)
         fmt = format_of(dtype)
         if fmt is not None and x.fmt is not None:
             return _as_face(x.astype(fmt))
-        x = x.float32() if x.fmt is not None else x._data
+        x = x.float32() if x.fmt is not None else storage(x)
     arr = np.asarray(x) if not hasattr(x, "__cuda_array_interface__") else x
     if dtype is None:
         if arr.dtype.kind in "biu":
-            return Tensor._wrap(arr.copy(), None)
-        fmt = F._BY_STORAGE.get(arr.dtype, F.float32)
+            return make(Tensor, arr.copy(), None)
+        fmt = engine.format_of(arr.dtype) or engine.float32
     else:
         fmt = format_of(dtype)
         if fmt is None:
-            return Tensor._wrap(arr.astype(str(dtype)), None)
-    t = _engine_tensor(arr, dtype=fmt)
-    return Tensor._wrap(t._data, t.fmt, False, None, t.device)
+            return make(Tensor, arr.astype(str(dtype)), None)
+    return rewrap(_engine_tensor(arr, dtype=fmt), Tensor)
 
 
 def _as_face(t):
     """An engine tensor seen as this face's Tensor (same storage and graph node)."""
     if isinstance(t, Tensor):
         return t
-    return Tensor._wrap(t._data, t.fmt, t.requires_grad, t._node, t.device)
+    return rewrap(t, Tensor)

@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 
-from .._tensor import Tensor as _EngineTensor
+from ..engine import Tensor as _EngineTensor
 
 __all__ = ["Callback", "CallbackList", "History", "ProgbarLogger", "Progbar", "EarlyStopping", "ModelCheckpoint",
            "LearningRateScheduler", "ReduceLROnPlateau", "CSVLogger", "TerminateOnNaN", "LambdaCallback"]

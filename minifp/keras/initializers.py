@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .. import _random
+from ..engine import generator, rng
 from . import backend
 
 __all__ = ["Initializer", "Zeros", "Ones", "Constant", "RandomNormal", "RandomUniform", "TruncatedNormal",
@@ -26,7 +26,7 @@ def _fans(shape):
 
 
 def _rng(seed):
-    return _random.generator(seed) if seed is not None else _random.rng()
+    return generator(seed) if seed is not None else rng()
 
 
 class Initializer:

@@ -20,8 +20,8 @@ import functools
 
 import numpy as np
 
-from .. import _formats as F
-from .._tensor import Tensor as _EngineTensor, apply
+from .. import engine
+from ..engine import apply, made_like, make, storage, Tensor as _EngineTensor
 from . import _registry
 
 __all__ = ["Loss", "LossFunctionWrapper", "MeanSquaredError", "MeanAbsoluteError", "Huber", "BinaryCrossentropy",
@@ -49,21 +49,21 @@ def _tensor(x, fmt=None, like=None):
     format (float32 for arrays and integer tensors). A tensor already in fmt is returned as it is."""
     if isinstance(x, _EngineTensor):
         if x.fmt is None:
-            x = x._like(x._data.astype(np.float32), F.float32)
+            x = made_like(x, storage(x).astype(np.float32), engine.float32)
         return x if fmt is None or x.fmt == fmt else apply("cast", x, _out=fmt)
     cls = type(like) if isinstance(like, _EngineTensor) else _face_class()
     arr = np.asarray(x.numpy() if hasattr(x, "numpy") else x)
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"expected real numbers (an array or a tensor), got {type(x).__name__} of dtype {arr.dtype}")
-    t = cls._wrap(np.array(arr, dtype=np.float32), F.float32)
-    return t if fmt is None or fmt == F.float32 else apply("cast", t, _out=fmt)
+    t = make(cls, np.array(arr, dtype=np.float32), engine.float32)
+    return t if fmt is None or fmt == engine.float32 else apply("cast", t, _out=fmt)
 
 
 def _like(y_true, y_pred):
     """y_true in y_pred's format and class (Keras: ops.cast(y_true, y_pred.dtype))."""
     t = _tensor(y_true, y_pred.fmt, like=y_pred)
     if type(t) is not type(y_pred) and not t.requires_grad:     # labels join y_pred's class
-        t = y_pred._like(t._data, t.fmt)
+        t = made_like(y_pred, storage(t), t.fmt)
     return t
 
 
@@ -220,9 +220,9 @@ def tf_keras_sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, 
     if y_pred.ndim < 1 or labels.ndim == y_pred.ndim - 1:
         return sparse_categorical_crossentropy(y_true, y_pred, from_logits, ignore_class, axis)
     classes = y_pred.shape[-1]
-    if labels.size * classes != y_pred._data.size:
+    if labels.size * classes != storage(y_pred).size:
         raise ValueError(f"`labels.shape` must equal `logits.shape` except for the last dimension. Received: "
-                         f"labels.shape={(labels.size,)} and logits.shape={(y_pred._data.size // classes, classes)} "
+                         f"labels.shape={(labels.size,)} and logits.shape={(storage(y_pred).size // classes, classes)} "
                          f"(flattened from target.shape={labels.shape}, output.shape={y_pred.shape})")
     flat = apply("reshape", y_pred, shape=(-1, classes))
     res = sparse_categorical_crossentropy(labels.reshape(-1), flat, from_logits, ignore_class, -1)
@@ -250,7 +250,7 @@ def _sparse_categorical_crossentropy(y_true, y_pred, from_logits, ignore_class, 
         valid = labels != ignore_class
         labels = np.where(valid, labels, 0)
         # The mask as a tensor of y_pred's class, so that the results stay of that class (and hold the mask).
-        y_pred = apply("where", y_pred._like(valid[..., None], None), y_pred, 0)
+        y_pred = apply("where", made_like(y_pred, valid[..., None], None), y_pred, 0)
     classes = y_pred.shape[-1]
     if labels.size and (labels.min() < 0 or labels.max() >= classes):
         # TensorFlow raises on CPU ("Received a label value of 10 which is outside the valid range of [0, 10)").
@@ -264,14 +264,14 @@ def _sparse_categorical_crossentropy(y_true, y_pred, from_logits, ignore_class, 
     picked = apply("reshape", logp, shape=(-1, classes))[np.arange(labels.size), labels.reshape(-1)]
     res = apply("neg", apply("reshape", picked, shape=labels.shape))
     if valid is not None:
-        res = apply("where", y_pred._like(valid, None), res, 0.0)
+        res = apply("where", made_like(y_pred, valid, None), res, 0.0)
     return res, valid
 
 
 def _labels(y_true):
     """Integer class indices from y_true (Keras casts them to int64, truncating floats)."""
     arr = y_true.float32() if isinstance(y_true, _EngineTensor) and y_true.fmt is not None else \
-        y_true._data if isinstance(y_true, _EngineTensor) else np.asarray(y_true)
+        storage(y_true) if isinstance(y_true, _EngineTensor) else np.asarray(y_true)
     arr = np.asarray(arr)
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"y_true must hold integer class indices, got dtype {arr.dtype}")
@@ -322,13 +322,13 @@ def reduce_values(values, sample_weight=None, reduction="sum_over_batch_size"):
         if reduction == "mean_with_sample_weight" and sample_weight is not None:
             divisor = float(np.sum(sample_weight.float32(), dtype=np.float32))
         else:
-            divisor = float(np.float32(values._data.size))
+            divisor = float(np.float32(storage(values).size))
         # divide_no_nan: 0 when the divisor is 0
         loss = apply("div", loss, divisor) if divisor else apply("where", np.array(False), loss, 0.0)
     return loss
 
 
-def reduce_weighted_values(values, sample_weight=None, mask=None, reduction="sum_over_batch_size", fmt=F.float32):
+def reduce_weighted_values(values, sample_weight=None, mask=None, reduction="sum_over_batch_size", fmt=engine.float32):
     """The per-sample values weighted, masked and reduced, as Keras's loss.reduce_weighted_values."""
     reduction = standardize_reduction(reduction)
     values = _tensor(values, fmt)
@@ -359,7 +359,7 @@ class Loss:
         self.name = name or _auto_name(type(self).__name__)
         self.reduction = standardize_reduction(reduction)
         self._dtype = "float32" if dtype is None else _dtype_name(dtype)
-        self._fmt = F.as_format(self._dtype, "dtype")
+        self._fmt = engine.as_format(self._dtype, "dtype")
 
     @property
     def dtype(self):
@@ -396,7 +396,7 @@ def _dtype_name(dtype):
     """The name of a dtype given as a name, a DType, a minifp Format or a DTypePolicy (its compute dtype)."""
     dtype = getattr(dtype, "compute_dtype", dtype)
     name = dtype if isinstance(dtype, str) else getattr(dtype, "name", None)
-    F.as_format(name if isinstance(name, str) else dtype, "dtype")        # unknown names raise here
+    engine.as_format(name if isinstance(name, str) else dtype, "dtype")        # unknown names raise here
     return str(name)
 
 

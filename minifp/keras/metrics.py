@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _formats as F
-from .._tensor import Tensor as _EngineTensor, no_grad
+from .. import engine
+from ..engine import make, no_grad, storage, Tensor as _EngineTensor
 from . import _registry, losses as _losses
 from .losses import (_face_class, _like, _tensor, binary_crossentropy, categorical_crossentropy, huber,
                      mean_absolute_error, mean_squared_error, sparse_categorical_crossentropy,
@@ -31,14 +31,14 @@ __all__ = ["Metric", "Mean", "Sum", "MeanMetricWrapper", "Accuracy", "BinaryAccu
 def _f32(x):
     """The values of a tensor or array as a float32 NumPy array (exact for every minifp format)."""
     if isinstance(x, _EngineTensor):
-        x = x.float32() if x.fmt is not None else x._data.astype(np.float32)
+        x = x.float32() if x.fmt is not None else storage(x).astype(np.float32)
     return np.asarray(x, dtype=np.float32)
 
 
 def _out(values, like=None):
     """Per-sample metric values (float32, Keras's floatx) as a tensor of the face's class."""
     cls = type(like) if isinstance(like, _EngineTensor) else _face_class()
-    return cls._wrap(np.asarray(values, dtype=np.float32), F.float32)
+    return make(cls, np.asarray(values, dtype=np.float32), engine.float32)
 
 
 def _scalar(value):
@@ -322,7 +322,7 @@ class RootMeanSquaredError(Mean):
 
     def update_state(self, y_true, y_pred, sample_weight=None):
         with no_grad():
-            y_true, y_pred = squeeze_or_expand_to_same_rank(_tensor(y_true, F.float32), _tensor(y_pred, F.float32))
+            y_true, y_pred = squeeze_or_expand_to_same_rank(_tensor(y_true, engine.float32), _tensor(y_pred, engine.float32))
         d = _f32(y_pred) - _f32(y_true)
         return super().update_state(d * d, sample_weight=sample_weight)
 

@@ -29,8 +29,7 @@ import warnings
 
 import numpy as np
 
-from .._files import atomic_file
-from .._tensor import Tensor as _EngineTensor
+from ..engine import atomic_file, Tensor as _EngineTensor
 
 __all__ = ["load_weights", "save_weights"]
 

@@ -13,10 +13,7 @@ import warnings
 
 import numpy as np
 
-from .. import _checks
-from .._random import rng
-from .._formats import float32
-from .._tensor import Tensor as _EngineTensor, apply, no_grad, tensor
+from ..engine import apply, checks, float32, no_grad, rng, storage, Tensor as _EngineTensor, tensor
 from . import callbacks as callbacks_module
 
 __all__ = ["Trainer", "unpack_x_y_sample_weight", "pack_x_y_sample_weight"]
@@ -74,7 +71,7 @@ def _leaves(struct):
 def _as_array(x, name, where):
     """One input as a NumPy array of numbers (tensors give their values; float64 stays until it becomes a tensor)."""
     if isinstance(x, _EngineTensor):
-        return x.float32() if x.fmt is not None else x._data
+        return x.float32() if x.fmt is not None else storage(x)
     arr = np.asarray(x)
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"{where}: `{name}` must hold numbers, got an array of dtype {arr.dtype}")
@@ -327,7 +324,7 @@ class Trainer:
         always runs eagerly).
         """
         from . import optimizers as optimizers_module
-        _checks.integer("steps_per_execution", steps_per_execution, lo=1, where="compile(): ")
+        checks.integer("steps_per_execution", steps_per_execution, lo=1, where="compile(): ")
         if metrics is not None and not isinstance(metrics, (list, tuple, dict)):
             raise TypeError(f"Expected `metrics` argument to be a list, tuple, or dict. Received instead: "
                             f"metrics={metrics} of type {type(metrics)}")
@@ -500,17 +497,17 @@ class Trainer:
         self._assert_compile_called("fit")
         where = "fit()"
         batch_size = _batch_size(batch_size, steps_per_epoch, where)
-        _checks.integer("epochs", epochs, lo=0, where="fit(): ")
-        _checks.integer("initial_epoch", initial_epoch, lo=0, where="fit(): ")
+        checks.integer("epochs", epochs, lo=0, where="fit(): ")
+        checks.integer("initial_epoch", initial_epoch, lo=0, where="fit(): ")
         verbose = _verbose(verbose, where)
         if steps_per_epoch is not None:
-            _checks.integer("steps_per_epoch", steps_per_epoch, lo=1, where="fit(): ")
+            checks.integer("steps_per_epoch", steps_per_epoch, lo=1, where="fit(): ")
         if not isinstance(validation_freq, (int, list)) or isinstance(validation_freq, bool):
             raise ValueError(f"Expected `validation_freq` to be a list or int. Received: "
                              f"validation_freq={validation_freq} of the type {type(validation_freq)}.")
         if shuffle not in (True, False, "batch"):
             raise ValueError(f"fit(): shuffle must be True, False or 'batch', got {shuffle!r}")
-        _checks.number("validation_split", validation_split, lo=0, hi=1, hi_open=True, where="fit(): ")
+        checks.number("validation_split", validation_split, lo=0, hi=1, hi_open=True, where="fit(): ")
         if is_iterable_data(x):
             _refuse_with_dataset(x, where, y, sample_weight, class_weight, validation_split)
             if shuffle and _input_type(x) == "generator":
@@ -601,7 +598,7 @@ class Trainer:
         batch_size = _batch_size(batch_size, steps, where)
         verbose = _verbose(verbose, where)
         if steps is not None:
-            _checks.integer("steps", steps, lo=1, where="evaluate(): ")
+            checks.integer("steps", steps, lo=1, where="evaluate(): ")
         if is_iterable_data(x):
             _refuse_with_dataset(x, where, y, sample_weight)
             batches = _IterBatches(x, steps, self.steps_per_execution, where)
@@ -640,7 +637,7 @@ class Trainer:
         batch_size = _batch_size(batch_size, steps, where)
         verbose = _verbose(verbose, where)
         if steps is not None:
-            _checks.integer("steps", steps, lo=1, where="predict(): ")
+            checks.integer("steps", steps, lo=1, where="predict(): ")
         if is_iterable_data(x):
             batches = _IterBatches(x, steps, self.steps_per_execution, where)
         else:
@@ -807,7 +804,7 @@ def _batch_size(batch_size, steps, where):
     """Keras's batch_size: an integer >= 1; None means 32 (or what `steps` batches need)."""
     if batch_size is None:
         return 32
-    return _checks.integer("batch_size", batch_size, lo=1, where=where + ": ")
+    return checks.integer("batch_size", batch_size, lo=1, where=where + ": ")
 
 
 def _verbose(verbose, where):
@@ -815,7 +812,7 @@ def _verbose(verbose, where):
     if isinstance(verbose, str):
         if verbose == "auto":
             return 1
-    elif (isinstance(verbose, (bool, np.bool_)) or _checks.is_integer(verbose)) and verbose in (0, 1, 2):
+    elif (isinstance(verbose, (bool, np.bool_)) or checks.is_integer(verbose)) and verbose in (0, 1, 2):
         return int(verbose)
     raise ValueError(f"{where}: verbose must be 0, 1, 2 or 'auto', got {verbose!r}")
 
@@ -893,7 +890,7 @@ def _resolve_loss(loss, loss_weights, tf_keras=False):
         weight = next(iter(weight.values())) if len(weight) == 1 else weight
     if isinstance(weight, (list, tuple)):
         weight = weight[0] if len(weight) == 1 else weight
-    if weight is not None and not _checks.is_number(weight):
+    if weight is not None and not checks.is_number(weight):
         raise ValueError(f"compile(): loss_weights must be a number (or a list/dict of one) for a single-output "
                          f"model, got {loss_weights!r}")
     if str(loss).lower() not in ("crossentropy", "ce"):

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._backend import to_numpy
-from .._random import generator
-from .._tensor import Tensor as _EngineTensor
+from ..engine import generator, storage, Tensor as _EngineTensor, to_numpy
 from . import _ops
 
 __all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY"]
@@ -41,7 +39,7 @@ def _leaves(x):
 
 def _array(x):
     """A component as a host array (tensors' values in their storage dtype)."""
-    return to_numpy(x._data) if isinstance(x, _EngineTensor) else np.asarray(x)
+    return to_numpy(storage(x)) if isinstance(x, _EngineTensor) else np.asarray(x)
 
 
 class Dataset:

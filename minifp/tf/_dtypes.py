@@ -11,7 +11,7 @@ import builtins
 import ml_dtypes
 import numpy as np
 
-from .. import _formats as F
+from .. import engine
 from ..keras import _tensor as _K
 
 __all__ = ["DType", "as_dtype", "format_of", "float16", "half", "float32", "float64", "double", "bfloat16",
@@ -40,7 +40,7 @@ class DType(_K.DType):
     @property
     def max(self):
         """The largest finite value of the dtype."""
-        return F.finfo(F.as_format(self.name)).max if self.is_floating else \
+        return engine.finfo(engine.as_format(self.name)).max if self.is_floating else \
             builtins.bool(True) if self.is_bool else int(np.iinfo(_NUMPY[self.name]).max)
 
     @property
@@ -73,7 +73,7 @@ def as_dtype(x, arg="dtype"):
         return bool
     if isinstance(x, str):
         name = x
-    elif isinstance(x, F.Format):
+    elif isinstance(x, engine.Format):
         name = x.name
     else:
         try:
@@ -90,7 +90,7 @@ def as_dtype(x, arg="dtype"):
 def format_of(x):
     """The minifp Format of a floating dtype, None for integer and bool dtypes."""
     d = as_dtype(x)
-    return F.as_format(d.name) if d.is_floating else None
+    return engine.as_format(d.name) if d.is_floating else None
 
 
 def numpy_dtype(x):

@@ -12,10 +12,7 @@ import numbers
 
 import numpy as np
 
-from .._backend import array_module, to_numpy
-from .. import _random
-from .._random import generator
-from .._tensor import Tensor as _EngineTensor, apply
+from ..engine import apply, array_module, generator, make, manual_seed, storage, Tensor as _EngineTensor, to_numpy
 from ..keras import _tensor as _K
 from . import _dtypes as D
 
@@ -34,7 +31,7 @@ def _wrap(arr, dtype, device=None):
     d = D.as_dtype(dtype)
     fmt = D.format_of(d)
     if fmt is None:
-        return Tensor._wrap(arr.astype(D.numpy_dtype(d), copy=False), None, False, None, device)
+        return make(Tensor, arr.astype(D.numpy_dtype(d), copy=False), None, False, device)
     if arr.dtype.kind in "biu":
         arr = arr.astype(np.float64)        # integers round once into the format
     return _K.convert_to_tensor(arr, d.name)
@@ -59,7 +56,7 @@ def _inferred(value):
 def constant(value, dtype=None, shape=None, name=None):
     """tf.constant: a tensor of `value` in `dtype` (inferred as TensorFlow does), filled or reshaped to `shape`."""
     if isinstance(value, _EngineTensor):
-        value = to_numpy(value.float32() if value.fmt is not None else value._data)
+        value = to_numpy(value.float32() if value.fmt is not None else storage(value))
     d = D.as_dtype(dtype) if dtype is not None else _inferred(value)
     arr = np.asarray(value)
     if not D.format_of(d) and arr.dtype.kind == "f" and not d.is_bool and np.any(arr != np.trunc(arr)):
@@ -106,7 +103,7 @@ def _t(x):
 
 def _values(t):
     """The values of a tensor as an array: float32 for floats, the stored integers or bools otherwise."""
-    return t.float32() if t.fmt is not None else t._data
+    return t.float32() if t.fmt is not None else storage(t)
 
 
 def cast(x, dtype, name=None):
@@ -119,15 +116,14 @@ def cast(x, dtype, name=None):
     fmt = D.format_of(d)
     if fmt is not None and x.fmt is not None:
         return apply("cast", x, _out=fmt)
-    xp = array_module(x._data)
+    xp = array_module(storage(x))
     v = _values(x)
     if fmt is not None:
         return _K.convert_to_tensor(to_numpy(v).astype(np.float64), d.name)
     if d.is_bool:
-        return Tensor._wrap(v != 0, None, False, None, x.device)
+        return make(Tensor, v != 0, None, False, x.device)
     with np.errstate(invalid="ignore"):
-        return Tensor._wrap((xp.trunc(v) if x.fmt is not None else v).astype(D.numpy_dtype(d)), None, False, None,
-                            x.device)
+        return make(Tensor, (xp.trunc(v) if x.fmt is not None else v).astype(D.numpy_dtype(d)), None, False, x.device)
 
 
 def _shape(shape):
@@ -304,11 +300,11 @@ def _axis(axis):
 
 def _int_reduce(fn, x, axis, keepdims):
     """A reduction of an integer or bool tensor, in integers, as TensorFlow's (no gradient to carry)."""
-    xp = array_module(x._data)
-    out = getattr(xp, fn)(x._data, axis=_axis(axis), keepdims=keepdims)
+    xp = array_module(storage(x))
+    out = getattr(xp, fn)(storage(x), axis=_axis(axis), keepdims=keepdims)
     if fn == "mean":        # integer mean truncates, as TensorFlow's
         out = xp.trunc(out)
-    return Tensor._wrap(xp.asarray(out).astype(x._data.dtype), None, False, None, x.device)
+    return make(Tensor, xp.asarray(out).astype(storage(x).dtype), None, False, x.device)
 
 
 def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
@@ -342,17 +338,17 @@ def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
 def argmax(input, axis=None, output_type=D.int64, name=None):     # noqa: A002
     """tf.argmax / tf.math.argmax: indices of the largest values along `axis` (0 when None, as TensorFlow)."""
     x = _t(input)
-    xp = array_module(x._data)
-    return Tensor._wrap(xp.argmax(_values(x), axis=0 if axis is None else axis).astype(D.numpy_dtype(output_type)),
-                        None, False, None, x.device)
+    xp = array_module(storage(x))
+    return make(Tensor, xp.argmax(_values(x), axis=0 if axis is None else axis).astype(D.numpy_dtype(output_type)),
+                None, False, x.device)
 
 
 def _test(fn, doc):
     def test(x, name=None):
         x = _t(x)
-        xp = array_module(x._data)
-        v = x.float32() if x.fmt is not None else x._data.astype(np.float32)
-        return Tensor._wrap(getattr(xp, fn)(v), None, False, None, x.device)
+        xp = array_module(storage(x))
+        v = x.float32() if x.fmt is not None else storage(x).astype(np.float32)
+        return make(Tensor, getattr(xp, fn)(v), None, False, x.device)
     test.__doc__ = doc
     return test
 
@@ -364,7 +360,7 @@ is_inf = _test("isinf", "tf.math.is_inf (bool).")
 
 def set_seed(seed):
     """tf.random.set_seed: seeds minifp's one generator (weights, dropout, shuffling, tf.random.*)."""
-    _random.manual_seed(seed)
+    manual_seed(seed)
 
 
 def random_normal(shape, mean=0.0, stddev=1.0, dtype=D.float32, seed=None, name=None):

@@ -16,9 +16,7 @@ import enum
 
 import numpy as np
 
-from .._backend import array_module
-from .._state import grad_mode
-from .._tensor import Tensor as _EngineTensor, _accumulate, _backward, _exact_in, _topological, _wide
+from ..engine import array_module, grad_mode, gradients, make, storage, Tensor as _EngineTensor
 from ..keras import _tensor as _K
 
 __all__ = ["GradientTape", "UnconnectedGradients"]
@@ -111,8 +109,7 @@ class GradientTape:
             if not isinstance(s, _EngineTensor):
                 raise ValueError(f"gradient(): sources must be tensors or variables, got {s!r} of type "
                                  f"{type(s).__name__!r}")
-        seeds = _seeds(targets, output_gradients)
-        grads = _sweep(seeds, [s for s in flat if self._differentiable(s)])
+        grads = gradients(targets, [s for s in flat if self._differentiable(s)], _seeds(targets, output_gradients))
         out = [_as_face(s, grads.get(id(s)), unconnected) for s in flat]
         self._used = True
         if not self._persistent:
@@ -149,37 +146,17 @@ def _pack(structure, values):
 
 
 def _seeds(targets, output_gradients):
-    """(target, seed array) for each float target that has a graph: ones, or the given output gradients."""
-    outs = [None] * len(targets) if output_gradients is None else _flatten(output_gradients)
+    """One output gradient per target (None: ones), checked as TensorFlow checks them."""
+    if output_gradients is None:
+        return [None] * len(targets)
+    outs = _flatten(output_gradients)
     if len(outs) != len(targets):
         raise ValueError(f"gradient(): {len(outs)} output_gradients for {len(targets)} targets")
-    seeds = []
     for t, g in zip(targets, outs):
-        if t.fmt is None or not t.requires_grad:
-            continue            # TensorFlow: an integer target, or one no watched tensor reaches, has no gradient
-        xp = array_module(t._data)
-        dtype = _exact_in(t.fmt)
-        g0 = xp.ones(t.shape, dtype) if g is None else (_wide(g, dtype) if isinstance(g, _EngineTensor)
-                                                         else xp.asarray(g, dtype=dtype))
-        if g0.shape != t.shape:
-            raise ValueError(f"gradient(): output gradient of shape {g0.shape} for a target of shape {t.shape}")
-        seeds.append((t, g0))
-    return seeds
-
-
-def _sweep(seeds, sources):
-    """{id(source): gradient storage array} by the engine's own reverse sweep (the op gradients, one rounding per
-    accumulation into each tensor's format, the numerics monitor told of each gradient); .grad is not touched."""
-    wanted, found = {id(s) for s in sources}, {}
-    if not seeds or not wanted:
-        return found
-    order = _topological(*[t for t, _ in seeds])
-    store = {}
-    for t, g0 in seeds:
-        _accumulate(store, t, g0)
-    with np.errstate(all="ignore"):
-        _backward(order, store, None, collect=(wanted, found))
-    return found
+        shape = tuple(g.shape) if hasattr(g, "shape") else np.shape(g)
+        if t.fmt is not None and t.requires_grad and shape != tuple(t.shape):
+            raise ValueError(f"gradient(): output gradient of shape {shape} for a target of shape {t.shape}")
+    return outs
 
 
 def _as_face(source, g, unconnected):
@@ -187,5 +164,5 @@ def _as_face(source, g, unconnected):
     if g is None:
         if unconnected is UnconnectedGradients.NONE:
             return None
-        g = array_module(source._data).zeros(source.shape, source._data.dtype)
-    return _K.Tensor._wrap(g, source.fmt, False, None, source.device)
+        g = array_module(storage(source)).zeros(source.shape, storage(source).dtype)
+    return make(_K.Tensor, g, source.fmt, False, source.device)

@@ -2,10 +2,7 @@
 
 `import minifp.torch as torch` runs PyTorch mixed-precision code; every value is what the GPU would hold.
 """
-from .. import _formats as _F
-from .._random import manual_seed
-from .._tensor import enable_grad, is_grad_enabled, no_grad
-from .._formats import Format, tf32
+from ..engine import enable_grad, Format, is_grad_enabled, manual_seed, no_grad, tf32
 from ._device import device
 from ._tensor import (DTYPES as _DTYPES, Size, Tensor, arange, as_tensor, bfloat16, bool_ as bool, dtype, empty,
                       empty_like, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu,
@@ -30,4 +27,3 @@ __all__ = ["Tensor", "Size", "dtype", "device", "Format", "tf32", "tensor", "as_
            "set_float32_matmul_precision", "get_float32_matmul_precision", "float", "half", "double", "long",
            "int", "short", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
            "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu", "load", "save", "utils"] + _function_names
-del _F

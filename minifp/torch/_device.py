@@ -8,8 +8,7 @@ import warnings
 
 import numpy as np
 
-from .._backend import to_numpy
-from .._tensor import Tensor as _EngineTensor, apply
+from ..engine import apply, make, set_storage, storage, Tensor as _EngineTensor, to_numpy
 
 __all__ = ["device", "is_emulated"]
 
@@ -87,9 +86,8 @@ def moved(t, where):
     """t on device `where`, differentiable: the gradient flows back to t."""
     if t.requires_grad:
         out = apply("cast", t, _out=t.fmt)
-        out._data, out.device = array_on(out._data, where), where
-        return out
-    return type(t)._wrap(array_on(t._data, where), t.fmt, False, None, where)
+        return set_storage(out, array_on(storage(out), where), out.fmt, where)
+    return make(type(t), array_on(storage(t), where), t.fmt, False, where)
 
 
 def parse_to(args, kwargs, t):

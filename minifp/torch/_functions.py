@@ -3,9 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _formats as F
-from .._state import grad_mode
-from .._tensor import Tensor as _EngineTensor, apply
+from ..engine import apply, finfo as _finfo, grad_mode, Tensor as _EngineTensor
 from ._tensor import Tensor, _dim, _weak_out, as_dtype, format_of, matmul, tensor
 
 __all__ = ["cat", "concat", "stack", "where", "mm", "bmm", "add", "sub", "mul", "div", "neg", "pow", "exp", "log",
@@ -91,7 +89,7 @@ class finfo:
         if fmt is None:
             raise TypeError(f"torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
                             f"'{type}'")
-        info = F.finfo(fmt)
+        info = _finfo(fmt)
         self.dtype = as_dtype(fmt)
         self.bits, self.eps, self.max, self.min = info.bits, info.eps, info.max, info.min
         self.tiny = self.smallest_normal = info.tiny

@@ -13,11 +13,9 @@ import numbers
 import ml_dtypes
 import numpy as np
 
-from .. import _formats as F
-from .._backend import array_module, to_numpy
-from .._random import generator
-from .._state import STATE
-from .._tensor import Tensor as _EngineTensor, apply, tensor as _engine_tensor
+from .. import engine
+from ..engine import (apply, array_module, current_autocast, detach_, generator, made_by, made_like, make, storage,
+    Tensor as _EngineTensor, tensor as _engine_tensor, to_numpy)
 from . import _device as D
 
 __all__ = ["Tensor", "dtype", "Size", "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty",
@@ -42,25 +40,25 @@ class dtype:
     def __eq__(self, other):
         if isinstance(other, dtype):
             return self is other or (self.fmt == other.fmt if self.fmt is not None else self.numpy == other.numpy)
-        return self.fmt is not None and isinstance(other, F.Format) and self.fmt == other
+        return self.fmt is not None and isinstance(other, engine.Format) and self.fmt == other
 
     def __hash__(self):
         return hash(self.fmt if self.fmt is not None else self.numpy)
 
 
-float32 = dtype("float32", F.float32, np.float32)
-float16 = dtype("float16", F.float16, np.float16)
-bfloat16 = dtype("bfloat16", F.bfloat16, ml_dtypes.bfloat16)
-float8_e4m3fn = dtype("float8_e4m3fn", F.float8_e4m3, ml_dtypes.float8_e4m3fn)
-float8_e5m2 = dtype("float8_e5m2", F.float8_e5m2, ml_dtypes.float8_e5m2)
-float8_e4m3fnuz = dtype("float8_e4m3fnuz", F.float8_e4m3fnuz, ml_dtypes.float8_e4m3fnuz)
-float8_e5m2fnuz = dtype("float8_e5m2fnuz", F.float8_e5m2fnuz, ml_dtypes.float8_e5m2fnuz)
-float8_e8m0fnu = dtype("float8_e8m0fnu", F.e8m0, ml_dtypes.float8_e8m0fnu)
+float32 = dtype("float32", engine.float32, np.float32)
+float16 = dtype("float16", engine.float16, np.float16)
+bfloat16 = dtype("bfloat16", engine.bfloat16, ml_dtypes.bfloat16)
+float8_e4m3fn = dtype("float8_e4m3fn", engine.float8_e4m3, ml_dtypes.float8_e4m3fn)
+float8_e5m2 = dtype("float8_e5m2", engine.float8_e5m2, ml_dtypes.float8_e5m2)
+float8_e4m3fnuz = dtype("float8_e4m3fnuz", engine.float8_e4m3fnuz, ml_dtypes.float8_e4m3fnuz)
+float8_e5m2fnuz = dtype("float8_e5m2fnuz", engine.float8_e5m2fnuz, ml_dtypes.float8_e5m2fnuz)
+float8_e8m0fnu = dtype("float8_e8m0fnu", engine.e8m0, ml_dtypes.float8_e8m0fnu)
 int64, int32, int16, int8 = (dtype(f"int{n}", None, f"int{n}") for n in (64, 32, 16, 8))
 uint8, bool_ = dtype("uint8", None, np.uint8), dtype("bool", None, np.bool_)
 # PyTorch (2.12 on, pytorch#178817) saturates casts into float8_e4m3fn: past 448, and inf, give +-448, NaN stays
 # NaN. The rounding goes through a saturating twin of the format, whose codes are the format's own.
-_CASTS = {F.float8_e4m3: dataclasses.replace(F.float8_e4m3, overflow="saturate", name="float8_e4m3fn_saturating")}
+_CASTS = {engine.float8_e4m3: dataclasses.replace(engine.float8_e4m3, overflow="saturate", name="float8_e4m3fn_saturating")}
 DTYPES = {d.name: d for d in (float32, float16, bfloat16, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz,
                               float8_e5m2fnuz, float8_e8m0fnu, int64, int32, int16, int8, uint8, bool_)}
 # PyTorch's other names. minifp has no float64 format: double means float32 here (documented in the README).
@@ -76,7 +74,7 @@ def as_dtype(x, arg="dtype"):
     """The torch dtype named by x (a torch dtype, a minifp Format or a name); a Format without a torch name stays."""
     if isinstance(x, dtype):
         return x
-    if isinstance(x, F.Format):
+    if isinstance(x, engine.Format):
         return _BY_FORMAT.get(x, x)
     if isinstance(x, str) and (x in DTYPES or x in ALIASES):
         return DTYPES.get(x) or ALIASES[x]
@@ -92,7 +90,7 @@ def as_dtype(x, arg="dtype"):
 def format_of(x):
     """The minifp Format of a floating dtype (torch dtype or Format), None for integer and bool dtypes."""
     d = as_dtype(x)
-    return d if isinstance(d, F.Format) else d.fmt
+    return d if isinstance(d, engine.Format) else d.fmt
 
 
 def get_default_dtype():
@@ -141,12 +139,12 @@ def _shape_args(shape):
     return tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)) else tuple(shape)
 
 
-_TYPE_NAMES = {F.float32: "Float", F.float16: "Half", F.bfloat16: "BFloat16"}
+_TYPE_NAMES = {engine.float32: "Float", engine.float16: "Half", engine.bfloat16: "BFloat16"}
 
 
 def _type_name(t):
     return _TYPE_NAMES.get(t.fmt, str(t.fmt)) if t.fmt is not None else {
-        "int64": "Long", "int32": "Int", "bool": "Bool"}.get(t._data.dtype.name, t._data.dtype.name)
+        "int64": "Long", "int32": "Int", "bool": "Bool"}.get(storage(t).dtype.name, storage(t).dtype.name)
 
 
 _CAFFE2 = {"Float": "float", "Half": "c10::Half", "BFloat16": "c10::BFloat16"}
@@ -155,7 +153,7 @@ _CAFFE2 = {"Float": "float", "Half": "c10::Half", "BFloat16": "c10::BFloat16"}
 def check_same_dtype(a, b, bias=None):
     """Outside autocast PyTorch's products need one dtype: its error for a float16 x float32 product
     (addmm's words where a bias takes part, mm's otherwise; mm's differ between the CPU and CUDA)."""
-    autocast = STATE.autocast
+    autocast = current_autocast()
     if autocast is not None and autocast.device == a.device:
         return
     if bias is not None and bias.fmt != b.fmt:
@@ -174,10 +172,10 @@ def _weak_out(args):
     out, weak = None, False
     for a in args:
         if isinstance(a, _EngineTensor) and a.fmt is not None:
-            if not a._data.ndim:
+            if not storage(a).ndim:
                 weak = True
             elif out is not a.fmt:
-                out = a.fmt if out is None else F.promote(out, a.fmt)
+                out = a.fmt if out is None else engine.promote(out, a.fmt)
     return out if weak else None
 
 
@@ -197,8 +195,8 @@ class Tensor(_EngineTensor):
     __slots__ = ()
 
     # -- what it is -----------------------------------------------------------------------
-    dtype = property(lambda self: as_dtype(self.fmt) if self.fmt is not None else _BY_NUMPY[self._data.dtype])
-    shape = property(lambda self: Size(self._data.shape))
+    dtype = property(lambda self: as_dtype(self.fmt) if self.fmt is not None else _BY_NUMPY[storage(self).dtype])
+    shape = property(lambda self: Size(storage(self).shape))
     is_cuda = property(lambda self: self.device == "cuda")
     data = property(lambda self: self.detach(), doc="The same values, cut from the graph (PyTorch's .data).")
 
@@ -210,26 +208,26 @@ class Tensor(_EngineTensor):
 
     def size(self, dim=None):
         """The shape, or its length along `dim`."""
-        return self.shape if dim is None else self._data.shape[_dim(dim, self.ndim)]
+        return self.shape if dim is None else storage(self).shape[_dim(dim, self.ndim)]
 
     def dim(self):
-        return self._data.ndim
+        return storage(self).ndim
 
     def numel(self):
-        return int(self._data.size)
+        return int(storage(self).size)
 
     def element_size(self):
-        return self._data.dtype.itemsize
+        return storage(self).dtype.itemsize
 
     def tolist(self):
-        return to_numpy(self.float32() if self.fmt is not None else self._data).tolist()
+        return to_numpy(self.float32() if self.fmt is not None else storage(self)).tolist()
 
     def numpy(self):
         """The values as a NumPy array: float32 for float32 tensors, the format's storage dtype otherwise."""
         if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
-        return to_numpy(self._data)
+        return to_numpy(storage(self))
 
     def requires_grad_(self, requires_grad=True):
         if self.fmt is None and requires_grad:
@@ -241,10 +239,10 @@ class Tensor(_EngineTensor):
         return self
 
     def zero_(self):
-        return self.assign(np.zeros(self._data.shape, np.float32))
+        return self.assign(np.zeros(storage(self).shape, np.float32))
 
     def fill_(self, value):
-        return self.assign(np.full(self._data.shape, value, np.float32))
+        return self.assign(np.full(storage(self).shape, value, np.float32))
 
     def copy_(self, src):
         return self.assign(src.float32() if isinstance(src, _EngineTensor) and src.fmt is not None else src)
@@ -296,7 +294,7 @@ class Tensor(_EngineTensor):
         return self.to("cpu")
 
     def clone(self):
-        return apply("cast", self, _out=self.fmt) if self.fmt is not None else self._like(self._data.copy(), None)
+        return apply("cast", self, _out=self.fmt) if self.fmt is not None else made_like(self, storage(self).copy(), None)
 
     # -- shapes ---------------------------------------------------------------------------------
     def view(self, *shape):
@@ -345,15 +343,14 @@ class Tensor(_EngineTensor):
         return self
 
     def detach_(self):
-        self._node, self.requires_grad = None, False
-        return self
+        return detach_(self)
 
     # -- math with PyTorch's spellings ------------------------------------------------------------
     def sum(self, dim=None, keepdim=False, dtype=None):
         x = self.to(dtype) if dtype is not None else self
         if x.fmt is None:
-            xp = array_module(x._data)
-            return x._like(xp.asarray(x._data.sum(axis=_dims(dim, x.ndim), keepdims=keepdim), np.int64), None)
+            xp = array_module(storage(x))
+            return made_like(x, xp.asarray(storage(x).sum(axis=_dims(dim, x.ndim), keepdims=keepdim), np.int64), None)
         return apply("sum", x, axis=_dims(dim, x.ndim), keepdims=keepdim)
 
     def mean(self, dim=None, keepdim=False, dtype=None):
@@ -421,19 +418,19 @@ class Tensor(_EngineTensor):
         return _predicate(np.isinf, self)
 
     def all(self):
-        return self._like(np.asarray(bool(np.all(to_numpy(self._data)))), None)
+        return made_like(self, np.asarray(bool(np.all(to_numpy(storage(self))))), None)
 
     def any(self):
-        return self._like(np.asarray(bool(np.any(to_numpy(self._data)))), None)
+        return made_like(self, np.asarray(bool(np.any(to_numpy(storage(self))))), None)
 
     def __repr__(self):
-        values = to_numpy(self.float32() if self.fmt is not None else self._data)
+        values = to_numpy(self.float32() if self.fmt is not None else storage(self))
         body = np.array2string(values, precision=4, separator=", ", prefix="tensor(")
         extras = [f"device='cuda:0'"] if self.device == "cuda" else []
-        if self.fmt is not None and not self.fmt.is_float32 or self.fmt is None and self._data.dtype != np.int64:
+        if self.fmt is not None and not self.fmt.is_float32 or self.fmt is None and storage(self).dtype != np.int64:
             extras.append(f"dtype={self.dtype}")
-        if self._node is not None:
-            extras.append(f"grad_fn=<{self._node.op.name.capitalize()}Backward>")
+        if made_by(self) is not None:
+            extras.append(f"grad_fn=<{made_by(self).capitalize()}Backward>")
         elif self.requires_grad:
             extras.append("requires_grad=True")
         return f"tensor({body}{''.join(', ' + e for e in extras)})"
@@ -454,32 +451,31 @@ class _MaxResult(tuple):
 
 def _arg(fn, x, dim, keepdim):
     """argmax/argmin as an int64 tensor (no gradient)."""
-    data = to_numpy(x.float32() if x.fmt is not None else x._data)
+    data = to_numpy(x.float32() if x.fmt is not None else storage(x))
     if dim is None:
-        return x._like(np.asarray(fn(data), np.int64), None)
+        return made_like(x, np.asarray(fn(data), np.int64), None)
     d = _dim(dim, x.ndim)
     out = fn(data, axis=d)
-    return x._like(np.expand_dims(out, d) if keepdim else np.asarray(out, np.int64), None)
+    return made_like(x, np.expand_dims(out, d) if keepdim else np.asarray(out, np.int64), None)
 
 
 def _predicate(fn, x):
     """isfinite/isnan/isinf as a bool tensor; integers are all finite."""
-    return x._like(fn(x.float32()) if x.fmt is not None else np.full(x._data.shape, fn is np.isfinite), None)
+    return made_like(x, fn(x.float32()) if x.fmt is not None else np.full(storage(x).shape, fn is np.isfinite), None)
 
 
 def _int_cast(x, d):
     """A float or integer tensor converted to an integer dtype (toward zero, as PyTorch)."""
-    values = x.float32() if x.fmt is not None else x._data
-    return x._like(np.trunc(values).astype(d.numpy) if x.fmt is not None else values.astype(d.numpy), None)
+    values = x.float32() if x.fmt is not None else storage(x)
+    return made_like(x, np.trunc(values).astype(d.numpy) if x.fmt is not None else values.astype(d.numpy), None)
 
 
 # -- making tensors ------------------------------------------------------------------------------------------
 
 
-def _wrap(engine, device, requires_grad=False):
-    """An engine tensor as a face tensor on `device`."""
-    data = D.array_on(engine._data, device)
-    return Tensor._wrap(data, engine.fmt, requires_grad, None, device)
+def _on(t, device, requires_grad=False):
+    """An engine tensor's values as a new face tensor on `device`."""
+    return make(Tensor, D.array_on(storage(t), device), t.fmt, requires_grad, device)
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False):
@@ -487,7 +483,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     device = D.parse(device) if device is not None else None
     if isinstance(data, _EngineTensor):
         source_device = data.device
-        data = data.float32() if data.fmt is not None else data._data
+        data = data.float32() if data.fmt is not None else storage(data)
     else:
         source_device = "cpu"
     arr = np.asarray(to_numpy(data)) if not hasattr(data, "__cuda_array_interface__") else data
@@ -497,11 +493,10 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
         if requires_grad:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         values = np.trunc(arr).astype(d.numpy) if arr.dtype.kind == "f" else np.array(arr, d.numpy)
-        return Tensor._wrap(D.array_on(values, device or source_device), None, False, None,
-                            device or source_device)
+        return make(Tensor, D.array_on(values, device or source_device), None, False, device or source_device)
     t = _engine_tensor(arr, dtype=_CASTS.get(fmt, fmt))
     t.fmt = fmt
-    return _wrap(t, device or source_device, requires_grad)
+    return _on(t, device or source_device, requires_grad)
 
 
 as_tensor = tensor
@@ -514,8 +509,8 @@ def _infer(arr):
         return bool_
     if kind in "iu":
         return _BY_NUMPY.get(arr.dtype, int64)
-    if arr.dtype in F._BY_STORAGE and arr.dtype not in (np.float32, np.float64):
-        return as_dtype(F._BY_STORAGE[arr.dtype])
+    if engine.format_of(arr.dtype) is not None and arr.dtype not in (np.float32, np.float64):
+        return as_dtype(engine.format_of(arr.dtype))
     return _default[0]
 
 

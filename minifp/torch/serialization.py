@@ -16,11 +16,7 @@ from collections.abc import Mapping
 import ml_dtypes
 import numpy as np
 
-from .. import _formats as F
-from .._backend import to_numpy
-from .._files import atomic_file
-from .._rounding import round_to
-from .._tensor import Tensor
+from ..engine import atomic_file, Format, make, round_to, storage, Tensor, to_numpy
 
 __all__ = ["load", "save"]
 
@@ -128,7 +124,7 @@ def _arrays(obj):
 def _array(key, value):
     """(array, Format or None): the storage of one value, and its format when the storage does not name it."""
     if isinstance(value, Tensor):
-        arr = to_numpy(value._data)
+        arr = to_numpy(storage(value))
         if value.fmt is not None and not (value.fmt.native or value.fmt.is_float32):
             return arr.astype(np.float32), value.fmt         # tf32 and custom formats: exact in float32
     elif isinstance(value, np.ndarray) or isinstance(value, np.generic):
@@ -191,7 +187,7 @@ def _formats(data, where):
     n = int.from_bytes(data[:8], "little")
     meta = json.loads(data[8:8 + n]).get("__metadata__") or {}   # plain JSON: deserialize has checked it
     try:
-        return {k: F.Format(**v) for k, v in json.loads(meta.get(_FORMATS_KEY, "{}")).items()}
+        return {k: Format(**v) for k, v in json.loads(meta.get(_FORMATS_KEY, "{}")).items()}
     except (TypeError, ValueError, AttributeError) as e:
         raise ValueError(f"load(): {where}: its {_FORMATS_KEY!r} metadata is not what minifp writes ({e})") from None
 
@@ -207,7 +203,7 @@ def _tensor(arr, name, fmt, device):
     else:
         fmt = getattr(torch, "float32" if name == "float64" else name).fmt
         data = arr
-    return torch.Tensor._wrap(D.array_on(data, device), fmt, False, None, device)
+    return make(torch.Tensor, D.array_on(data, device), fmt, False, device)
 
 
 def _device(map_location):

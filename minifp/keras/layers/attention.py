@@ -14,7 +14,7 @@ import numbers
 import numpy as np
 
 from ... import float16, linear, tensor
-from ..._tensor import apply
+from ...engine import apply
 from .. import backend, initializers
 from .core import Dropout
 from .layer import Layer

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import numbers
 
-from ..._tensor import apply
+from ...engine import apply
 from .. import activations, backend, initializers
 from .layer import InputSpec, Layer
 

@@ -8,8 +8,7 @@ import numbers
 import numpy as np
 
 from ... import linear
-from ... import _random
-from ..._tensor import apply
+from ...engine import apply, generator, storage
 from .. import activations, backend, initializers
 from .._tensor import as_dtype, convert_to_tensor
 from .layer import InputSpec, KerasTensor, Layer, Node
@@ -140,7 +139,7 @@ class Dropout(Layer):
             d if n is None else n for d, n in zip(inputs.shape, self.noise_shape))
         if self.rate == 1:
             return inputs * 0.0
-        mask = _random.generator(self.seed).random(shape) >= self.rate
+        mask = generator(self.seed).random(shape) >= self.rate
         mask = np.broadcast_to(mask, inputs.shape)
         return apply("dropout", inputs, mask=mask, scale=np.float32(1.0 / (1.0 - self.rate)))
 
@@ -210,7 +209,7 @@ class Embedding(Layer):
         return x if isinstance(x, KerasTensor) or not hasattr(x, "__array__") else convert_to_tensor(x)
 
     def call(self, inputs):
-        indices = inputs._data if inputs.fmt is None else inputs.float32()
+        indices = storage(inputs) if inputs.fmt is None else inputs.float32()
         indices = indices.astype(np.int64)
         return apply("embedding", self.embeddings, indices=indices)
 

@@ -15,10 +15,8 @@ import threading
 
 import numpy as np
 
-from ... import _random
-from ..._layers import watched_call
-from ..._state import STATE, Autocast, _Setting, autocast_scope, grad_mode
-from ..._tensor import Tensor as _EngineTensor
+from ...engine import (Autocast, autocast_scope, current_autocast, get_random_state, grad_mode, set_random_state,
+    storage, Tensor as _EngineTensor, unwatched, watched_call)
 from .. import backend
 from .._tensor import Tensor, as_dtype, convert_to_tensor, format_of, is_float_dtype
 from ..mixed_precision import policy as _policy
@@ -61,7 +59,7 @@ class Variable(Tensor):
         t = convert_to_tensor(values, dtype=dtype)
         if shape is not None and tuple(t.shape) != tuple(shape):
             raise ValueError(f"Initial value has shape {tuple(t.shape)}, but variable shape is {tuple(shape)}")
-        super().__init__(t._data.copy(), t.fmt, requires_grad=bool(trainable) and t.fmt is not None)
+        super().__init__(storage(t).copy(), t.fmt, requires_grad=bool(trainable) and t.fmt is not None)
         self.name = name or backend.auto_name("variable")
         self.path = self.name
         self._trainable = bool(trainable)
@@ -82,7 +80,7 @@ class Variable(Tensor):
     def assign(self, value):
         """Replace the values (rounded into the variable's dtype); the shape must match."""
         if isinstance(value, _EngineTensor):
-            value = value.float32() if value.fmt is not None else value._data
+            value = value.float32() if value.fmt is not None else storage(value)
         value = np.asarray(value)
         if value.shape != self.shape:
             raise ValueError(f"The shape of the target variable and the shape of the target value in "
@@ -99,14 +97,14 @@ class Variable(Tensor):
         return self.assign(self.float32() - _values(value))
 
     def __repr__(self):
-        vals = np.array2string(self.float32() if self.fmt else self._data, precision=6, separator=", ",
+        vals = np.array2string(self.float32() if self.fmt else storage(self), precision=6, separator=", ",
                                threshold=20)
         return f"<Variable path={self.path}, shape={self.shape}, dtype={self.dtype}, value={vals}>"
 
 
 def _values(x):
     if isinstance(x, _EngineTensor):
-        return x.float32() if x.fmt is not None else x._data
+        return x.float32() if x.fmt is not None else storage(x)
     return np.asarray(x, np.float32)
 
 
@@ -487,7 +485,7 @@ class Layer:
         """The AutocastScope this call enters, or _NULL: Keras 3 enters one where the layer's compute dtype
         differs from its variables', and leaves the one around it where the layer does not autocast to it."""
         fmt, differs = self._autocast_plan()
-        current = STATE.autocast
+        current = current_autocast()
         if current is None:
             unchanged = fmt is None or not differs
         else:
@@ -582,9 +580,9 @@ def _run_probe(layer, args, kwargs, fill):
     params, any_kw = layer._call_params()
     if "training" in params:
         kw["training"] = False
-    state = _random.get_state()
+    state = get_random_state()
     try:
-        with grad_mode(False), _Setting("monitors", ()):
+        with grad_mode(False), unwatched():
             previous = getattr(_CONTEXT, "training", None)
             _CONTEXT.training = False
             try:
@@ -592,7 +590,7 @@ def _run_probe(layer, args, kwargs, fill):
             finally:
                 _CONTEXT.training = previous
     finally:
-        _random.set_state(state)
+        set_random_state(state)
 
 
 def _infer_outputs(layer, args, kwargs):

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._layers import update_running_stats
-from ..._tensor import apply
+from ...engine import apply, update_running_stats
 from .. import initializers
 from .layer import InputSpec, Layer
 

@@ -5,7 +5,7 @@ by the number of input values in each window (padding not counted), as TensorFlo
 """
 from __future__ import annotations
 
-from ..._tensor import apply
+from ...engine import apply
 from .convolutional import output_size, spatial_padding, standardize_data_format, standardize_padding, \
     standardize_tuple
 from .layer import InputSpec, Layer

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import numbers
 
-from ..._backend import array_module
-from ..._tensor import apply
+from ...engine import apply, array_module, made_like, storage
 from .convolutional import standardize_data_format, standardize_tuple
 from .layer import InputSpec, Layer
 
@@ -54,10 +53,10 @@ def _pad(x, axis, before, after):
     """x with `before` and `after` zeros along axis: one concatenate (its gradient slices them off)."""
     if not before and not after:
         return x
-    xp = array_module(x._data)
+    xp = array_module(storage(x))
     parts = []
     for n in (before, after):
         shape = list(x.shape)
         shape[axis] = n
-        parts.append(x._like(xp.zeros(shape, x._data.dtype), x.fmt) if n else None)
+        parts.append(made_like(x, xp.zeros(shape, storage(x).dtype), x.fmt) if n else None)
     return apply("concatenate", *[p for p in (parts[0], x, parts[1]) if p is not None], axis=axis)

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._loss_scale import DynamicLossScale, unscaled
-from ..._formats import float32
-from ..._tensor import Tensor, apply
+from ...engine import apply, DynamicLossScale, float32, Tensor, unscaled
 from ..optimizers.optimizer import Optimizer, OptimizerVariable, _float32_grad
 
 __all__ = ["LossScaleOptimizer"]

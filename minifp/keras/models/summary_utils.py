@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import shutil
 import sys
+from ...engine import storage
 
 
 __all__ = ["print_summary", "count_params", "weight_memory_size", "readable_memory_size"]
@@ -17,7 +18,7 @@ def count_params(weights):
 def weight_memory_size(weights):
     """Bytes the weights take in their dtypes."""
     unique = {id(w): w for w in weights}.values()
-    return sum(math.prod(w.shape) * (w.fmt.bits if w.fmt is not None else w._data.dtype.itemsize * 8)
+    return sum(math.prod(w.shape) * (w.fmt.bits if w.fmt is not None else storage(w).dtype.itemsize * 8)
                for w in unique) / 8
 
 

@@ -1,7 +1,7 @@
 """keras.optimizers.Adagrad: Keras's rule (accumulator from 0.1, epsilon inside the root), not PyTorch's."""
 from __future__ import annotations
 
-from ... import _optim
+from ... import engine
 from .optimizer import Optimizer
 
 __all__ = ["Adagrad"]
@@ -28,7 +28,7 @@ class Adagrad(Optimizer):
         return self.initial_accumulator_value
 
     def _rule(self, learning_rate):
-        return _optim.keras_adagrad_update, {"lr": learning_rate, "epsilon": self.epsilon,
+        return engine.keras_adagrad_update, {"lr": learning_rate, "epsilon": self.epsilon,
                                              "initial_accumulator_value": self.initial_accumulator_value}
 
     def get_config(self):

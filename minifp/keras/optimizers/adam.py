@@ -1,7 +1,7 @@
 """keras.optimizers.Adam and AdamW: Keras 3's rule (bias corrections in alpha, epsilon 1e-7 outside the root)."""
 from __future__ import annotations
 
-from ... import _optim
+from ... import engine
 from .optimizer import Optimizer
 
 __all__ = ["Adam", "AdamW"]
@@ -25,7 +25,7 @@ class Adam(Optimizer):
         return [("momentum", "velocity")] + ([("velocity_hat",)] if self.amsgrad else [])
 
     def _rule(self, learning_rate):
-        return _optim.keras_adam_update, {"lr": learning_rate, "step": int(self._iterations) + 1,
+        return engine.keras_adam_update, {"lr": learning_rate, "step": int(self._iterations) + 1,
                                           "beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon,
                                           "amsgrad": self.amsgrad}
 

@@ -1,4 +1,4 @@
-"""Keras 3's Optimizer base class on minifp's update rules (minifp/_optim.py).
+"""Keras 3's Optimizer base class on minifp's update rules (minifp/engine.py).
 
 What Keras does and minifp keeps: the learning rate is a float32 variable (or a schedule read at `iterations`),
 `iterations` counts applied steps, gradients are clipped (clipnorm / global_clipnorm / clipvalue), weight decay
@@ -10,7 +10,7 @@ gradient_accumulation_steps are refused with an error.
 
 minifp adds `update_rounding` ("nearest", Keras's; "stochastic"; "kahan") for low-precision variables (a
 "bfloat16" policy): how each new value is rounded into the variable's format, weight decay included (see
-minifp._optim.update_weight). "kahan" adds a slot "kahan_comp" in the variable's own dtype to every variable
+minifp.engine.update_weight). "kahan" adds a slot "kahan_comp" in the variable's own dtype to every variable
 that is not float32 (saved with the optimizer's variables). It changes nothing for float32 variables.
 """
 from __future__ import annotations
@@ -21,10 +21,8 @@ import warnings
 
 import numpy as np
 
-from ... import _optim
-from ..._backend import array_module, to_numpy
-from ..._formats import float32 as _FLOAT32
-from ..._tensor import Tensor
+from ... import engine
+from ...engine import array_module, float32 as _FLOAT32, storage, Tensor, to_numpy
 from . import schedules as _schedules
 
 __all__ = ["Optimizer", "OptimizerVariable"]
@@ -169,7 +167,7 @@ class Optimizer:
     def __init__(self, learning_rate, weight_decay=None, clipnorm=None, clipvalue=None, global_clipnorm=None,
                  use_ema=False, ema_momentum=0.99, ema_overwrite_frequency=None, loss_scale_factor=None,
                  gradient_accumulation_steps=None, name=None, update_rounding="nearest", **kwargs):
-        _optim.check_update_rounding(update_rounding)
+        engine.check_update_rounding(update_rounding)
         if kwargs.pop("decay", None) is not None:
             warnings.warn("Argument `decay` is no longer supported and will be ignored.")
         if kwargs:
@@ -249,15 +247,15 @@ class Optimizer:
         if self.update_rounding == "kahan":         # after Keras's slots: their order stays Keras's
             for variable in variables:
                 if not _is_float32(variable):
-                    self._slots[id(variable)][_optim.KAHAN] = self._add_slot(variable, _optim.KAHAN)
+                    self._slots[id(variable)][engine.KAHAN] = self._add_slot(variable, engine.KAHAN)
         self._trainable_variables = variables[:]
         self.built = True
 
     def _add_slot(self, variable, slot):
         path = getattr(variable, "path", None) or getattr(variable, "name", None) or "variable"
         name = f"{str(path).replace('/', '_').replace(':', '_')}_{slot}"
-        w = variable._data if isinstance(variable, Tensor) else np.asarray(variable)
-        if slot == _optim.KAHAN:                    # the compensation: zeros in the variable's own format
+        w = storage(variable) if isinstance(variable, Tensor) else np.asarray(variable)
+        if slot == engine.KAHAN:                    # the compensation: zeros in the variable's own format
             value = array_module(w).zeros_like(w)
             return self._track(OptimizerVariable(value, name, f"{self.name}/{name}", value.dtype))
         value = array_module(w).full(w.shape, np.float32(self._slot_initial(slot)), np.float32)
@@ -331,7 +329,7 @@ class Optimizer:
         grads = [_float32_grad(g) for g in grads]
         if self.loss_scale_factor is not None:
             grads = [g / np.float32(self.loss_scale_factor) for g in grads]
-        grads = _optim.keras_clip_gradients(grads, clipnorm=self.clipnorm, clipvalue=self.clipvalue,
+        grads = engine.keras_clip_gradients(grads, clipnorm=self.clipnorm, clipvalue=self.clipvalue,
                                             global_clipnorm=self.global_clipnorm)
         with np.errstate(all="ignore"):
             self._apply_weight_decay(trainable_variables)
@@ -351,7 +349,7 @@ class Optimizer:
         slots = self._slots[id(variable)]
         state = {name: slot._value for name, slot in slots.items()}
         rule, hyper = self._rule(learning_rate)
-        _optim.apply_rule(rule, variable, g, state, self.update_rounding, **hyper)
+        engine.apply_rule(rule, variable, g, state, self.update_rounding, **hyper)
         for name, slot in slots.items():
             slot._value = state[name]
 
@@ -403,7 +401,7 @@ class Optimizer:
                 w = variable.float32()
                 slots = self._slots[id(variable)]
                 state = {name: slot._value for name, slot in slots.items()}
-                _optim.update_weight(variable, w - w * wd * lr, state, self.update_rounding)
+                engine.update_weight(variable, w - w * wd * lr, state, self.update_rounding)
                 for name, slot in slots.items():
                     slot._value = state[name]
 

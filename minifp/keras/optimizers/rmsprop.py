@@ -1,7 +1,7 @@
 """keras.optimizers.RMSprop: Keras's rule (epsilon inside the root, momentum on lr*g/root), not PyTorch's."""
 from __future__ import annotations
 
-from ... import _optim
+from ... import engine
 from .optimizer import Optimizer
 
 __all__ = ["RMSprop"]
@@ -26,7 +26,7 @@ class RMSprop(Optimizer):
                 + ([("average_gradient",)] if self.centered else []))
 
     def _rule(self, learning_rate):
-        return _optim.keras_rmsprop_update, {"lr": learning_rate, "rho": self.rho, "epsilon": self.epsilon,
+        return engine.keras_rmsprop_update, {"lr": learning_rate, "rho": self.rho, "epsilon": self.epsilon,
                                              "momentum": self.momentum if self.momentum > 0 else 0.0,
                                              "centered": self.centered}
 

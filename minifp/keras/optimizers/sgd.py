@@ -1,7 +1,7 @@
 """keras.optimizers.SGD: Keras 3's rule (velocity m = momentum*m - lr*g; w += m), not PyTorch's."""
 from __future__ import annotations
 
-from ... import _optim
+from ... import engine
 from .optimizer import Optimizer
 
 __all__ = ["SGD"]
@@ -26,7 +26,7 @@ class SGD(Optimizer):
         return [("momentum",)] if self.momentum != 0 else []
 
     def _rule(self, learning_rate):
-        return _optim.keras_sgd_update, {"lr": learning_rate, "momentum": self.momentum, "nesterov": self.nesterov}
+        return engine.keras_sgd_update, {"lr": learning_rate, "momentum": self.momentum, "nesterov": self.nesterov}
 
     def get_config(self):
         return dict(super().get_config(), momentum=self.momentum, nesterov=self.nesterov)

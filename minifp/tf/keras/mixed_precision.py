@@ -15,9 +15,7 @@ import warnings
 
 import numpy as np
 
-from ... import _tensor
-from ..._loss_scale import DynamicLossScale, StaticLossScale, all_finite
-from ..._tensor import Tensor
+from ...engine import all_finite, apply, DynamicLossScale, StaticLossScale, Tensor, tensor
 from ...keras._tensor import convert_to_tensor
 from ...keras.mixed_precision import policy as _policy
 from ...keras.optimizers.optimizer import Optimizer
@@ -65,7 +63,7 @@ def _times(x, factor):
     if isinstance(x, Tensor):
         if x.fmt is None:
             return x * factor
-        factor = _tensor.apply("cast", _tensor.tensor(np.float32(factor)), _out=x.fmt)
+        factor = apply("cast", tensor(np.float32(factor)), _out=x.fmt)
         return x * factor
     return x * np.asarray(factor, getattr(x, "dtype", np.float32))
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import warnings
 
-from ..._state import STATE, Autocast, autocast_scope
+from ...engine import Autocast, autocast_scope, current_autocast
 from .. import _device as D
 from .._tensor import as_dtype, format_of, bfloat16, float16
 
@@ -84,12 +84,13 @@ def _policy(fmt, device, cache):
 
 def is_autocast_enabled(device_type="cuda"):
     """Whether ops on `device_type` are autocast here and now."""
-    return STATE.autocast is not None and STATE.autocast.device == D.parse(device_type)
+    a = current_autocast()
+    return a is not None and a.device == D.parse(device_type)
 
 
 def get_autocast_dtype(device_type):
     """The dtype autocast uses on the device: the active region's, else the default."""
-    a = STATE.autocast
+    a = current_autocast()
     if a is not None and a.device == device_type:
         return as_dtype(a.fmt)
     return DEFAULT_DTYPES[device_type]

@@ -20,10 +20,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..._loss_scale import DynamicLossScale, unscale_grads
-from ..._backend import array_module
-from ..._formats import float16, float32
-from ..._tensor import Tensor
+from ...engine import array_module, DynamicLossScale, float16, float32, made_like, storage, Tensor, unscale_grads
 
 __all__ = ["GradScaler", "CudaGradScaler", "OptState"]
 
@@ -126,7 +123,7 @@ class GradScaler:
         a constant, which no step modifies)."""
         key = (self._loss_scale.loss_scale, type(t), t.device)
         if self._scale_tensor is None or self._scale_tensor[0] != key:
-            value = t._like(array_module(t._data).asarray(self._loss_scale.loss_scale, np.float32), fmt=float32)
+            value = made_like(t, array_module(storage(t)).asarray(self._loss_scale.loss_scale, np.float32), fmt=float32)
             self._scale_tensor = (key, value)
         return self._scale_tensor[1]
 
@@ -231,7 +228,7 @@ class GradScaler:
             raise AttributeError(f"'{type(new_scale).__name__}' object has no attribute 'device'")
         reason = ("new_scale should be a float or a 1-element torch.cuda.FloatTensor or torch.FloatTensor with "
                   "requires_grad=False.")
-        if new_scale.device != self._device or new_scale._data.size != 1 or new_scale.requires_grad:
+        if new_scale.device != self._device or storage(new_scale).size != 1 or new_scale.requires_grad:
             raise AssertionError(reason)
         return new_scale.item()
 

@@ -5,8 +5,7 @@ Defaults as PyTorch's: matmul TF32 off ("highest"), cuDNN convolutions TF32 on.
 """
 from __future__ import annotations
 
-from ..._formats import bfloat16, tf32
-from ..._state import FLOAT32_PRODUCTS
+from ...engine import bfloat16, float32_products, set_float32_products, tf32
 
 __all__ = ["cuda", "cudnn", "set_float32_matmul_precision", "get_float32_matmul_precision"]
 
@@ -22,9 +21,7 @@ def set_float32_matmul_precision(precision):
                       f"setFloat32MatmulPrecision call has no effect.")
         return
     _matmul[0] = precision
-    FLOAT32_PRODUCTS[("cuda", "matmul")] = PRECISIONS[precision]
-    if PRECISIONS[precision] is None:
-        del FLOAT32_PRODUCTS[("cuda", "matmul")]
+    set_float32_products("cuda", "matmul", PRECISIONS[precision])
 
 
 def get_float32_matmul_precision():
@@ -59,14 +56,11 @@ class _Cudnn:
 
     @property
     def allow_tf32(self):
-        return FLOAT32_PRODUCTS.get(("cuda", "conv")) is not None
+        return float32_products("cuda", "conv") is not None
 
     @allow_tf32.setter
     def allow_tf32(self, value):
-        if value:
-            FLOAT32_PRODUCTS[("cuda", "conv")] = tf32
-        else:
-            FLOAT32_PRODUCTS.pop(("cuda", "conv"), None)
+        set_float32_products("cuda", "conv", tf32 if value else None)
 
     def is_available(self):
         return True

@@ -1,6 +1,6 @@
 """torch.cuda: always available; a real GPU through CuPy where there is one, else emulated on the host."""
 from .._device import is_emulated
-from ..._random import manual_seed
+from ...engine import manual_seed
 from . import amp
 
 __all__ = ["amp", "is_available", "is_emulated", "device_count", "current_device", "get_device_name",

@@ -8,11 +8,8 @@ import warnings
 
 import numpy as np
 
-from ..._backend import array_module
-from ..._layers import update_running_stats
-from ..._random import rng
-from ..._state import STATE, autocast_scope
-from ..._tensor import Tensor as _EngineTensor, apply
+from ...engine import (apply, array_module, autocast_scope, current_autocast, made_like, rng, storage,
+    Tensor as _EngineTensor, update_running_stats)
 from .. import _tensor as T
 
 __all__ = ["linear", "conv2d", "relu", "relu6", "hardtanh", "gelu", "silu", "sigmoid", "tanh", "softmax",
@@ -32,7 +29,7 @@ BCE_UNSAFE = ("torch.nn.functional.binary_cross_entropy and torch.nn.BCELoss are
 
 def _autocast_on(x):
     """The Autocast that applies to tensor x now, or None."""
-    a = STATE.autocast
+    a = current_autocast()
     return a if a is not None and a.device == x.device else None
 
 
@@ -80,7 +77,7 @@ def _array_for(x, t):
     if t is None:
         return None
     vals = t.float32() if isinstance(t, _EngineTensor) else np.asarray(t, np.float32)
-    return array_module(x._data).asarray(vals)
+    return array_module(storage(x)).asarray(vals)
 
 
 def _type_name(t):
@@ -193,7 +190,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0:
         return input
-    xp = array_module(input._data)
+    xp = array_module(storage(input))
     keep = xp.asarray(rng().random(input.shape) >= p)
     return apply("dropout", input, mask=keep, scale=0.0 if p == 1 else 1 / (1 - p))
 
@@ -225,8 +222,8 @@ def check_channels(input, running_mean, running_var, weight=None, bias=None):
     channels = input.shape[1] if input.ndim > 1 else 1
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                     ("bias", bias)):
-        if t is not None and t._data.size != channels:
-            raise RuntimeError(f"{name} should contain {channels} elements not {t._data.size}")
+        if t is not None and storage(t).size != channels:
+            raise RuntimeError(f"{name} should contain {channels} elements not {storage(t).size}")
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
@@ -310,7 +307,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     if max_norm is not None or scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding(): max_norm, scale_grad_by_freq and sparse are not supported by "
                                   "minifp.torch")
-    idx = input._data if isinstance(input, _EngineTensor) else np.asarray(input)
+    idx = storage(input) if isinstance(input, _EngineTensor) else np.asarray(input)
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {getattr(input, 'dtype', idx.dtype)} instead (while checking "
@@ -327,7 +324,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     reduction = _reduction(reduction, size_average, reduce)
-    t = target._data if isinstance(target, _EngineTensor) else np.asarray(target)
+    t = storage(target) if isinstance(target, _EngineTensor) else np.asarray(target)
     if t.dtype.kind not in "iu":
         raise RuntimeError(f"expected scalar type Long but found {T._type_name(target) if isinstance(target, _EngineTensor) else t.dtype}")
     x = input
@@ -371,12 +368,12 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     loss = nll_loss(lp, target, weight, None, ignore_index, None, reduction)
     if label_smoothing <= 0:
         return loss
-    t = target._data if isinstance(target, _EngineTensor) else np.asarray(target)
+    t = storage(target) if isinstance(target, _EngineTensor) else np.asarray(target)
     keep = t != ignore_index
     wshape = (-1,) + (1,) * (lp.ndim - dim - 1)
     weighted = lp if weight is None else apply("mul", lp, _array_for(lp, weight).reshape(wshape))
     smooth = apply("neg", apply("sum", weighted, axis=dim))
-    smooth = apply("where", array_module(lp._data).asarray(keep), smooth, 0.0)
+    smooth = apply("where", array_module(storage(lp)).asarray(keep), smooth, 0.0)
     if reduction == "mean":
         if weight is None:
             denom = float(keep.sum())
@@ -408,7 +405,7 @@ def _soft_cross_entropy(lp, target, weight, reduction, label_smoothing, ignore_i
     if reduction == "none":
         return loss
     total = apply("sum", loss)
-    return total if reduction == "sum" else apply("div", total, float(lp._data.size // n_classes))
+    return total if reduction == "sum" else apply("div", total, float(storage(lp).size // n_classes))
 
 
 def _same_size(input, target):
@@ -464,9 +461,9 @@ def _float_mask(mask, like, attend_when_true=True):
     """A bool mask (True = attend, or = ignore) as 0 / -inf added to the scores; a float mask as it is."""
     if mask.fmt is not None:
         return mask
-    xp = array_module(mask._data)
-    allowed = mask._data if attend_when_true else ~mask._data
-    return like._like(xp.where(allowed, 0.0, -xp.inf).astype(np.float32), T.float32.fmt)
+    xp = array_module(storage(mask))
+    allowed = storage(mask) if attend_when_true else ~storage(mask)
+    return made_like(like, xp.where(allowed, 0.0, -xp.inf).astype(np.float32), T.float32.fmt)
 
 
 def _swap_last(t):

@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from ..._random import generator as _generator
+from ...engine import generator as _generator
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "zeros_", "ones_", "eye_",
            "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_"]

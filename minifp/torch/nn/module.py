@@ -7,9 +7,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..._rounding import round_to
-from ..._layers import watched_call
-from ..._tensor import Tensor as _EngineTensor
+from ...engine import convert, make, set_storage, storage, Tensor as _EngineTensor, watched_call
 from .. import _device as D
 from .._tensor import Size, Tensor, as_dtype, bfloat16, float16, float32, format_of
 
@@ -23,13 +21,13 @@ class Parameter(Tensor):
     _result_class = Tensor          # ops on parameters give plain tensors, as in PyTorch
 
     def __new__(cls, data=None, requires_grad=True):
-        if data is None:                    # the engine's _wrap makes bare instances this way; __init__ fills them
+        if data is None:                    # the engine makes bare instances this way; __init__ fills them
             return super().__new__(cls)
         if not isinstance(data, _EngineTensor):
             raise TypeError(f"Parameter(data): data must be a Tensor, got {type(data).__name__}")
         if requires_grad and data.fmt is None:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
-        return cls._wrap(data._data, data.fmt, bool(requires_grad), None, data.device)
+        return make(cls, storage(data), data.fmt, requires_grad, data.device)
 
     def __init__(self, data=None, requires_grad=True):
         if data is None:                    # Parameter(): an empty float32 parameter, as PyTorch's
@@ -66,7 +64,7 @@ def _values(v):
     """A state_dict value as (array of numbers, shape): face or engine tensors, NumPy arrays, or torch tensors
     (read through their own .numpy(), so torch is never imported here)."""
     if isinstance(v, _EngineTensor):
-        return (v._data if v.fmt is None else v.float32()), tuple(v.shape)
+        return (storage(v) if v.fmt is None else v.float32()), tuple(v.shape)
     if type(v).__module__.split(".")[0] == "torch":
         v = v.detach().cpu()
         try:
@@ -81,9 +79,9 @@ def _values(v):
 def _recast(t, fmt, device):
     """Change a tensor's format and/or device in place (its identity kept, so optimizers still hold it)."""
     if fmt is not None and t.fmt is not None and fmt != t.fmt:
-        t._data, t.fmt = round_to(t.float32(), fmt), fmt
+        convert(t, fmt)
     if device is not None and device != t.device:
-        t._data, t.device = D.array_on(t._data, device), device
+        set_storage(t, D.array_on(storage(t), device), t.fmt, device)
     if t.grad is not None:
         _recast(t.grad, fmt, device)
 
@@ -416,7 +414,7 @@ class Module:
                                                                                   "\n\t".join(errors)))
         for t, v, values in pairs:
             same = isinstance(v, _EngineTensor) and v.fmt == t.fmt and v.device == t.device
-            t.assign(v._data if same else values)       # the same format: the same bits
+            t.assign(storage(v) if same else values)       # the same format: the same bits
         return _IncompatibleKeys(missing, unexpected)
 
     # -- printing -------------------------------------------------------------------------------------

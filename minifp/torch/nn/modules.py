@@ -7,7 +7,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..._tensor import apply
+from ...engine import apply, storage
 from .. import _tensor as T
 from . import functional as F, init
 from .module import Module, Parameter
@@ -171,7 +171,7 @@ class _BatchNorm(Module):
         F.check_channels(input, self.running_mean, self.running_var, self.weight, self.bias)   # before counting
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            self.num_batches_tracked.assign(self.num_batches_tracked._data + 1)
+            self.num_batches_tracked.assign(storage(self.num_batches_tracked) + 1)
             factor = 1.0 / float(self.num_batches_tracked.item()) if self.momentum is None else self.momentum
         bn_training = self.training or (self.running_mean is None and self.running_var is None)
         use_stats = not self.training or self.track_running_stats

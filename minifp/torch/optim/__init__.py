@@ -1,6 +1,6 @@
 """torch.optim's face: SGD, Adam, AdamW, RMSprop and Adagrad with PyTorch's names, defaults, checks and state_dict.
 
-The update rules themselves are the engine's (minifp._optim: sgd_update, adam_update, ...), computed in float32
+The update rules themselves are the engine's (minifp.engine: sgd_update, adam_update, ...), computed in float32
 and rounded once into each parameter's format; this module adds PyTorch's param_groups, state keyed by
 parameter, argument checks and error texts. foreach, fused, capturable and differentiable are accepted and
 kept in the groups as PyTorch keeps them, and change nothing: minifp has one (single-tensor) implementation.
@@ -16,11 +16,9 @@ from collections import defaultdict
 
 import numpy as np
 
-from ... import _optim as _engine
-from ..._backend import to_numpy
-from ..._formats import float32 as _float32
-from ..._rounding import round_to
-from ..._tensor import Tensor, _real, enable_grad, no_grad
+from ... import engine
+from ...engine import (enable_grad, float32 as _float32, made_like, make, no_grad, real, round_to, storage, Tensor,
+    to_numpy)
 from . import lr_scheduler
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler", "required"]
@@ -43,7 +41,7 @@ _TENSOR_TYPES = {"float32": "FloatTensor", "float16": "HalfTensor", "bfloat16": 
 def _typename(obj):
     """torch.typename(obj): 'torch.FloatTensor' for a float32 tensor, 'float' for 1.0, 'module.Class' otherwise."""
     if isinstance(obj, Tensor):
-        name = obj.fmt.name if obj.fmt is not None else str(obj._data.dtype)
+        name = obj.fmt.name if obj.fmt is not None else str(storage(obj).dtype)
         prefix = "torch.cuda." if obj.device == "cuda" else "torch."
         return prefix + _TENSOR_TYPES.get(name, "Tensor")
     module = getattr(obj, "__module__", "") or ""
@@ -86,7 +84,7 @@ class Optimizer:
 
     update_rounding (minifp's, not PyTorch's): how the new value of a low-precision weight is rounded into its
     format: "nearest" (PyTorch's), "stochastic" or "kahan" (a compensation buffer per weight, in the weight's
-    format: state 'kahan_comp', saved with state_dict); see minifp._optim.update_weight. It changes nothing for
+    format: state 'kahan_comp', saved with state_dict); see minifp.engine.update_weight. It changes nothing for
     float32 weights. It is the optimizer's, not a param group's, so defaults and param_groups stay PyTorch's.
     """
 
@@ -95,7 +93,7 @@ class Optimizer:
     update_rounding = "nearest"
 
     def __init__(self, params, defaults, *, update_rounding="nearest"):
-        self.update_rounding = _engine.check_update_rounding(update_rounding)
+        self.update_rounding = engine.check_update_rounding(update_rounding)
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
                             "but got " + _typename(params))
@@ -154,7 +152,7 @@ class Optimizer:
                 if set_to_none:
                     p.grad = None
                 else:
-                    p.grad.assign(np.zeros(p.grad._data.shape, np.float32))
+                    p.grad.assign(np.zeros(storage(p.grad).shape, np.float32))
 
     def step(self, closure=None):
         """One update of every parameter that has a gradient; returns closure()'s loss when a closure is given."""
@@ -178,15 +176,15 @@ class Optimizer:
     def _update(self, p, args):
         """Run the engine rule on p with its state as float32 arrays, then keep the new state as tensors."""
         state = self.state.get(p, {})
-        arrays = {k: v._data for k, v in state.items()}
-        _engine.apply_rule(self._rule, p, p.grad, arrays, self.update_rounding, **args)
+        arrays = {k: storage(v) for k, v in state.items()}
+        engine.apply_rule(self._rule, p, p.grad, arrays, self.update_rounding, **args)
         if arrays and p not in self.state:      # a rule without state (SGD without momentum) adds no entry
             self.state[p] = state
         for k, a in arrays.items():
             if k in state:
                 state[k].assign(a)
             else:
-                state[k] = _state_tensor(p, a, p.fmt if k == _engine.KAHAN else _float32)
+                state[k] = _state_tensor(p, a, p.fmt if k == engine.KAHAN else _float32)
 
     # -- checkpoints -----------------------------------------------------------------------------------------
     def state_dict(self):
@@ -246,25 +244,25 @@ def _state_tensor(p, array, fmt=_float32):
     """A state tensor of p's class (float32, or the Kahan buffer in p's format): on p's device, or on the host
     for the 0-dim step count (as PyTorch)."""
     if array.ndim == 0:
-        return type(p)._wrap(np.asarray(array, np.float32), _float32, device="cpu")
-    return p._like(array, fmt=fmt)
+        return make(type(p), np.asarray(array, np.float32), _float32, device="cpu")
+    return made_like(p, array, fmt=fmt)
 
 
 def _loaded(p, name, value, key):
     """One loaded state value: tensors and arrays as float32 tensors (a copy), checked against p's shape."""
     if isinstance(value, Tensor):
-        value = value.float32() if value.fmt is not None else value._data
+        value = value.float32() if value.fmt is not None else storage(value)
     elif type(value).__module__.startswith("torch"):        # a state dict saved by real PyTorch
         value = value.detach().cpu().float().numpy()
     if isinstance(value, numbers.Real) or hasattr(value, "__array__") or type(value).__module__.startswith("cupy"):
         array = np.asarray(to_numpy(value))
-        if not _real(array.dtype):                     # a format's storage (a Kahan buffer) counts as real
+        if not real(array.dtype):                     # a format's storage (a Kahan buffer) counts as real
             raise TypeError(f"optimizer state dict: state {key!r}[{name!r}] holds {array.dtype} values; "
                             f"it must hold real numbers")
         if array.ndim and array.shape != p.shape:
             raise ValueError(f"optimizer state dict: state {key!r}[{name!r}] has shape {array.shape}; its "
                              f"parameter has shape {p.shape}")
-        if name == _engine.KAHAN and p.fmt is not None:     # the Kahan buffer lives in p's format
+        if name == engine.KAHAN and p.fmt is not None:     # the Kahan buffer lives in p's format
             return _state_tensor(p, round_to(np.array(array, np.float32), p.fmt), p.fmt)
         return _state_tensor(p, np.array(array, np.float32))
     return copy.deepcopy(value)
@@ -276,7 +274,7 @@ def _loaded(p, name, value, key):
 class SGD(Optimizer):
     """torch.optim.SGD: momentum, dampening, Nesterov, L2 weight_decay, maximize (state: 'momentum_buffer')."""
 
-    _rule = staticmethod(_engine.sgd_update)
+    _rule = staticmethod(engine.sgd_update)
     _rule_args = ("lr", "momentum", "dampening", "nesterov", "weight_decay", "maximize")
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
@@ -315,7 +313,7 @@ def _check_adam(lr, eps, betas, weight_decay):
 class Adam(Optimizer):
     """torch.optim.Adam: amsgrad, maximize, L2 weight_decay or decoupled_weight_decay (state: step, exp_avg, ...)."""
 
-    _rule = staticmethod(_engine.adam_update)
+    _rule = staticmethod(engine.adam_update)
     _rule_args = ("lr", "betas", "eps", "weight_decay", "amsgrad", "maximize")
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
@@ -346,7 +344,7 @@ class AdamW(Adam):
 class RMSprop(Optimizer):
     """torch.optim.RMSprop: alpha, eps after the root, centered, momentum, weight_decay (state: step, square_avg)."""
 
-    _rule = staticmethod(_engine.rmsprop_update)
+    _rule = staticmethod(engine.rmsprop_update)
     _rule_args = ("lr", "alpha", "eps", "weight_decay", "momentum", "centered", "maximize")
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
@@ -369,7 +367,7 @@ class RMSprop(Optimizer):
 class Adagrad(Optimizer):
     """torch.optim.Adagrad: lr_decay, weight_decay, initial_accumulator_value; state made when the optimizer is."""
 
-    _rule = staticmethod(_engine.adagrad_update)
+    _rule = staticmethod(engine.adagrad_update)
     _rule_args = ("lr", "lr_decay", "weight_decay", "eps", "initial_accumulator_value", "maximize")
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
@@ -391,5 +389,5 @@ class Adagrad(Optimizer):
         super().__init__(params, defaults, update_rounding=update_rounding)
         for group in self.param_groups:
             for p in group["params"]:
-                arrays = _engine.adagrad_state(p.float32(), group["initial_accumulator_value"])
+                arrays = engine.adagrad_state(p.float32(), group["initial_accumulator_value"])
                 self.state[p] = {k: _state_tensor(p, a) for k, a in arrays.items()}

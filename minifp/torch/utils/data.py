@@ -15,7 +15,7 @@ import re
 
 import numpy as np
 
-from ... import Tensor, _random, apply
+from ...engine import apply, rng, Tensor
 
 __all__ = ["BatchSampler", "DataLoader", "Dataset", "IterableDataset", "RandomSampler", "Sampler",
            "SequentialSampler", "Subset", "TensorDataset", "default_collate", "default_convert", "random_split"]
@@ -224,7 +224,7 @@ def _positive_int(value):
 def _rng(generator, where):
     """The NumPy Generator that shuffles: `generator` itself, or minifp's seeded one when it is None."""
     if generator is None:
-        return _random.rng()
+        return rng()
     if isinstance(generator, np.random.Generator):
         return generator
     inner = getattr(generator, "rng", None)         # a generator object wrapping a NumPy Generator

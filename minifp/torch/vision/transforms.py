@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import Tensor, apply, float32, round_to
+from ...engine import made_like, storage
 
 __all__ = ["Compose", "Normalize", "ToTensor"]
 
@@ -82,7 +83,7 @@ class Normalize:
         """Per-channel values as a tensor of like's format, shaped (C, 1, 1) to broadcast over H and W."""
         arr = np.asarray(values.float32() if isinstance(values, Tensor) else values, dtype=np.float64)
         arr = arr.reshape(-1, 1, 1) if arr.ndim == 1 else arr
-        return like._like(round_to(arr, like.fmt), like.fmt)
+        return made_like(like, round_to(arr, like.fmt), like.fmt)
 
     def __repr__(self):
         return f"{type(self).__name__}(mean={self.mean}, std={self.std})"
@@ -91,7 +92,7 @@ class Normalize:
 def _dtype_name(t):
     """How PyTorch prints t's dtype (torch.int64, torch.float16, ...)."""
     if t.fmt is None:
-        return f"torch.{t._data.dtype.name}"
+        return f"torch.{storage(t).dtype.name}"
     from .._tensor import as_dtype
     return repr(as_dtype(t.fmt))
 

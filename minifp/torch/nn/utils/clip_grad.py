@@ -6,8 +6,7 @@ import warnings
 
 import numpy as np
 
-from ...._backend import array_module
-from ...._tensor import Tensor as _EngineTensor, apply, no_grad
+from ....engine import apply, array_module, no_grad, Tensor as _EngineTensor
 from ... import _tensor as T
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_"]

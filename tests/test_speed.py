@@ -1,12 +1,28 @@
-"""minifp._kernels against the array math they stand in for, and the tiled max-pool gradient against the general
-path: bit for bit, ties, signed zeros and NaNs included."""
+"""The speed module (minifp/_speed.py) against the plain path it stands in for, seam by seam, and the plain path's
+tiled max-pool gradient against the general one: bit for bit, ties, signed zeros and NaNs included.
+
+The speed module's functions are called directly, so these run without the JIT too (their kernels then run as
+Python loops, on small arrays)."""
+import contextlib
 import dataclasses
 
 import numpy as np
 import pytest
 
 import minifp as mf
-from minifp import _kernels, _ops, _tensor
+from minifp import _ops, _speed
+from minifp._seams import PLAIN, SEAMS
+
+
+@contextlib.contextmanager
+def plain_path():
+    """Every seam on the plain path inside the block (what MINIFP_SPEED=0 gives a fresh process)."""
+    saved = dict(vars(SEAMS))
+    vars(SEAMS).update(vars(PLAIN))
+    try:
+        yield
+    finally:
+        vars(SEAMS).update(saved)
 
 
 def _awkward(rng, shape, dtype=np.float32):
@@ -56,20 +72,19 @@ def test_the_2x2_max_pool_kernels_are_the_array_maths(shape, layout, monkeypatch
     g[rng.random(g.shape) < 0.1] = -0.0
     if layout == "NCHW":
         x, g = x.transpose(0, 3, 1, 2), np.ascontiguousarray(g.transpose(0, 3, 1, 2))
+    tiles = _ops._tiles(np, x, 2, 2, 0, 1, False, layout)
     calls = []
-    monkeypatch.setattr(_kernels, "JIT", True)      # without the JIT, the kernels' bodies run as Python
-    for name in ("max_pool_2x2", "max_pool_2x2_grad"):
-        monkeypatch.setattr(_kernels, name, lambda *a, f=getattr(_kernels, name): calls.append(f.__name__) or f(*a))
-
-    def run():
-        top = _ops._max_pool2d(np, x, kernel_size=2, stride=2, layout=layout)
-        return top, _ops._max_pool2d_grad(np, g, top, x, kernel_size=2, stride=2, layout=layout)
-    got = run()
-    monkeypatch.setattr(_kernels, "native", lambda *arrays: False)
-    want = run()
-    assert calls == ["max_pool_2x2", "max_pool_2x2_grad"]
-    for a, b in zip(got, want):
+    for name in ("_max_pool_2x2", "_max_pool_2x2_grad"):
+        monkeypatch.setattr(_speed, name, lambda *a, f=getattr(_speed, name): calls.append(f.__name__) or f(*a))
+    top = _speed.tiles_max(np, x, tiles, layout)
+    want_top = PLAIN.tiles_max(np, x, tiles, layout)
+    got = _speed.tiles_max_grad(np, g, top, x, tiles, layout)
+    want = PLAIN.tiles_max_grad(np, g, want_top, x, tiles, layout)
+    assert calls == ["_max_pool_2x2", "_max_pool_2x2_grad"]
+    for a, b in ((top, want_top), (got, want)):
         assert a.shape == b.shape and np.array_equal(a.view(np.int32), b.view(np.int32))
+        same = [s for s, n in zip(a.strides, a.shape) if n > 1] == [s for s, n in zip(b.strides, b.shape) if n > 1]
+        assert same         # the same memory layout: later reductions sum in the same order
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
@@ -82,15 +97,12 @@ def test_masked_is_the_array_maths(dtype, monkeypatch):
     cases = [(keep, g, True), (keep.transpose(0, 3, 1, 2), g.transpose(0, 3, 1, 2), True),
              (np.ascontiguousarray(keep.transpose(0, 3, 1, 2)), g.transpose(0, 3, 1, 2), False)]
     bits = {2: np.int16, 4: np.int32, 8: np.int64}[np.dtype(dtype).itemsize]
-    monkeypatch.setattr(_kernels, "JIT", True)      # without the JIT, the kernel's body runs as Python
-    kernel_of = _kernels.masked
+    kernel_of = _speed._masked_kernel
     for k, v, kernel in cases:
         calls = []
-        monkeypatch.setattr(_kernels, "masked", lambda *a: calls.append(1) or kernel_of(*a))
-        got = _ops._masked(np, k, v)
-        with monkeypatch.context() as m:
-            m.setattr(_kernels, "native", lambda *arrays: False)
-            want = _ops._masked(np, k, v)
+        monkeypatch.setattr(_speed, "_masked_kernel", lambda *a: calls.append(1) or kernel_of(*a))
+        got = _speed.masked(np, k, v)
+        want = PLAIN.masked(np, k, v)
         assert calls == ([1] if kernel else []) and got.shape == want.shape == v.shape
         assert np.array_equal(got.view(bits), want.view(bits))
 
@@ -102,13 +114,13 @@ def test_col2im_is_the_array_maths(stride, dilation):
     gcols = rng.standard_normal((n, ho, wo, kh, kw, c)).astype(np.float32) * 10.0 ** rng.integers(-8, 8, (n, ho, wo,
                                                                                                          kh, kw, c))
     h, w = (ho - 1) * stride[0] + dilation[0] * (kh - 1) + 1, (wo - 1) * stride[1] + dilation[1] * (kw - 1) + 1
-    want = _ops._col2im(gcols, np.zeros((n, h, w, c), np.float32), *stride, *dilation)
-    got = _kernels.col2im(gcols, np.zeros((n, h, w, c), np.float32), *stride, *dilation)
+    want = PLAIN.col2im(gcols, np.zeros((n, h, w, c), np.float32), *stride, *dilation)
+    got = _speed.col2im(gcols, np.zeros((n, h, w, c), np.float32), *stride, *dilation)
     assert np.array_equal(got.view(np.int32), want.view(np.int32))      # the same sums in the same order
 
 
-def test_a_cnns_gradients_are_the_same_without_the_kernels(monkeypatch):
-    """Conv, max pooling (both layouts) and their gradients with the kernels, then with the array math alone."""
+def test_a_cnns_gradients_are_the_same_without_the_speed_module():
+    """Conv, max pooling (both layouts) and their gradients with the speed module, then on the plain path."""
     rng = np.random.default_rng(7)
     x, w = _awkward(rng, (2, 3, 6, 6)), rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
     g = rng.standard_normal((2, 4, 3, 3)).astype(np.float32)
@@ -122,9 +134,10 @@ def test_a_cnns_gradients_are_the_same_without_the_kernels(monkeypatch):
         ((y * mf.tensor(g)).sum() + (z * mf.tensor(g.transpose(0, 2, 3, 1).copy())).sum()).backward()
         return [t.float32() for t in (y, z, xt.grad, wt.grad, xl.grad)]
 
-    with_kernels = run()
-    monkeypatch.setattr(_kernels, "native", lambda *arrays: False)
-    for a, b in zip(with_kernels, run()):
+    fast = run()
+    with plain_path():
+        plain = run()
+    for a, b in zip(fast, plain):
         assert np.array_equal(a.view(np.int32), b.view(np.int32))
 
 
@@ -135,7 +148,7 @@ def test_float16_selections_are_not_rounded_again(monkeypatch):
     x, w = _awkward(rng, (2, 3, 6, 6)), rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
     g = rng.standard_normal((2, 4, 3, 3)).astype(np.float32)
     rounded = []
-    monkeypatch.setattr(_tensor, "_half_values", lambda a, f=_tensor._half_values: rounded.append(a.shape) or f(a))
+    monkeypatch.setattr(_speed, "_half_values", lambda a, f=_speed._half_values: rounded.append(a.shape) or f(a))
 
     def run():
         rounded.clear()
@@ -149,7 +162,7 @@ def test_float16_selections_are_not_rounded_again(monkeypatch):
     for name in ("relu", "max_pool2d"):
         monkeypatch.setitem(_ops.OPS, name, dataclasses.replace(_ops.OPS[name], selects=False))
     again, count_again = run()
-    assert count_again == count + 2 if _tensor._HALF_KERNELS else count_again == count == 0
+    assert count_again == count + 2 if _speed.ENABLED and _speed.HALF else count_again == count == 0
     for a, b in zip(kept, again):
         assert np.array_equal(a.view(np.int32), b.view(np.int32))
 

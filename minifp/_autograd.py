@@ -1,0 +1,209 @@
+"""Reverse-mode autodiff: the backward walks the graph from the latest op to the first, as PyTorch's engine does.
+
+Each tensor's gradient is a tensor of its own format: the op's gradient functions compute in float32 (the route
+its forward took), a gradient broadcast over an input is rounded into the op's format before it is summed to the
+input's shape, and every gradient is rounded into the format of the tensor it belongs to; a second gradient of
+the same tensor is rounded too before the two are added (PyTorch's and TensorFlow's gradients are tensors). Leaves
+that require gradients get `.grad` in their own format, accumulated there across passes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _fp8
+from ._backend import array_module
+from ._compute import exact_in, in_format, round_counted, route, unbroadcast, wide
+from ._dispatch import CAST
+from ._rounding import round_to
+from ._seams import SEAMS
+from ._state import STATE
+from ._tensor import Tensor, real
+
+__all__ = ["backward", "gradients", "FREED"]
+
+_F32 = np.dtype(np.float32)
+FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they have "
+         "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+         "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
+         "if you need to access saved tensors after calling backward.")
+
+
+class Gradient:
+    """A tensor's gradient during the sweep: its storage in the tensor's format, or its float32 values (where the
+    speed module keeps them: the sweep would widen them right back), or both."""
+
+    __slots__ = ("tensor", "data", "values")
+
+    def __init__(self, tensor, data, values):
+        self.tensor, self.data, self.values = tensor, data, values
+
+    def wide(self, dtype):
+        """The values in dtype (float32, or float64 for wide formats)."""
+        if self.values is not None and dtype is np.float32:
+            return self.values
+        w = SEAMS.widened(self.data, self.tensor.fmt) if self.data.dtype != _F32 else self.data
+        return w if dtype is np.float32 else w.astype(dtype)
+
+    def storage(self):
+        """The storage array (the values rounded: exactly, they are the format's)."""
+        return self.data if self.data is not None else SEAMS.rounded(self.values, self.tensor.fmt)
+
+
+def backward(root, gradient=None, retain_graph=None):
+    """Reverse-mode autodiff from `root`; leaves that require grad get .grad in their own format.
+
+    As in PyTorch, the pass frees the values that gradients read (unless retain_graph): a second pass
+    through an op that needs them raises before any gradient changes.
+    """
+    if not root.requires_grad:
+        raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn (backward() "
+                           "on a tensor that no input with requires_grad=True reaches, or one computed under "
+                           "no_grad())")
+    if gradient is None and root._data.size != 1:
+        raise RuntimeError(f"grad can be implicitly created only for scalar outputs (backward() on a tensor of "
+                           f"shape {tuple(root.shape)} needs a gradient argument of that shape)")
+    g0 = _seed(root, gradient, "backward()")
+    order = _topological(root)
+    if any(t._node is not None and t._node.freed for t in order):
+        raise RuntimeError(FREED)
+    leaves = []
+    _sweep(order, [(root, g0)], leaves=leaves)
+    if not retain_graph:
+        for t in order:
+            if t._node is not None and t._node.op.saves:
+                t._node.freed = True
+    for m in STATE.monitors:
+        m.weight_gradients(leaves)
+
+
+def gradients(targets, sources, seeds=None):
+    """{id(source): its gradient's storage} of the sum of the targets with respect to each source reached, by the
+    same sweep as backward(); no .grad changes and nothing is freed (tf.GradientTape, torch.autograd.grad).
+    seeds: one output gradient per target (a tensor or an array; None: ones)."""
+    seeds = [None] * len(targets) if seeds is None else list(seeds)
+    if len(seeds) != len(targets):
+        raise ValueError(f"gradients(): {len(seeds)} output gradients for {len(targets)} targets")
+    pairs = [(t, _seed(t, g, "gradients()")) for t, g in zip(targets, seeds) if t.fmt is not None and t.requires_grad]
+    wanted, found = {id(s) for s in sources}, {}
+    if pairs and wanted:
+        _sweep(_topological(*[t for t, _ in pairs]), pairs, collect=(wanted, found))
+    return found
+
+
+def _seed(root, gradient, where):
+    """The output gradient of `root` as values in its compute dtype, on its device: ones, or the one given."""
+    xp = array_module(root._data)        # the seed lives where the graph does: a GPU graph gets a GPU seed
+    dtype = exact_in(root.fmt)
+    if gradient is None:
+        return xp.ones(root.shape, dtype)
+    if not isinstance(gradient, Tensor) and not real(xp.asarray(gradient).dtype):
+        raise TypeError(f"{where}: gradient must be a tensor or an array of real numbers, got {gradient!r}")
+    g0 = wide(gradient, dtype) if isinstance(gradient, Tensor) else xp.asarray(gradient, dtype=dtype)
+    if g0.shape != root.shape:
+        raise ValueError(f"{where}: gradient of shape {g0.shape} does not match the tensor's shape {root.shape}")
+    return g0
+
+
+def _topological(*roots):
+    """Every tensor the roots depend on through tensors that require gradients: the leaves, then the others in the
+    order their ops ran. The backward walks it from the end, latest op first, as PyTorch's engine does (its ready
+    queue takes the latest-made node); so a tensor's gradients arrive, and are summed, in PyTorch's order."""
+    leaves, made, seen, stack = [], [], set(), list(roots)
+    while stack:
+        t = stack.pop()
+        if id(t) not in seen:
+            seen.add(id(t))
+            if t._node is None:
+                leaves.append(t)
+            else:
+                made.append(t)
+                stack.extend([a for a in t._node.inputs if isinstance(a, Tensor) and a.requires_grad])
+    made.sort(key=_made_at)
+    return leaves + made
+
+
+def _made_at(t):
+    return t._node.seq
+
+
+def _sweep(order, seeds, leaves=None, collect=None):
+    """The reverse sweep from the seeded roots: pop each tensor's gradient, pass it to its inputs. Leaves get .grad
+    (and are listed in `leaves`), unless `collect` = (wanted ids, found dict) asks for the gradients of the wanted
+    tensors instead."""
+    store, given = {}, set()        # id(tensor) -> its Gradient; ids of the arrays handed to leaves as .grad
+    for t, g0 in seeds:
+        _add(store, t, g0)
+    with np.errstate(all="ignore"):
+        for t in reversed(order):
+            entry = store.pop(id(t), None)
+            if entry is None:           # several roots: a tensor only some of them reach, and none of those did yet
+                continue
+            for m in STATE.monitors:
+                m.gradient(t, entry.wide(np.float32))
+            if collect is not None and id(t) in collect[0]:
+                collect[1][id(t)] = entry.storage()
+            if t._node is not None:
+                _through(t._node, t, entry, store)
+            elif collect is None:
+                _give(t, entry.storage(), given)
+                leaves.append(t)
+    _fp8.finish_backward()      # the output-gradient scales of the GEMMs this pass went through roll once
+
+
+def _through(node, t, entry, store):
+    """Pass t's gradient through the op that made it to each input that requires one."""
+    op, inputs, params = node.op, node.inputs, node.params
+    dtype = exact_in(t.fmt)
+    g = entry.wide(dtype)
+    if op is CAST:      # the gradient casts back: g itself, rounded into the input's format
+        if inputs[0].requires_grad:
+            _add(store, inputs[0], g, node)
+        return
+    xp = np if type(g) is np.ndarray else array_module(g)
+    compute = route(op, t.fmt, [t, *inputs], xp, t.device, node)
+    args = [compute.operand(a, dtype) for a in inputs]
+    ans = wide(t, dtype) if op.saves else t._data      # an op that saves nothing reads no values of its output
+    wanted = [isinstance(a, Tensor) and a.requires_grad for a in inputs]
+    for a, gi in zip(inputs, compute.gradients(op, g, ans, args, params, wanted)):
+        if gi is None:
+            continue
+        if type(gi) is not np.ndarray or gi.dtype.type is not dtype:
+            gi = xp.asarray(gi, dtype)
+        if gi.shape != a._data.shape and gi is not g:     # (g itself: values of t's format already)
+            gi = in_format(gi, t.fmt, node)     # PyTorch's gradient is a tensor of the op's format first
+        _add(store, a, unbroadcast(xp, gi, a._data.shape), node, op.selects and a.fmt is t.fmt)
+
+
+def _add(store, t, g, node=None, exact=False):
+    """Add gradient values g into t's entry of the store, rounded into t's format (counted against node's op).
+    exact: g holds values of t's format already."""
+    prev = store.get(id(t))
+    if prev is not None:    # a second gradient is a tensor of t's format too (PyTorch's and TF's are), then summed
+        g = prev.wide(g.dtype.type) + (g if exact else in_format(g, t.fmt, node))
+        exact = False
+    fmt = t.fmt
+    if node is None:        # a root's seed: its own array (the caller's, maybe)
+        store[id(t)] = Gradient(t, round_to(g, fmt), None)
+    elif fmt.is_float32 and g.dtype is _F32:    # float32: nothing to round (a monitor counts its NaNs)
+        for m in STATE.monitors:
+            m.record(node.layer, node.op.name, "backward", np.array([0, 0, 0, int(np.isnan(g).sum())]), g.size)
+        store[id(t)] = Gradient(t, g, g)
+    elif STATE.monitors:
+        store[id(t)] = Gradient(t, round_counted(g, fmt, node.op.name, node.layer, "backward"), None)
+    elif t._node is None:       # a leaf's gradient becomes its .grad: storage
+        store[id(t)] = Gradient(t, SEAMS.rounded(g, fmt), None)
+    else:
+        store[id(t)] = Gradient(t, *SEAMS.round_gradient(g, fmt, exact))
+
+
+def _give(t, g, given):
+    """Add the gradient storage g into leaf t's .grad. Each .grad owns its array (a copy where g is a view, or
+    already another leaf's: add passes one array to both inputs), as PyTorch's AccumulateGrad clones a shared
+    gradient, so that an in-place update of one (GradScaler's unscale_) changes no other."""
+    if t.grad is not None:
+        t.grad = t._like(round_to(t.grad.float32() + SEAMS.widened(g, t.fmt), t.fmt), t.fmt)
+        return
+    if type(g) is np.ndarray and (g.base is not None or id(g) in given or not g.flags.writeable):
+        g = g.copy()
+    given.add(id(g))
+    t.grad = t._like(g, t.fmt)

@@ -1,0 +1,203 @@
+"""How an op computes: the namespace its body receives and what it makes of the op's factors.
+
+One function, `route`, decides it for the forward (from the thread's state) and for the backward (from the node
+the forward recorded), so that a gradient computes as its forward did:
+
+- numpy or cupy, from the arrays themselves;
+- minifp.accumulate: matmul, linear, conv2d, sum and mean sum in a chosen format or as a tensor-core model does
+  (an `Accumulating` namespace instead of BLAS's sums);
+- a real GPU's tensor cores: float16 and bfloat16 products as cuBLAS GEMMs that read the tensors' own storage;
+- TF32: float32 products whose device rounds their factors to tf32 first (torch.backends' switches);
+- fp8_autocast: GEMMs on fp8 factors with per-tensor scales (minifp/_fp8.py);
+- staged ops: PyTorch computes them in steps, each rounded into the output's format (the namespace's `stage`).
+"""
+from __future__ import annotations
+
+import importlib
+import numbers
+
+import numpy as np
+
+from . import _fp8
+from ._accumulate import accumulating
+from ._formats import float32, promote
+from ._rounding import round_to, widen
+from ._seams import SEAMS
+from ._state import FLOAT32_PRODUCTS, STATE
+from ._tensor import Tensor, values
+
+__all__ = ["route", "wide", "exact_in", "in_format", "round_counted", "unbroadcast"]
+
+
+def exact_in(fmt):
+    """The dtype an op computes in for output format fmt: float32 holds 24 bits, enough for one rounding
+    into formats of at most 10 mantissa bits (24 >= 2p + 2); wider formats compute in float64."""
+    return np.float32 if fmt.man_bits <= 10 or fmt.is_float32 else np.float64
+
+
+def wide(a, dtype=np.float32):
+    """What an op body sees of an input: values in `dtype`; bool masks stay bool; Python numbers become dtype
+    scalars; anything else (None, arrays of indices) as it is."""
+    if isinstance(a, Tensor):
+        if a.fmt is None:
+            data = a._data
+            return data if data.dtype == bool else data.astype(dtype)
+        return SEAMS.values(a) if dtype is np.float32 else values(a).astype(dtype)
+    if type(a) is float or type(a) is int or isinstance(a, numbers.Real) and not isinstance(a, bool):
+        return dtype(a)
+    return a
+
+
+def round_counted(x, fmt, op_name, layer, direction):
+    """x rounded into fmt's storage, counted for the thread's watching monitors (the monitor sees every rounding)."""
+    tally = np.zeros(4, np.int64)
+    out = SEAMS.rounded(x, fmt, tally)
+    for m in STATE.monitors:
+        m.record(layer, op_name, direction, tally, x.size)
+    return out
+
+
+def in_format(g, fmt, node):
+    """Gradient values g rounded into fmt, kept in g's dtype (the gradient a framework holds as a tensor of fmt)."""
+    if fmt.is_float32 and g.dtype == np.float32:
+        return g
+    if STATE.monitors and node is not None:
+        data = round_counted(g, fmt, node.op.name, node.layer, "backward")
+    else:
+        data = SEAMS.rounded(g, fmt)
+    w = widen(data, fmt)
+    return w if g.dtype == np.float32 else w.astype(g.dtype)
+
+
+class Compute:
+    """Array math on `xp`: the forward and the gradients as the registry's op defines them."""
+
+    __slots__ = ("xp",)
+    saved = None        # what the backward needs besides the node (fp8's factors)
+
+    def __init__(self, xp):
+        self.xp = xp
+
+    def operand(self, a, dtype):
+        return wide(a, dtype)
+
+    def factors(self, arrays):
+        """The arrays a product's gradients multiply: as they are (TF32 rounds them)."""
+        return arrays
+
+    def forward(self, op, args, params):
+        return op.forward(self.xp, *args, **params)
+
+    def gradients(self, op, g, ans, args, params, wanted):
+        """The gradient of each input that is `wanted` (None for the others), in its broadcast shape."""
+        g_in, *args_in = self.factors([g, *args])
+        return [None if not w else op.grad(i)(self.xp, *((g_in, ans, *args_in) if i < 2 else (g, ans, *args)),
+                                              **params) for i, w in enumerate(wanted)]
+
+
+_NUMPY = Compute(np)
+
+
+class Tf32(Compute):
+    """A float32 product whose device rounds its two factors to tf32 first (and, backward, the output gradient: the
+    gradient products run on the same cores); a bias after them is added in float32."""
+
+    __slots__ = ("fmt_in",)
+
+    def __init__(self, xp, fmt_in):
+        super().__init__(xp)
+        self.fmt_in = fmt_in
+
+    def factors(self, arrays, n=3):
+        return [widen(round_to(a, self.fmt_in), self.fmt_in) if i < n else a for i, a in enumerate(arrays)]
+
+    def forward(self, op, args, params):
+        return op.forward(self.xp, *self.factors(args, 2), **params)
+
+
+class TensorCores(Compute):
+    """A GPU's tensor cores: the product reads a tensor of the cores' format in its own storage."""
+
+    __slots__ = ()
+
+    def operand(self, a, dtype):
+        return self.xp.operand(a, wide)
+
+
+class Fp8(Compute):
+    """A GEMM under fp8_autocast: forward from the recipe (`state`), backward from the forward's saved factors."""
+
+    __slots__ = ("state", "node", "saved")
+
+    def __init__(self, xp, state, node):
+        super().__init__(xp)
+        self.state, self.node, self.saved = state, node, None
+
+    def forward(self, op, args, params):
+        recipe, tensors = self.state
+        ans, self.saved = _fp8.forward(op, self.xp, args, recipe, tensors, params)
+        return ans
+
+    def gradients(self, op, g, ans, args, params, wanted):
+        """The fp8 GEMM's gradients, summed to each input's shape in float32 (before any rounding, as TE's)."""
+        grads = _fp8.backward(self.node, self.xp, g, ans, args, wanted)
+        return [None if gi is None else unbroadcast(self.xp, self.xp.asarray(gi, g.dtype), a._data.shape)
+                for a, gi in zip(self.node.inputs, grads)]
+
+
+class Staged:
+    """The namespace of a `staged` op: xp, and stage(v), v rounded into the op's output format (its values, in v's
+    dtype), where PyTorch's formula stores an intermediate tensor."""
+
+    def __init__(self, xp, fmt, node):
+        self._xp, self._fmt, self._node = xp, fmt, node
+
+    def __getattr__(self, name):
+        return getattr(self._xp, name)
+
+    def stage(self, v):
+        return in_format(self._xp.asarray(v), self._fmt, self._node)
+
+
+def route(op, fmt, tensors, xp, device, node=None):
+    """How `op` computes into output format `fmt` from `tensors` (its inputs; backward: the output, then the
+    inputs) on `xp`: forward under the thread's state, or the backward of `node`."""
+    acc = STATE.accumulator if node is None else node.acc
+    compute = None
+    if op.product is not None:
+        fp8 = STATE.fp8 if node is None else node.fp8
+        if fp8 is not None:
+            return Fp8(xp, (fp8, tensors) if node is None else fp8, node)
+        if acc is None and xp is not np:                # a real GPU: its tensor cores
+            xp = importlib.import_module("minifp._gpu").tensor_cores(xp, _factors(tensors))
+            compute = TensorCores(xp) if hasattr(xp, "operand") else None
+        elif acc is None and FLOAT32_PRODUCTS and fmt.is_float32:
+            fmt_in = FLOAT32_PRODUCTS.get((device, op.product))
+            compute = Tf32(xp, fmt_in) if fmt_in is not None else None
+    if op.accumulates and acc is not None:              # minifp.accumulate: not BLAS's sums
+        xp = accumulating(xp, acc, _factors(tensors))
+    if op.staged and not fmt.is_float32 and (op.staged is True or op.staged == device):
+        xp = Staged(xp, fmt, node)
+    if compute is None:
+        return _NUMPY if xp is np else Compute(xp)
+    compute.xp = xp
+    return compute
+
+
+def unbroadcast(xp, g, shape):
+    """Sum a broadcast gradient back to `shape` (done by the backward once, never in op gradients)."""
+    if g.shape == shape:
+        return g
+    g = g.sum(axis=tuple(range(g.ndim - len(shape)))) if g.ndim > len(shape) else g
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+    return g.sum(axis=axes, keepdims=True) if axes else g
+
+
+def _factors(tensors):
+    """The format of a product's factors: the promotion of its float tensors' formats (a tensor-core model and the
+    accumulation kernels read the width of the products from it)."""
+    fmt = None
+    for t in tensors:
+        if isinstance(t, Tensor) and t.fmt is not None:
+            fmt = t.fmt if fmt is None else promote(fmt, t.fmt)
+    return fmt or float32

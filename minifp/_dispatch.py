@@ -1,0 +1,189 @@
+"""The dispatcher: `apply` runs every op as the numerics rule says.
+
+    apply(name, *args): resolve the output format (the inputs' promotion, or what autocast or the caller asks),
+    compute on the inputs' values (the namespace `route` picks), round once into the output format, and record
+    the node the backward will walk.
+
+Casts are the same rule with the format given (`cast`): autocast makes several per layer call.
+"""
+from __future__ import annotations
+
+import itertools
+import numbers
+
+import numpy as np
+
+from . import _formats as F
+from ._backend import array_module
+from ._compute import exact_in, round_counted, route, wide
+from ._ops import OPS
+from ._rounding import round_to
+from ._seams import SEAMS
+from ._state import STATE
+from ._tensor import Tensor, result_class, tensor
+
+__all__ = ["apply", "cast", "cast_in_mode", "Node", "CAST"]
+
+CAST = OPS["cast"]
+_SEQUENCE = itertools.count()
+
+
+class Node:
+    """How a tensor was made: the op, its inputs and parameters, the layer it ran in, and what its backward needs.
+
+    acc: the accumulator the forward ran under (its products' gradients accumulate the same way); fp8: an fp8
+    GEMM's saved factors and scaling state; seq: the order of creation, the order PyTorch's engine runs the
+    backward in (latest first)."""
+
+    __slots__ = ("op", "inputs", "params", "layer", "freed", "acc", "fp8", "seq")
+
+    def __init__(self, op, inputs, params, fp8=None):
+        self.op, self.inputs, self.params, self.layer, self.freed = op, inputs, params, STATE.layer, False
+        self.seq, self.acc, self.fp8 = next(_SEQUENCE), STATE.accumulator, fp8
+
+
+def apply(name, *args, _out=None, **params):
+    """Apply a registered op: resolve the formats, compute, round once, record the node."""
+    op = OPS[name]
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    if len(tensors) != len(args):           # numbers, arrays, a missing bias: the rare slow path
+        args = tuple([a if isinstance(a, Tensor) or a is None and op.optional else _operand(a, name) for a in args])
+        tensors = [a for a in args if isinstance(a, Tensor)]
+    device = _device(tensors)
+    fmt, args, tensors = _formats(op, args, tensors, _out, device)
+    xp = np if all(type(t._data) is np.ndarray for t in tensors) else array_module(*[t._data for t in tensors])
+    values = saved = None
+    try:
+        if op.layout and all(t.fmt is fmt or t.fmt is None or t.fmt == fmt for t in tensors):
+            # No arithmetic: values stay representable, so the storage arrays move as they are.
+            fmt = fmt if any(t.fmt is not None for t in tensors) else None
+            data = op.forward(xp, *[a._data if isinstance(a, Tensor) else a for a in args], **params)
+        else:
+            with np.errstate(all="ignore"):   # overflow to inf and 0/0 are what we emulate, not accidents
+                compute = route(op, fmt, tensors, xp, device)
+                dtype = exact_in(fmt)
+                ans = compute.forward(op, [compute.operand(a, dtype) for a in args], params)
+                ans = ans if type(ans) is np.ndarray else xp.asarray(ans)      # reductions give scalars
+                if op.returns_bool:
+                    return (result_class(type(tensors[0])) if tensors else Tensor)._wrap(ans, None, False, None, device)
+                data, values = _round(ans, fmt, name, op.selects and all(t.fmt is fmt for t in tensors))
+                saved = compute.saved
+    except (ValueError, IndexError) as e:
+        shapes = ", ".join(str(getattr(a, "shape", "scalar")) for a in args)
+        raise type(e)(f"{name} (inputs of shapes {shapes}): {e}") from None   # the cause may not be the shapes
+    return _made(op, args, tensors, params, data, fmt, values, saved, device)
+
+
+def _operand(a, name):
+    """Tensors as they are; Python numbers stay weak scalars; arrays become tensors; anything else is refused."""
+    if isinstance(a, Tensor) or isinstance(a, (bool, numbers.Real)) and not isinstance(a, np.ndarray):
+        return a
+    if a is None or isinstance(a, (str, bytes, numbers.Complex)):
+        raise TypeError(f"{name}: operands must be tensors, arrays or real numbers, got {a!r}")
+    return tensor(a)
+
+
+def _device(tensors):
+    """The device all the tensors live on (0-d tensors may come from the host, as in PyTorch)."""
+    device = tensors[0].device if tensors else "cpu"
+    for t in tensors:
+        if t.device != device and t._data.ndim:
+            if device == "cpu" and not tensors[0]._data.ndim:
+                device = t.device
+                continue
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                               f"{device} and {t.device}!")
+    return device
+
+
+def _formats(op, args, tensors, out, device):
+    """(the output format, the inputs and their tensors as the op sees them): `out` where the caller names it, else
+    what an autocast on this device says (it may cast inputs first), else the promotion of the inputs' formats."""
+    autocast = STATE.autocast
+    if out is not None:
+        return out, args, tensors
+    if autocast is not None and autocast.device == device:
+        if autocast.variables_only:         # Keras: variables are read in the compute dtype; formats then promote
+            if any(t._node is None and t.requires_grad for t in tensors):
+                args = tuple([_autocast_cast(a, autocast) if isinstance(a, Tensor) and a._node is None
+                              and a.requires_grad else a for a in args])
+                tensors = [a for a in args if isinstance(a, Tensor)]
+        elif op.name in autocast.lower:
+            fmt = autocast.fmt
+            args = tuple([a if not isinstance(a, Tensor) or a.fmt is fmt else _autocast_cast(a, autocast)
+                          for a in args])
+            return fmt, args, [a for a in args if isinstance(a, Tensor)]
+        elif op.name in autocast.float32:
+            # No casts: the op widens narrower inputs exactly as a cast to float32 would, and its gradient is
+            # rounded into each input's format as the cast's would be.
+            return F.float32, args, tensors
+    fmt = None
+    for t in tensors:
+        if t.fmt is not None and t.fmt is not fmt:
+            fmt = t.fmt if fmt is None else F.promote(fmt, t.fmt)
+    return fmt or F.float32, args, tensors
+
+
+def _autocast_cast(a, autocast):
+    """An eligible input cast to the autocast format: float tensors of at most 32 bits (PyTorch never casts
+    float64)."""
+    have, fmt = a.fmt, autocast.fmt
+    if have is None or have is fmt or have.man_bits > 23 or have == fmt:
+        return a
+    if autocast.cache and a._node is None and a.requires_grad and have.is_float32:
+        key = (id(a), id(autocast))     # PyTorch's cast cache: one cast of a float32 parameter per region
+        hit = STATE.cast_cache.get(key)
+        if hit is None:     # the entry keeps the leaf and the policy alive: neither id can be reused meanwhile
+            hit = STATE.cast_cache[key] = (a, autocast, cast(a, fmt))
+        return hit[2]
+    return cast(a, fmt)
+
+
+def _round(ans, fmt, op_name, exact=False):
+    """A result rounded into fmt: (storage, its float32 values or None), counted for watching monitors. exact: ans
+    holds values of fmt already (an op that selects some of its input's values)."""
+    if fmt.is_float32 and ans.dtype == np.float32:      # nothing to round; a monitor counts the NaNs
+        for m in STATE.monitors:
+            m.record(STATE.layer, op_name, "forward", np.array([0, 0, 0, int(np.isnan(ans).sum())]), ans.size)
+        return ans, None
+    if STATE.monitors:
+        return round_counted(ans, fmt, op_name, STATE.layer, "forward"), None
+    return SEAMS.round_result(ans, fmt, exact, STATE.grad_enabled)     # values kept for the backward
+
+
+def _made(op, args, tensors, params, data, fmt, values, saved, device):
+    """The result tensor, with the node that made it where a gradient will flow through it."""
+    needs_grad = False
+    if STATE.grad_enabled:
+        for t in tensors:
+            if t.requires_grad and t.fmt is not None:
+                needs_grad = True
+                break
+    cls = result_class(type(tensors[0])) if tensors else Tensor
+    out = cls._wrap(data, fmt, needs_grad, Node(op, args, params, saved) if needs_grad else None, device)
+    out._values = values
+    return out
+
+
+def cast(a, fmt):
+    """apply("cast", a, _out=fmt) for a float tensor a of another format, without the general dispatch."""
+    data, values = _round(wide(a, exact_in(fmt)), fmt, "cast")    # (no floating-point warnings to silence)
+    return _cast_result(a, data, fmt, values)
+
+
+def cast_in_mode(a, fmt, mode, rng, bits):
+    """Tensor.astype in another rounding mode than nearest: round_to of the exact values (every format
+    widens exactly to float32), counted for watching monitors; the cast's node, so the gradient casts back."""
+    values = a._data if a.fmt is None else wide(a)
+    tally = np.zeros(4, np.int64) if STATE.monitors else None
+    data = round_to(values, fmt, mode, rng, tally, bits)
+    for m in STATE.monitors:
+        m.record(STATE.layer, "cast", "forward", tally, data.size)
+    return _cast_result(a, data, fmt, None)
+
+
+def _cast_result(a, data, fmt, values):
+    needs_grad = STATE.grad_enabled and a.requires_grad and a.fmt is not None
+    out = result_class(type(a))._wrap(data, fmt, needs_grad, Node(CAST, (a,), {}) if needs_grad else None, a.device)
+    out._values = values
+    return out

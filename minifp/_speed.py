@@ -1,0 +1,557 @@
+"""minifp's speed: faster functions for the plain path's named seams (minifp/_seams.py), with the same bits.
+
+Nothing here changes a value. Each function below replaces one seam of the plain path, serves the cases it was
+written for and hands every other case back to the plain function (PLAIN.<name>). The tests compare each kernel
+with the plain path bit for bit, and tests/test_bits.py trains every benchmark model with and without this module.
+MINIFP_SPEED=0 in the environment leaves it out; without the JIT it is left out too (its kernels are Numba's).
+
+What it holds:
+- machine code: the rounding kernels compiled once per number of dimensions and called without Numba's look-up of
+  the argument types (on a small model's step that look-up cost as much as the kernels' work);
+- float16 through the CPU's own conversions (x86 F16C, 64-bit Arm: one instruction for eight values), and an op's
+  float16 result rounded and widened in one pass: the tensor keeps the float32 values beside its storage, as the
+  next op (and the backward) would widen it right back; gradients inside the graph kept as such values;
+- widening of the other 8- and 16-bit formats through a table of every code;
+- Numba twins of some of the ops' NumPy passes (col2im, 2x2 max pooling, a masked gradient), of the loss scale's
+  unscaling with its inf check, of fp8 quantisation, and float32 lanes for accumulation chains into narrow formats.
+"""
+from __future__ import annotations
+
+import math
+import os
+
+import numba
+import numpy as np
+from numba import prange
+
+from . import _accumulate, _fp8, _loss_scale, _ops, _rounding, _tensor  # noqa: F401  (the seams' modules)
+from ._formats import FORMATS, as_format, bfloat16, float16
+from ._intrinsics import HARDWARE_HALF, JIT, bits_of, float_of, half_of, i32, single_of
+from ._seams import PLAIN, SEAMS
+from ._state import STATE
+
+__all__ = ["ENABLED"]
+
+ENABLED = JIT and os.environ.get("MINIFP_SPEED", "1") != "0"
+_F16, _F32, _U16 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.uint16)
+_CODES = {1: np.dtype(np.uint8), 2: _U16}
+# Widening float16 at up to this many elements: NumPy's own cast costs less than a kernel call (a Zen 3 core, NumPy
+# 2.4: 0.51 us at 128 elements and 0.91 at 320, against 0.66-0.77 for the machine code and its output array).
+SMALL_WIDEN = 256
+# float16 <-> float32 through the CPU's conversions (their machine code writes the codes' bits into float16 arrays,
+# which the Python functions run without the JIT cannot)
+HALF = HARDWARE_HALF and JIT
+
+
+class _MachineCode(dict):
+    """ndim -> the machine code Numba made of a kernel for C-contiguous arrays of `dtypes` with ndim dimensions (a
+    Numba type among `dtypes` is a scalar argument's): compiled, or loaded from Numba's cache, on first use, and
+    called without the dispatcher's look-up of the arguments' types. Only for callers that pass such arrays: the
+    machine code checks nothing and reads their bytes (an output array of the storage dtype, as wide as the codes,
+    takes the codes as they are). Without the JIT (the tests call this module's functions then too), the Python
+    function."""
+
+    def __init__(self, kernel, *dtypes):
+        super().__init__()
+        self.kernel, self.dtypes = kernel, dtypes
+
+    def __missing__(self, ndim):
+        code = self.kernel.compile(tuple(numba.types.Array(numba.from_dtype(d), ndim, "C") if isinstance(d, np.dtype)
+                                         else d for d in self.dtypes)) if JIT else self.kernel
+        self[ndim] = code
+        return code
+
+
+def _njit(fn):
+    return numba.njit(cache=True, nogil=True)(fn)
+
+
+# -- float16 through the CPU's conversions (C-contiguous arrays of any shape: flat views inside) ------------------
+
+@_njit
+def _round_half(x, out):
+    """float32 -> float16 codes by the CPU's own conversion (IEEE nearest-even, as NumPy's cast)."""
+    x, out = x.reshape(-1), out.reshape(-1)
+    for i in range(x.size):
+        out[i] = half_of(x[i])
+
+
+@_njit
+def _widen_half(codes, out):
+    """float16 codes -> float32 values by the CPU's own conversion (exact)."""
+    codes, out = codes.reshape(-1), out.reshape(-1)
+    for i in range(codes.size):
+        out[i] = single_of(codes[i])
+
+
+@_njit
+def _quantize_half(x, out):
+    """float32 -> the float32 values of their float16 roundings, in one pass."""
+    x, out = x.reshape(-1), out.reshape(-1)
+    for i in range(x.size):
+        out[i] = single_of(np.uint16(half_of(x[i])))
+
+
+@_njit
+def _round_half_pair(x, codes, values):
+    """float32 -> float16 codes and their float32 values, in one pass."""
+    x, codes, values = x.reshape(-1), codes.reshape(-1), values.reshape(-1)
+    for i in range(x.size):
+        h = np.uint16(half_of(x[i]))
+        codes[i] = h
+        values[i] = single_of(h)
+
+
+@_njit
+def _gather(codes, table, out):
+    """out[i] = table[codes[i]]: widening through a table of every value of a <= 16-bit format."""
+    for i in range(codes.size):
+        out[i] = table[codes[i]]
+
+
+HALF_CODES, HALF_WIDE, HALF_VALUES, HALF_PAIR = (
+    _MachineCode(k, *dtypes) for k, dtypes in ((_round_half, (_F32, _U16)), (_widen_half, (_U16, _F32)),
+                                               (_quantize_half, (_F32, _F32)), (_round_half_pair, (_F32, _U16, _F32))))
+GATHER = {n: _MachineCode(_gather, codes, _F32, _F32)[1] for n, codes in _CODES.items()}   # by the codes' bytes
+
+
+def _in_memory_order(fn, x, *rest):
+    """fn(x, *rest) for a C-contiguous x; for a permuted view (an NCHW view of NHWC data), fn of x in its memory
+    order, permuted back (every result of fn the same way); else None."""
+    if x.flags.c_contiguous:
+        return fn(x, *rest)
+    base, back = _rounding._memory_order(x)
+    if base is None:
+        return None
+    out = fn(base, *rest)
+    return tuple(o.transpose(back) for o in out) if isinstance(out, tuple) else out.transpose(back)
+
+
+def _half_codes(x):
+    out = np.empty(x.shape, _F16)
+    HALF_CODES[x.ndim](x, out)
+    return out
+
+
+def _half_pair(x):
+    codes, values = np.empty(x.shape, _F16), np.empty(x.shape, _F32)
+    HALF_PAIR[x.ndim](x, codes, values)
+    return codes, values
+
+
+def _half_values(x):
+    out = np.empty(x.shape, _F32)
+    HALF_VALUES[x.ndim](x, out)
+    return out
+
+
+# -- rounding and widening ------------------------------------------------------------------------------------------
+
+_PLANS = {}     # Format -> (machine code of its nearest kernel, storage dtype), or None where the plain path serves
+
+
+def _plan(fmt):
+    """The machine code that rounds float32 to nearest-even into fmt, writing its storage directly."""
+    plan = _PLANS.get(fmt, False)
+    if plan is False:
+        nearest = _rounding.nearest_plan(fmt)
+        if nearest is None or not JIT:      # (without the JIT, codes written into a storage array become numbers)
+            plan = None
+        elif HALF and fmt.storage == _F16 and fmt.native:
+            plan = (HALF_CODES[1], _F16)
+        else:       # the kernel's codes written straight into an array of the storage dtype (as wide)
+            plan = (_MachineCode(nearest.kernel, _F32, nearest.codes)[1], nearest.storage)
+        _PLANS[fmt] = plan
+    return plan
+
+
+def _round_planned(x, plan):
+    out = np.empty(x.shape, plan[1])
+    plan[0](x.reshape(-1), out.reshape(-1))     # views: the kernels take 1-D arrays
+    return out
+
+
+def rounded(x, fmt, counts=None):
+    """The plain path's rounding, for float32 NumPy arrays through the kernels' machine code."""
+    if counts is None and type(x) is np.ndarray and x.dtype is _F32:
+        plan = _plan(fmt)
+        if plan is not None:
+            out = _in_memory_order(_round_planned, x, plan)
+            if out is not None:
+                return out
+    return PLAIN.rounded(x, fmt, counts)
+
+
+def widened(a, fmt=None):
+    """float16 through the CPU's conversion, other 8- and 16-bit coded formats through a table of their values."""
+    if type(a) is np.ndarray and a.size > SMALL_WIDEN and a.dtype in _TABLED:
+        out = _in_memory_order(_widen_half_codes if a.dtype is _F16 and HALF else _widen_table, a)
+        if out is not None:
+            return out
+    return PLAIN.widened(a, fmt)
+
+
+def _widen_half_codes(a):
+    out = np.empty(a.shape, _F32)
+    HALF_WIDE[a.ndim](a.view(_U16), out)
+    return out
+
+
+def _widen_table(a):
+    out = np.empty(a.shape, _F32)
+    GATHER[a.dtype.itemsize](a.reshape(-1).view(_CODES[a.dtype.itemsize]), _table(a.dtype), out.reshape(-1))
+    return out
+
+
+def _table(dtype):
+    """The float32 value of every code of a storage dtype (of a sub-byte format: of every byte)."""
+    table = _TABLES.get(dtype)
+    if table is None:
+        table = _TABLES[dtype] = as_format(dtype).decode(np.arange(1 << 8 * dtype.itemsize)).astype(np.float32)
+    return table
+
+
+# The storage dtypes widened here: float16 and the 8-bit formats' (bfloat16 is a 16-bit shift, which ml_dtypes does
+# at memory speed).
+_TABLED = {np.dtype(f.storage) for f in FORMATS.values() if f.storage.itemsize <= 2} - {np.dtype(bfloat16.storage)}
+_TABLES = {}
+
+
+def _half_result(x):
+    return type(x) is np.ndarray and x.dtype is _F32 and HALF
+
+
+def values(t):
+    """A tensor's float32 values: those kept beside its storage, else widened (and kept, in grad mode: the backward
+    widens the op's inputs again)."""
+    v = t._values
+    if v is not None:
+        return v
+    data = t._data
+    if data.dtype is _F32:
+        return data
+    v = widened(data, t.fmt)
+    if STATE.grad_enabled:
+        t._values = v
+    return v
+
+
+def round_result(x, fmt, exact=False, keep=False):
+    """float16 results rounded by the CPU's conversion, their values kept (when `keep`) in the same pass."""
+    if fmt is float16 and _half_result(x):
+        if exact or not keep:   # exact: x holds float16's values already, the values to keep
+            codes = _in_memory_order(_half_codes, x)
+            if codes is not None:
+                return codes, (x if keep else None)
+        else:
+            pair = _in_memory_order(_half_pair, x)
+            if pair is not None:
+                return pair
+    return rounded(x, fmt), None
+
+
+def round_gradient(x, fmt, exact=False):
+    """A float16 gradient inside the graph kept as its float32 values (the sweep would widen its storage back)."""
+    if fmt is float16 and _half_result(x):
+        values = x if exact else _in_memory_order(_half_values, x)
+        if values is not None:
+            return None, values
+    return rounded(x, fmt), None
+
+
+# -- the ops' NumPy passes, in one pass each ------------------------------------------------------------------------
+
+def _native(xp, *arrays):
+    """Whether the kernels serve: NumPy arrays, every one C-contiguous."""
+    return xp is np and all(type(a) is np.ndarray and a.flags.c_contiguous for a in arrays)
+
+
+def _shared_order(*arrays):
+    """(the arrays with their axes permuted into the memory order they share, the permutation back) where each is
+    C-contiguous in it (C order itself, or a convolution's channels-last NCHW view), else None."""
+    bases, back = [], None
+    for a in arrays:
+        base, b = (a, tuple(range(a.ndim))) if a.flags.c_contiguous else _rounding._memory_order(a)
+        if base is None or back is not None and b != back:
+            return None
+        bases.append(base)
+        back = b
+    return bases, back
+
+
+@_njit
+def _masked_kernel(keep, g, out):
+    """out = g where keep holds, else 0, on flat arrays of g's bits (integer views: inf and NaN pass as they are)."""
+    for i in range(g.size):
+        out[i] = g[i] if keep[i] else 0
+    return out
+
+
+def masked(xp, keep, g):
+    """_ops.masked in one pass without temporaries, from 2**15 elements (below, the call costs more than the and)."""
+    if g.size >= 1 << 15 and xp is np and type(keep) is type(g) is np.ndarray and keep.dtype == bool \
+            and keep.shape == g.shape:
+        shared = _shared_order(keep, g)
+        if shared:
+            (keep, g), back = shared
+            ints = {2: np.int16, 4: np.int32, 8: np.int64}[g.dtype.itemsize]
+            out = np.empty(g.shape, ints)
+            _masked_kernel(keep.reshape(-1), g.view(ints).reshape(-1), out.reshape(-1))
+            return out.view(g.dtype).transpose(back)
+    return PLAIN.masked(xp, keep, g)
+
+
+@_njit
+def _col2im_kernel(gcols, gx, sh, sw, dh, dw):
+    """gx[n, i*dh + y*sh, j*dw + z*sw, c] += gcols[n, y, z, i, j, c] for every tap (i, j) in row-major order
+    (_ops.col2im's sums, element by element in the same order); gcols (N, Ho, Wo, kh, kw, C), gx (N, H, W, C)."""
+    n, ho, wo, kh, kw, c = gcols.shape
+    for a in range(n):
+        for i in range(kh):
+            for j in range(kw):
+                for y in range(ho):
+                    for z in range(wo):
+                        r, s = i * dh + y * sh, j * dw + z * sw
+                        for k in range(c):
+                            gx[a, r, s, k] += gcols[a, y, z, i, j, k]
+    return gx
+
+
+def col2im(gcols, gx, sh, sw, dh, dw):
+    """_ops.col2im in one pass over the taps."""
+    if _native(np, gcols, gx):
+        return _col2im_kernel(gcols, gx, sh, sw, dh, dw)
+    return PLAIN.col2im(gcols, gx, sh, sw, dh, dw)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _max(a, b):
+    """np.maximum(a, b): a's NaN, else b's, else the larger; b on ties (of +0 and -0 too)."""
+    return a if a > b or a != a else b
+
+
+@_njit
+def _max_pool_2x2(x, top):
+    """top[n, y, z, c] = the maximum of channel c's 2x2 tile at (2y, 2z) in float32 channels-last x (N, 2*Ho,
+    2*Wo, C), folded in row-major order as _ops' taps fold with np.maximum (the same NaNs and signs of zero)."""
+    n, ho, wo, c = top.shape
+    for a in range(n):
+        for y in range(ho):
+            for z in range(wo):
+                for k in range(c):
+                    top[a, y, z, k] = _max(_max(_max(x[a, 2 * y, 2 * z, k], x[a, 2 * y, 2 * z + 1, k]),
+                                                x[a, 2 * y + 1, 2 * z, k]), x[a, 2 * y + 1, 2 * z + 1, k])
+    return top
+
+
+@_njit
+def _max_pool_2x2_grad(x, top, g, gx):
+    """gx = g at the first maximum of each 2x2 tile of x (its first NaN where the tile holds one), +0 elsewhere, on
+    g's and gx's bits (int32 views, (N, Ho, Wo, C) and x's shape; g without -0). Two passes whose loops over runs
+    of channels vectorise: which tap is each tile's first maximum, then g or 0 into every tap. Branch-free: a
+    tile's winner is data, and a mispredicted branch costs more than the ands that replace it."""
+    n, ho, wo, c = top.shape
+    first = np.empty(top.shape, np.int8)
+    for a in range(n):
+        for y in range(ho):
+            for z in range(wo):
+                for k in range(c):
+                    t = top[a, y, z, k]
+                    nan = np.int8(t != t)
+                    p, q, r = x[a, 2 * y, 2 * z, k], x[a, 2 * y, 2 * z + 1, k], x[a, 2 * y + 1, 2 * z, k]
+                    hp = np.int8(p == t) | (nan & np.int8(p != p))
+                    hq = np.int8(q == t) | (nan & np.int8(q != q))
+                    hr = np.int8(r == t) | (nan & np.int8(r != r))
+                    first[a, y, z, k] = 3 - (hp | hq | hr) - (hp | hq) - hp
+    for a in range(n):
+        for y in range(ho):
+            for i in range(2):
+                for z in range(wo):
+                    for j in range(2):
+                        for k in range(c):
+                            gx[a, 2 * y + i, 2 * z + j, k] = g[a, y, z, k] & -np.int32(first[a, y, z, k] == 2 * i + j)
+    return gx
+
+
+def _two_by_two(xp, x, tiles, layout):
+    """Whether the 2x2 kernels serve: float32 x, channels-last in memory, that 2x2 tiles cover exactly."""
+    return (tiles.shape[3] == tiles.shape[5] == 2 and x.dtype == xp.float32
+            and (2 * tiles.shape[2], 2 * tiles.shape[4]) == _ops._spatial(x, layout)
+            and _native(xp, _ops._channels_last(x, layout)))
+
+
+def tiles_max(xp, x, tiles, layout):
+    """2x2 max pooling of channels-last float32 data in one pass, vectorised over channels."""
+    if _two_by_two(xp, x, tiles, layout):
+        xl = _ops._channels_last(x, layout)
+        n, h, w, c = xl.shape
+        return _ops._nchw(_max_pool_2x2(xl, np.empty((n, h // 2, w // 2, c), x.dtype)), layout)
+    return PLAIN.tiles_max(xp, x, tiles, layout)
+
+
+def tiles_max_grad(xp, g, top, x, tiles, layout):
+    """Its gradient in two passes."""
+    if _two_by_two(xp, x, tiles, layout) and g.dtype == x.dtype and _native(xp, _ops._channels_last(top, layout)):
+        xl = _ops._channels_last(x, layout)
+        gl = np.add(_ops._channels_last(g, layout), 0, order="C")     # -0 lands as +0, as in the plain path's sum
+        gx = np.empty(xl.shape, x.dtype)
+        _max_pool_2x2_grad(xl, _ops._channels_last(top, layout), gl.view(np.int32), gx.view(np.int32))
+        return _ops._nchw(gx, layout)
+    return PLAIN.tiles_max_grad(xp, g, top, x, tiles, layout)
+
+
+# -- the loss scale's unscaling and inf check in one pass -----------------------------------------------------------
+
+def _scaled_finite(x, factor, divide, out):
+    """out = x / factor or x * factor (float32, C-contiguous, any shape; factor rounded to float32 first); whether
+    every x was finite."""
+    x, out, factor = x.reshape(-1), out.reshape(-1), np.float32(factor)
+    finite = True
+    for i in range(x.size):
+        v = x[i]
+        finite &= math.isfinite(v)
+        out[i] = v / factor if divide else v * factor
+    return finite
+
+
+def _times_finite(x, factor):
+    """x *= factor in place (float32, C-contiguous; factor rounded to float32 first); whether every x was finite
+    before. Its own kernel: with out = x, _scaled_finite's loop cannot vectorise (x and out alias)."""
+    x, factor = x.reshape(-1), np.float32(factor)
+    finite = True
+    for i in range(x.size):
+        v = x[i]
+        finite &= math.isfinite(v)
+        x[i] = v * factor
+    return finite
+
+
+# numpy's error model: x / 0 is inf or NaN, as NumPy's, not an exception
+SCALED_FINITE, TIMES_FINITE = (numba.njit(cache=True, nogil=True, error_model="numpy")(f)
+                               for f in (_scaled_finite, _times_finite))
+TIMES = _MachineCode(TIMES_FINITE, _F32, numba.float64)
+
+
+def unscaled(values, factor, divide=False):
+    """The unscaling of a float32 NumPy array and its inf check in one pass."""
+    if type(values) is np.ndarray and values.dtype is _F32 and values.flags.c_contiguous:
+        out = np.empty(values.shape, _F32)
+        return out, bool(SCALED_FINITE(values, float(factor), divide, out))   # a Python float: a quicker call
+    return PLAIN.unscaled(values, factor, divide)
+
+
+def times_in_place(x, factor):
+    """x *= factor and the inf check in one pass, for a C-contiguous float32 NumPy array."""
+    return TIMES[x.ndim](x, float(factor))
+
+
+# -- fp8 quantisation in one pass -----------------------------------------------------------------------------------
+
+@_njit
+def _quantize_kernel(x, scale, top, drop, tiny, big, out):
+    """_fp8.fp8_values(x * scale) into out; branch-free, so that LLVM vectorises it (a quiet NaN keeps its top
+    fraction bit through the bit formula, so it stays NaN)."""
+    half = np.int32((1 << (drop - 1)) - 1)
+    mask = np.int32(-(1 << drop))
+    xs, os_ = x.reshape(-1), out.reshape(-1)
+    for i in range(xs.size):
+        v = min(max(xs[i] * scale, -top), top)
+        b = bits_of(v)
+        normal = float_of(np.int32((b + half + ((b >> drop) & 1)) & mask))
+        a = abs(v)
+        small = math.copysign((a + big) - big, v)
+        os_[i] = small if a < tiny else normal
+
+
+def quantized(xp, x, scale, fmt):
+    """fp8 quantisation of a float32 NumPy array in one pass."""
+    if xp is np and type(x) is np.ndarray:
+        q = np.empty(x.shape, np.float32)
+        _quantize_kernel(np.ascontiguousarray(x), scale, *_fp8.CONSTANTS[fmt], q)
+        return q
+    return PLAIN.quantized(xp, x, scale, fmt)
+
+
+# -- accumulation chains into narrow formats in float32 lanes -------------------------------------------------------
+
+@numba.njit(cache=True)
+def _add32(s, p, shift):
+    """round(s + p) in float32 lanes, for s a value of the format and p an exact float32 product: TwoSum's error
+    makes float32's sum round-to-odd (24 >= p + 2 bits), which then rounds to nearest-even by the CPU's float16
+    conversion (shift < 0: float16) or by the bit formula at `shift` (a format with float32's exponents: bfloat16,
+    tf32). Twice the lanes of float64."""
+    t = s + p
+    bp = t - s
+    err = (s - (t - bp)) + (p - bp)
+    b = bits_of(t)
+    fix = (err != 0) & ((b & i32(1)) == 0) & (abs(t) < np.float32(np.inf))
+    step = i32(i32(1) | np.right_shift(i32(bits_of(err) ^ b), i32(31)))
+    t = float_of(i32(b + step)) if fix else t
+    if shift < 0:
+        return single_of(np.uint16(half_of(t)))
+    b, sh = bits_of(t), i32(shift)
+    half = i32(i32(np.left_shift(i32(1), i32(sh - 1))) - 1)
+    r = float_of(i32(np.left_shift(np.right_shift(i32(i32(b + half) + i32(np.right_shift(b, sh) & i32(1))), sh), sh)))
+    return t if t != t else r                              # a carry past max lands on inf, as it should
+
+
+@numba.njit(cache=True, parallel=True)
+def _chain_matmul32(a, b, out, shift):
+    """The plain sequential chain in float32 lanes (_add32) for float32 a, b whose products float32 holds exactly."""
+    m, k = a.shape
+    for i in prange(m):
+        acc = out[i]
+        acc[:] = 0.0
+        for kk in range(k):
+            aik = a[i, kk]
+            row = b[kk]
+            for j in range(acc.size):
+                acc[j] = _add32(acc[j], aik * row[j], shift)
+
+
+def _lanes32(a, b, fmt, fmt_in):
+    """The `shift` of _chain_matmul32 when a chain into fmt can run in float32 lanes, else None: float32 operands
+    of at most 12-bit significands whose products float32 holds exactly (by their exponent range, or else by the
+    data's), into float16 (on a CPU that converts in one instruction) or into a format with float32's exponents,
+    subnormals and overflow to inf of at most 22 bits (bfloat16, tf32)."""
+    if fmt_in is None or fmt_in.man_bits > 11 or a.dtype != np.float32 or b.dtype != np.float32:
+        return None
+    if fmt == float16 and fmt_in.exp_bits <= 6 and HALF:     # products within 2**+-127
+        return -1
+    if not (fmt.exp_bits == 8 and fmt.subnormals and fmt.infinities and fmt.overflow == "inf"
+            and fmt.man_bits <= 21 and a.size and b.size):
+        return None
+    if fmt_in.exp_bits > 6:         # products of wide-range values: exact only if the data stay in range
+        big = float(np.max(np.abs(a))) * float(np.max(np.abs(b)))
+        nonzero_a, nonzero_b = np.abs(a[a != 0]), np.abs(b[b != 0])
+        small = float(nonzero_a.min()) * float(nonzero_b.min()) if nonzero_a.size and nonzero_b.size else 1.0
+        if not big < 2.0**126 or small < 2.0 ** (-149 + 2 * (fmt_in.man_bits + 1)):
+            return None
+    return 23 - fmt.man_bits
+
+
+def chain_matmul(a, b, out, fmt, fmt_in):
+    """A sequential chain into a narrow format in float32 lanes, where float32 holds its products exactly."""
+    shift = _lanes32(a, b, fmt, fmt_in)
+    if shift is None:
+        return PLAIN.chain_matmul(a, b, out, fmt, fmt_in)
+    out32 = np.empty(out.shape, np.float32)
+    _chain_matmul32(a, b, out32, shift)
+    out[...] = out32
+    return out
+
+
+SPEED = {fn.__name__: fn for fn in (rounded, widened, values, round_result, round_gradient, masked, col2im, tiles_max,
+                                    tiles_max_grad, unscaled, times_in_place, quantized, chain_matmul)}
+
+
+def install():
+    """Put this module's functions in their seams."""
+    for name, fn in SPEED.items():
+        if not hasattr(PLAIN, name):
+            raise RuntimeError(f"minifp._speed: no seam named {name!r} in the plain path")
+        setattr(SEAMS, name, fn)
+
+
+if ENABLED:
+    install()

@@ -1,0 +1,158 @@
+"""minifp's engine API: what the faces (minifp.torch, minifp.keras, minifp.tf) build on, and all they may use.
+
+A face adds its framework's names, layouts, defaults and semantics on top of these and never imports a private
+module of the engine nor touches an underscore attribute of an engine object (tests/test_engine_api.py reads the
+faces' sources and fails on any). Anything two faces need lives here once.
+
+Tensors
+    Tensor, tensor, apply             the tensor class, a tensor from values, any registered op by name
+    make(cls, data, fmt)              a tensor of class cls over storage `data` (checked: fmt's storage dtype and values)
+    rewrap(t, cls)                    t as a tensor of class cls: the same storage, format, device and graph
+    made_like(t, data, fmt)           a tensor of t's result class and device over new storage
+    storage(t), values(t)             the storage array; the float32 values (exact)
+    take(t, array), convert(t, fmt)   hand a fresh float32 array to t; re-store t in another format, in place
+    detach_(t), made_by(t)            cut t from its graph in place; the name of the op that made t (None: a leaf)
+    round_to, widen, MODES            rounding and widening of arrays
+Autodiff and state of the thread
+    backward, gradients               .grad from a root; gradients of targets without touching .grad (a tape)
+    grad_mode, no_grad, enable_grad, is_grad_enabled, Autocast, autocast_scope, current_autocast,
+    float32_products, set_float32_products (TF32 switches), layer_scope, watched_call, unwatched, is_layer
+Training
+    the optimizer rules and apply_rule (float32 math, one rounding into each weight's format), the loss scales
+    (NoOpLossScale, StaticLossScale, DynamicLossScale), unscale_grads, unscaled, all_finite, update_running_stats
+Tools
+    generator, rng, manual_seed, get_random_state, set_random_state; atomic_file; checks (argument checks);
+    array_module, to_numpy, real; the formats (Format, as_format, format_of, finfo, promote, FORMATS, float32, ...)
+"""
+from __future__ import annotations
+
+from . import _checks as checks
+from ._autograd import backward, gradients
+from ._backend import array_module, to_numpy
+from ._dispatch import apply
+from ._files import atomic_file
+from ._formats import (FORMATS, Format, as_format, bfloat16, e8m0, finfo, float4_e2m1, float6_e2m3, float6_e3m2,
+                       float8_e4m3, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float16, float32, int8, promote,
+                       tf32, _BY_STORAGE)
+from ._layers import is_layer, update_running_stats, watched_call
+from ._loss_scale import DynamicLossScale, NoOpLossScale, StaticLossScale, all_finite, unscale_grads
+from ._optim import (KAHAN, UPDATE_ROUNDINGS, adagrad_state, adagrad_update, adam_update, apply_rule,
+                     check_update_rounding, keras_adagrad_update, keras_adam_update, keras_clip_gradients,
+                     keras_nadam_u, keras_nadam_update, keras_rmsprop_update, keras_sgd_update, rmsprop_update,
+                     sgd_update, update_weight)
+from ._public import enable_grad, is_grad_enabled, no_grad
+from ._random import generator, get_state as get_random_state, manual_seed, rng, set_state as set_random_state
+from ._rounding import MODES, round_to, widen
+from ._seams import SEAMS
+from ._state import FLOAT32_PRODUCTS, STATE, Autocast, Setting, autocast_scope, grad_mode, layer_scope
+from ._tensor import Tensor, check_storage, real, result_class, take, tensor
+
+__all__ = ["Tensor", "tensor", "apply", "make", "rewrap", "made_like", "storage", "values", "take", "convert", "detach_",
+           "made_by", "round_to", "widen", "MODES", "backward", "gradients", "grad_mode", "no_grad", "enable_grad",
+           "is_grad_enabled", "Autocast", "autocast_scope", "current_autocast", "float32_products",
+           "set_float32_products", "set_storage", "layer_scope", "watched_call", "unwatched", "is_layer", "update_running_stats",
+           "sgd_update", "adam_update", "rmsprop_update", "adagrad_update", "adagrad_state", "keras_sgd_update",
+           "keras_adam_update", "keras_rmsprop_update", "keras_nadam_update", "keras_nadam_u",
+           "keras_adagrad_update", "keras_clip_gradients", "apply_rule", "update_weight", "check_update_rounding",
+           "UPDATE_ROUNDINGS", "KAHAN", "NoOpLossScale", "StaticLossScale", "DynamicLossScale", "unscale_grads",
+           "unscaled", "all_finite", "generator", "rng", "manual_seed", "get_random_state", "set_random_state",
+           "atomic_file", "checks", "array_module", "to_numpy", "real", "Format", "as_format", "format_of", "finfo",
+           "promote", "FORMATS", "float32", "tf32", "float16", "bfloat16", "float8_e4m3", "float8_e5m2",
+           "float8_e4m3fnuz", "float8_e5m2fnuz", "float6_e2m3", "float6_e3m2", "float4_e2m1", "e8m0", "int8"]
+
+
+def make(cls, data, fmt, requires_grad=False, device=None):
+    """A tensor of class `cls` (Tensor or a face's subclass, whose __init__ is not called) over storage `data`:
+    an array of fmt's storage dtype holding only fmt's values (checked), or of integers or bools for fmt None."""
+    fmt = None if fmt is None else as_format(fmt)
+    check_storage(data, fmt)
+    return cls._wrap(data, fmt, bool(requires_grad), None, device)
+
+
+def rewrap(t, cls):
+    """t as a tensor of class `cls`: the same storage, format, device, requires_grad and place in the graph."""
+    out = cls._wrap(t._data, t.fmt, t.requires_grad, t._node, t.device)
+    out._values = t._values
+    return out
+
+
+def made_like(t, data, fmt):
+    """A new tensor of t's result class and device over storage `data` of format fmt (checked, as make's)."""
+    fmt = None if fmt is None else as_format(fmt)
+    check_storage(data, fmt)
+    return t._like(data, fmt)
+
+
+def storage(t):
+    """t's storage array (the format's storage dtype; integers or bools for integer tensors). Read it; never write
+    into it: change values with t.assign(values) or take(t, array)."""
+    return t._data
+
+
+def values(t):
+    """t's values as float32 (exact; an integer tensor's cast)."""
+    return t.float32()
+
+
+def convert(t, fmt):
+    """Re-store t's values in another format, in place (PyTorch's module.half() and `p.data = p.data.float()`):
+    rounded once into fmt; t keeps its identity (a parameter stays the parameter its optimizer holds)."""
+    fmt = as_format(fmt)
+    t._data, t.fmt, t._values = round_to(t.float32(), fmt), fmt, None
+    return t
+
+
+def set_storage(t, data, fmt, device=None):
+    """Replace t's storage by `data` of format fmt (checked, as make's), in place, and its device where given (a
+    face's emulated "cuda" keeps host arrays): t keeps its identity."""
+    fmt = None if fmt is None else as_format(fmt)
+    check_storage(data, fmt)
+    t._data, t.fmt, t._values = data, fmt, None
+    if device is not None:
+        t.device = device
+    return t
+
+
+def detach_(t):
+    """Cut t from its graph in place: a leaf that requires no gradient (PyTorch's detach_)."""
+    t._node, t.requires_grad = None, False
+    return t
+
+
+def made_by(t):
+    """The name of the op whose result t is, or None for a leaf."""
+    return None if t._node is None else t._node.op.name
+
+
+def current_autocast():
+    """The Autocast in effect in this thread, or None."""
+    return STATE.autocast
+
+
+def unwatched():
+    """Within this block no monitor counts (a layer building itself runs ops the run did not ask for)."""
+    return Setting("monitors", ())
+
+
+def float32_products(device, family):
+    """The format a device rounds the factors of float32 products of `family` ("matmul" or "conv") to, or None."""
+    return FLOAT32_PRODUCTS.get((device, family))
+
+
+def set_float32_products(device, family, fmt):
+    """Make `device` round the factors of its float32 `family` products to fmt (tf32, bfloat16), or not (None):
+    process-wide, as PyTorch's torch.backends switches are."""
+    if fmt is None:
+        FLOAT32_PRODUCTS.pop((device, family), None)
+    else:
+        FLOAT32_PRODUCTS[(device, family)] = as_format(fmt)
+
+
+def format_of(dtype):
+    """The Format whose storage dtype is `dtype` (float64 counts as float32's), or None."""
+    return _BY_STORAGE.get(dtype)
+
+
+def unscaled(values, factor, divide=False):
+    """(values * factor, or values / factor, as a new float32 array; whether every value was finite)."""
+    return SEAMS.unscaled(values, factor, divide)
