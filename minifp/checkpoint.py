@@ -4,6 +4,9 @@ Both faces: a model is any face's layer (torch.nn.Module, keras Layer or Model: 
 minifp/_layers.py); an optimizer is a torch-face optimizer (its state_dict) or a Keras optimizer (its variables;
 a LossScaleOptimizer's scale and counter with them); a scaler is a torch-face GradScaler (its state_dict).
 
+Variables are matched by name, never by position: a torch model's state_dict names, a Keras
+model's paths of layer names with the names Keras made up counted in the model, not in the process (_named).
+
 The file is a zip of .npy arrays, as numpy.savez writes: `__index__` (a JSON document as uint8 bytes) and
 `a0`, `a1`, ... (each array's raw bits as unsigned integers). The index records every variable's format and
 every array's storage dtype, and holds the rest of the state as plain data, so loading reads no pickle and
@@ -57,9 +60,9 @@ def load(path, model, optimizer=None, scaler=None):
     optimizer = _default_optimizer(model, optimizer)
     _check_scaler(scaler)
     ckpt = read(path)
-    steps = [_variables_step(model, ckpt["variables"])]
+    steps = [_variables_step(path, model, ckpt["variables"])]
     if optimizer is not None:
-        steps.append(_optimizer_step(path, model, optimizer, ckpt["optimizer"], list(ckpt["variables"])))
+        steps.append(_optimizer_step(path, model, optimizer, ckpt["optimizer"]))
     if scaler is not None:
         steps.append(_scaler_step(path, scaler, ckpt["scaler"]))
     if ckpt["random"] is not None:
@@ -99,26 +102,38 @@ def save_weights(path, model):
 
 def load_weights(path, model):
     """Restore only the variables, from a file of save_weights() or save()."""
-    _variables_step(model, read(path)["variables"])()
+    _variables_step(path, model, read(path)["variables"])()
 
 
 # -- checking state before changing anything ------------------------------------------------------------------
 
 
-def checked_values(variables, state):
+def checked_values(variables, state, where="state dict"):
     """[(variable, values)] to assign, for every (name, variable): every name, shape and dtype checked first."""
     if not hasattr(state, "keys"):
-        raise TypeError(f"state dict must be a dict of arrays by variable name, got {type(state).__name__}")
+        raise TypeError(f"{where} must be a dict of arrays by variable name, got {type(state).__name__}")
     own = dict(variables)
-    missing, unexpected = sorted(set(own) - set(state)), sorted(set(state) - set(own), key=str)
-    if missing or unexpected:
+    mismatch = _first_mismatch(list(own), list(state))
+    if mismatch:
         hint = " (a layer without an input shape makes its variables on the first call: call the model once " \
-               "first)" if missing else ""
-        raise KeyError(f"state dict does not match the model: missing {missing}, unexpected {unexpected}{hint}")
-    return [(v, _values(k, state[k], v)) for k, v in own.items()]
+               "first)" if len(own) < len(state) else ""
+        raise ValueError(f"{where} does not match the model by name: {mismatch} (the model has {len(own)} "
+                         f"variables; {len(state)} are saved){hint}")
+    return [(v, _values(f"{where} entry {k!r}", state[k], v)) for k, v in own.items()]
 
 
-def _values(name, a, v):
+def _first_mismatch(own, saved):
+    """The first name that the model and the saved state do not share, in words; None when they share all."""
+    own_set, saved_set = set(own), set(saved)
+    for i, name in enumerate(own):
+        if name not in saved_set:
+            there = f", which holds {saved[i]!r} in its place" if i < len(saved) else ""
+            return f"the model's variable {name!r} is not in it{there}"
+    extra = [name for name in saved if name not in own_set]
+    return f"it holds {extra[0]!r}, which is no variable of the model" if extra else None
+
+
+def _values(where, a, v):
     """`a` as values for variable v: a tensor, or an array read as numbers (in either byte order)."""
     if isinstance(a, Tensor):
         kind = a.data.dtype.kind if a.fmt is None else "f"
@@ -126,7 +141,7 @@ def _values(name, a, v):
         a = np.asarray(a)                                  # assign reads it as numbers, in either byte order
         kind = "f" if a.dtype.name in _STORAGES else a.dtype.kind
     if kind not in ("biu" if v.fmt is None else "fiu") or tuple(a.shape) != tuple(v.shape):
-        raise ValueError(f"state dict entry {name!r} has shape {a.shape} and dtype {a.dtype}; the model's variable "
+        raise ValueError(f"{where} has shape {a.shape} and dtype {a.dtype}; the model's variable "
                          f"has shape {v.shape} and dtype {v.dtype} (values of another format are rounded into it)")
     return a
 
@@ -134,27 +149,33 @@ def _values(name, a, v):
 # -- the model's variables -------------------------------------------------------------------------------------
 
 
+def _named(model):
+    """([(name, variable)], [(name, layer)]) of the model, named as checkpoints key them.
+
+    A torch-face model: its state_dict's and named_modules' names. A Keras model: the path of layer names to
+    each variable ("dense_1/kernel"), every name Keras made up numbered among its siblings rather than in the
+    process (_engine_checkpoint_names, minifp/keras/layers/layer.py). Why: Keras's own variable paths number
+    made-up names by what the process built before (a second identical model holds dense_3/kernel), so they
+    cannot key a file that a fresh process or a second model loads; and matching by position instead loads
+    any model with as many variables (another face's, untransposed). A made-up name's place in its model is
+    stable and still a name; the names a user gave stay as they are, so a renamed layer does not match."""
+    named = getattr(model, "_engine_checkpoint_names", None)
+    if named is None:
+        return list(model._engine_variables()), list(model._engine_layers())
+    variables, layers, seen = [], [("", model)], set()
+    for name, obj in named():
+        if id(obj) not in seen:           # a layer shared by two parents: keyed at its first place, as Keras lists
+            seen.add(id(obj))             # its weights once
+            (variables if isinstance(obj, Tensor) else layers).append((name, obj))
+    return variables, layers
+
+
 def _named_variables(model):
-    return list(model._engine_variables())
+    return _named(model)[0]
 
 
-def _keyed(model, saved_names):
-    """The model's variables keyed as the checkpoint names them. A Keras model's variable paths carry automatic
-    layer names (dense, dense_1, ...) that depend on what was built before in the process, so a Keras model is
-    matched by position when the names differ and the counts agree; a torch model by its names."""
-    own = _named_variables(model)
-    names = [n for n, _ in own]
-    if names != list(saved_names) and _is_keras(model) and len(names) == len(saved_names):
-        return list(zip(saved_names, (v for _, v in own)))
-    return own
-
-
-def _is_keras(model):
-    return hasattr(model, "get_weights") and hasattr(model, "dtype_policy")
-
-
-def _variables_step(model, tensors):
-    pairs = checked_values(_keyed(model, list(tensors)), tensors)
+def _variables_step(path, model, tensors):
+    pairs = checked_values(_named_variables(model), tensors, f"checkpoint {os.fspath(path)!r}")
 
     def apply():
         for v, t in pairs:
@@ -216,7 +237,7 @@ def _optimizer_entry(model, optimizer, arrays):
     return entry
 
 
-def _optimizer_step(path, model, optimizer, entry, saved_names):
+def _optimizer_step(path, model, optimizer, entry):
     name, where = type(optimizer).__name__, repr(os.fspath(path))
     if entry is None:
         raise ValueError(f"{where} holds no optimizer state (saved by save_weights, or without an optimizer); "
@@ -227,7 +248,7 @@ def _optimizer_step(path, model, optimizer, entry, saved_names):
     if entry["class"] != name or entry["kind"] != _kind(optimizer):
         raise ValueError(f"{where} holds the state of an optimizer of class {entry['class']}; "
                          f"optimizer is of class {name}")
-    keyed = _keyed(model, saved_names)
+    keyed = _named_variables(model)              # the names the variables step has matched with the file's
     variables = dict(keyed)
     unknown = [n for n in entry["params"] if n not in variables]
     if unknown:

@@ -282,6 +282,85 @@ def test_tf_keras_loss_scale_optimizer_keeps_its_scale(tmp_path):
     assert int(fresh.iterations.numpy()) == int(opt.iterations.numpy())
 
 
+# -- variables are matched by name ---------------------------------------------------------------------------------
+
+
+def dense_model(*layers):
+    from minifp import keras
+    return keras.Sequential([keras.Input((2,)), *layers])
+
+
+def test_a_model_that_does_not_match_by_name_is_refused_and_unchanged(tmp_path):
+    """Another face (same count, shapes that fit transposed), renamed layers, other shapes: refused, naming the
+    first mismatch, before the model or the random state change."""
+    from minifp.keras.layers import Dense
+    checkpoint.save(tmp_path / "torch", torch.nn.Linear(2, 2))
+    checkpoint.save(tmp_path / "keras", dense_model(Dense(2, name="encoder")))
+    cases = [("torch", lambda: dense_model(Dense(2)),
+              "the model's variable 'dense/kernel' is not in it, which holds 'weight' in its place"),
+             ("keras", lambda: torch.nn.Linear(2, 2),
+              "the model's variable 'weight' is not in it, which holds 'encoder/kernel' in its place"),
+             ("keras", lambda: dense_model(Dense(2, name="decoder")), "the model's variable 'decoder/kernel'"),
+             ("keras", lambda: dense_model(Dense(2, name="encoder"), Dense(2)),
+              "the model's variable 'dense/kernel' is not in it \\(the model has 4 variables; 2 are saved\\)"),
+             ("keras", lambda: dense_model(Dense(3, name="encoder")), "entry 'encoder/kernel' has shape \\(2, 2\\)")]
+    for file, make, message in cases:
+        model = make()
+        values, random_state = weights(model), get_state()
+        with pytest.raises(ValueError, match=message):
+            checkpoint.load(tmp_path / file, model)
+        assert all(same(a, b) for a, b in zip(weights(model), values))
+        assert get_state() == random_state
+
+
+def test_identically_built_keras_models_match_by_name(tmp_path):
+    """Automatic names count what the process built before (dense_3 ...): the file keys them by their place."""
+    (x, y), _ = load_digits()
+    first, second = keras_model(), keras_model()
+    assert [n for n, _ in first._engine_variables()] != [n for n, _ in second._engine_variables()]
+    first.fit(x[:64], y[:64], batch_size=32, epochs=1, verbose=0)
+    checkpoint.save(tmp_path / "c", first)
+    assert list(checkpoint.read(tmp_path / "c")["variables"]) == [
+        f"{layer}/{v}" for layer in ("dense", "dense_1", "dense_2") for v in ("kernel", "bias")]
+    checkpoint.load(tmp_path / "c", second)
+    assert all(same(a, b) for a, b in zip(weights(second), weights(first)))
+    assert all(same(np.asarray(a.numpy()), np.asarray(b.numpy()))
+               for a, b in zip(first.optimizer.variables, second.optimizer.variables))
+
+
+def test_given_names_stay_and_made_up_ones_are_numbered_in_the_model(tmp_path):
+    from minifp import keras
+    from minifp.keras.layers import Dense
+
+    def nested():
+        inner = keras.Sequential([keras.Input((2,)), Dense(2, name="dense"), Dense(2)])
+        inputs = keras.Input((2,))
+        return keras.Model(inputs, Dense(2, name="head")(Dense(2, name="dense_1")(inner(Dense(2)(inputs)))))
+    model, other = nested(), nested()
+    checkpoint.save(tmp_path / "c", model)
+    assert [k.rsplit("/", 1)[0] for k in checkpoint.read(tmp_path / "c")["variables"]][::2] == [
+        "dense", "sequential/dense", "sequential/dense_1", "dense_1", "head"]
+    checkpoint.load(tmp_path / "c", other)
+    assert all(same(a, b) for a, b in zip(weights(other), weights(model)))
+
+
+def test_tf_keras_made_up_names_are_numbered_in_the_model(tmp_path):
+    """tf.keras names its functional models model_<n> and inputs input_<n> in the process: numbered in the model."""
+    from minifp.tf import keras
+
+    def nested():
+        inputs = keras.Input((2,))
+        inner = keras.Model(inputs, keras.layers.Dense(2)(inputs))
+        outer_inputs = keras.Input((2,))
+        return keras.Model(outer_inputs, keras.layers.Dense(2)(inner(outer_inputs)))
+    model, other = nested(), nested()
+    checkpoint.save(tmp_path / "c", model)
+    assert list(checkpoint.read(tmp_path / "c")["variables"]) == [
+        "model/dense/kernel", "model/dense/bias", "dense/kernel", "dense/bias"]
+    checkpoint.load(tmp_path / "c", other)
+    assert all(same(a, b) for a, b in zip(weights(other), weights(model)))
+
+
 # -- resuming in a fresh process ----------------------------------------------------------------------------------
 
 
