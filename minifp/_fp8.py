@@ -40,7 +40,8 @@ from ._rounding import round_to, widen
 from ._seams import SEAMS, seam
 from ._state import STATE
 
-__all__ = ["Fp8Format", "DelayedScaling", "fp8_autocast", "scaling_state", "update_scaling", "E4M3", "E5M2"]
+__all__ = ["Fp8Format", "DelayedScaling", "fp8_autocast", "scaling_state", "get_scaling", "set_scaling",
+           "update_scaling", "E4M3", "E5M2"]
 
 # The fp8 types as TE's casts produce them: nearest-even, out-of-range values saturate to +-max.
 E4M3 = Format(4, 3, infinities=False, overflow="saturate", name="float8_e4m3 (satfinite)")
@@ -195,10 +196,15 @@ def _meta(op, w, recipe):
         return meta
     entry = _METAS.get(id(owner))
     if entry is None or entry[0]() is not owner or entry[1].recipe is not recipe and entry[1].recipe != recipe:
-        # keyed by identity (tensors compare elementwise), forgotten when the owner goes
-        key = id(owner)
-        entry = _METAS[key] = (weakref.ref(owner, lambda _, key=key: _METAS.pop(key, None)), _Meta(recipe))
+        return _keep(owner, _Meta(recipe))
     return entry[1]
+
+
+def _keep(owner, meta):
+    """meta as owner's: keyed by identity (tensors compare elementwise), forgotten when the owner goes."""
+    key = id(owner)
+    _METAS[key] = (weakref.ref(owner, lambda _, key=key: _METAS.pop(key, None)), meta)
+    return meta
 
 
 def _find(owner):
@@ -210,6 +216,32 @@ def scaling_state(owner):
     """{role: (amax history, scale)} of the GEMM whose weight (or layer) is `owner`, None if it has none yet."""
     meta = _find(owner)
     return None if meta is None else {r: (s.history.copy(), float(s.scale)) for r, s in meta.roles.items()}
+
+
+def get_scaling(owner):
+    """(recipe, {role: (amax history, float32 scale)}) of the GEMM whose weight (or layer) is `owner`, None if it
+    has none yet: what a checkpoint saves."""
+    meta = _find(owner)
+    return None if meta is None else (meta.recipe, {r: (s.history.copy(), s.scale) for r, s in meta.roles.items()})
+
+
+def set_scaling(owner, recipe=None, roles=None):
+    """Give the GEMM whose weight (or layer) is `owner` this recipe and these {role: (amax history, scale)}, as
+    get_scaling returns them (a checkpoint restores them); recipe None forgets its state (fresh on next use)."""
+    if recipe is None:
+        if _find(owner) is not None:
+            del _METAS[id(owner)]
+        return
+    if set(roles) != set(ROLES):
+        raise ValueError(f"set_scaling(): roles must be {list(ROLES)}, got {sorted(roles)}")
+    meta = _Meta(recipe)
+    for role, (history, scale) in roles.items():
+        history = np.array(history, np.float32)
+        if history.shape != (recipe.amax_history_len,):
+            raise ValueError(f"set_scaling(): the {role} amax history must have shape "
+                             f"({recipe.amax_history_len},), as the recipe's amax_history_len, got {history.shape}")
+        meta.roles[role].history, meta.roles[role].scale = history, np.float32(scale)
+    _keep(owner, meta)
 
 
 def _quantize(xp, x, scaling, fmt, role, layer, direction, op):

@@ -6,6 +6,10 @@ the engine's tools (minifp.numerics.watch, minifp.checkpoint) read:
 
     _engine_layers()     -> iterable of (dotted name, layer) for the layer itself and every layer inside it
     _engine_variables()  -> iterable of (dotted name, tensor) for every variable (trainable or not), in order
+
+and, where the face's own names are not stable keys (Keras's automatic names count what the process built
+before), `_engine_checkpoint_names()` -> iterable of (name, layer or variable) for every layer inside and every
+variable, named as minifp.checkpoint keys them.
 """
 from __future__ import annotations
 

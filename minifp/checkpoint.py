@@ -2,7 +2,11 @@
 
 Both faces: a model is any face's layer (torch.nn.Module, keras Layer or Model: the engine's protocol of
 minifp/_layers.py); an optimizer is a torch-face optimizer (its state_dict) or a Keras optimizer (its variables;
-a LossScaleOptimizer's scale and counter with them); a scaler is a torch-face GradScaler (its state_dict).
+a LossScaleOptimizer's scale and counter with them); a scaler is a torch-face GradScaler (its state_dict). The
+fp8 delayed-scaling state of the model's GEMMs (minifp.fp8_autocast) goes with the model in save() and load().
+
+Variables (and fp8 states) are matched by name, never by position: a torch model's state_dict names, a Keras
+model's paths of layer names with the names Keras made up counted in the model, not in the process (_named).
 
 The file is a zip of .npy arrays, as numpy.savez writes: `__index__` (a JSON document as uint8 bytes) and
 `a0`, `a1`, ... (each array's raw bits as unsigned integers). The index records every variable's format and
@@ -22,6 +26,7 @@ import numpy as np
 from . import _checks, _random
 from ._files import atomic_file
 from ._formats import _BY_STORAGE, Format
+from ._fp8 import DelayedScaling, Fp8Format, get_scaling, set_scaling
 from ._tensor import Tensor
 
 __all__ = ["save", "load", "read", "VERSION"]
@@ -41,6 +46,7 @@ def save(path, model, optimizer=None, scaler=None):
     _check_scaler(scaler)
     arrays = []
     index = _index(model, arrays)
+    index["fp8"] = _fp8_entries(model, arrays)
     if optimizer is not None:
         index["optimizer"] = _optimizer_entry(model, optimizer, arrays)
     if scaler is not None:
@@ -52,14 +58,15 @@ def save(path, model, optimizer=None, scaler=None):
 def load(path, model, optimizer=None, scaler=None):
     """Restore what save() wrote into model, optimizer (default: model.optimizer), scaler and minifp's random state.
 
-    Every part is read and checked first; a file that does not hold a part asked for is refused.
+    Every part is read and checked first; a file that does not hold a part asked for is refused. The model's
+    GEMMs get the file's fp8 scaling states; those it holds none for start afresh, as in the saved run.
     """
     optimizer = _default_optimizer(model, optimizer)
     _check_scaler(scaler)
     ckpt = read(path)
-    steps = [_variables_step(model, ckpt["variables"])]
+    steps = [_variables_step(path, model, ckpt["variables"]), _fp8_step(path, model, ckpt["fp8"])]
     if optimizer is not None:
-        steps.append(_optimizer_step(path, model, optimizer, ckpt["optimizer"], list(ckpt["variables"])))
+        steps.append(_optimizer_step(path, model, optimizer, ckpt["optimizer"]))
     if scaler is not None:
         steps.append(_scaler_step(path, scaler, ckpt["scaler"]))
     if ckpt["random"] is not None:
@@ -69,7 +76,8 @@ def load(path, model, optimizer=None, scaler=None):
 
 
 def read(path):
-    """A checkpoint as data: {"variables": {name: Tensor} (in the model's order), "optimizer", "scaler":
+    """A checkpoint as data: {"variables": {name: Tensor} (in the model's order), "fp8": [{"owner", "name",
+    "recipe", "roles"}] (None in files of minifp before fp8 states were saved), "optimizer", "scaler":
     {"class", "state", ...} or None, "random": minifp's random state or None}."""
     if not os.path.isfile(_target(path)):
         raise FileNotFoundError(f"cannot read the checkpoint: path {os.fspath(path)!r} is no file")
@@ -82,6 +90,7 @@ def read(path):
                 raise ValueError(f"it is version {index['minifp_checkpoint']!r}; this minifp reads version {VERSION}")
             arrays = [_array(zf, i, name) for i, name in enumerate(index["arrays"])]
         return {"variables": dict(_variable(e, arrays) for e in index["variables"]),
+                "fp8": _decoded(index.get("fp8"), arrays),
                 "optimizer": _decoded(index.get("optimizer"), arrays), "scaler": _decoded(index.get("scaler"), arrays),
                 "random": index.get("random")}
     except (zipfile.BadZipFile, KeyError, IndexError, TypeError, ValueError, EOFError) as e:
@@ -99,26 +108,38 @@ def save_weights(path, model):
 
 def load_weights(path, model):
     """Restore only the variables, from a file of save_weights() or save()."""
-    _variables_step(model, read(path)["variables"])()
+    _variables_step(path, model, read(path)["variables"])()
 
 
 # -- checking state before changing anything ------------------------------------------------------------------
 
 
-def checked_values(variables, state):
+def checked_values(variables, state, where="state dict"):
     """[(variable, values)] to assign, for every (name, variable): every name, shape and dtype checked first."""
     if not hasattr(state, "keys"):
-        raise TypeError(f"state dict must be a dict of arrays by variable name, got {type(state).__name__}")
+        raise TypeError(f"{where} must be a dict of arrays by variable name, got {type(state).__name__}")
     own = dict(variables)
-    missing, unexpected = sorted(set(own) - set(state)), sorted(set(state) - set(own), key=str)
-    if missing or unexpected:
+    mismatch = _first_mismatch(list(own), list(state))
+    if mismatch:
         hint = " (a layer without an input shape makes its variables on the first call: call the model once " \
-               "first)" if missing else ""
-        raise KeyError(f"state dict does not match the model: missing {missing}, unexpected {unexpected}{hint}")
-    return [(v, _values(k, state[k], v)) for k, v in own.items()]
+               "first)" if len(own) < len(state) else ""
+        raise ValueError(f"{where} does not match the model by name: {mismatch} (the model has {len(own)} "
+                         f"variables; {len(state)} are saved){hint}")
+    return [(v, _values(f"{where} entry {k!r}", state[k], v)) for k, v in own.items()]
 
 
-def _values(name, a, v):
+def _first_mismatch(own, saved):
+    """The first name that the model and the saved state do not share, in words; None when they share all."""
+    own_set, saved_set = set(own), set(saved)
+    for i, name in enumerate(own):
+        if name not in saved_set:
+            there = f", which holds {saved[i]!r} in its place" if i < len(saved) else ""
+            return f"the model's variable {name!r} is not in it{there}"
+    extra = [name for name in saved if name not in own_set]
+    return f"it holds {extra[0]!r}, which is no variable of the model" if extra else None
+
+
+def _values(where, a, v):
     """`a` as values for variable v: a tensor, or an array read as numbers (in either byte order)."""
     if isinstance(a, Tensor):
         kind = a.data.dtype.kind if a.fmt is None else "f"
@@ -126,7 +147,7 @@ def _values(name, a, v):
         a = np.asarray(a)                                  # assign reads it as numbers, in either byte order
         kind = "f" if a.dtype.name in _STORAGES else a.dtype.kind
     if kind not in ("biu" if v.fmt is None else "fiu") or tuple(a.shape) != tuple(v.shape):
-        raise ValueError(f"state dict entry {name!r} has shape {a.shape} and dtype {a.dtype}; the model's variable "
+        raise ValueError(f"{where} has shape {a.shape} and dtype {a.dtype}; the model's variable "
                          f"has shape {v.shape} and dtype {v.dtype} (values of another format are rounded into it)")
     return a
 
@@ -134,27 +155,33 @@ def _values(name, a, v):
 # -- the model's variables -------------------------------------------------------------------------------------
 
 
+def _named(model):
+    """([(name, variable)], [(name, layer)]) of the model, named as checkpoints key them.
+
+    A torch-face model: its state_dict's and named_modules' names. A Keras model: the path of layer names to
+    each variable ("dense_1/kernel"), every name Keras made up numbered among its siblings rather than in the
+    process (_engine_checkpoint_names, minifp/keras/layers/layer.py). Why: Keras's own variable paths number
+    made-up names by what the process built before (a second identical model holds dense_3/kernel), so they
+    cannot key a file that a fresh process or a second model loads; and matching by position instead loads
+    any model with as many variables (another face's, untransposed). A made-up name's place in its model is
+    stable and still a name; the names a user gave stay as they are, so a renamed layer does not match."""
+    named = getattr(model, "_engine_checkpoint_names", None)
+    if named is None:
+        return list(model._engine_variables()), list(model._engine_layers())
+    variables, layers, seen = [], [("", model)], set()
+    for name, obj in named():
+        if id(obj) not in seen:           # a layer shared by two parents: keyed at its first place, as Keras lists
+            seen.add(id(obj))             # its weights once
+            (variables if isinstance(obj, Tensor) else layers).append((name, obj))
+    return variables, layers
+
+
 def _named_variables(model):
-    return list(model._engine_variables())
+    return _named(model)[0]
 
 
-def _keyed(model, saved_names):
-    """The model's variables keyed as the checkpoint names them. A Keras model's variable paths carry automatic
-    layer names (dense, dense_1, ...) that depend on what was built before in the process, so a Keras model is
-    matched by position when the names differ and the counts agree; a torch model by its names."""
-    own = _named_variables(model)
-    names = [n for n, _ in own]
-    if names != list(saved_names) and _is_keras(model) and len(names) == len(saved_names):
-        return list(zip(saved_names, (v for _, v in own)))
-    return own
-
-
-def _is_keras(model):
-    return hasattr(model, "get_weights") and hasattr(model, "dtype_policy")
-
-
-def _variables_step(model, tensors):
-    pairs = checked_values(_keyed(model, list(tensors)), tensors)
+def _variables_step(path, model, tensors):
+    pairs = checked_values(_named_variables(model), tensors, f"checkpoint {os.fspath(path)!r}")
 
     def apply():
         for v, t in pairs:
@@ -216,7 +243,7 @@ def _optimizer_entry(model, optimizer, arrays):
     return entry
 
 
-def _optimizer_step(path, model, optimizer, entry, saved_names):
+def _optimizer_step(path, model, optimizer, entry):
     name, where = type(optimizer).__name__, repr(os.fspath(path))
     if entry is None:
         raise ValueError(f"{where} holds no optimizer state (saved by save_weights, or without an optimizer); "
@@ -227,7 +254,7 @@ def _optimizer_step(path, model, optimizer, entry, saved_names):
     if entry["class"] != name or entry["kind"] != _kind(optimizer):
         raise ValueError(f"{where} holds the state of an optimizer of class {entry['class']}; "
                          f"optimizer is of class {name}")
-    keyed = _keyed(model, saved_names)
+    keyed = _named_variables(model)              # the names the variables step has matched with the file's
     variables = dict(keyed)
     unknown = [n for n in entry["params"] if n not in variables]
     if unknown:
@@ -331,6 +358,99 @@ def _check_scaler(scaler):
                                                                      "get_scale")):
         raise TypeError(f"scaler must be a minifp.torch GradScaler or None (a LossScaleOptimizer is saved as the "
                         f"optimizer), got {type(scaler).__name__}")
+
+
+# -- fp8: each GEMM's delayed scaling, keyed by the name of its weight (or layer) in the model ------------------
+
+_RECIPE_FIELDS = ("margin", "fp8_format", "amax_history_len", "amax_compute_algo", "reduce_amax")
+
+
+def _fp8_entries(model, arrays):
+    """The scaling state of each of the model's GEMMs that has one: [{"owner": "variable" or "layer", "name",
+    "recipe", "roles": {role: {"history", "scale"}}}], its arrays appended to `arrays`."""
+    variables, layers = _named(model)
+    entries, seen = [], set()
+    for kind, named in (("variable", variables), ("layer", layers)):
+        for name, owner in named:
+            scaling = None if id(owner) in seen else get_scaling(owner)     # tied weights: saved once
+            if scaling is None:
+                continue
+            seen.add(id(owner))
+            recipe, roles = scaling
+            roles = {r: {"history": h, "scale": np.array(scale, np.float32)} for r, (h, scale) in roles.items()}
+            entries.append({"owner": kind, "name": name, "recipe": _recipe_data(name, recipe),
+                            "roles": _encode(roles, arrays, f"the fp8 state of {name!r}")})
+    return entries
+
+
+def _recipe_data(name, recipe):
+    for field in ("amax_compute_algo", "scaling_factor_compute_algo"):
+        if callable(getattr(recipe, field)):
+            raise TypeError(f"cannot save the fp8 scaling state of {name!r}: its recipe's {field} is a function "
+                            f"({getattr(recipe, field)!r}); a checkpoint holds data only (loading runs no code), so "
+                            f"only recipes of named algorithms can be saved")
+    data = {k: getattr(recipe, k) for k in _RECIPE_FIELDS}
+    return {**data, "fp8_format": recipe.fp8_format.name}
+
+
+def _fp8_step(path, model, entries):
+    """Restore the file's fp8 scaling states into the model's GEMMs; the others start afresh, as in the saved run
+    (a file of minifp before fp8 states were saved holds none)."""
+    where = f"{os.fspath(path)!r}"
+    if entries is None:
+        entries = []
+    if not isinstance(entries, list):
+        raise ValueError(f"{where}: the fp8 states must be a list, got {type(entries).__name__}")
+    variables, layers = _named(model)
+    owners = {"variable": dict(variables), "layer": dict(layers)}
+    plan = {}
+    for e in entries:
+        _checks.keys(f"{where}: an fp8 state", e, ("owner", "name", "recipe", "roles"))
+        kind, name = e["owner"], e["name"]
+        owner = owners[kind].get(name) if kind in owners and isinstance(name, str) else None
+        if owner is None:
+            raise ValueError(f"{where} holds the fp8 scaling state of {kind} {name!r}, which the model does not "
+                             f"have (its GEMMs' owners are its variables and layers by name)")
+        recipe = _recipe(f"{where}: the fp8 recipe of {name!r}", e["recipe"])
+        plan[id(owner)] = (owner, recipe, _roles(f"{where}: the fp8 state of {name!r}", e["roles"], recipe))
+
+    def apply():
+        for _, owner in variables + layers:
+            if id(owner) not in plan:
+                set_scaling(owner)                  # forgotten: the saved run had no state for it
+        for owner, recipe, roles in plan.values():
+            set_scaling(owner, recipe, roles)
+    return apply
+
+
+def _recipe(where, data):
+    _checks.keys(where, data, _RECIPE_FIELDS)
+    formats = {"HYBRID": Fp8Format.HYBRID, "E4M3": Fp8Format.E4M3}
+    if data["fp8_format"] not in formats:
+        raise ValueError(f"{where}: fp8_format must be one of {list(formats)}, got {data['fp8_format']!r}")
+    try:
+        return DelayedScaling(**{**data, "fp8_format": formats[data["fp8_format"]]})     # checks every field
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{where}: {e}") from None
+
+
+def _roles(where, roles, recipe):
+    """{role: (amax history, scale)} from the file, each a float32 array of the recipe's history length and a
+    float32 number."""
+    _checks.keys(where, roles, ("input", "weight", "grad_output"))
+    out = {}
+    for role, state in roles.items():
+        _checks.keys(f"{where}: {role}", state, ("history", "scale"))
+        history, scale = state["history"], state["scale"]
+        if not (isinstance(history, np.ndarray) and history.dtype == np.float32
+                and history.shape == (recipe.amax_history_len,)):
+            raise ValueError(f"{where}: the {role} amax history must be float32 of shape "
+                             f"({recipe.amax_history_len},) (the recipe's amax_history_len), got "
+                             f"{getattr(history, 'dtype', type(history).__name__)} of shape {np.shape(history)}")
+        if not (isinstance(scale, np.ndarray) and scale.dtype == np.float32 and scale.shape == ()):
+            raise ValueError(f"{where}: the {role} scale must be a float32 number, got {scale!r}")
+        out[role] = (history, scale[()])
+    return out
 
 
 # -- the file ---------------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
-"""Checkpoints of either face: saved atomically at exactly the path asked, with every variable's format; every part
-checked before anything changes; resuming in a fresh process is bit-exact for a PyTorch-style loop with GradScaler
-and for a Keras fit under mixed_float16."""
+"""Checkpoints of either face: saved atomically at exactly the path asked, with every variable's format; matched
+by name; every part checked before anything changes; resuming in a fresh process is bit-exact for a PyTorch-style
+loop with GradScaler, for a Keras fit under mixed_float16, and for both with their GEMMs under fp8_autocast."""
 import json
 import os
 import subprocess
@@ -15,6 +15,7 @@ import minifp as mf
 import minifp.torch as torch
 from minifp import checkpoint
 from minifp._digits import digits_mlp
+from minifp._fp8 import get_scaling, scaling_state
 from minifp._random import get_state, rng
 from minifp.datasets import load_digits
 
@@ -55,6 +56,21 @@ def weights(model):
 def set_weights(model, values):
     for (_, v), a in zip(model._engine_variables(), values):
         v.assign(a)
+
+
+def fp8_step(model, recipe=None):
+    """One forward and backward of the model under fp8_autocast: its GEMMs get scaling states."""
+    x = mf.tensor(np.random.default_rng(0).standard_normal((4, 2)), dtype=mf.float32)
+    with mf.fp8_autocast(recipe=recipe or mf.DelayedScaling(amax_history_len=8)):
+        out = model(x)
+    mf.sum(out * out).backward()
+
+
+def fp8_states(model):
+    """Each variable's and layer's fp8 scaling state as comparable data (bits of histories and scales)."""
+    owners = list(model._engine_variables()) + list(model._engine_layers())
+    return [None if (s := get_scaling(o)) is None else
+            (s[0], {r: (h.tobytes(), np.float32(v).tobytes()) for r, (h, v) in s[1].items()}) for _, o in owners]
 
 
 # -- the file: where, atomic, formats ---------------------------------------------------------------
@@ -282,6 +298,165 @@ def test_tf_keras_loss_scale_optimizer_keeps_its_scale(tmp_path):
     assert int(fresh.iterations.numpy()) == int(opt.iterations.numpy())
 
 
+# -- variables are matched by name ---------------------------------------------------------------------------------
+
+
+def dense_model(*layers):
+    from minifp import keras
+    return keras.Sequential([keras.Input((2,)), *layers])
+
+
+def test_a_model_that_does_not_match_by_name_is_refused_and_unchanged(tmp_path):
+    """Another face (same count, shapes that fit transposed), renamed layers, other shapes: refused, naming the
+    first mismatch, before the model, its fp8 states or the random state change."""
+    from minifp.keras.layers import Dense
+    checkpoint.save(tmp_path / "torch", torch.nn.Linear(2, 2))
+    checkpoint.save(tmp_path / "keras", dense_model(Dense(2, name="encoder")))
+    cases = [("torch", lambda: dense_model(Dense(2)),
+              "the model's variable 'dense/kernel' is not in it, which holds 'weight' in its place"),
+             ("keras", lambda: torch.nn.Linear(2, 2),
+              "the model's variable 'weight' is not in it, which holds 'encoder/kernel' in its place"),
+             ("keras", lambda: dense_model(Dense(2, name="decoder")), "the model's variable 'decoder/kernel'"),
+             ("keras", lambda: dense_model(Dense(2, name="encoder"), Dense(2)),
+              "the model's variable 'dense/kernel' is not in it \\(the model has 4 variables; 2 are saved\\)"),
+             ("keras", lambda: dense_model(Dense(3, name="encoder")), "entry 'encoder/kernel' has shape \\(2, 2\\)")]
+    for file, make, message in cases:
+        model = make()
+        fp8_step(model)
+        values, scales, random_state = weights(model), fp8_states(model), get_state()
+        assert any(scales)
+        with pytest.raises(ValueError, match=message):
+            checkpoint.load(tmp_path / file, model)
+        assert all(same(a, b) for a, b in zip(weights(model), values))
+        assert fp8_states(model) == scales and get_state() == random_state
+
+
+def test_identically_built_keras_models_match_by_name(tmp_path):
+    """Automatic names count what the process built before (dense_3 ...): the file keys them by their place."""
+    (x, y), _ = load_digits()
+    first, second = keras_model(), keras_model()
+    assert [n for n, _ in first._engine_variables()] != [n for n, _ in second._engine_variables()]
+    first.fit(x[:64], y[:64], batch_size=32, epochs=1, verbose=0)
+    checkpoint.save(tmp_path / "c", first)
+    assert list(checkpoint.read(tmp_path / "c")["variables"]) == [
+        f"{layer}/{v}" for layer in ("dense", "dense_1", "dense_2") for v in ("kernel", "bias")]
+    checkpoint.load(tmp_path / "c", second)
+    assert all(same(a, b) for a, b in zip(weights(second), weights(first)))
+    assert all(same(np.asarray(a.numpy()), np.asarray(b.numpy()))
+               for a, b in zip(first.optimizer.variables, second.optimizer.variables))
+
+
+def test_given_names_stay_and_made_up_ones_are_numbered_in_the_model(tmp_path):
+    from minifp import keras
+    from minifp.keras.layers import Dense
+
+    def nested():
+        inner = keras.Sequential([keras.Input((2,)), Dense(2, name="dense"), Dense(2)])
+        inputs = keras.Input((2,))
+        return keras.Model(inputs, Dense(2, name="head")(Dense(2, name="dense_1")(inner(Dense(2)(inputs)))))
+    model, other = nested(), nested()
+    checkpoint.save(tmp_path / "c", model)
+    assert [k.rsplit("/", 1)[0] for k in checkpoint.read(tmp_path / "c")["variables"]][::2] == [
+        "dense", "sequential/dense", "sequential/dense_1", "dense_1", "head"]
+    checkpoint.load(tmp_path / "c", other)
+    assert all(same(a, b) for a, b in zip(weights(other), weights(model)))
+
+
+def test_tf_keras_made_up_names_are_numbered_in_the_model(tmp_path):
+    """tf.keras names its functional models model_<n> and inputs input_<n> in the process: numbered in the model."""
+    from minifp.tf import keras
+
+    def nested():
+        inputs = keras.Input((2,))
+        inner = keras.Model(inputs, keras.layers.Dense(2)(inputs))
+        outer_inputs = keras.Input((2,))
+        return keras.Model(outer_inputs, keras.layers.Dense(2)(inner(outer_inputs)))
+    model, other = nested(), nested()
+    checkpoint.save(tmp_path / "c", model)
+    assert list(checkpoint.read(tmp_path / "c")["variables"]) == [
+        "model/dense/kernel", "model/dense/bias", "dense/kernel", "dense/bias"]
+    checkpoint.load(tmp_path / "c", other)
+    assert all(same(a, b) for a, b in zip(weights(other), weights(model)))
+
+
+# -- fp8: each GEMM's scaling state ------------------------------------------------------------------------------
+
+
+def fp8_model(seed):
+    """A frozen Linear (its GEMM's state is its layer's) before a trainable one (its weight's)."""
+    mf.manual_seed(seed)
+    model = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.ReLU(), torch.nn.Linear(3, 2))
+    model[0].weight.requires_grad_(False)
+    return model
+
+
+def test_fp8_states_of_weights_and_layers_are_restored(tmp_path):
+    model = fp8_model(0)
+    fp8_step(model)
+    fp8_step(model)
+    checkpoint.save(tmp_path / "c", model)
+    entries = checkpoint.read(tmp_path / "c")["fp8"]
+    assert [(e["owner"], e["name"]) for e in entries] == [("variable", "2.weight"), ("layer", "0")]
+    other = fp8_model(1)
+    fp8_step(other, mf.DelayedScaling(amax_history_len=3, margin=1))      # states of another recipe: replaced
+    checkpoint.load(tmp_path / "c", other)
+    assert fp8_states(other) == fp8_states(model) and any(fp8_states(other))
+    fresh = fp8_model(2)
+    fp8_step(fresh)
+    checkpoint.save(tmp_path / "none", fp8_model(3))                       # saved before any fp8 step
+    checkpoint.load(tmp_path / "none", fresh)
+    assert not any(fp8_states(fresh))                                      # forgotten, as in the saved run
+
+
+def test_a_file_without_fp8_states_loads(tmp_path):
+    """A file written before fp8 states were saved (no "fp8" in its index): the model loads, its GEMMs start
+    afresh."""
+    model, other = fp8_model(0), fp8_model(1)
+    fp8_step(model)
+    fp8_step(other)
+    checkpoint.save(tmp_path / "c", model, torch.optim.SGD(model.parameters(), lr=0.1))
+    rewrite(tmp_path / "c", lambda index: index.pop("fp8"))
+    assert checkpoint.read(tmp_path / "c")["fp8"] is None
+    checkpoint.load(tmp_path / "c", other, torch.optim.SGD(other.parameters(), lr=0.1))
+    assert all(same(a, b) for a, b in zip(weights(other), weights(model))) and not any(fp8_states(other))
+
+
+def fp8_edit(edit):
+    return lambda index: edit(index["fp8"][0])
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda e: e.update(name="1.weight"), "fp8 scaling state of variable '1.weight', which the model does not have"),
+    (lambda e: e.update(owner="module"), "fp8 scaling state of module '2.weight'"),
+    (lambda e: e["recipe"].update(fp8_format="E5M2"), "fp8_format must be one of \\['HYBRID', 'E4M3'\\]"),
+    (lambda e: e["recipe"].update(amax_history_len=9), "the input amax history must be float32 of shape \\(9,\\)"),
+    (lambda e: e["recipe"].update(margin=-1), "margin must be an integer >= 0"),
+    (lambda e: e["roles"].pop("grad_output"), "missing keys \\['grad_output'\\]"),
+    (lambda e: e["roles"]["weight"].update(scale=2.0), "the weight scale must be a float32 number, got 2.0"),
+])
+def test_an_fp8_state_in_the_file_is_checked_before_anything_changes(tmp_path, edit, message):
+    model = fp8_model(0)
+    fp8_step(model)
+    checkpoint.save(tmp_path / "c", model)
+    rewrite(tmp_path / "c", fp8_edit(edit))
+    other = fp8_model(1)
+    fp8_step(other, mf.DelayedScaling(amax_history_len=3))
+    values, scales, random_state = weights(other), fp8_states(other), get_state()
+    with pytest.raises(ValueError, match=message):
+        checkpoint.load(tmp_path / "c", other)
+    assert all(same(a, b) for a, b in zip(weights(other), values))
+    assert fp8_states(other) == scales and get_state() == random_state
+
+
+def test_a_recipe_of_functions_is_not_saved(tmp_path):
+    model = fp8_model(0)
+    fp8_step(model, mf.DelayedScaling(amax_history_len=8, amax_compute_algo=lambda h: h.max()))
+    with pytest.raises(TypeError, match="fp8 scaling state of '2.weight': its recipe's amax_compute_algo is a "
+                                        "function .*checkpoint holds data only"):
+        checkpoint.save(tmp_path / "c", model)
+    assert os.listdir(tmp_path) == []
+
+
 # -- resuming in a fresh process ----------------------------------------------------------------------------------
 
 
@@ -298,18 +473,35 @@ def torch_parts():
         torch.amp.GradScaler("cuda", init_scale=2.0**16, growth_interval=3)
 
 
-def torch_train(parts, steps):
+def torch_train(parts, steps, fp8=False):
+    """steps of a PyTorch-style loop on shuffled batches (from minifp's generator); the losses. fp8: the model
+    under fp8_autocast with Transformer Engine's default recipe (and no autocast or scaler)."""
     model, opt, scaler = parts
     x, y = digits()
+    losses = []
     for _ in range(steps):
-        idx = rng().permutation(len(x))[:32]          # shuffled batches from minifp's generator
+        idx = rng().permutation(len(x))[:32]
         opt.zero_grad()
-        with torch.autocast("cuda", dtype=torch.float16):
+        region = mf.fp8_autocast(recipe=mf.DelayedScaling()) if fp8 else torch.autocast("cuda", dtype=torch.float16)
+        with region:
             loss = torch.nn.functional.cross_entropy(model(torch.tensor(x[idx], device="cuda")),
                                                      torch.tensor(y[idx], device="cuda"))
-        scaler.scale(loss).backward()
-        scaler.step(opt)
-        scaler.update()
+        if scaler is None:
+            loss.backward()
+            opt.step()
+        else:
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        losses.append(loss.item())
+    return losses
+
+
+def fp8_torch_parts():
+    """Linear(64, 64)-ReLU-Linear(64, 10), SGD with momentum, its GEMMs in fp8."""
+    nn = torch.nn
+    model = nn.Sequential(nn.Flatten(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 10)).cuda()
+    return model, torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9), None
 
 
 def fit_parts():
@@ -317,21 +509,37 @@ def fit_parts():
     return keras_model(), None, None
 
 
-def fit_train(parts, epochs):
-    parts[0].fit(*digits(), batch_size=32, epochs=epochs, verbose=0)
+def fit_train(parts, epochs, fp8=False):
+    """fit for some epochs; the losses. fp8: the whole fit inside one fp8_autocast, as `minifp train --fp8`."""
+    region = mf.fp8_autocast(recipe=mf.DelayedScaling()) if fp8 else mf.fp8_autocast(enabled=False)
+    with region:
+        return parts[0].fit(*digits(), batch_size=32, epochs=epochs, verbose=0).history["loss"]
 
 
-STYLES = {"pytorch loop": (torch_parts, torch_train, 6), "fit": (fit_parts, fit_train, 1)}
+def fp8_fit_parts():
+    from minifp import keras
+    model = digits_mlp("mixed_float16")
+    model.compile(keras.optimizers.SGD(0.05, momentum=0.9), "sparse_categorical_crossentropy")
+    return model, None, None
 
 
-def outcome(parts):
+STYLES = {"pytorch loop": (torch_parts, torch_train, 6), "fit": (fit_parts, fit_train, 1),
+          "fp8 pytorch loop": (fp8_torch_parts, lambda p, n: torch_train(p, n, fp8=True), 4),
+          "fp8 fit": (fp8_fit_parts, lambda p, n: fit_train(p, n, fp8=True), 1)}
+
+
+def outcome(parts, losses):
+    """Every number the run leaves: weights, losses, the loss scale and each GEMM's fp8 scales and histories."""
     model, _, scaler = parts
+    out = {"losses": np.float64(losses), **{f"v{i}": w for i, w in enumerate(weights(model))}}
     if scaler is not None:
-        scale, counter = scaler.get_scale(), scaler.state_dict()["_growth_tracker"]
-    else:
-        scale, counter = model.optimizer.dynamic_scale.numpy(), model.optimizer.step_counter.numpy()
-    return {"scale": np.float64(scale), "counter": np.int64(counter),
-            **{f"v{i}": w for i, w in enumerate(weights(model))}}
+        out["scale"], out["counter"] = np.float64(scaler.get_scale()), np.int64(scaler.state_dict()["_growth_tracker"])
+    elif hasattr(getattr(model, "optimizer", None), "dynamic_scale"):
+        out["scale"], out["counter"] = model.optimizer.dynamic_scale.numpy(), model.optimizer.step_counter.numpy()
+    for i, (_, v) in enumerate(model._engine_variables()):
+        for role, (history, scale) in (scaling_state(v) or {}).items():
+            out[f"fp8 {i} {role} history"], out[f"fp8 {i} {role} scale"] = history, np.float32(scale)
+    return out
 
 
 def resume(style, path, out):
@@ -341,8 +549,7 @@ def resume(style, path, out):
     make, train, n = STYLES[style]
     parts = make()
     checkpoint.load(path, *parts)
-    train(parts, n)
-    np.savez(out, **outcome(parts))
+    np.savez(out, **outcome(parts, train(parts, n)))
 
 
 @pytest.mark.parametrize("style", STYLES)
@@ -350,17 +557,18 @@ def test_resuming_in_a_fresh_process_is_bit_exact(tmp_path, style):
     make, train, n = STYLES[style]
     mf.manual_seed(3)
     parts = make()
-    train(parts, n)
+    saved = outcome(parts, train(parts, n))
     checkpoint.save(tmp_path / "c", *parts)
-    saved = outcome(parts)
-    train(parts, n)
-    expected = outcome(parts)
+    expected = outcome(parts, train(parts, n))
     code = "import sys; sys.path.insert(0, 'tests'); import test_checkpoint as t; t.resume(*sys.argv[1:])"
     subprocess.run([sys.executable, "-c", code, style, str(tmp_path / "c"), str(tmp_path / "out.npz")],
                    cwd=ROOT, check=True, timeout=300)
     with np.load(tmp_path / "out.npz") as got:
         assert sorted(got.files) == sorted(expected)
         assert all(same(got[k], expected[k]) for k in expected)
-    assert not all(same(saved[k], expected[k]) for k in expected if k not in ("scale", "counter"))
+    assert not any(same(saved[k], expected[k]) for k in expected if k.startswith("v"))
     if style == "pytorch loop":
         assert len({h["scale"] for h in parts[2].history}) > 1          # the loss scale moved, and was restored
+    if style.startswith("fp8"):                 # every GEMM's three roles, their scales moved off 1
+        assert sum(k.endswith("scale") for k in expected if k.startswith("fp8")) == 3 * (2 if "pytorch" in style else 3)
+        assert all(expected[k] != 1 for k in expected if k.startswith("fp8") and k.endswith("scale"))

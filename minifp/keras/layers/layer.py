@@ -10,7 +10,9 @@ and records a node of the functional graph.
 from __future__ import annotations
 
 import inspect
+import itertools
 import math
+import re
 import threading
 
 import numpy as np
@@ -61,6 +63,7 @@ class Variable(Tensor):
             raise ValueError(f"Initial value has shape {tuple(t.shape)}, but variable shape is {tuple(shape)}")
         super().__init__(storage(t).copy(), t.fmt, requires_grad=bool(trainable) and t.fmt is not None)
         self.name = name or backend.auto_name("variable")
+        self._name_prefix = None if name else "variable"      # made up: see _stable_names
         self.path = self.name
         self._trainable = bool(trainable)
         self.autocast = autocast
@@ -239,6 +242,7 @@ class Layer:
         if name is not None and not isinstance(name, str):
             raise TypeError(f"Argument `name` must be a string. Received: name={name!r}")
         self.name = name or backend.auto_name(self.__class__.__name__)
+        self._name_prefix = None if name else backend.to_snake_case(self.__class__.__name__)   # see _stable_names
         self._dtype_policy = _policy.get(dtype)
         self._trainable = bool(trainable)
         self.autocast = autocast
@@ -537,6 +541,17 @@ class Layer:
         for v in self.variables:
             yield v.path, v
 
+    def _engine_checkpoint_names(self, prefix=""):
+        """(name, layer or variable) for every layer inside this one and every variable, as minifp.checkpoint
+        keys them: the path of layer names to each ("dense_1/kernel"), each name as the user gave it, or made
+        up as auto_name does it but counted among its siblings (see _stable_names); the model itself is ""."""
+        own = self._own_variables()
+        for name, v in zip(_stable_names(own), own):
+            yield prefix + name, v
+        for name, layer in zip(_stable_names(self._layers), self._layers):
+            yield prefix + name, layer
+            yield from layer._engine_checkpoint_names(f"{prefix}{name}/")
+
     def get_config(self):
         return {"name": self.name, "trainable": self.trainable, "dtype": self._dtype_policy.get_config()}
 
@@ -549,6 +564,35 @@ class Layer:
 
     def __repr__(self):
         return f"<{self.__class__.__name__} name={self.name}, built={self.built}>"
+
+
+def _stable_names(objects):
+    """Names for sibling layers (or a layer's variables) that do not depend on what the process made before.
+
+    An automatic name's number counts every object of its kind made earlier in the process, so a second,
+    identical model holds dense_2 where the first held dense, and a fresh process numbers differently again.
+    So a made-up name becomes its prefix numbered by its place among its siblings (dense, dense_1, ..., as a
+    fresh process building only this model would name them), skipping the names a user gave; a given name
+    stays as it is (a renamed layer is another layer), and a repeated one is numbered the same way."""
+    prefixes = [_made_up(o) for o in objects]
+    given = {o.name for o, prefix in zip(objects, prefixes) if prefix is None}
+    taken, out = set(), []
+    for o, prefix in zip(objects, prefixes):
+        if prefix is None and o.name not in taken:
+            name = o.name
+        else:
+            base = o.name if prefix is None else prefix
+            numbered = (base if n == 0 else f"{base}_{n}" for n in itertools.count())     # auto_name's sequence
+            name = next(c for c in numbered if c not in taken and c not in given)
+        taken.add(name)
+        out.append(name)
+    return out
+
+
+def _made_up(obj):
+    """The prefix of obj's name if auto_name made it up (dense of dense_7), None if it was given (or renamed)."""
+    prefix = getattr(obj, "_name_prefix", None)
+    return prefix if prefix is not None and re.fullmatch(re.escape(prefix) + r"(_\d+)?", obj.name) else None
 
 
 class _Null:

@@ -50,6 +50,7 @@ class InputLayer(_layers.InputLayer):
 
     def __init__(self, *args, name=None, **kwargs):
         super().__init__(*args, name=name or f"input_{backend.get_uid('input')}", **kwargs)
+        self._name_prefix = None if name else "input"        # made up (for minifp.checkpoint's keys)
 
 
 def Input(shape=None, batch_size=None, dtype=None, sparse=None, batch_shape=None, name=None, tensor=None,

@@ -39,6 +39,7 @@ class Functional(_models.Functional, Model):
 
     def __init__(self, inputs, outputs, name=None, **kwargs):
         super().__init__(inputs, outputs, name=name or backend.auto_name("model"), **kwargs)
+        self._name_prefix = None if name else "model"        # made up (for minifp.checkpoint's keys)
 
 
 class Sequential(_models.Sequential):
