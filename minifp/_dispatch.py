@@ -161,7 +161,7 @@ def _made(op, args, tensors, params, data, fmt, values, saved, device):
                 break
     cls = result_class(type(tensors[0])) if tensors else Tensor
     out = cls._wrap(data, fmt, needs_grad, Node(op, args, params, saved) if needs_grad else None, device)
-    out._values = values
+    out._float32 = values
     return out
 
 
@@ -185,5 +185,5 @@ def cast_in_mode(a, fmt, mode, rng, bits):
 def _cast_result(a, data, fmt, values):
     needs_grad = STATE.grad_enabled and a.requires_grad and a.fmt is not None
     out = result_class(type(a))._wrap(data, fmt, needs_grad, Node(CAST, (a,), {}) if needs_grad else None, a.device)
-    out._values = values
+    out._float32 = values
     return out

@@ -224,7 +224,7 @@ def _half_result(x):
 def values(t):
     """A tensor's float32 values: those kept beside its storage, else widened (and kept, in grad mode: the backward
     widens the op's inputs again)."""
-    v = t._values
+    v = t._float32
     if v is not None:
         return v
     data = t._data
@@ -232,7 +232,7 @@ def values(t):
         return data
     v = widened(data, t.fmt)
     if STATE.grad_enabled:
-        t._values = v
+        t._float32 = v
     return v
 
 

@@ -1,8 +1,8 @@
 """The tensor: an array whose every value is representable in its format, with its place in the graph.
 
 A tensor holds its values in the format's storage dtype (`_data`). The speed module may keep the same values as
-float32 beside them (`_values`), where the next op or the backward would widen the storage right back; only the
-engine writes either, and every write of `_data` clears `_values`. Ops, operators and most methods are attached
+float32 beside them (`_float32`), where the next op or the backward would widen the storage right back; only the
+engine writes either, and every write of `_data` clears `_float32`. Ops, operators and most methods are attached
 by minifp/_public.py, from the op registry.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ _F32 = np.dtype(np.float32)
 class Tensor:
     """An array whose every value is representable in its format, with an optional gradient."""
 
-    __slots__ = ("_data", "fmt", "requires_grad", "grad", "_node", "name", "device", "_values", "__weakref__")
+    __slots__ = ("_data", "fmt", "requires_grad", "grad", "_node", "name", "device", "_float32", "__weakref__")
     __array_priority__ = 1000   # numpy_array * tensor -> Tensor.__rmul__
 
     def __init__(self, data, fmt, requires_grad=False, device=None):
@@ -31,14 +31,14 @@ class Tensor:
         check_storage(data, fmt)
         self._data, self.fmt, self._node, self.requires_grad, self.grad, self.name = data, fmt, None, requires_grad, \
             None, None
-        self._values = None
+        self._float32 = None
         self.device = device or device_of(data)
 
     @classmethod
     def _wrap(cls, data, fmt, requires_grad=False, node=None, device=None):
         """The engine's unchecked constructor, for arrays it has just rounded into fmt itself."""
         t = cls.__new__(cls)
-        t._data, t.fmt, t._node, t.requires_grad, t.grad, t.name, t._values = data, fmt, node, requires_grad, None, \
+        t._data, t.fmt, t._node, t.requires_grad, t.grad, t.name, t._float32 = data, fmt, node, requires_grad, None, \
             None, None
         t.device = device or device_of(data)
         return t
@@ -55,7 +55,7 @@ class Tensor:
         if new.shape != self.shape:
             raise ValueError(f"assign(): values of shape {new.shape} for a tensor of shape {self.shape}; "
                              f"the shapes must match")
-        self._data, self._values = new, None
+        self._data, self._float32 = new, None
         return self
 
     # -- views of the data ------------------------------------------------------
@@ -172,7 +172,7 @@ def take(t, values):
     data = t._data
     if t.fmt is not None and t.fmt.is_float32 and type(values) is type(data) and values.dtype is _F32 \
             and values.shape == data.shape:
-        t._data, t._values = values, None
+        t._data, t._float32 = values, None
     else:
         t.assign(values)
 

@@ -72,7 +72,7 @@ def make(cls, data, fmt, requires_grad=False, device=None):
 def rewrap(t, cls):
     """t as a tensor of class `cls`: the same storage, format, device, requires_grad and place in the graph."""
     out = cls._wrap(t._data, t.fmt, t.requires_grad, t._node, t.device)
-    out._values = t._values
+    out._float32 = t._float32
     return out
 
 
@@ -98,7 +98,7 @@ def convert(t, fmt):
     """Re-store t's values in another format, in place (PyTorch's module.half() and `p.data = p.data.float()`):
     rounded once into fmt; t keeps its identity (a parameter stays the parameter its optimizer holds)."""
     fmt = as_format(fmt)
-    t._data, t.fmt, t._values = round_to(t.float32(), fmt), fmt, None
+    t._data, t.fmt, t._float32 = round_to(t.float32(), fmt), fmt, None
     return t
 
 
@@ -107,7 +107,7 @@ def set_storage(t, data, fmt, device=None):
     face's emulated "cuda" keeps host arrays): t keeps its identity."""
     fmt = None if fmt is None else as_format(fmt)
     check_storage(data, fmt)
-    t._data, t.fmt, t._values = data, fmt, None
+    t._data, t.fmt, t._float32 = data, fmt, None
     if device is not None:
         t.device = device
     return t
