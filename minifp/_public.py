@@ -11,7 +11,7 @@ from ._ops import OPS
 from ._state import STATE, grad_mode
 from ._tensor import Tensor
 
-__all__ = ["functions", "no_grad", "enable_grad", "is_grad_enabled"]
+__all__ = ["functions", "public", "no_grad", "enable_grad", "is_grad_enabled"]
 
 
 def no_grad():
@@ -37,7 +37,7 @@ def _signature(op, method):
     return inspect.Signature(params)
 
 
-def _public(op, method=False):
+def public(op, method=False):
     """The function (or Tensor method) that applies `op`, with the op's signature and doc."""
     sig = _signature(op, method)
     names = list(sig.parameters)
@@ -61,7 +61,7 @@ def _public(op, method=False):
 
 def functions():
     """{name: public function} for every op the registry makes one of."""
-    return {name: _public(op) for name, op in OPS.items() if op.function}
+    return {name: public(op) for name, op in OPS.items() if op.function}
 
 
 def _operator(name, reflected):
@@ -112,7 +112,7 @@ Tensor.backward, Tensor.__getitem__, Tensor.reshape, Tensor.transpose = backward
 Tensor.T = property(lambda self: self.transpose())
 for _op in OPS.values():
     if _op.method:
-        setattr(Tensor, _op.name, _public(_op, method=True))
+        setattr(Tensor, _op.name, public(_op, method=True))
     if _op.operator:
         setattr(Tensor, f"__{_op.operator}__", _operator(_op.name, False))
         if len(_op.inputs) == 2 and not _op.returns_bool:

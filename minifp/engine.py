@@ -6,6 +6,8 @@ faces' sources and fails on any). Anything two faces need lives here once.
 
 Tensors
     Tensor, tensor, apply             the tensor class, a tensor from values, any registered op by name
+    op_function(name), op_method      a registered op as a function (a Tensor method) with the op's signature
+    install_names(names, places, make)  every name of a face's table that the face does not write by hand
     make(cls, data, fmt)              a tensor of class cls over storage `data` (checked: fmt's storage dtype and values)
     rewrap(t, cls)                    t as a tensor of class cls: the same storage, format, device and graph
     made_like(t, data, fmt)           a tensor of t's result class and device over new storage
@@ -40,14 +42,15 @@ from ._optim import (KAHAN, UPDATE_ROUNDINGS, adagrad_state, adagrad_update, ada
                      check_update_rounding, keras_adagrad_update, keras_adam_update, keras_clip_gradients,
                      keras_nadam_u, keras_nadam_update, keras_rmsprop_update, keras_sgd_update, rmsprop_update,
                      sgd_update, update_weight)
-from ._public import enable_grad, is_grad_enabled, no_grad
+from ._ops import OPS
+from ._public import enable_grad, is_grad_enabled, no_grad, public
 from ._random import generator, get_state as get_random_state, manual_seed, rng, set_state as set_random_state
 from ._rounding import MODES, round_to, widen
 from ._seams import SEAMS
 from ._state import FLOAT32_PRODUCTS, STATE, Autocast, Setting, autocast_scope, grad_mode, layer_scope
 from ._tensor import Tensor, check_storage, real, result_class, take, tensor
 
-__all__ = ["Tensor", "tensor", "apply", "make", "rewrap", "made_like", "storage", "values", "take", "convert", "detach_",
+__all__ = ["Tensor", "tensor", "apply", "op_function", "op_method", "install_names", "make", "rewrap", "made_like", "storage", "values", "take", "convert", "detach_",
            "made_by", "round_to", "widen", "MODES", "backward", "gradients", "grad_mode", "no_grad", "enable_grad",
            "is_grad_enabled", "Autocast", "autocast_scope", "current_autocast", "float32_products",
            "set_float32_products", "set_storage", "layer_scope", "watched_call", "unwatched", "is_layer", "update_running_stats",
@@ -59,6 +62,31 @@ __all__ = ["Tensor", "tensor", "apply", "make", "rewrap", "made_like", "storage"
            "atomic_file", "checks", "array_module", "to_numpy", "real", "Format", "as_format", "format_of", "finfo",
            "promote", "FORMATS", "float32", "tf32", "float16", "bfloat16", "float8_e4m3", "float8_e5m2",
            "float8_e4m3fnuz", "float8_e5m2fnuz", "float6_e2m3", "float6_e3m2", "float4_e2m1", "e8m0", "int8"]
+
+
+def op_function(name):
+    """The public function that applies the registered op `name`, with the op's signature and doc."""
+    return public(OPS[name])
+
+
+def op_method(name):
+    """The same as a Tensor method (the op's first input is self)."""
+    return public(OPS[name], method=True)
+
+
+def install_names(names, places, make):
+    """Give every name of a face's table `names` ({op: ("place.attr", ...)}) that its place does not define (the
+    face's hand-written functions and methods come first) make(op, place), the engine's op under that name.
+    places: {"place": a module, a namespace or a class}. Returns the names it gave."""
+    given = []
+    for op, row in names.items():
+        for name in row:
+            where, _, attr = name.partition(".")
+            place = places[where]
+            if not hasattr(place, attr):
+                setattr(place, attr, make(op, place))
+                given.append(name)
+    return given
 
 
 def make(cls, data, fmt, requires_grad=False, device=None):

@@ -1,11 +1,16 @@
 """minifp.keras: Keras 3's face of minifp. `from minifp import keras` and write Keras code as usual."""
-from . import (activations, applications, backend, callbacks, datasets, initializers, layers, losses, metrics,
-               mixed_precision, models, optimizers, saving)
+from ..engine import install_names as _install_names
+from . import (_names, activations, applications, backend, callbacks, datasets, initializers, layers, losses, metrics,
+               mixed_precision, models, ops, optimizers, saving)
 from ._tensor import DType, Tensor, convert_to_tensor
 from .layers import Input, InputSpec, KerasTensor, Layer, Variable
 from .mixed_precision import DTypePolicy
 from .models import Model, Sequential
 
-__all__ = ["activations", "applications", "backend", "callbacks", "datasets", "initializers", "layers", "losses",
+__all__ = ["activations", "applications", "ops", "backend", "callbacks", "datasets", "initializers", "layers", "losses",
            "metrics", "mixed_precision", "models", "optimizers", "saving", "DType", "DTypePolicy", "Input", "InputSpec",
            "KerasTensor", "Layer", "Model", "Sequential", "Tensor", "Variable", "convert_to_tensor"]
+
+# Every name of the engine's ops that Keras has and this face does not write by hand: the op itself.
+ops.__all__ += [name[4:] for name in _install_names(_names.NAMES, {"ops": ops, "activations": activations, "Tensor": Tensor},
+                                                    ops.generated) if name.startswith("ops.")]

@@ -12,7 +12,8 @@ from __future__ import annotations
 import sys as _sys
 import types as _types
 
-from . import _config, _data, _dtypes, _ops
+from ..engine import install_names as _install_names
+from . import _config, _data, _dtypes, _names, _ops
 from ._config import function
 from ._dtypes import (DType, as_dtype, bfloat16, bool, double, float16, float32, float64, half, int8,  # noqa: A004
                       int16, int32, int64, uint8)
@@ -69,6 +70,14 @@ autodiff = _namespace("autodiff", "tf.autodiff.", GradientTape=GradientTape)
 
 from . import keras  # noqa: E402  (tf.keras: after the names it may use)
 
+# Every name of the engine's ops that TensorFlow has and this face does not write by hand: the op itself.
+_GIVEN = _install_names(_names.NAMES, {"tf": _sys.modules[__name__], "math": math, "nn": nn, "linalg": linalg},
+                        _ops.generated)
+for _name in _GIVEN:
+    _place, _, _attr = _name.partition(".")
+    if _place != "tf":
+        globals()[_place].__all__.append(_attr)
+
 __all__ = ["DType", "Tensor", "Variable", "GradientTape", "UnconnectedGradients", "function", "as_dtype", "constant",
            "convert_to_tensor", "cast", "is_tensor", "zeros", "ones", "zeros_like", "ones_like", "fill", "range",
            "reshape", "transpose", "matmul", "shape", "concat", "stack", "where", "add", "subtract", "multiply",
@@ -76,4 +85,4 @@ __all__ = ["DType", "Tensor", "Variable", "GradientTape", "UnconnectedGradients"
            "not_equal", "less", "greater", "argmax", "sigmoid", "tanh", "reduce_sum", "reduce_mean", "reduce_max",
            "reduce_min", "float16", "half", "float32", "float64", "double", "bfloat16", "int8", "int16", "int32",
            "int64", "uint8", "bool", "newaxis", "math", "nn", "linalg", "random", "dtypes", "data", "config",
-           "autodiff", "keras"]
+           "autodiff", "keras"] + [name[3:] for name in _GIVEN if name.startswith("tf.")]

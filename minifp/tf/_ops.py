@@ -12,7 +12,8 @@ import numbers
 
 import numpy as np
 
-from ..engine import apply, array_module, generator, make, manual_seed, storage, Tensor as _EngineTensor, to_numpy
+from ..engine import (apply, array_module, generator, make, manual_seed, op_function, storage,
+    Tensor as _EngineTensor, to_numpy)
 from ..keras import _tensor as _K
 from . import _dtypes as D
 
@@ -229,6 +230,17 @@ def _binary(op, doc):
         return apply(op, _operand(x), _operand(y))
     fn.__doc__ = doc
     return fn
+
+
+def generated(op, place):
+    """The engine's op under a TensorFlow name (tf.less_equal, ...): tensors and numbers as TensorFlow takes them,
+    `name=` accepted, the op's own signature otherwise."""
+    fn = op_function(op)
+
+    def call(*args, name=None, **kwargs):
+        return fn(*[_operand(a) for a in args], **kwargs)
+    call.__name__, call.__doc__ = fn.__name__, fn.__doc__
+    return call
 
 
 def _unary(op, doc):

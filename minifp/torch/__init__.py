@@ -2,7 +2,10 @@
 
 `import minifp.torch as torch` runs PyTorch mixed-precision code; every value is what the GPU would hold.
 """
-from ..engine import enable_grad, Format, is_grad_enabled, manual_seed, no_grad, tf32
+import sys as _sys
+
+from ..engine import (enable_grad, Format, install_names, is_grad_enabled, manual_seed, no_grad, op_function,
+    op_method, tf32)
 from ._device import device
 from ._tensor import (DTYPES as _DTYPES, Size, Tensor, arange, as_tensor, bfloat16, bool_ as bool, dtype, empty,
                       empty_like, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu,
@@ -16,6 +19,7 @@ from .amp import autocast
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision
 from . import utils, vision  # noqa: E402  (utils.data, torchvision's models, datasets and transforms)
 from .serialization import load, save  # noqa: E402  (safetensors files, never pickle)
+from . import _names
 
 float, half, double, float64 = float32, float16, float32, float32     # minifp has no float64: see README
 long, int, short = int64, int32, int16
@@ -27,3 +31,9 @@ __all__ = ["Tensor", "Size", "dtype", "device", "Format", "tf32", "tensor", "as_
            "set_float32_matmul_precision", "get_float32_matmul_precision", "float", "half", "double", "long",
            "int", "short", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
            "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu", "load", "save", "utils"] + _function_names
+# Every name of the engine's ops that PyTorch has and this face does not write by hand: the op itself.
+__all__ += [name[6:] for name in install_names(_names.NAMES, {"torch": _sys.modules[__name__], "Tensor": Tensor,
+                                                               "F": nn.functional},
+                                              lambda op, place: op_method(op) if place is Tensor else op_function(op))
+            if name.startswith("torch.")]
+del install_names, op_function, op_method

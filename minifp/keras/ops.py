@@ -1,0 +1,49 @@
+"""keras.ops: Keras 3's op namespace over the engine's ops (what custom layers call: ops.matmul, ops.softmax, ...).
+
+The names of minifp/keras/_names.py: those written here add Keras's semantics (its argument names, a list of
+tensors to join, dtypes by name); every other one is the engine's op with the op's own signature, given by
+minifp.engine.install_names when minifp.keras loads (`generated`). Results are minifp.keras Tensors.
+"""
+from __future__ import annotations
+
+from ..engine import apply, op_function, Tensor as _EngineTensor
+from ._tensor import _as_face, as_dtype, convert_to_tensor, format_of
+
+__all__ = ["cast", "concatenate", "reshape", "where", "convert_to_tensor"]
+
+
+def _tensor(x):
+    return x if isinstance(x, _EngineTensor) else convert_to_tensor(x)
+
+
+def cast(x, dtype):
+    """x in `dtype` (a float dtype: rounded once; an integer dtype: truncated toward zero)."""
+    x, fmt = _tensor(x), format_of(as_dtype(dtype))
+    return _as_face(x.astype(fmt)) if fmt is not None and x.fmt is not None else convert_to_tensor(x, dtype)
+
+
+def concatenate(xs, axis=0):
+    """The tensors of the list xs joined along `axis`."""
+    return _as_face(apply("concatenate", *[_tensor(x) for x in xs], axis=axis))
+
+
+def reshape(x, newshape):
+    """x's values in the shape `newshape` (one entry may be -1)."""
+    return _as_face(apply("reshape", _tensor(x), shape=newshape))
+
+
+def where(condition, x1=None, x2=None):
+    """x1 where condition holds, else x2."""
+    return _as_face(apply("where", _tensor(condition), x1, x2))
+
+
+def generated(op, place):
+    """The engine's op as keras.ops.<name>: arrays come in as tensors, results go out as this face's Tensors."""
+    fn = op_function(op)
+
+    def call(*args, **kwargs):
+        return _as_face(fn(*[convert_to_tensor(a) if hasattr(a, "__array__") and not isinstance(a, _EngineTensor)
+                             else a for a in args], **kwargs))
+    call.__name__, call.__doc__, call.__signature__ = fn.__name__, fn.__doc__, fn.__signature__
+    return call
+

@@ -1,0 +1,32 @@
+"""TensorFlow's names for the engine's ops, as data: for every registered op, where tf code reaches it.
+
+A name is "tf.X" (the tf module), "math.X", "nn.X" or "linalg.X" (tf.math, tf.nn, tf.linalg); an empty row says
+the face has no name for the op. The face gives every name it does not write by hand (TensorFlow's dtype rules,
+argument names and `name=`) the engine's op with the op's own signature and TensorFlow's `name=` accepted
+(minifp.engine.install_names). tests/tf/test_names.py fails when a registered op has no row here.
+"""
+from __future__ import annotations
+
+__all__ = ["NAMES"]
+
+NAMES = {
+    "add": ("tf.add", "math.add"), "sub": ("tf.subtract", "math.subtract"),
+    "mul": ("tf.multiply", "math.multiply"), "div": ("tf.divide", "math.divide"),
+    "neg": ("tf.negative", "math.negative"), "pow": ("tf.pow", "math.pow"),
+    "maximum": ("tf.maximum", "math.maximum"), "minimum": ("tf.minimum", "math.minimum"), "where": ("tf.where",),
+    "exp": ("tf.exp", "math.exp"), "log": ("math.log",), "sqrt": ("tf.sqrt", "math.sqrt"),
+    "tanh": ("tf.tanh", "math.tanh", "nn.tanh"), "sigmoid": ("tf.sigmoid", "math.sigmoid", "nn.sigmoid"),
+    "relu": ("nn.relu",), "abs": ("tf.abs", "math.abs"),
+    "lt": ("tf.less", "math.less"), "le": ("tf.less_equal", "math.less_equal"),
+    "gt": ("tf.greater", "math.greater"), "ge": ("tf.greater_equal", "math.greater_equal"),
+    "eq": ("tf.equal", "math.equal"), "ne": ("tf.not_equal", "math.not_equal"),
+    "sum": ("tf.reduce_sum", "math.reduce_sum"), "mean": ("tf.reduce_mean", "math.reduce_mean"),
+    "max": ("tf.reduce_max", "math.reduce_max"),
+    "softmax": ("nn.softmax", "math.softmax"), "log_softmax": ("nn.log_softmax", "math.log_softmax"),
+    "matmul": ("tf.matmul", "linalg.matmul"), "linear": (), "reshape": ("tf.reshape",),
+    "transpose": ("tf.transpose",), "getitem": (), "cast": ("tf.cast",), "concatenate": ("tf.concat",),
+    "conv2d": (), "max_pool2d": (), "avg_pool2d": (), "adaptive_avg_pool2d": (), "gelu": ("nn.gelu",),
+    "silu": ("nn.silu",), "hardtanh": (), "dropout": (), "layer_norm": (), "group_norm": (), "batch_norm": (),
+    "embedding": (), "nll_loss": (), "mse_loss": (), "l1_loss": (), "binary_cross_entropy_with_logits": (),
+    "binary_cross_entropy": (),
+}

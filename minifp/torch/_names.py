@@ -1,0 +1,36 @@
+"""PyTorch's names for the engine's ops, as data: for every registered op, where PyTorch code reaches it.
+
+A name is "torch.X" (a function of the torch module), "Tensor.X" (a method) or "F.X" (torch.nn.functional);
+an empty row says PyTorch has no name for the op. The face gives every name it does not write by hand (to add
+PyTorch's semantics: dim= and keepdim=, 0-dim tensors weak in promotion, ...) the engine's op with the op's own
+signature (minifp.engine.install_names). tests/torch/test_names.py fails when a registered op has no row here, or a name is missing.
+"""
+from __future__ import annotations
+
+__all__ = ["NAMES"]
+
+NAMES = {
+    "add": ("torch.add", "Tensor.add"), "sub": ("torch.sub", "Tensor.sub"), "mul": ("torch.mul", "Tensor.mul"),
+    "div": ("torch.div", "Tensor.div"), "neg": ("torch.neg", "Tensor.neg"), "pow": ("torch.pow", "Tensor.pow"),
+    "maximum": ("torch.maximum", "Tensor.maximum"), "minimum": ("torch.minimum", "Tensor.minimum"),
+    "where": ("torch.where",),
+    "exp": ("torch.exp", "Tensor.exp"), "log": ("torch.log", "Tensor.log"), "sqrt": ("torch.sqrt", "Tensor.sqrt"),
+    "tanh": ("torch.tanh", "Tensor.tanh", "F.tanh"), "sigmoid": ("torch.sigmoid", "Tensor.sigmoid", "F.sigmoid"),
+    "relu": ("torch.relu", "Tensor.relu", "F.relu"), "abs": ("torch.abs", "Tensor.abs"),
+    "lt": ("torch.lt", "Tensor.lt"), "le": ("torch.le", "Tensor.le"), "gt": ("torch.gt", "Tensor.gt"),
+    "ge": ("torch.ge", "Tensor.ge"), "eq": ("torch.eq", "Tensor.eq"), "ne": ("torch.ne", "Tensor.ne"),
+    "sum": ("torch.sum", "Tensor.sum"), "mean": ("torch.mean", "Tensor.mean"), "max": ("torch.max", "Tensor.max"),
+    "softmax": ("torch.softmax", "Tensor.softmax", "F.softmax"),
+    "log_softmax": ("torch.log_softmax", "Tensor.log_softmax", "F.log_softmax"),
+    "matmul": ("torch.matmul", "Tensor.matmul"), "linear": ("F.linear",),
+    "reshape": ("torch.reshape", "Tensor.reshape"),
+    "transpose": ("torch.permute", "Tensor.permute"),          # PyTorch's transpose swaps two dims (a permute)
+    "getitem": ("Tensor.__getitem__",), "cast": ("Tensor.to",), "concatenate": ("torch.cat", "torch.concat"),
+    "conv2d": ("F.conv2d",), "max_pool2d": ("F.max_pool2d",), "avg_pool2d": ("F.avg_pool2d",),
+    "adaptive_avg_pool2d": ("F.adaptive_avg_pool2d",), "gelu": ("F.gelu",), "silu": ("F.silu",),
+    "hardtanh": ("F.hardtanh",), "dropout": ("F.dropout",), "layer_norm": ("F.layer_norm",),
+    "group_norm": ("F.group_norm",), "batch_norm": ("F.batch_norm",), "embedding": ("F.embedding",),
+    "nll_loss": ("F.nll_loss",), "mse_loss": ("F.mse_loss",), "l1_loss": ("F.l1_loss",),
+    "binary_cross_entropy_with_logits": ("F.binary_cross_entropy_with_logits",),
+    "binary_cross_entropy": ("F.binary_cross_entropy",),
+}
