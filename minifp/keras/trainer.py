@@ -312,6 +312,7 @@ class Trainer:
     _compile_loss = None
     _compile_metrics = None
     _tf_keras = False           # minifp.tf.keras's models set it: tf.keras's rules where they differ from Keras 3
+    _loss_scale_optimizer = None    # the class compile() wraps a mixed_float16 optimizer in (None: Keras 3's)
     _loss_tracker = None
 
     # -- compile ------------------------------------------------------------------------------------
@@ -337,10 +338,8 @@ class Trainer:
         opt = optimizer if _is_tf_keras_lso(optimizer) else optimizers_module.get(optimizer)
         if auto_scale_loss and self._policy_name() == "mixed_float16" and opt is not None \
                 and not _is_tf_keras_lso(opt):
-            if self._tf_keras:                              # tf.keras wraps in its own LossScaleOptimizer
-                from ..tf.keras.mixed_precision import LossScaleOptimizer
-            else:                                           # Keras wraps for mixed_float16 only
-                from .optimizers import LossScaleOptimizer
+            # Keras wraps for mixed_float16 only; tf.keras's models name their own LossScaleOptimizer
+            LossScaleOptimizer = self._loss_scale_optimizer or optimizers_module.LossScaleOptimizer
             if not isinstance(opt, LossScaleOptimizer) and getattr(opt, "inner_optimizer", None) is None:
                 opt = LossScaleOptimizer(opt, name="loss_scale_optimizer") if _takes_name(LossScaleOptimizer) \
                     else LossScaleOptimizer(opt)

@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from ..engine import apply, make, set_storage, storage, Tensor as _EngineTensor, to_numpy
+from ..engine import apply, make, set_storage, storage, to_numpy
 
 __all__ = ["device", "is_emulated"]
 
@@ -88,20 +88,3 @@ def moved(t, where):
         out = apply("cast", t, _out=t.fmt)
         return set_storage(out, array_on(storage(out), where), out.fmt, where)
     return make(type(t), array_on(storage(t), where), t.fmt, False, where)
-
-
-def parse_to(args, kwargs, t):
-    """(device, dtype) from the ways PyTorch's .to() is called: to(dtype), to(device, dtype), to(tensor)."""
-    from ._tensor import as_dtype
-    where, d = kwargs.pop("device", None), kwargs.pop("dtype", None)
-    kwargs.pop("non_blocking", None), kwargs.pop("copy", None), kwargs.pop("memory_format", None)
-    if kwargs:
-        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    for a in args:
-        if isinstance(a, _EngineTensor):
-            where, d = a.device, as_dtype(a.fmt) if a.fmt is not None else None
-        elif isinstance(a, (str, device, int)) and not isinstance(a, bool):
-            where = a
-        elif a is not None and not isinstance(a, bool):
-            d = a
-    return (parse(where) if where is not None else None), (as_dtype(d) if d is not None else None)

@@ -250,7 +250,7 @@ class Tensor(_EngineTensor):
     # -- dtype and device ---------------------------------------------------------------------
     def to(self, *args, **kwargs):
         """to(dtype), to(device), to(device, dtype), to(other tensor): a differentiable cast and/or move."""
-        device, d = D.parse_to(args, kwargs, self)
+        device, d = parse_to(args, kwargs, self)
         out = self
         if d is not None:
             fmt = format_of(d)
@@ -618,3 +618,19 @@ def minimum(input, other):
 
 def _t(x):
     return x if isinstance(x, _EngineTensor) else tensor(x)
+
+
+def parse_to(args, kwargs, t):
+    """(device, dtype) from the ways PyTorch's .to() is called: to(dtype), to(device, dtype), to(tensor)."""
+    where, d = kwargs.pop("device", None), kwargs.pop("dtype", None)
+    kwargs.pop("non_blocking", None), kwargs.pop("copy", None), kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    for a in args:
+        if isinstance(a, _EngineTensor):
+            where, d = a.device, as_dtype(a.fmt) if a.fmt is not None else None
+        elif isinstance(a, (str, D.device, int)) and not isinstance(a, bool):
+            where = a
+        elif a is not None and not isinstance(a, bool):
+            d = a
+    return (D.parse(where) if where is not None else None), (as_dtype(d) if d is not None else None)

@@ -7,7 +7,7 @@ import pytest
 
 import minifp
 from minifp.keras import optimizers
-from minifp.keras.mixed_precision.loss_scale_optimizer import LossScaleOptimizer
+from minifp.keras.optimizers.loss_scale_optimizer import LossScaleOptimizer
 
 FIX = json.loads((Path(__file__).parent.parent / "fixtures" / "keras" / "loss_scale.json").read_text())
 

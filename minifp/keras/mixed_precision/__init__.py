@@ -1,7 +1,7 @@
 """keras.mixed_precision: dtype policies and LossScaleOptimizer."""
 from .policy import (DTypePolicy, FloatDTypePolicy, Policy, dtype_policy, global_policy, set_dtype_policy,
                      set_global_policy)
-from .loss_scale_optimizer import LossScaleOptimizer
+from ..optimizers.loss_scale_optimizer import LossScaleOptimizer
 
 __all__ = ["DTypePolicy", "FloatDTypePolicy", "LossScaleOptimizer", "Policy", "dtype_policy", "global_policy", "set_dtype_policy",
            "set_global_policy"]

@@ -120,9 +120,13 @@ def _table(header, rows, widths, justify):
     return lines
 
 
+def _functional(model):
+    """Whether model is a functional model (a graph of nodes), without importing its class (which imports this)."""
+    return getattr(model, "_nodes", None) is not None
+
+
 def _sequential_like(model, layers):
-    from .model import Functional
-    if not isinstance(model, Functional):
+    if not _functional(model):
         return True
     for node in model._nodes:
         if len(node.input_tensors) > 1:
@@ -148,8 +152,7 @@ def _connections(model, layer):
 def print_summary(model, line_length=None, positions=None, print_fn=None, expand_nested=False,
                   show_trainable=False, layer_range=None):
     """Print (or pass to print_fn as one string) the summary Keras 3 prints for this model."""
-    from .model import Functional
-    layers = model._layers if isinstance(model, Functional) else model.layers
+    layers = model._layers if _functional(model) else model.layers
     sequential_like = _sequential_like(model, layers)
     if sequential_like:
         default_length, positions = 88, positions or [0.45, 0.80, 1.0]

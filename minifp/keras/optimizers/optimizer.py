@@ -453,3 +453,37 @@ class Optimizer:
             return
         for i, variable in enumerate(self.variables):
             variable.assign(store[str(i)])
+
+
+def serialize(optimizer):
+    """Keras's serialized form of an optimizer: {"module", "class_name", "config", "registered_name"}."""
+    return {"module": "keras.optimizers", "class_name": type(optimizer).__name__, "config": optimizer.get_config(),
+            "registered_name": None}
+
+
+def deserialize(config, custom_objects=None):
+    """The optimizer a serialized config describes (built-in class names are case-insensitive)."""
+    name = config["class_name"]
+    custom, built_in = custom_objects or {}, _built_in()
+    wrapper = built_in.pop("lossscaleoptimizer")        # it deserializes the optimizer it wraps
+    if name in custom:
+        cls = custom[name]
+    elif name.lower() == "lossscaleoptimizer":
+        return wrapper.from_config(dict(config.get("config", {})), custom_objects)
+    elif name.lower() in built_in:
+        cls = built_in[name.lower()]
+    else:
+        raise ValueError(f"Could not interpret optimizer identifier: {name!r}. Valid names (case-insensitive): "
+                         f"{', '.join(sorted(built_in))}")
+    return cls.from_config(dict(config.get("config", {})))
+
+
+def _built_in():
+    """{lower-case class name: class} of keras.optimizers' own optimizers (user subclasses need custom_objects)."""
+    found, stack = {}, [Optimizer]
+    while stack:
+        cls = stack.pop()
+        stack.extend(cls.__subclasses__())
+        if cls is not Optimizer and cls.__module__.startswith(__package__ + "."):
+            found[cls.__name__.lower()] = cls
+    return found

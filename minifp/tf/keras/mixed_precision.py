@@ -185,7 +185,7 @@ class LossScaleOptimizer:
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
-        from ...keras.mixed_precision.loss_scale_optimizer import from_inner_config
+        from ...keras.optimizers.loss_scale_optimizer import from_inner_config
         return from_inner_config(cls, config, custom_objects)
 
     def __getattr__(self, name):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from ...keras import backend
 from ...keras import models as _models
 from . import summary_utils
+from .mixed_precision import LossScaleOptimizer
 
 __all__ = ["Model", "Sequential", "Functional"]
 
@@ -26,6 +27,8 @@ class Model(_models.Model):
 
     _tf_keras = True
     summary = summary
+
+    _loss_scale_optimizer = LossScaleOptimizer
 
     def __new__(cls, *args, **kwargs):
         if cls is Model and (len(args) >= 2 or "inputs" in kwargs or "outputs" in kwargs):
@@ -47,6 +50,7 @@ class Sequential(_models.Sequential):
 
     _tf_keras = True
     summary = summary
+    _loss_scale_optimizer = LossScaleOptimizer
 
 
 def __getattr__(name):

@@ -9,7 +9,7 @@ import numpy as np
 
 from ...engine import convert, make, set_storage, storage, Tensor as _EngineTensor, watched_call
 from .. import _device as D
-from .._tensor import Size, Tensor, as_dtype, bfloat16, float16, float32, format_of
+from .._tensor import Size, Tensor, as_dtype, bfloat16, float16, float32, format_of, parse_to
 
 __all__ = ["Module", "Parameter"]
 
@@ -319,7 +319,7 @@ class Module:
 
     def to(self, *args, **kwargs):
         """to(device), to(dtype), to(device, dtype), to(tensor): floating parameters and buffers cast in place."""
-        device, d = D.parse_to(args, dict(kwargs), None)
+        device, d = parse_to(args, dict(kwargs), None)
         if d is not None and format_of(d) is None:
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
                             f"dtype={d}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...engine import apply, DynamicLossScale, float32, Tensor, unscaled
-from ..optimizers.optimizer import Optimizer, OptimizerVariable, _float32_grad
+from .optimizer import Optimizer, OptimizerVariable, _float32_grad, deserialize, serialize
 
 __all__ = ["LossScaleOptimizer"]
 
@@ -116,7 +116,6 @@ class LossScaleOptimizer(Optimizer):
         self.inner_optimizer.finalize_variable_values(var_list)
 
     def get_config(self):
-        from ..optimizers import serialize
         return {"name": self.name, "inner_optimizer": serialize(self.inner_optimizer),
                 "initial_scale": self.initial_scale, "dynamic_growth_steps": self.dynamic_growth_steps}
 
@@ -127,7 +126,6 @@ class LossScaleOptimizer(Optimizer):
 
 def from_inner_config(cls, config, custom_objects=None):
     """cls(inner optimizer, **the rest) from a config holding the inner optimizer serialized (both faces' LSOs)."""
-    from ..optimizers import deserialize
     config = dict(config)
     inner = config.pop("inner_optimizer")
     if isinstance(inner, dict):
