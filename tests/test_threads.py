@@ -162,3 +162,12 @@ def test_threads_first_calling_attention_build_it_once(switch_often):
         outs = together(6, lambda: layer(q, q).numpy())
         assert len(layer.weights) == 8
         assert all(np.array_equal(out, outs[0]) for out in outs)
+
+
+def test_threads_first_naming_one_integer_seed_share_its_stream(switch_often):
+    x = np.float32(1 + np.arange(1, 257) * 2**-16)          # between bfloat16 neighbours: each draw decides
+    for seed in range(1000, 1040):                          # streams not yet started
+        one = np.random.default_rng(seed)                   # one thread drawing twice from that stream
+        expected = {mf.round_to(x, mf.bfloat16, mode="stochastic", rng=one).tobytes() for _ in range(2)}
+        got = together(2, lambda: mf.round_to(x, mf.bfloat16, mode="stochastic", rng=seed).tobytes())
+        assert len(expected) == 2 and set(got) == expected
