@@ -1,11 +1,15 @@
 """minifp's random numbers: one seeded generator (initialisers, dropout, shuffling, stochastic rounding) and
 the streams of integer seeds. Both are values that can be saved and restored (get_state / set_state)."""
 import numbers
+import threading
 
 import numpy as np
 
 _generator = [np.random.default_rng(0)]
 _streams: dict = {}         # int seed -> its Generator, which advances from call to call
+# Guards _streams: threads first naming one seed together must share one stream, not start one each (and draw
+# the same numbers). Drawing needs no lock of ours: a Generator holds its bit generator's lock for each draw.
+_streams_lock = threading.Lock()
 
 
 def _seed(seed, what="seed"):
@@ -17,7 +21,8 @@ def _seed(seed, what="seed"):
 def manual_seed(seed):
     """Seed minifp's generator (weight initialisation, dropout, shuffling) and restart every integer-seed stream."""
     _generator[0] = np.random.default_rng(_seed(seed))
-    _streams.clear()
+    with _streams_lock:
+        _streams.clear()
 
 
 def rng():
@@ -34,15 +39,19 @@ def generator(seed=None):
     if isinstance(seed, np.random.Generator):
         return seed
     seed = _seed(seed, "rng")
-    if seed not in _streams:
-        _streams[seed] = np.random.default_rng(seed)
-    return _streams[seed]
+    with _streams_lock:
+        stream = _streams.get(seed)
+        if stream is None:
+            stream = _streams[seed] = np.random.default_rng(seed)
+    return stream
 
 
 def get_state():
     """minifp's random state as plain data (JSON-ready): the generator's and every stream's bit-generator state."""
+    with _streams_lock:
+        streams = dict(_streams)
     return {"generator": _generator[0].bit_generator.state,
-            "streams": {str(k): g.bit_generator.state for k, g in _streams.items()}}
+            "streams": {str(k): g.bit_generator.state for k, g in streams.items()}}
 
 
 def set_state(state):
@@ -54,8 +63,9 @@ def set_state(state):
         raise ValueError(f"state is not a minifp random state (a dict of 'generator' and 'streams' as "
                          f"get_state() returns): {e}") from None
     _generator[0] = main
-    _streams.clear()
-    _streams.update(streams)
+    with _streams_lock:
+        _streams.clear()
+        _streams.update(streams)
 
 
 def _restored(bit_state):

@@ -111,6 +111,20 @@ def _check_plot(parser, path):
 
 
 def main(argv=None):
+    """Run the `minifp` command with these arguments (default: the command line's); returns its exit status."""
+    try:
+        status = _run(argv)
+        sys.stdout.flush()          # here, inside the try: the last buffered lines may meet a closed pipe
+        return status
+    except BrokenPipeError:
+        # The reader has gone (`minifp demo ... | head`): stop quietly, as cat does. Python flushes stdout again
+        # at exit, so it now points at devnull (the Python docs' recipe). 141 is 128 + SIGPIPE, the status a
+        # shell reports for cat ended by SIGPIPE: scripts under `set -o pipefail` can tell it from a failure.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+
+
+def _run(argv):
     parser = argparse.ArgumentParser(prog="minifp", description=mf.__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     tr = sub.add_parser("train", help="train a model on the bundled 8x8 digits")

@@ -2,6 +2,8 @@
 and Hypothesis strategies that draw values of a format."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import _checks
@@ -59,8 +61,8 @@ def values(fmt, allow_nan=False, allow_infinity=False, allow_subnormal=True, min
     fmt = as_format(fmt, "values(): fmt")
     fi = finfo(fmt)
     edges = [0.0, -0.0, fi.max, -fi.max, fi.tiny, -fi.tiny, fi.smallest_subnormal, -fi.smallest_subnormal, 1.0]
-    if allow_infinity and fmt.infinities:
-        edges += [np.inf, -np.inf]
+    if allow_infinity:
+        edges += [math.inf, -math.inf]
 
     def ok(v):
         if np.isnan(v):
@@ -71,8 +73,29 @@ def values(fmt, allow_nan=False, allow_infinity=False, allow_subnormal=True, min
             return False
         return (min_value is None or v >= min_value) and (max_value is None or v <= max_value)
 
+    # Edges are candidates, kept only where the format holds them (e8m0 has no zero and no sign, fnuz no -0, a
+    # fixed-point format may not reach 1.0). Codes decode to the format's values or its NaN, but a fnuz format
+    # without subnormals decodes its flushed negative codes to -0: checked too.
     codes = st.integers(0, (1 << fmt.bits) - 1).map(lambda c: float(fmt.decode(c)))
-    return st.one_of(st.sampled_from([e for e in edges if ok(e)]), codes.filter(ok))
+    return st.one_of(st.sampled_from([e for e in edges if _holds(fmt, e) and ok(e)]),
+                     codes.filter(lambda v: ok(v) and (math.isnan(v) or _holds(fmt, v))))
+
+
+def _holds(fmt, v):
+    """Whether `fmt` has the number v (inf included, the sign of zero too), from its widths alone: positive
+    values are multiples of the spacing at v (2**-man_bits of v's binade, at least the subnormals' quantum)
+    from the smallest value (the smallest normal without subnormals) to max."""
+    if v < 0 or math.copysign(1.0, v) < 0:
+        if not fmt.signed or (v == 0 and fmt.nan == "negzero"):
+            return False
+        v = -v
+    if math.isinf(v):
+        return fmt.infinities
+    if v == 0:
+        return fmt.man_bits > 0                # without mantissa bits, exponent field 0 is 2**-bias, not zero
+    fi = finfo(fmt)
+    spacing = 2.0 ** (max(math.frexp(v)[1] - 1, fmt.emin) - fmt.man_bits)
+    return fi.smallest_subnormal <= v <= fi.max and v % spacing == 0
 
 
 def check_grads(fn, *inputs, params=(), eps=1e-3, rtol=1e-2, atol=1e-2, seed=0):

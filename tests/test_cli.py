@@ -1,3 +1,4 @@
+import os
 import subprocess
 import sys
 
@@ -31,6 +32,18 @@ def test_unknown_demo_lists_the_choices(capsys):
     with pytest.raises(SystemExit):
         cli.main(["demo", "nope"])
     assert "invalid choice: 'nope' (choose from 'overflow', 'underflow', 'swamping'," in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [["formats"], ["demo", "swamping"]])
+def test_a_closed_pipe_ends_the_command_quietly(command):
+    read, write = os.pipe()
+    os.close(read)                  # the reader has gone before the first line, as `| head` after its lines
+    try:
+        done = subprocess.run([sys.executable, "-m", "minifp", *command], stdout=write, stderr=subprocess.PIPE,
+                              text=True, timeout=300)
+    finally:
+        os.close(write)
+    assert done.stderr == "" and done.returncode == 141          # 128 + SIGPIPE, as a shell reports cat's
 
 
 def test_console_script_runs():

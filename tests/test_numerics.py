@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import minifp as mf
 from minifp import keras
@@ -123,6 +124,32 @@ def test_assert_helpers():
 def test_values_are_representable_and_round_trip(v):
     assert np.isfinite(v) and float(np.float16(v)) == v
     assert mf.tensor([v], dtype="float16").item() == v
+
+
+CUSTOM = [mf.Format(3, 4), mf.Format(4, 3, subnormals=False), mf.Format(5, 0, subnormals=False, infinities=False, signed=False),
+          mf.Format(4, 3, infinities=False, nan="negzero", subnormals=False), mf.Fixed(8, 10), mf.Fixed(6, -2)]
+
+
+@pytest.mark.parametrize("fmt", list(mf.FORMATS.values()) + CUSTOM, ids=str)
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_values_draws_only_values_of_the_format(fmt, data):
+    v = data.draw(values(fmt, allow_nan=True, allow_infinity=True))
+    back = float(mf.round_to(np.float32([v]), fmt).astype(np.float64)[0])
+    assert (np.isnan(v) and np.isnan(back)) or (back == v and np.signbit(back) == np.signbit(v)), (v, back)
+
+
+@pytest.mark.parametrize("fmt", [f for f in list(mf.FORMATS.values()) + CUSTOM if f.bits <= 8], ids=str)
+def test_values_edges_are_checked_against_every_code(fmt):
+    from minifp.testing import _holds
+    decoded = fmt.decode(np.arange(1 << fmt.bits))
+    held = {(v, np.signbit(v)) for v in decoded.tolist() if not np.isnan(v)}
+    if fmt.nan == "negzero":        # no -0 (decode gives it to a flushed subnormal's code when subnormals=False)
+        held.discard((0.0, True))
+    finite = np.unique(np.abs(decoded[np.isfinite(decoded)]))
+    candidates = np.concatenate([finite, (finite[1:] + finite[:-1]) / 2, [0.0, 1.0, np.inf]])
+    for v in np.concatenate([candidates, -candidates]).tolist():
+        assert _holds(fmt, v) == ((v, np.signbit(v)) in held), v
 
 
 @settings(max_examples=100, deadline=None)

@@ -1,7 +1,9 @@
 """Grad mode, autocast and its cast cache, the monitor and the layer scope belong to one thread each."""
+import sys
 import threading
 
 import numpy as np
+import pytest
 
 import minifp as mf
 import minifp.torch as torch
@@ -110,3 +112,62 @@ def test_state_lives_in_one_object_changed_only_by_context_managers():
         with mf.enable_grad():
             assert mf.is_grad_enabled()
     assert (STATE.grad_enabled, STATE.autocast, STATE.monitors, STATE.layer) == (True, None, (), None)
+
+
+def together(n, body):
+    """body() in n threads let go at once (a barrier); their results, in thread order."""
+    barrier, results, errors = threading.Barrier(n), [None] * n, []
+
+    def run(i):
+        try:
+            barrier.wait(10)
+            results[i] = body()
+        except BaseException as e:      # noqa: BLE001  (reported below, in the main thread)
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not errors, errors
+    return results
+
+
+@pytest.fixture
+def switch_often():
+    """Threads switch every microsecond, not every 5 ms: races show in every run, not one in three."""
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    yield
+    sys.setswitchinterval(old)
+
+
+def test_threads_first_calling_a_layer_build_it_once(switch_often):
+    from minifp import keras
+    x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+    for _ in range(20):
+        layer = keras.layers.Dense(8)
+        outs = together(6, lambda: layer(x).numpy())
+        assert len(layer.weights) == 2 and layer.kernel.shape == (4, 8)
+        assert all(np.array_equal(out, outs[0]) for out in outs)
+        assert np.array_equal(layer(x).numpy(), outs[0])
+
+
+def test_threads_first_calling_attention_build_it_once(switch_often):
+    from minifp import keras
+    q = np.linspace(-1, 1, 24, dtype=np.float32).reshape(1, 3, 8)
+    for _ in range(10):
+        layer = keras.layers.MultiHeadAttention(num_heads=2, key_dim=4)      # builds inside call()
+        outs = together(6, lambda: layer(q, q).numpy())
+        assert len(layer.weights) == 8
+        assert all(np.array_equal(out, outs[0]) for out in outs)
+
+
+def test_threads_first_naming_one_integer_seed_share_its_stream(switch_often):
+    x = np.float32(1 + np.arange(1, 257) * 2**-16)          # between bfloat16 neighbours: each draw decides
+    for seed in range(1000, 1040):                          # streams not yet started
+        one = np.random.default_rng(seed)                   # one thread drawing twice from that stream
+        expected = {mf.round_to(x, mf.bfloat16, mode="stochastic", rng=one).tobytes() for _ in range(2)}
+        got = together(2, lambda: mf.round_to(x, mf.bfloat16, mode="stochastic", rng=seed).tobytes())
+        assert len(expected) == 2 and set(got) == expected

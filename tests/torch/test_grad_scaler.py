@@ -2,6 +2,7 @@
 import json
 import math
 import pickle
+import tracemalloc
 import warnings
 from pathlib import Path
 
@@ -270,11 +271,33 @@ def test_extras_name_the_first_nonfinite_gradient():
     s.step(opt)
     assert s.first_nonfinite == "fc.weight" and s.last_step_skipped
     s.update()
-    assert s.history == [{"scale": 65536.0, "skipped": True}] and s.get_scale() == 32768.0
+    assert list(s.history) == [{"scale": 65536.0, "skipped": True}] and s.get_scale() == 32768.0
     opt.zero_grad()
     s.scale(minifp.sum(a * 0.0 * math.inf)).backward()     # nan in a's gradient
     s.unscale_(opt)
     assert s.first_nonfinite == "param_groups[0]['params'][0] of shape (1,)"
+
+
+def test_history_keeps_the_latest_thousand_updates_in_flat_memory():
+    w, opt, s = fresh(init_scale=4.0)           # grows to 8.0 at the 2,000th update
+    w.grad = minifp.tensor([1.0])
+    s.scale(w)
+
+    def updates(n):
+        for _ in range(n):
+            s.unscale_(opt)
+            s.update()
+
+    tracemalloc.start()         # before the first 1,000: entries made untraced and dropped later would not count
+    try:
+        updates(1000)
+        before = tracemalloc.get_traced_memory()[0]
+        updates(2000)
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 20_000           # unbounded, the 2,000 more updates kept about 430 kB
+    assert len(s.history) == 1000 and {h["scale"] for h in s.history} == {8.0}      # the latest 1,000
 
 
 def test_inf_checks_are_per_device_and_the_extras_name_a_later_group():

@@ -17,7 +17,7 @@ from ... import float16, linear, tensor
 from ...engine import apply
 from .. import backend, initializers
 from .core import Dropout
-from .layer import Layer
+from .layer import _BUILD_LOCK, Layer
 
 __all__ = ["MultiHeadAttention"]
 
@@ -122,8 +122,9 @@ class MultiHeadAttention(Layer):
 
     def call(self, query, value, key=None, query_mask=None, value_mask=None, key_mask=None, attention_mask=None,
              return_attention_scores=False, training=None, use_causal_mask=False):
-        if not getattr(self, "_projections_built", False):
-            self.build(tuple(query.shape), tuple(value.shape), None if key is None else tuple(key.shape))
+        with _BUILD_LOCK:                   # as Layer.__call__'s build: threads calling it first build it once
+            if not getattr(self, "_projections_built", False):
+                self.build(tuple(query.shape), tuple(value.shape), None if key is None else tuple(key.shape))
         key = value if key is None else key
         mask = self._attention_mask(query, value, query_mask, value_mask, key_mask, attention_mask,
                                     use_causal_mask)

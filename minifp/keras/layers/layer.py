@@ -28,6 +28,10 @@ __all__ = ["Layer", "Variable", "KerasTensor", "InputSpec", "Node", "is_keras_te
 _CONTEXT = threading.local()        # the `training` value outer calls pass down to the layers they call
 _FORMAT_OF = {}                     # dtype name -> minifp.Format (None for integer dtypes)
 _AUTOCASTS = {}                     # (Format, device) -> the engine's variables-only Autocast
+# Held while a layer's first call builds it: threads first calling one layer together make one set of
+# variables, the others waiting until it is built. One lock for all layers, re-entrant (a model's build builds
+# its layers); a built layer's call takes it too, as a build may set `built` before it ends (Embedding's does).
+_BUILD_LOCK = threading.RLock()
 
 
 def _autocast(fmt, device):
@@ -452,7 +456,8 @@ class Layer:
             for i, (spec, x) in enumerate(zip(_flatten(self.input_spec), _flatten(args[0]))):
                 if spec is not None and _shape_of(x) is not None:
                     _check_spec(spec, _shape_of(x), self.name, i)
-        self._maybe_build(args)
+        with _BUILD_LOCK:
+            self._maybe_build(args)
         params, any_kw = self._call_params()
         training = kwargs.get("training")
         if "training" in params or any_kw:
@@ -504,12 +509,13 @@ class Layer:
     # -- the functional graph --------------------------------------------------------------
     def _symbolic_call(self, args, kwargs):
         """Build the layer for these KerasTensors, infer the outputs, record the node."""
-        if not self.built:
-            first = args[0] if args else next(iter(kwargs.values()))
-            shapes = _shapes(first)
-            self._build_shapes = shapes
-            self.build(shapes)
-            self.built = True
+        with _BUILD_LOCK:
+            if not self.built:
+                first = args[0] if args else next(iter(kwargs.values()))
+                shapes = _shapes(first)
+                self._build_shapes = shapes
+                self.build(shapes)
+                self.built = True
         out = _infer_outputs(self, args, kwargs)
         node_index = len(self._inbound_nodes)
         for i, t in enumerate(_flatten(out)):

@@ -7,7 +7,8 @@ optimizer's step when one was found; update() backs off or grows the scale (prod
 once to float32). Misuse raises PyTorch's errors with PyTorch's words.
 
 Beyond PyTorch: `last_step_skipped`, `first_nonfinite` (which parameter's gradient first held inf or NaN in
-the latest unscale_) and `history` (per update(): the scale that was used and whether the step was skipped).
+the latest unscale_) and `history` (per update(): the scale that was used and whether the step was skipped;
+a deque of the latest 1,000 updates, so that a long run's memory stays flat).
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import enum
 import math
 import numbers
 import warnings
-from collections import abc, defaultdict
+from collections import abc, defaultdict, deque
 from dataclasses import replace
 
 import numpy as np
@@ -25,6 +26,9 @@ from ...engine import array_module, DynamicLossScale, float16, float32, made_lik
 __all__ = ["GradScaler", "CudaGradScaler", "OptState"]
 
 _DEVICES = ("cuda", "cpu")
+# GradScaler.history keeps this many of the latest update()s (about 0.26 MB): a notebook's whole run, a long
+# run's recent past. Assign scaler.history = [] to keep every update, or deque(maxlen=n) for another bound.
+_HISTORY_LEN = 1000
 
 
 class OptState(enum.Enum):
@@ -83,7 +87,7 @@ class GradScaler:
         self._enabled = bool(enabled)
         self.last_step_skipped = False
         self.first_nonfinite = None
-        self.history = []
+        self.history = deque(maxlen=_HISTORY_LEN)
         if not self._enabled:
             return
         # PyTorch's checks are asserts with these words; raised explicitly so that python -O keeps them.
