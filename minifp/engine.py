@@ -48,7 +48,7 @@ from ._random import generator, get_state as get_random_state, manual_seed, rng,
 from ._rounding import MODES, round_to, widen
 from ._seams import SEAMS
 from ._state import FLOAT32_PRODUCTS, STATE, Autocast, Setting, autocast_scope, grad_mode, layer_scope
-from ._tensor import Tensor, check_storage, real, result_class, take, tensor
+from ._tensor import Tensor, check_storage, real, take, tensor
 
 __all__ = ["Tensor", "tensor", "apply", "op_function", "op_method", "install_names", "make", "rewrap", "made_like", "storage", "values", "take", "convert", "detach_",
            "made_by", "round_to", "widen", "MODES", "backward", "gradients", "grad_mode", "no_grad", "enable_grad",
