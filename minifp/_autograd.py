@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _fp8
 from ._backend import array_module
-from ._compute import exact_in, in_format, round_counted, route, unbroadcast, wide
+from ._compute import ON_NUMPY, in_format, round_counted, route, unbroadcast, wide
 from ._dispatch import CAST
 from ._rounding import round_to
 from ._seams import SEAMS
@@ -93,7 +93,7 @@ def gradients(targets, sources, seeds=None):
 def _seed(root, gradient, where):
     """The output gradient of `root` as values in its compute dtype, on its device: ones, or the one given."""
     xp = array_module(root._data)        # the seed lives where the graph does: a GPU graph gets a GPU seed
-    dtype = exact_in(root.fmt)
+    dtype = root.fmt.compute_dtype
     if gradient is None:
         return xp.ones(root.shape, dtype)
     if not isinstance(gradient, Tensor) and not real(xp.asarray(gradient).dtype):
@@ -133,7 +133,7 @@ def _sweep(order, seeds, leaves=None, collect=None):
     store, given = {}, set()        # id(tensor) -> its Gradient; ids of the arrays handed to leaves as .grad
     for t, g0 in seeds:
         _add(store, t, g0)
-    with np.errstate(all="ignore"):
+    with SEAMS.quiet():
         for t in reversed(order):
             entry = store.pop(id(t), None)
             if entry is None:           # several roots: a tensor only some of them reach, and none of those did yet
@@ -153,14 +153,14 @@ def _sweep(order, seeds, leaves=None, collect=None):
 def _through(node, t, entry, store):
     """Pass t's gradient through the op that made it to each input that requires one."""
     op, inputs, params = node.op, node.inputs, node.params
-    dtype = exact_in(t.fmt)
+    dtype = t.fmt.compute_dtype
     g = entry.wide(dtype)
     if op is CAST:      # the gradient casts back: g itself, rounded into the input's format
         if inputs[0].requires_grad:
             _add(store, inputs[0], g, node)
         return
     xp = np if type(g) is np.ndarray else array_module(g)
-    compute = route(op, t.fmt, [t, *inputs], xp, t.device, node)
+    compute = route(op, t.fmt, [t, *inputs], xp, t.device, node) if op.routed or xp is not np else ON_NUMPY
     args = [compute.operand(a, dtype) for a in inputs]
     ans = wide(t, dtype) if op.saves else t._data      # an op that saves nothing reads no values of its output
     wanted = [isinstance(a, Tensor) and a.requires_grad for a in inputs]

@@ -22,17 +22,20 @@ from . import _fp8
 from ._accumulate import accumulating
 from ._formats import float32, promote
 from ._rounding import round_to, widen
-from ._seams import SEAMS
+from ._seams import SEAMS, seam
 from ._state import FLOAT32_PRODUCTS, STATE
 from ._tensor import Tensor, values
 
-__all__ = ["route", "wide", "exact_in", "in_format", "round_counted", "unbroadcast"]
+__all__ = ["route", "ON_NUMPY", "wide", "in_format", "round_counted", "unbroadcast", "quiet"]
+
+_F32 = np.dtype(np.float32)
 
 
-def exact_in(fmt):
-    """The dtype an op computes in for output format fmt: float32 holds 24 bits, enough for one rounding
-    into formats of at most 10 mantissa bits (24 >= 2p + 2); wider formats compute in float64."""
-    return np.float32 if fmt.man_bits <= 10 or fmt.is_float32 else np.float64
+@seam
+def quiet():
+    """A block in which NumPy's floating-point warnings are off: overflow to inf and 0/0 are what the engine
+    emulates, not accidents (every op and the backward sweep run in one)."""
+    return np.errstate(all="ignore")
 
 
 def wide(a, dtype=np.float32):
@@ -42,7 +45,12 @@ def wide(a, dtype=np.float32):
         if a.fmt is None:
             data = a._data
             return data if data.dtype == bool else data.astype(dtype)
-        return SEAMS.values(a) if dtype is np.float32 else values(a).astype(dtype)
+        if dtype is np.float32:
+            if a._data.dtype is _F32:   # float32 storage holds the values themselves
+                return a._data
+            kept = a._float32           # the values kept beside the storage (the speed module keeps them)
+            return kept if kept is not None else SEAMS.values(a)
+        return values(a).astype(dtype)
     if type(a) is float or type(a) is int or isinstance(a, numbers.Real) and not isinstance(a, bool):
         return dtype(a)
     return a
@@ -78,24 +86,21 @@ class Compute:
     def __init__(self, xp):
         self.xp = xp
 
-    def operand(self, a, dtype):
-        return wide(a, dtype)
-
-    def factors(self, arrays):
-        """The arrays a product's gradients multiply: as they are (TF32 rounds them)."""
-        return arrays
+    operand = staticmethod(wide)        # what the body sees of an input
 
     def forward(self, op, args, params):
         return op.forward(self.xp, *args, **params)
 
-    def gradients(self, op, g, ans, args, params, wanted):
-        """The gradient of each input that is `wanted` (None for the others), in its broadcast shape."""
-        g_in, *args_in = self.factors([g, *args])
-        return [None if not w else op.grad(i)(self.xp, *((g_in, ans, *args_in) if i < 2 else (g, ans, *args)),
-                                              **params) for i, w in enumerate(wanted)]
+    def gradients(self, op, g, ans, args, params, wanted, factors=None):
+        """The gradient of each input that is `wanted` (None for the others), in its broadcast shape; `factors`:
+        (g, args) as the first two inputs' gradients see them, where they differ from g and args (TF32)."""
+        g_in, args_in = factors or (g, args)
+        grads = op.grads if not op.variadic else [op.grad(i) for i in range(len(wanted))]
+        return [None if not w else grads[i](self.xp, *((g_in, ans, *args_in) if i < 2 else (g, ans, *args)),
+                                            **params) for i, w in enumerate(wanted)]
 
 
-_NUMPY = Compute(np)
+ON_NUMPY = Compute(np)
 
 
 class Tf32(Compute):
@@ -108,11 +113,15 @@ class Tf32(Compute):
         super().__init__(xp)
         self.fmt_in = fmt_in
 
-    def factors(self, arrays, n=3):
+    def _rounded(self, arrays, n):
         return [widen(round_to(a, self.fmt_in), self.fmt_in) if i < n else a for i, a in enumerate(arrays)]
 
     def forward(self, op, args, params):
-        return op.forward(self.xp, *self.factors(args, 2), **params)
+        return op.forward(self.xp, *self._rounded(args, 2), **params)
+
+    def gradients(self, op, g, ans, args, params, wanted, factors=None):
+        g_in, *args_in = self._rounded([g, *args], 3)
+        return super().gradients(op, g, ans, args, params, wanted, (g_in, args_in))
 
 
 class TensorCores(Compute):
@@ -162,6 +171,8 @@ class Staged:
 def route(op, fmt, tensors, xp, device, node=None):
     """How `op` computes into output format `fmt` from `tensors` (its inputs; backward: the output, then the
     inputs) on `xp`: forward under the thread's state, or the backward of `node`."""
+    if not op.routed and xp is np:      # most ops: NumPy, as they are
+        return ON_NUMPY
     acc = STATE.accumulator if node is None else node.acc
     compute = None
     if op.product is not None:
@@ -179,7 +190,7 @@ def route(op, fmt, tensors, xp, device, node=None):
     if op.staged and not fmt.is_float32 and (op.staged is True or op.staged == device):
         xp = Staged(xp, fmt, node)
     if compute is None:
-        return _NUMPY if xp is np else Compute(xp)
+        return ON_NUMPY if xp is np else Compute(xp)
     compute.xp = xp
     return compute
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _formats as F
 from ._backend import array_module
-from ._compute import exact_in, round_counted, route, wide
+from ._compute import ON_NUMPY, round_counted, route, wide
 from ._ops import OPS
 from ._rounding import round_to
 from ._seams import SEAMS
@@ -49,9 +49,8 @@ def apply(name, *args, _out=None, **params):
     if len(tensors) != len(args):           # numbers, arrays, a missing bias: the rare slow path
         args = tuple([a if isinstance(a, Tensor) or a is None and op.optional else _operand(a, name) for a in args])
         tensors = [a for a in args if isinstance(a, Tensor)]
-    device = _device(tensors)
+    device, xp = _place(tensors)
     fmt, args, tensors = _formats(op, args, tensors, _out, device)
-    xp = np if all(type(t._data) is np.ndarray for t in tensors) else array_module(*[t._data for t in tensors])
     values = saved = None
     try:
         if op.layout and all(t.fmt is fmt or t.fmt is None or t.fmt == fmt for t in tensors):
@@ -59,9 +58,9 @@ def apply(name, *args, _out=None, **params):
             fmt = fmt if any(t.fmt is not None for t in tensors) else None
             data = op.forward(xp, *[a._data if isinstance(a, Tensor) else a for a in args], **params)
         else:
-            with np.errstate(all="ignore"):   # overflow to inf and 0/0 are what we emulate, not accidents
-                compute = route(op, fmt, tensors, xp, device)
-                dtype = exact_in(fmt)
+            with SEAMS.quiet():               # overflow to inf and 0/0 are what we emulate, not accidents
+                compute = route(op, fmt, tensors, xp, device) if op.routed or xp is not np else ON_NUMPY
+                dtype = fmt.compute_dtype
                 ans = compute.forward(op, [compute.operand(a, dtype) for a in args], params)
                 ans = ans if type(ans) is np.ndarray else xp.asarray(ans)      # reductions give scalars
                 if op.returns_bool:
@@ -83,17 +82,20 @@ def _operand(a, name):
     return tensor(a)
 
 
-def _device(tensors):
-    """The device all the tensors live on (0-d tensors may come from the host, as in PyTorch)."""
-    device = tensors[0].device if tensors else "cpu"
+def _place(tensors):
+    """(the device all the tensors live on, the module of their arrays: NumPy, or CuPy for a GPU's). 0-d tensors may
+    come from the host, as in PyTorch."""
+    device, xp = tensors[0].device if tensors else "cpu", np
     for t in tensors:
+        if type(t._data) is not np.ndarray:
+            xp = array_module(*[t._data for t in tensors])
         if t.device != device and t._data.ndim:
             if device == "cpu" and not tensors[0]._data.ndim:
                 device = t.device
                 continue
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
                                f"{device} and {t.device}!")
-    return device
+    return device, xp
 
 
 def _formats(op, args, tensors, out, device):
@@ -167,7 +169,7 @@ def _made(op, args, tensors, params, data, fmt, values, saved, device):
 
 def cast(a, fmt):
     """apply("cast", a, _out=fmt) for a float tensor a of another format, without the general dispatch."""
-    data, values = _round(wide(a, exact_in(fmt)), fmt, "cast")    # (no floating-point warnings to silence)
+    data, values = _round(wide(a, fmt.compute_dtype), fmt, "cast")    # (no floating-point warnings to silence)
     return _cast_result(a, data, fmt, values)
 
 

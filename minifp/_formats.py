@@ -192,6 +192,12 @@ class Format:
         return hash(self._key)
 
     @cached_property
+    def compute_dtype(self):
+        """The dtype an op computes in for results of this format: float32 holds 24 bits, enough for one rounding
+        into formats of at most 10 mantissa bits (24 >= 2p + 2); wider formats compute in float64."""
+        return np.float32 if self.man_bits <= 10 or self.is_float32 else np.float64
+
+    @cached_property
     def is_float32(self) -> bool:
         """True for float32 itself: its widths, subnormals, infinities and overflow to inf, all of them."""
         return self == float32

@@ -54,6 +54,11 @@ class Op:
                    if p.name in self.inputs)
 
     @cached_property
+    def routed(self):
+        """Whether how the op computes may depend on more than the arrays' module (minifp._compute.route)."""
+        return self.product is not None or self.accumulates or bool(self.staged)
+
+    @cached_property
     def variadic(self):
         return any(p.kind == p.VAR_POSITIONAL for p in inspect.signature(self.forward).parameters.values())
 

@@ -649,7 +649,7 @@ def widened(a, fmt=None):
 
 def widen(a, fmt=None):
     """Format storage -> float32 values (exact)."""
-    return SEAMS.widened(a, fmt)
+    return a if a.dtype is _F32 else SEAMS.widened(a, fmt)
 
 
 def _memory_order(x):

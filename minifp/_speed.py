@@ -217,10 +217,6 @@ _TABLED = {np.dtype(f.storage) for f in FORMATS.values() if f.storage.itemsize <
 _TABLES = {}
 
 
-def _half_result(x):
-    return type(x) is np.ndarray and x.dtype is _F32 and HALF
-
-
 def values(t):
     """A tensor's float32 values: those kept beside its storage, else widened (and kept, in grad mode: the backward
     widens the op's inputs again)."""
@@ -238,13 +234,13 @@ def values(t):
 
 def round_result(x, fmt, exact=False, keep=False):
     """float16 results rounded by the CPU's conversion, their values kept (when `keep`) in the same pass."""
-    if fmt is float16 and _half_result(x):
+    if fmt is float16 and HALF and type(x) is np.ndarray and x.dtype is _F32:
         if exact or not keep:   # exact: x holds float16's values already, the values to keep
-            codes = _in_memory_order(_half_codes, x)
+            codes = _half_codes(x) if x.flags.c_contiguous else _in_memory_order(_half_codes, x)
             if codes is not None:
                 return codes, (x if keep else None)
         else:
-            pair = _in_memory_order(_half_pair, x)
+            pair = _half_pair(x) if x.flags.c_contiguous else _in_memory_order(_half_pair, x)
             if pair is not None:
                 return pair
     return rounded(x, fmt), None
@@ -252,8 +248,8 @@ def round_result(x, fmt, exact=False, keep=False):
 
 def round_gradient(x, fmt, exact=False):
     """A float16 gradient inside the graph kept as its float32 values (the sweep would widen its storage back)."""
-    if fmt is float16 and _half_result(x):
-        values = x if exact else _in_memory_order(_half_values, x)
+    if fmt is float16 and HALF and type(x) is np.ndarray and x.dtype is _F32:
+        values = x if exact else _half_values(x) if x.flags.c_contiguous else _in_memory_order(_half_values, x)
         if values is not None:
             return None, values
     return rounded(x, fmt), None
@@ -541,7 +537,32 @@ def chain_matmul(a, b, out, fmt, fmt_in):
     return out
 
 
-SPEED = {fn.__name__: fn for fn in (rounded, widened, values, round_result, round_gradient, masked, col2im, tiles_max,
+class _Quiet:
+    """np.errstate(all="ignore") for the engine's every op, at half its cost: NumPy's own error-state variable set
+    to a state made once (what np.errstate's __enter__ and __exit__ do, without making the state each time)."""
+
+    __slots__ = ("token",)
+
+    def __enter__(self):
+        self.token = _ERRSTATE.set(_IGNORE)
+
+    def __exit__(self, *exc):
+        _ERRSTATE.reset(self.token)
+
+
+def quiet():
+    """The engine's block without floating-point warnings."""
+    return _Quiet() if _IGNORE is not None else PLAIN.quiet()
+
+
+try:        # NumPy 2's error state (numpy/_core/_ufunc_config.py); another NumPy keeps np.errstate
+    from numpy._core._ufunc_config import _extobj_contextvar as _ERRSTATE, _make_extobj
+    _IGNORE = _make_extobj(all="ignore")
+except (ImportError, TypeError):
+    _ERRSTATE = _IGNORE = None
+
+
+SPEED = {fn.__name__: fn for fn in (quiet, rounded, widened, values, round_result, round_gradient, masked, col2im, tiles_max,
                                     tiles_max_grad, unscaled, times_in_place, quantized, chain_matmul)}
 
 

@@ -89,7 +89,10 @@ class Tensor:
 
     def float32(self):
         """The values widened to a float32 array (exact)."""
-        return widen(self._data, self.fmt) if self.fmt is not None else self._data.astype(np.float32)
+        data = self._data
+        if data.dtype is _F32:
+            return data
+        return SEAMS.widened(data, self.fmt) if self.fmt is not None else data.astype(np.float32)
 
     def item(self):
         """The one value of a one-element tensor, as a Python number."""
