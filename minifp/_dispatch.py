@@ -106,10 +106,12 @@ def _formats(op, args, tensors, out, device):
         return out, args, tensors
     if autocast is not None and autocast.device == device:
         if autocast.variables_only:         # Keras: variables are read in the compute dtype; formats then promote
-            if any(t._node is None and t.requires_grad for t in tensors):
-                args = tuple([_autocast_cast(a, autocast) if isinstance(a, Tensor) and a._node is None
-                              and a.requires_grad else a for a in args])
-                tensors = [a for a in args if isinstance(a, Tensor)]
+            for t in tensors:
+                if t._node is None and t.requires_grad:         # most ops read no variable
+                    args = tuple([_autocast_cast(a, autocast) if isinstance(a, Tensor) and a._node is None
+                                  and a.requires_grad else a for a in args])
+                    tensors = [a for a in args if isinstance(a, Tensor)]
+                    break
         elif op.name in autocast.lower:
             fmt = autocast.fmt
             args = tuple([a if not isinstance(a, Tensor) or a.fmt is fmt else _autocast_cast(a, autocast)
