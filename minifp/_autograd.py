@@ -154,7 +154,7 @@ def _through(node, t, entry, store):
     """Pass t's gradient through the op that made it to each input that requires one."""
     op, inputs, params = node.op, node.inputs, node.params
     dtype = t.fmt.compute_dtype
-    g = entry.wide(dtype)
+    g = entry.values if entry.values is not None and dtype is np.float32 else entry.wide(dtype)
     if op is CAST:      # the gradient casts back: g itself, rounded into the input's format
         if inputs[0].requires_grad:
             _add(store, inputs[0], g, node)
@@ -169,9 +169,11 @@ def _through(node, t, entry, store):
             continue
         if type(gi) is not np.ndarray or gi.dtype.type is not dtype:
             gi = xp.asarray(gi, dtype)
-        if gi.shape != a._data.shape and gi is not g:     # (g itself: values of t's format already)
-            gi = in_format(gi, t.fmt, node)     # PyTorch's gradient is a tensor of the op's format first
-        _add(store, a, unbroadcast(xp, gi, a._data.shape), node, op.selects and a.fmt is t.fmt)
+        if gi.shape != a._data.shape:
+            if gi is not g:                     # (g itself: values of t's format already)
+                gi = in_format(gi, t.fmt, node)     # PyTorch's gradient is a tensor of the op's format first
+            gi = unbroadcast(xp, gi, a._data.shape)
+        _add(store, a, gi, node, op.selects and a.fmt is t.fmt)
 
 
 def _add(store, t, g, node=None, exact=False):

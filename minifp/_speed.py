@@ -235,21 +235,30 @@ def values(t):
 def round_result(x, fmt, exact=False, keep=False):
     """float16 results rounded by the CPU's conversion, their values kept (when `keep`) in the same pass."""
     if fmt is float16 and HALF and type(x) is np.ndarray and x.dtype is _F32:
-        if exact or not keep:   # exact: x holds float16's values already, the values to keep
-            codes = _half_codes(x) if x.flags.c_contiguous else _in_memory_order(_half_codes, x)
-            if codes is not None:
+        if x.flags.c_contiguous:        # (the machine code called here: one call less, on every op)
+            codes = np.empty(x.shape, _F16)
+            if exact or not keep:   # exact: x holds float16's values already, the values to keep
+                HALF_CODES[x.ndim](x, codes)
                 return codes, (x if keep else None)
-        else:
-            pair = _half_pair(x) if x.flags.c_contiguous else _in_memory_order(_half_pair, x)
-            if pair is not None:
-                return pair
+            values = np.empty(x.shape, _F32)
+            HALF_PAIR[x.ndim](x, codes, values)
+            return codes, values
+        pair = _in_memory_order(_half_codes if exact or not keep else _half_pair, x)
+        if pair is not None:
+            return pair if isinstance(pair, tuple) else (pair, x if keep else None)
     return rounded(x, fmt), None
 
 
 def round_gradient(x, fmt, exact=False):
     """A float16 gradient inside the graph kept as its float32 values (the sweep would widen its storage back)."""
     if fmt is float16 and HALF and type(x) is np.ndarray and x.dtype is _F32:
-        values = x if exact else _half_values(x) if x.flags.c_contiguous else _in_memory_order(_half_values, x)
+        if exact:
+            return None, x
+        if x.flags.c_contiguous:
+            values = np.empty(x.shape, _F32)
+            HALF_VALUES[x.ndim](x, values)
+            return None, values
+        values = _in_memory_order(_half_values, x)
         if values is not None:
             return None, values
     return rounded(x, fmt), None
