@@ -79,11 +79,12 @@ def flag(name, value, where=""):
     return bool(value)
 
 
-def keys(where, mapping, expected):
-    """Refuse a state dict that is not a dict of exactly the `expected` keys."""
+def keys(where, mapping, expected, optional=()):
+    """Refuse a state dict that is not a dict of exactly the `expected` keys (and any of the `optional` ones)."""
     if not isinstance(mapping, dict):
         raise TypeError(f"{where} must be a dict, got {type(mapping).__name__}")
-    missing, unexpected = sorted(set(expected) - set(mapping)), sorted(set(mapping) - set(expected), key=str)
+    missing = sorted(set(expected) - set(mapping))
+    unexpected = sorted(set(mapping) - set(expected) - set(optional), key=str)
     if missing or unexpected:
         raise ValueError(f"{where} does not match: missing keys {missing}, unexpected keys {unexpected}; "
                          f"expected {sorted(expected)}")

@@ -7,6 +7,15 @@ the engine's tools (minifp.numerics.watch, minifp.checkpoint) read:
     _engine_layers()     -> iterable of (dotted name, layer) for the layer itself and every layer inside it
     _engine_variables()  -> iterable of (dotted name, tensor) for every variable (trainable or not), in order
 
+Objects that hold training state (a face's optimizer, its loss scaler) implement the training-state protocol, which
+minifp.checkpoint saves and restores through:
+
+    _engine_state()              -> the state as plain data and arrays (what a checkpoint holds)
+    _engine_restore(state, ...)  -> checks `state` whole (an error naming what does not fit, nothing changed) and
+                                    returns the function that applies it; an optimizer is also given the variables
+                                    it will update (for one not yet built)
+    _engine_params()             -> (optimizers) the variables it updates, in its order ([] before it is built)
+
 and, where the face's own names are not stable keys (Keras's automatic names count what the process built
 before), `_engine_checkpoint_names()` -> iterable of (name, layer or variable) for every layer inside and every
 variable, named as minifp.checkpoint keys them.
@@ -19,7 +28,7 @@ from ._backend import array_module
 from ._state import STATE, layer_scope
 from ._tensor import Tensor
 
-__all__ = ["watched_call", "is_layer", "update_running_stats"]
+__all__ = ["watched_call", "is_layer", "holds_training_state", "update_running_stats"]
 
 
 def watched_call(layer, fn, *args, **kwargs):
@@ -37,6 +46,11 @@ def watched_call(layer, fn, *args, **kwargs):
 def is_layer(obj):
     """True for a layer or model of any face (it speaks the engine's protocol above)."""
     return hasattr(obj, "_engine_layers") and hasattr(obj, "_engine_variables")
+
+
+def holds_training_state(obj):
+    """True for an optimizer or a loss scaler of any face (it speaks the training-state protocol above)."""
+    return hasattr(obj, "_engine_state") and hasattr(obj, "_engine_restore")
 
 
 def update_running_stats(running_mean, running_var, x, keep, new, dtype=np.float32, ddof=0):

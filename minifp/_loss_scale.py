@@ -5,6 +5,7 @@ of these; the state machine itself lives here once.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,7 +14,8 @@ from ._backend import array_module
 from ._seams import SEAMS, seam
 from ._tensor import Tensor, take, tensor
 
-__all__ = ["NoOpLossScale", "StaticLossScale", "DynamicLossScale", "all_finite", "unscale_grads", "unscaled"]
+__all__ = ["NoOpLossScale", "StaticLossScale", "DynamicLossScale", "LossScaler", "all_finite", "unscale_grads",
+           "unscaled"]
 
 _F32 = np.dtype(np.float32)
 
@@ -101,6 +103,36 @@ class DynamicLossScale(StaticLossScale):
             return _with(self, counter=successful)
         grown = _times(self.loss_scale, self.factor)
         return _with(self, loss_scale=grown if np.isfinite(grown) else self.loss_scale, counter=0)
+
+
+class LossScaler:
+    """A training run's loss scale, kept in one place: its state (a NoOpLossScale, StaticLossScale or
+    DynamicLossScale value), which adjust() and set() replace. Every face's scaler (PyTorch's GradScaler, Keras 3's
+    and tf.keras's LossScaleOptimizer) holds one and shows it under its framework's names; checkpoints read it."""
+
+    __slots__ = ("state",)
+
+    def __init__(self, state):
+        self.state = state
+
+    loss_scale = property(lambda self: self.state.loss_scale, doc="The scale, a float32.")
+    counter = property(lambda self: getattr(self.state, "counter", 0), doc="Finite steps in a row (dynamic scales).")
+
+    def adjust(self, grads_finite):
+        """Move to the state after a step whose gradients were all finite (or not); returns it."""
+        self.state = self.state.adjust(grads_finite)
+        return self.state
+
+    def set(self, **changes):
+        """Replace fields of the state (loss_scale, counter, factor, backoff, period, ...); the scale in float32."""
+        if "loss_scale" in changes:
+            with np.errstate(over="ignore"):
+                changes["loss_scale"] = np.float32(changes["loss_scale"])
+        self.state = dataclasses.replace(self.state, **changes)
+        return self.state
+
+    def __repr__(self):
+        return f"LossScaler({self.state})"
 
 
 def _with(state, **changes):

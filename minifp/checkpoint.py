@@ -1,9 +1,9 @@
 """Checkpoints: a model's variables, its optimizer, the loss scale and minifp's random state, in one file.
 
-Both faces: a model is any face's layer (torch.nn.Module, keras Layer or Model: the engine's protocol of
-minifp/_layers.py); an optimizer is a torch-face optimizer (its state_dict) or a Keras optimizer (its variables;
-a LossScaleOptimizer's scale and counter with them); a scaler is a torch-face GradScaler (its state_dict). The
-fp8 delayed-scaling state of the model's GEMMs (minifp.fp8_autocast) goes with the model in save() and load().
+Every face: a model is any face's layer, an optimizer any face's optimizer (a LossScaleOptimizer with its loss
+scale), a scaler PyTorch's GradScaler; each speaks the engine's protocols of minifp/_layers.py, so that this module
+reads and restores them without knowing their face. The fp8 delayed-scaling state of the model's GEMMs
+(minifp.fp8_autocast) goes with the model in save() and load().
 
 Variables (and fp8 states) are matched by name, never by position: a torch model's state_dict names, a Keras
 model's paths of layer names with the names Keras made up counted in the model, not in the process (_named).
@@ -16,7 +16,6 @@ loading reads and checks everything before it changes anything.
 """
 from __future__ import annotations
 
-import copy
 import json
 import os
 import zipfile
@@ -27,6 +26,7 @@ from . import _checks, _random
 from ._files import atomic_file
 from ._formats import _BY_STORAGE, Format
 from ._fp8 import DelayedScaling, Fp8Format, get_scaling, set_scaling
+from ._layers import holds_training_state, is_layer
 from ._tensor import Tensor
 
 __all__ = ["save", "load", "read", "VERSION"]
@@ -50,7 +50,7 @@ def save(path, model, optimizer=None, scaler=None):
     if optimizer is not None:
         index["optimizer"] = _optimizer_entry(model, optimizer, arrays)
     if scaler is not None:
-        index["scaler"] = {"class": type(scaler).__name__, "state": _encode(scaler.state_dict(), arrays, "scaler")}
+        index["scaler"] = {"class": type(scaler).__name__, "state": _encode(scaler._engine_state(), arrays, "scaler")}
     index["random"] = _random.get_state()
     _write(path, index, arrays)
 
@@ -189,58 +189,22 @@ def _variables_step(path, model, tensors):
     return apply
 
 
-# -- optimizers: a torch-face optimizer (state_dict) or a Keras optimizer (variables) ---------------------------
-
-
-def _kind(optimizer):
-    if all(hasattr(optimizer, a) for a in ("param_groups", "state_dict", "load_state_dict", "_checked")):
-        return "torch"
-    if hasattr(optimizer, "variables") and hasattr(optimizer, "build") and hasattr(optimizer, "iterations"):
-        return "keras"
-    return None
-
-
-def _inner(optimizer):
-    """The Keras optimizer that holds the variables (a tf.keras LossScaleOptimizer wraps one and has none)."""
-    return getattr(optimizer, "inner_optimizer", optimizer) if _tf_scale(optimizer) is not None else optimizer
-
-
-def _tf_scale(optimizer):
-    """tf.keras's LossScaleOptimizer keeps its scale and counter outside its variables: its state machine."""
-    state = optimizer.__dict__.get("_loss_scale") if hasattr(optimizer, "get_scaled_loss") else None
-    return state
+# -- optimizers and scalers: what they hold, through the training-state protocol (minifp/_layers.py) ----------------
 
 
 def _updated(model, optimizer):
     """The model's name of each variable the optimizer updates, in the optimizer's order."""
     names = {id(v): k for k, v in _named_variables(model)}
-    params = _params(optimizer)
+    params = optimizer._engine_params()
     unknown = [getattr(p, "name", None) or f"of shape {p.shape}" for p in params if id(p) not in names]
     if unknown:
         raise ValueError(f"optimizer updates tensors that are not variables of the model: {unknown}")
     return [names[id(p)] for p in params]
 
 
-def _params(optimizer):
-    """The tensors the optimizer updates, in its order ([] for a Keras optimizer not built yet)."""
-    if _kind(optimizer) == "torch":
-        return [p for g in optimizer.param_groups for p in g["params"]]
-    inner = _inner(optimizer)
-    return list(getattr(inner, "_trainable_variables", []) if inner.built else [])
-
-
 def _optimizer_entry(model, optimizer, arrays):
-    entry = {"class": type(optimizer).__name__, "kind": _kind(optimizer), "params": _updated(model, optimizer)}
-    if entry["kind"] == "torch":
-        entry["state"] = _encode(optimizer.state_dict(), arrays, "optimizer")
-    else:
-        entry["state"] = {"variables": _encode([np.asarray(v.numpy()) for v in _inner(optimizer).variables], arrays,
-                                               "optimizer")}
-        scale = _tf_scale(optimizer)
-        if scale is not None:
-            entry["state"]["loss_scale"] = {"loss_scale": float(scale.loss_scale),
-                                            "counter": int(getattr(scale, "counter", 0))}
-    return entry
+    return {"class": type(optimizer).__name__, "params": _updated(model, optimizer),
+            "state": _encode(optimizer._engine_state(), arrays, "optimizer")}
 
 
 def _optimizer_step(path, model, optimizer, entry):
@@ -248,10 +212,10 @@ def _optimizer_step(path, model, optimizer, entry):
     if entry is None:
         raise ValueError(f"{where} holds no optimizer state (saved by save_weights, or without an optimizer); "
                          f"load it with load_weights, or pass the parts it holds")
-    _checks.keys(f"{where}: the optimizer's entry", entry, ("class", "kind", "params", "state"))
+    _checks.keys(f"{where}: the optimizer's entry", entry, ("class", "params", "state"), optional=("kind",))
     if not isinstance(entry["params"], list) or not all(isinstance(n, str) for n in entry["params"]):
         raise ValueError(f"{where}: the optimizer's parameters must be a list of variable names")
-    if entry["class"] != name or entry["kind"] != _kind(optimizer):
+    if entry["class"] != name:
         raise ValueError(f"{where} holds the state of an optimizer of class {entry['class']}; "
                          f"optimizer is of class {name}")
     keyed = _named_variables(model)              # the names the variables step has matched with the file's
@@ -259,103 +223,40 @@ def _optimizer_step(path, model, optimizer, entry):
     unknown = [n for n in entry["params"] if n not in variables]
     if unknown:
         raise ValueError(f"{where}: the optimizer's parameters {unknown} are not variables of the model")
-    params = [variables[n] for n in entry["params"]]
     by_id = {id(v): k for k, v in keyed}
-    current = [by_id.get(id(p)) for p in _params(optimizer)]
+    current = [by_id.get(id(p)) for p in optimizer._engine_params()]
     if current and current != entry["params"]:
         raise ValueError(f"optimizer updates {current}; the checkpoint's optimizer updated {entry['params']}")
-    if entry["kind"] == "torch":
-        state = entry["state"]
-        optimizer._checked(_torch_state(state))            # raises on a bad state; changes nothing
-        return lambda: optimizer.load_state_dict(_torch_state(state))
-    return _keras_step(where, optimizer, params, entry["state"])
-
-
-def _torch_state(state):
-    """A decoded torch state dict: the state's keys back to parameter indices (JSON keeps only strings)."""
-    state = copy.deepcopy(state)
-    state["state"] = {int(k) if isinstance(k, str) and k.isdigit() else k: v for k, v in state["state"].items()}
-    for group in state["param_groups"]:
-        for k, v in group.items():
-            if k == "betas" and isinstance(v, list):
-                group[k] = tuple(v)
-    return state
-
-
-def _keras_step(where, optimizer, params, state):
-    if not isinstance(state, dict) or not isinstance(state.get("variables"), list):
-        raise ValueError(f"{where}: the optimizer's state must hold a list of variables")
-    inner, saved = _inner(optimizer), state["variables"]
-    probe = [(v.shape, v.numpy().dtype) for v in inner.variables] if inner.built else None
-    if probe is None:
-        probe = _built_shapes(optimizer, params)
-    got = [(np.shape(a), np.asarray(a).dtype) for a in saved]
-    if [(tuple(s), d) for s, d in probe] != [(tuple(s), d) for s, d in got]:
-        raise ValueError(f"{where}: the optimizer's variables have shapes and dtypes {got}; optimizer "
-                         f"{type(optimizer).__name__} has {probe}")
-    scale = _tf_scale(optimizer)
-    if scale is not None:
-        _checks.keys(f"{where}: the loss scale", state.get("loss_scale"), ("loss_scale", "counter"))
-
-    def apply():
-        if not inner.built:
-            optimizer.build(params)       # a Keras optimizer gets its variables before its first step
-        for v, a in zip(inner.variables, saved):
-            v.assign(np.array(a))
-        _sync_loss_scale(optimizer, state)
-    return apply
-
-
-def _built_shapes(optimizer, params):
-    """The shapes and dtypes the optimizer's variables will have once built for params (built on a copy)."""
-    probe = copy.deepcopy(optimizer)
-    probe.build(params)
-    return [(v.shape, v.numpy().dtype) for v in _inner(probe).variables]
-
-
-def _sync_loss_scale(optimizer, state):
-    """A loss-scale optimizer's state machine from its restored variables (Keras 3) or entry (tf.keras)."""
-    from dataclasses import replace
-    tf_scale = _tf_scale(optimizer)
-    if tf_scale is not None and hasattr(tf_scale, "counter"):
-        optimizer._loss_scale = replace(tf_scale, loss_scale=float(state["loss_scale"]["loss_scale"]),
-                                        counter=int(state["loss_scale"]["counter"]))
-    elif tf_scale is not None:
-        optimizer._loss_scale = replace(tf_scale, loss_scale=float(state["loss_scale"]["loss_scale"]))
-    elif hasattr(optimizer, "dynamic_scale") and hasattr(optimizer, "_set_state"):
-        optimizer._set_state(replace(optimizer._loss_scale, loss_scale=float(optimizer.dynamic_scale.numpy()),
-                                     counter=int(optimizer.step_counter.numpy())))
+    try:
+        return optimizer._engine_restore(entry["state"], [variables[n] for n in entry["params"]])
+    except (KeyError, TypeError, ValueError) as e:
+        raise ValueError(f"{where}: the optimizer's state does not fit optimizer {name}: {e}") from None
 
 
 def _scaler_step(path, scaler, entry):
+    where = repr(os.fspath(path))
     if entry is None:
-        raise ValueError(f"{os.fspath(path)!r} holds no loss scaler state; pass scaler=None")
-    _checks.keys(f"{os.fspath(path)!r}: the scaler's entry", entry, ("class", "state"))
-    state = entry["state"]
-    if scaler.is_enabled():
-        _checks.keys(f"{os.fspath(path)!r}: the scaler's state", state,
-                     ("scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker"))
-        for k, v in state.items():
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
-                raise ValueError(f"{os.fspath(path)!r}: the scaler's {k!r} must be a finite number, got {v!r}")
-    return lambda: scaler.load_state_dict(dict(state))
+        raise ValueError(f"{where} holds no loss scaler state; pass scaler=None")
+    _checks.keys(f"{where}: the scaler's entry", entry, ("class", "state"))
+    try:
+        return scaler._engine_restore(entry["state"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise ValueError(f"{where}: the scaler's state does not fit scaler {type(scaler).__name__}: {e}") from None
 
 
 def _default_optimizer(model, optimizer):
-    from ._layers import is_layer
     if not is_layer(model):
         raise TypeError(f"model must be a layer or model of a minifp face (torch.nn.Module, keras Model), "
                         f"got {type(model).__name__}")
     optimizer = getattr(model, "optimizer", None) if optimizer is None else optimizer
-    if optimizer is not None and _kind(optimizer) is None:
+    if optimizer is not None and not holds_training_state(optimizer):
         raise TypeError(f"optimizer must be a minifp.torch.optim optimizer, a Keras optimizer or None, "
                         f"got {type(optimizer).__name__}")
     return optimizer
 
 
 def _check_scaler(scaler):
-    if scaler is not None and not all(hasattr(scaler, a) for a in ("state_dict", "load_state_dict", "is_enabled",
-                                                                     "get_scale")):
+    if scaler is not None and (not holds_training_state(scaler) or hasattr(scaler, "_engine_params")):
         raise TypeError(f"scaler must be a minifp.torch GradScaler or None (a LossScaleOptimizer is saved as the "
                         f"optimizer), got {type(scaler).__name__}")
 

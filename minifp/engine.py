@@ -21,7 +21,8 @@ Autodiff and state of the thread
     float32_products, set_float32_products (TF32 switches), layer_scope, watched_call, unwatched, is_layer
 Training
     the optimizer rules and apply_rule (float32 math, one rounding into each weight's format), the loss scales
-    (NoOpLossScale, StaticLossScale, DynamicLossScale), unscale_grads, unscaled, all_finite, update_running_stats
+    (NoOpLossScale, StaticLossScale, DynamicLossScale: values) and LossScaler (a run's scale, in one place, that
+    every face's scaler shows), unscale_grads, unscaled, all_finite, update_running_stats
 Tools
     generator, rng, manual_seed, get_random_state, set_random_state; atomic_file; checks (argument checks);
     array_module, to_numpy, real; the formats (Format, as_format, format_of, finfo, promote, FORMATS, float32, ...)
@@ -37,7 +38,7 @@ from ._formats import (FORMATS, Format, as_format, bfloat16, e8m0, finfo, float4
                        float8_e4m3, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float16, float32, int8, promote,
                        tf32, _BY_STORAGE)
 from ._layers import is_layer, update_running_stats, watched_call
-from ._loss_scale import DynamicLossScale, NoOpLossScale, StaticLossScale, all_finite, unscale_grads
+from ._loss_scale import DynamicLossScale, LossScaler, NoOpLossScale, StaticLossScale, all_finite, unscale_grads
 from ._optim import (KAHAN, UPDATE_ROUNDINGS, adagrad_state, adagrad_update, adam_update, apply_rule,
                      check_update_rounding, keras_adagrad_update, keras_adam_update, keras_clip_gradients,
                      keras_nadam_u, keras_nadam_update, keras_rmsprop_update, keras_sgd_update, rmsprop_update,
@@ -57,7 +58,7 @@ __all__ = ["Tensor", "tensor", "apply", "op_function", "op_method", "install_nam
            "sgd_update", "adam_update", "rmsprop_update", "adagrad_update", "adagrad_state", "keras_sgd_update",
            "keras_adam_update", "keras_rmsprop_update", "keras_nadam_update", "keras_nadam_u",
            "keras_adagrad_update", "keras_clip_gradients", "apply_rule", "update_weight", "check_update_rounding",
-           "UPDATE_ROUNDINGS", "KAHAN", "NoOpLossScale", "StaticLossScale", "DynamicLossScale", "unscale_grads",
+           "UPDATE_ROUNDINGS", "KAHAN", "NoOpLossScale", "StaticLossScale", "DynamicLossScale", "LossScaler", "unscale_grads",
            "unscaled", "all_finite", "generator", "rng", "manual_seed", "get_random_state", "set_random_state",
            "atomic_file", "checks", "array_module", "to_numpy", "real", "Format", "as_format", "format_of", "finfo",
            "promote", "FORMATS", "float32", "tf32", "float16", "bfloat16", "float8_e4m3", "float8_e5m2",

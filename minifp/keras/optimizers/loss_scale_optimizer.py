@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...engine import apply, DynamicLossScale, float32, Tensor, unscaled
+from ...engine import DynamicLossScale, LossScaler, Tensor, apply, float32, unscaled
 from .optimizer import Optimizer, OptimizerVariable, _float32_grad, deserialize, serialize
 
 __all__ = ["LossScaleOptimizer"]
@@ -50,16 +50,18 @@ class LossScaleOptimizer(Optimizer):
         self.initial_scale = initial_scale
         self.dynamic_growth_steps = dynamic_growth_steps
         self.inner_optimizer.loss_scale_factor = None      # else gradients would be unscaled twice
-        self._loss_scale = DynamicLossScale(initial_scale, period=int(dynamic_growth_steps), min_loss_scale=0.0)
+        self._scaler = LossScaler(DynamicLossScale(initial_scale, period=int(dynamic_growth_steps), min_loss_scale=0.0))
 
     def build(self, var_list):
         """Make step_counter and dynamic_scale, and build the inner optimizer."""
         if var_list is None:
             raise ValueError("LossScaleOptimizer: give the variables to update (apply(grads, trainable_variables) "
                              "or build(variables)) before the first step")
-        self.step_counter = self._track(OptimizerVariable(0, "step_counter", f"{self.name}/step_counter", "int64"))
-        self.dynamic_scale = self._track(OptimizerVariable(self._loss_scale.loss_scale, "dynamic_scale",
-                                                           f"{self.name}/dynamic_scale"))
+        # Keras's two variables, as views of the engine's loss scale (where the scale and its counter live)
+        self.step_counter = self._track(_ScaleVariable(self._scaler, "counter", "step_counter",
+                                                       f"{self.name}/step_counter", "int64"))
+        self.dynamic_scale = self._track(_ScaleVariable(self._scaler, "loss_scale", "dynamic_scale",
+                                                        f"{self.name}/dynamic_scale", "float32"))
         self.inner_optimizer.build(list(var_list))
         super().build(list(var_list))
 
@@ -73,17 +75,12 @@ class LossScaleOptimizer(Optimizer):
         grads = list(grads)
         if not self.built:
             self.build(None if trainable_variables is None else list(trainable_variables))
-        pairs = [None if g is None else unscaled(_float32_grad(g), self._loss_scale.loss_scale, divide=True)
+        pairs = [None if g is None else unscaled(_float32_grad(g), self._scaler.loss_scale, divide=True)
                  for g in grads]
         finite = all(p is None or p[1] for p in pairs)     # the check and the division read each gradient once
         if finite:
             self.inner_optimizer.apply([None if p is None else p[0] for p in pairs], trainable_variables)
-        self._set_state(self._loss_scale.adjust(finite))
-
-    def _set_state(self, state):
-        self._loss_scale = state
-        self.step_counter.assign(state.counter)
-        self.dynamic_scale.assign(state.loss_scale)
+        self._scaler.adjust(finite)
 
     def stateless_apply(self, optimizer_variables, grads, trainable_variables):
         raise NotImplementedError("minifp's optimizers are stateful: use apply() or apply_gradients()")
@@ -105,7 +102,7 @@ class LossScaleOptimizer(Optimizer):
         """loss * the current scale (float32 once built, as Keras's variable promotes; before, the initial scale)."""
         if not self.built:
             return loss * self.initial_scale
-        scale = np.float32(self._loss_scale.loss_scale)
+        scale = np.float32(self._scaler.loss_scale)
         if isinstance(loss, Tensor):
             if loss.fmt is not None and loss.fmt is not float32 and loss.fmt != float32:
                 loss = apply("cast", loss, _out=float32)     # float16 loss * float32 variable -> float32
@@ -122,6 +119,23 @@ class LossScaleOptimizer(Optimizer):
     @classmethod
     def from_config(cls, config, custom_objects=None):
         return from_inner_config(cls, config, custom_objects)
+
+
+class _ScaleVariable(OptimizerVariable):
+    """An optimizer variable that shows one field of the engine's loss scale (the scale, its counter): read from it
+    and assigned into it, so that the scale lives in one place."""
+
+    def __init__(self, scaler, field, name, path, dtype):
+        self._scaler, self._field, self._dtype = scaler, field, np.dtype(dtype)
+        self.name, self.path = name, path
+
+    @property
+    def _value(self):
+        return np.asarray(getattr(self._scaler, self._field), self._dtype)
+
+    @_value.setter
+    def _value(self, value):
+        self._scaler.set(**{self._field: self._dtype.type(value)})
 
 
 def from_inner_config(cls, config, custom_objects=None):

@@ -15,6 +15,7 @@ that is not float32 (saved with the optimizer's variables). It changes nothing f
 """
 from __future__ import annotations
 
+import copy
 import math
 import re
 import warnings
@@ -218,6 +219,30 @@ class Optimizer:
     def iterations(self):
         """How many steps were applied (an int64 variable)."""
         return self._iterations
+
+    # -- the engine's training-state protocol (minifp.checkpoint): the variables, Keras's own state ------------
+    def _engine_params(self):
+        return list(self._trainable_variables) if self.built else []
+
+    def _engine_state(self):
+        return {"variables": [np.asarray(v.numpy()) for v in self.variables]}
+
+    def _engine_restore(self, state, params):
+        if not isinstance(state, dict) or not isinstance(state.get("variables"), list):
+            raise ValueError("the optimizer's state must hold a list of variables")
+        saved = state["variables"]
+        built = self if self.built else copy.deepcopy(self)     # the variables it will have, once built for params
+        built.build(params)
+        want = [(tuple(v.shape), v.numpy().dtype) for v in built.variables]
+        got = [(tuple(np.shape(a)), np.asarray(a).dtype) for a in saved]
+        if want != got:
+            raise ValueError(f"the saved variables have shapes and dtypes {got}; {type(self).__name__} has {want}")
+
+        def apply():
+            self.build(params)              # a Keras optimizer gets its variables before its first step
+            for v, a in zip(self.variables, saved):
+                v.assign(np.array(a))
+        return apply
 
     def add_variable(self, shape, initializer="zeros", dtype=None, aggregation="none", name=None):
         """A tracked float32 optimizer variable filled with zeros, ones or a constant."""

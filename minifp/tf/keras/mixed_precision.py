@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 
-from ...engine import all_finite, apply, DynamicLossScale, StaticLossScale, Tensor, tensor
+from ...engine import all_finite, apply, DynamicLossScale, LossScaler, StaticLossScale, tensor, Tensor
 from ...keras._tensor import convert_to_tensor
 from ...keras.mixed_precision import policy as _policy
 from ...keras.optimizers.optimizer import Optimizer
@@ -90,16 +90,16 @@ class LossScaleOptimizer:
                                       or not np.isfinite(value) or value <= 0):
                 raise ValueError(f'"{arg}" must be a finite number > 0, but got: {value!r}')
         if dynamic:
-            self._loss_scale = DynamicLossScale(2**15 if initial_scale is None else initial_scale,
-                                                period=2000 if dynamic_growth_steps is None
-                                                else int(dynamic_growth_steps), min_loss_scale=1.0)
+            self._scaler = LossScaler(DynamicLossScale(2**15 if initial_scale is None else initial_scale,
+                                                       period=2000 if dynamic_growth_steps is None
+                                                       else int(dynamic_growth_steps), min_loss_scale=1.0))
         else:
             if initial_scale is None:
                 raise ValueError('"initial_scale" must be specified if "dynamic" is False')
             if dynamic_growth_steps is not None:
                 raise ValueError(f'"dynamic_growth_steps" must be None if "dynamic" is False, but got: '
                                  f'{dynamic_growth_steps}')
-            self._loss_scale = StaticLossScale(initial_scale)
+            self._scaler = LossScaler(StaticLossScale(initial_scale))
         self._initial_scale = float(2**15 if initial_scale is None else initial_scale)
         self._optimizer = inner_optimizer
         inner_optimizer._is_wrapped_by_loss_scale_optimizer = True
@@ -107,25 +107,25 @@ class LossScaleOptimizer:
         self._gradients_have_been_unscaled = False
         self._last_step_skipped = False
 
-    dynamic = property(lambda self: isinstance(self._loss_scale, DynamicLossScale))
+    dynamic = property(lambda self: isinstance(self._scaler.state, DynamicLossScale))
     inner_optimizer = property(lambda self: self._optimizer)
     initial_scale = property(lambda self: self._initial_scale)
-    dynamic_growth_steps = property(lambda self: self._loss_scale.period if self.dynamic else None)
+    dynamic_growth_steps = property(lambda self: self._scaler.state.period if self.dynamic else None)
 
     @property
     def loss_scale(self):
         """The current loss scale (a float32 scalar tensor)."""
-        return convert_to_tensor(np.float32(self._loss_scale.loss_scale))
+        return convert_to_tensor(np.float32(self._scaler.loss_scale))
 
     @property
     def dynamic_counter(self):
         """Finite steps since the scale last changed (None for a fixed scale)."""
-        return convert_to_tensor(np.int64(self._loss_scale.counter)) if self.dynamic else None
+        return convert_to_tensor(np.int64(self._scaler.counter)) if self.dynamic else None
 
     def get_scaled_loss(self, loss):
         """loss * the loss scale (cast to the loss's dtype first); a callable loss gives a callable."""
         self._loss_has_been_scaled = True
-        scale = np.float32(self._loss_scale.loss_scale)
+        scale = np.float32(self._scaler.loss_scale)
         if callable(loss) and not isinstance(loss, Tensor):
             return lambda: _times(loss(), scale)
         return _times(loss, scale)
@@ -133,7 +133,7 @@ class LossScaleOptimizer:
     def get_unscaled_gradients(self, grads):
         """Each gradient times 1 / loss scale (cast to its dtype first); None stays None."""
         self._gradients_have_been_unscaled = True
-        reciprocal = np.float32(1.0) / np.float32(self._loss_scale.loss_scale)
+        reciprocal = np.float32(1.0) / np.float32(self._scaler.loss_scale)
         return [None if g is None else _times(g, reciprocal) for g in grads]
 
     def apply_gradients(self, grads_and_vars, skip_gradients_aggregation=False, **kwargs):
@@ -144,7 +144,7 @@ class LossScaleOptimizer:
         grads = [g for g, _ in pairs]
         finite = all_finite(grads)
         self._last_step_skipped = not finite           # for fit's per-step record (iterations advance anyway)
-        self._loss_scale = self._loss_scale.adjust(finite)
+        self._scaler.adjust(finite)
         if finite:
             self._optimizer.apply_gradients(pairs)
         else:
@@ -187,6 +187,28 @@ class LossScaleOptimizer:
     def from_config(cls, config, custom_objects=None):
         from ...keras.optimizers.loss_scale_optimizer import from_inner_config
         return from_inner_config(cls, config, custom_objects)
+
+    # -- the engine's training-state protocol (minifp.checkpoint): the inner optimizer's, and the loss scale -------
+    def _engine_params(self):
+        return self._optimizer._engine_params()
+
+    def _engine_state(self):
+        return {**self._optimizer._engine_state(),
+                "loss_scale": {"loss_scale": float(self._scaler.loss_scale), "counter": int(self._scaler.counter)}}
+
+    def _engine_restore(self, state, params):
+        scale = state.get("loss_scale") if isinstance(state, dict) else None
+        if not isinstance(scale, dict) or set(scale) != {"loss_scale", "counter"}:
+            raise ValueError("a tf.keras LossScaleOptimizer's state must hold its loss_scale and counter")
+        inner = self._optimizer._engine_restore({k: v for k, v in state.items() if k != "loss_scale"}, params)
+        changes = {"loss_scale": float(scale["loss_scale"])}
+        if self.dynamic:
+            changes["counter"] = int(scale["counter"])
+
+        def apply():
+            inner()
+            self._scaler.set(**changes)
+        return apply
 
     def __getattr__(self, name):
         # everything else (name, get_config of the inner, clipnorm ...) is the inner optimizer's, as in tf.keras

@@ -1,4 +1,5 @@
-"""torch.amp.GradScaler's face over the engine's loss-scale state machine (minifp._loss_scale.DynamicLossScale).
+"""torch.amp.GradScaler's face over the engine's loss scale (minifp.engine.LossScaler: the scale, its growth tracker
+and its hyperparameters, kept once).
 
 What PyTorch does, as PyTorch does it: the scale is a float32 number created at the first scale(); scale()
 multiplies by a 0-dim float32 tensor (so a 0-dim float16 loss comes back float32, a float16 batch stays
@@ -17,11 +18,11 @@ import math
 import numbers
 import warnings
 from collections import abc, defaultdict, deque
-from dataclasses import replace
 
 import numpy as np
 
-from ...engine import array_module, DynamicLossScale, float16, float32, made_like, storage, Tensor, unscale_grads
+from ...engine import (DynamicLossScale, LossScaler, Tensor, array_module, float16, float32, made_like, storage,
+                     unscale_grads)
 
 __all__ = ["GradScaler", "CudaGradScaler", "OptState"]
 
@@ -95,39 +96,35 @@ class GradScaler:
             raise AssertionError("The growth factor must be > 1.0.")
         if not _real("backoff_factor", backoff_factor) < 1.0:
             raise AssertionError("The backoff factor must be < 1.0.")
-        self._init_scale = _real("init_scale", init_scale)
-        if not 0 < self._init_scale < np.inf:          # PyTorch has no check; a scale <= 0 would zero every step
+        init_scale = _real("init_scale", init_scale)
+        if not 0 < init_scale < np.inf:                 # PyTorch has no check; a scale <= 0 would zero every step
             raise ValueError(f"GradScaler: init_scale must be a positive finite number, got {init_scale!r}")
-        self._growth_factor = growth_factor
-        self._backoff_factor = backoff_factor
         if not isinstance(growth_interval, numbers.Integral) or isinstance(growth_interval, bool):
             raise TypeError(f"GradScaler: growth_interval must be an integer, got {growth_interval!r}")
         if growth_interval < 1:                         # PyTorch has no check; 0 would never count a step
             raise ValueError(f"GradScaler: growth_interval must be a positive integer, got {growth_interval!r}")
-        self._growth_interval = growth_interval
-        self._init_growth_tracker = 0
-        self._loss_scale = None             # the engine's state machine, made lazily at the first scale()
+        self._init_scale = init_scale       # what a fresh run starts from (PyTorch's; _scaler holds the running scale)
+        # The engine's loss scale: the scale, the growth tracker and the three hyperparameters, in one place.
+        with np.errstate(over="ignore"):
+            self._scaler = LossScaler(DynamicLossScale(np.float32(init_scale), period=growth_interval,
+                                                       factor=growth_factor, min_loss_scale=0.0,
+                                                       backoff=backoff_factor))
+        self._scaling = False               # PyTorch's `_scale is not None`: scale() was called
         self._scale_tensor = None           # ((scale, tensor class, device), the scale as a 0-dim tensor)
         self._per_optimizer_states = defaultdict(_fresh_state)
 
     # -- the scale ---------------------------------------------------------------------------------------
-    def _lazy_init_scale_growth_tracker(self):
-        with np.errstate(over="ignore"):
-            self._loss_scale = DynamicLossScale(np.float32(self._init_scale), counter=self._init_growth_tracker,
-                                                period=self._growth_interval, factor=self._growth_factor,
-                                                min_loss_scale=0.0, backoff=self._backoff_factor)
-
     def _check_scale_growth_tracker(self, funcname):
-        if self._loss_scale is None:
+        if not self._scaling:
             raise AssertionError(f"Attempted {funcname} but _scale is None.  This may indicate your script did not "
                                  f"use scaler.scale(loss or outputs) earlier in the iteration.")
 
     def _scale_like(self, t):
         """The scale as a 0-dim float32 tensor of t's class and device (made again only when one of them changes:
         a constant, which no step modifies)."""
-        key = (self._loss_scale.loss_scale, type(t), t.device)
+        key = (self._scaler.loss_scale, type(t), t.device)
         if self._scale_tensor is None or self._scale_tensor[0] != key:
-            value = made_like(t, array_module(storage(t)).asarray(self._loss_scale.loss_scale, np.float32), fmt=float32)
+            value = made_like(t, array_module(storage(t)).asarray(self._scaler.loss_scale, np.float32), fmt=float32)
             self._scale_tensor = (key, value)
         return self._scale_tensor[1]
 
@@ -136,8 +133,7 @@ class GradScaler:
         if not self._enabled:
             return outputs
         if isinstance(outputs, Tensor):
-            if self._loss_scale is None:
-                self._lazy_init_scale_growth_tracker()
+            self._scaling = True
             return outputs * self._scale_like(outputs)
         if isinstance(outputs, abc.Iterable) and not isinstance(outputs, (str, bytes)):
             scaled = map(self.scale, outputs)
@@ -170,7 +166,7 @@ class GradScaler:
         if state["stage"] is not _READY:
             raise RuntimeError("unscale_() has already been called on this optimizer since the last update()."
                                if state["stage"] is _UNSCALED else "unscale_() is being called after step().")
-        scale = float(self._loss_scale.loss_scale)
+        scale = float(self._scaler.loss_scale)
         inv_scale = 1.0 / scale if scale else math.inf  # reciprocal in double; unscaling rounds it to float32
         if all(s["stage"] is _READY for s in self._per_optimizer_states.values()):
             self.first_nonfinite = None     # the first unscale_ of an iteration
@@ -206,7 +202,7 @@ class GradScaler:
             return
         self._check_scale_growth_tracker("update")
         if new_scale is not None:
-            self._loss_scale = replace(self._loss_scale, loss_scale=np.float32(self._new_scale_value(new_scale)))
+            self._scaler.set(loss_scale=self._new_scale_value(new_scale))
         else:
             skipped, found = False, False
             for state in self._per_optimizer_states.values():
@@ -214,13 +210,8 @@ class GradScaler:
                     found, skipped = True, skipped or inf
             if not found:
                 raise AssertionError("No inf checks were recorded prior to update.")
-            machine = self._loss_scale
-            self.history.append({"scale": float(machine.loss_scale), "skipped": skipped})
-            if machine.factor != self._growth_factor or machine.backoff != self._backoff_factor or \
-                    machine.period != self._growth_interval:     # a setter changed them since the last update()
-                machine = replace(machine, factor=self._growth_factor, backoff=self._backoff_factor,
-                                  period=self._growth_interval)
-            self._loss_scale = machine.adjust(not skipped)
+            self.history.append({"scale": float(self._scaler.loss_scale), "skipped": skipped})
+            self._scaler.adjust(not skipped)
         self._per_optimizer_states = defaultdict(_fresh_state)
 
     def _new_scale_value(self, new_scale):
@@ -241,30 +232,28 @@ class GradScaler:
         """The current scale as a Python float: init_scale before the first scale(), 1.0 when disabled."""
         if not self._enabled:
             return 1.0
-        return self._init_scale if self._loss_scale is None else float(self._loss_scale.loss_scale)
+        return float(self._scaler.loss_scale) if self._scaling else self._init_scale
 
     def get_growth_factor(self):
-        return self._growth_factor
+        return self._scaler.state.factor
 
     def set_growth_factor(self, new_factor):
-        self._growth_factor = new_factor
+        self._scaler.set(factor=new_factor)
 
     def get_backoff_factor(self):
-        return self._backoff_factor
+        return self._scaler.state.backoff
 
     def set_backoff_factor(self, new_factor):
-        self._backoff_factor = new_factor
+        self._scaler.set(backoff=new_factor)
 
     def get_growth_interval(self):
-        return self._growth_interval
+        return self._scaler.state.period
 
     def set_growth_interval(self, new_interval):
-        self._growth_interval = new_interval
+        self._scaler.set(period=new_interval)
 
     def _get_growth_tracker(self):
-        if not self._enabled:
-            return 0
-        return self._init_growth_tracker if self._loss_scale is None else self._loss_scale.counter
+        return self._scaler.counter if self._enabled else 0
 
     def is_enabled(self):
         return self._enabled
@@ -273,8 +262,8 @@ class GradScaler:
         """{'scale', 'growth_factor', 'backoff_factor', 'growth_interval', '_growth_tracker'}; {} when disabled."""
         if not self._enabled:
             return {}
-        return {"scale": self.get_scale(), "growth_factor": self._growth_factor,
-                "backoff_factor": self._backoff_factor, "growth_interval": self._growth_interval,
+        return {"scale": self.get_scale(), "growth_factor": self.get_growth_factor(),
+                "backoff_factor": self.get_backoff_factor(), "growth_interval": self.get_growth_interval(),
                 "_growth_tracker": self._get_growth_tracker()}
 
     def load_state_dict(self, state_dict):
@@ -288,14 +277,26 @@ class GradScaler:
         values = {k: state_dict[k] for k in keys}
         for k in keys:
             _real(f"state_dict[{k!r}]", values[k])
-        self._init_scale = values["scale"]
-        self._growth_factor = values["growth_factor"]
-        self._backoff_factor = values["backoff_factor"]
-        self._growth_interval = values["growth_interval"]
-        self._init_growth_tracker = values["_growth_tracker"]
-        if self._loss_scale is not None:
-            self._loss_scale = replace(self._loss_scale, loss_scale=np.float32(values["scale"]),
-                                       counter=int(values["_growth_tracker"]))
+        if not self._scaling:
+            self._init_scale = values["scale"]
+        self._scaler.set(loss_scale=values["scale"], counter=int(values["_growth_tracker"]),
+                         factor=values["growth_factor"], backoff=values["backoff_factor"],
+                         period=values["growth_interval"])
+
+    # -- the engine's training-state protocol (minifp.checkpoint) -------------------------------------------
+    def _engine_state(self):
+        return self.state_dict()
+
+    def _engine_restore(self, state):
+        if self._enabled:
+            keys = ("scale", "growth_factor", "backoff_factor", "growth_interval", "_growth_tracker")
+            missing = sorted(set(keys) - set(state))
+            if missing or set(state) - set(keys):
+                raise ValueError(f"a GradScaler's state holds {sorted(state)}, not {sorted(keys)}")
+            for k, v in state.items():
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
+                    raise ValueError(f"its {k!r} must be a finite number, got {v!r}")
+        return lambda: self.load_state_dict(dict(state))
 
     def __getstate__(self):
         state = self.__dict__.copy()
@@ -304,8 +305,7 @@ class GradScaler:
                 raise AssertionError("A GradScaler instance may only be pickled at the beginning of an iteration, "
                                      "or at the end after scaler.update().")
             state["_init_scale"] = self.get_scale()
-            state["_init_growth_tracker"] = self._get_growth_tracker()
-            state["_loss_scale"] = None
+            state["_scaling"] = False       # PyTorch pickles no _scale: the next scale() starts from the saved one
         return state
 
     def __setstate__(self, state):
@@ -314,8 +314,9 @@ class GradScaler:
     def __repr__(self):
         if not self._enabled:
             return f"GradScaler(device={self._device!r}, enabled=False)"
-        return (f"GradScaler(device={self._device!r}, scale={self.get_scale()}, growth_factor={self._growth_factor},"
-                f" backoff_factor={self._backoff_factor}, growth_interval={self._growth_interval})")
+        return (f"GradScaler(device={self._device!r}, scale={self.get_scale()}, growth_factor="
+                f"{self.get_growth_factor()}, backoff_factor={self.get_backoff_factor()}, growth_interval="
+                f"{self.get_growth_interval()})")
 
 
 class CudaGradScaler(GradScaler):

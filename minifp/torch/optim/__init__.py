@@ -232,12 +232,35 @@ class Optimizer:
         groups = [{**saved, "params": group["params"]} for group, saved in zip(self.param_groups, saved_groups)]
         return state, groups
 
+    # -- the engine's training-state protocol (minifp.checkpoint) -------------------------------------------
+    def _engine_params(self):
+        return [p for group in self.param_groups for p in group["params"]]
+
+    def _engine_state(self):
+        return self.state_dict()
+
+    def _engine_restore(self, state, params):
+        state = _from_data(state)
+        self._checked(state)                # raises on a state that does not fit; changes nothing
+        return lambda: self.load_state_dict(state)
+
     def __repr__(self):
         lines = [type(self).__name__ + " ("]
         for i, group in enumerate(self.param_groups):
             lines.append(f"Parameter Group {i}")
             lines += [f"    {key}: {group[key]}" for key in sorted(group) if key != "params"]
         return "\n".join(lines) + "\n)"
+
+
+def _from_data(state):
+    """A state dict as a checkpoint holds it (plain data) as state_dict() gives it: the state's keys back to
+    parameter indices (JSON keeps only strings), betas back to tuples."""
+    state = copy.deepcopy(state)
+    state["state"] = {int(k) if isinstance(k, str) and k.isdigit() else k: v for k, v in state["state"].items()}
+    for group in state["param_groups"]:
+        if isinstance(group.get("betas"), list):
+            group["betas"] = tuple(group["betas"])
+    return state
 
 
 def _state_tensor(p, array, fmt=_float32):
