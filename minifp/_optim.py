@@ -12,12 +12,13 @@ import numpy as np
 
 from ._backend import array_module
 from ._rounding import round_to, widen
+from ._formats import float32
 from ._tensor import Tensor, take
 
 __all__ = ["sgd_update", "adam_update", "rmsprop_update", "adagrad_update", "adagrad_state", "keras_rmsprop_update",
            "keras_sgd_update", "keras_adam_update", "keras_nadam_update", "keras_nadam_u", "keras_adagrad_update",
            "keras_clip_gradients",
-           "apply_rule", "update_weight", "check_update_rounding", "UPDATE_ROUNDINGS", "KAHAN"]
+           "update", "apply_rule", "update_weight", "check_update_rounding", "UPDATE_ROUNDINGS", "KAHAN"]
 
 
 # -- update rules (shared by every face) ------------------------------------------------------
@@ -252,6 +253,21 @@ def _clip_by_norm(g, clipnorm):
     l2sum = xp.sum(g * g, dtype=np.float32)
     l2norm = xp.sqrt(l2sum) if l2sum > 0 else l2sum
     return (g * clipnorm) / xp.maximum(l2norm, clipnorm)
+
+
+def update(rule, p, grad, slots, update_rounding="nearest", new_slot=None, **hyper):
+    """One optimizer update of parameter p from grad by `rule`, with p's optimizer state `slots` (name -> tensor:
+    float32, and the Kahan compensation in p's format) read and written in place: the rule's new arrays are handed
+    to the slots' tensors without a copy, and a slot the rule adds is made by new_slot(name, array, fmt). Every
+    face's optimizer keeps its state this way, so that it lives in one place: the slots' tensors."""
+    arrays = {name: t._data for name, t in slots.items()}
+    apply_rule(rule, p, grad, arrays, update_rounding, **hyper)
+    for name, a in arrays.items():
+        t = slots.get(name)
+        if t is None:
+            slots[name] = new_slot(name, a, p.fmt if name == KAHAN else float32)
+        elif t._data is not a:
+            take(t, a)
 
 
 def apply_rule(rule, p, grad, state, update_rounding="nearest", **hyper):

@@ -20,7 +20,8 @@ Autodiff and state of the thread
     grad_mode, no_grad, enable_grad, is_grad_enabled, Autocast, autocast_scope, current_autocast,
     float32_products, set_float32_products (TF32 switches), layer_scope, watched_call, unwatched, is_layer
 Training
-    the optimizer rules and apply_rule (float32 math, one rounding into each weight's format), the loss scales
+    the optimizer rules; update(rule, p, grad, slots) (float32 math, one rounding into each weight's format, the
+    parameter's optimizer state kept in its slots' tensors: every face's optimizer state lives there); the loss scales
     (NoOpLossScale, StaticLossScale, DynamicLossScale: values) and LossScaler (a run's scale, in one place, that
     every face's scaler shows), unscale_grads, unscaled, all_finite, update_running_stats
 Tools
@@ -42,7 +43,7 @@ from ._loss_scale import DynamicLossScale, LossScaler, NoOpLossScale, StaticLoss
 from ._optim import (KAHAN, UPDATE_ROUNDINGS, adagrad_state, adagrad_update, adam_update, apply_rule,
                      check_update_rounding, keras_adagrad_update, keras_adam_update, keras_clip_gradients,
                      keras_nadam_u, keras_nadam_update, keras_rmsprop_update, keras_sgd_update, rmsprop_update,
-                     sgd_update, update_weight)
+                     sgd_update, update, update_weight)
 from ._ops import OPS
 from ._public import enable_grad, is_grad_enabled, no_grad, public
 from ._random import generator, get_state as get_random_state, manual_seed, rng, set_state as set_random_state
@@ -57,7 +58,7 @@ __all__ = ["Tensor", "tensor", "apply", "op_function", "op_method", "install_nam
            "set_float32_products", "set_storage", "layer_scope", "watched_call", "unwatched", "is_layer", "update_running_stats",
            "sgd_update", "adam_update", "rmsprop_update", "adagrad_update", "adagrad_state", "keras_sgd_update",
            "keras_adam_update", "keras_rmsprop_update", "keras_nadam_update", "keras_nadam_u",
-           "keras_adagrad_update", "keras_clip_gradients", "apply_rule", "update_weight", "check_update_rounding",
+           "keras_adagrad_update", "keras_clip_gradients", "update", "apply_rule", "update_weight", "check_update_rounding",
            "UPDATE_ROUNDINGS", "KAHAN", "NoOpLossScale", "StaticLossScale", "DynamicLossScale", "LossScaler", "unscale_grads",
            "unscaled", "all_finite", "generator", "rng", "manual_seed", "get_random_state", "set_random_state",
            "atomic_file", "checks", "array_module", "to_numpy", "real", "Format", "as_format", "format_of", "finfo",

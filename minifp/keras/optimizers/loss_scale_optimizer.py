@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...engine import DynamicLossScale, LossScaler, Tensor, apply, float32, unscaled
+from ...engine import apply, DynamicLossScale, float32, LossScaler, Tensor, unscaled
 from .optimizer import Optimizer, OptimizerVariable, _float32_grad, deserialize, serialize
 
 __all__ = ["LossScaleOptimizer"]

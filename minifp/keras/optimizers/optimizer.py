@@ -23,7 +23,7 @@ import warnings
 import numpy as np
 
 from ... import engine
-from ...engine import array_module, float32 as _FLOAT32, storage, Tensor, to_numpy
+from ...engine import array_module, float32 as _FLOAT32, make, set_storage, storage, Tensor, to_numpy
 from . import schedules as _schedules
 
 __all__ = ["Optimizer", "OptimizerVariable"]
@@ -110,6 +110,22 @@ class OptimizerVariable:
 
     def __hash__(self):
         return id(self)
+
+
+class SlotVariable(OptimizerVariable):
+    """A slot (an optimizer's state for one model variable: momentum, velocity, the Kahan compensation) with Keras's
+    Variable manners, over the engine tensor that holds it: the engine's update writes the tensor in place."""
+
+    def __init__(self, tensor, name, path):
+        self.tensor, self.name, self.path = tensor, name, path
+
+    @property
+    def _value(self):
+        return storage(self.tensor)
+
+    @_value.setter
+    def _value(self, value):
+        set_storage(self.tensor, value, self.tensor.fmt)
 
 
 def _read(other):
@@ -281,10 +297,11 @@ class Optimizer:
         name = f"{str(path).replace('/', '_').replace(':', '_')}_{slot}"
         w = storage(variable) if isinstance(variable, Tensor) else np.asarray(variable)
         if slot == engine.KAHAN:                    # the compensation: zeros in the variable's own format
-            value = array_module(w).zeros_like(w)
-            return self._track(OptimizerVariable(value, name, f"{self.name}/{name}", value.dtype))
-        value = array_module(w).full(w.shape, np.float32(self._slot_initial(slot)), np.float32)
-        return self._track(OptimizerVariable(value, name, f"{self.name}/{name}"))
+            tensor = make(Tensor, array_module(w).zeros_like(w), variable.fmt)
+        else:
+            tensor = make(Tensor, array_module(w).full(w.shape, np.float32(self._slot_initial(slot)), np.float32),
+                          _FLOAT32)
+        return self._track(SlotVariable(tensor, name, f"{self.name}/{name}"))
 
     # -- learning rate ---------------------------------------------------------------------------------
     @property
@@ -371,12 +388,12 @@ class Optimizer:
 
     def _update(self, g, variable, learning_rate):
         """One variable's update through its rule, with the slots as the rule's float32 state."""
-        slots = self._slots[id(variable)]
-        state = {name: slot._value for name, slot in slots.items()}
         rule, hyper = self._rule(learning_rate)
-        engine.apply_rule(rule, variable, g, state, self.update_rounding, **hyper)
-        for name, slot in slots.items():
-            slot._value = state[name]
+        engine.update(rule, variable, g, self._slot_tensors(variable), self.update_rounding, **hyper)
+
+    def _slot_tensors(self, variable):
+        """{slot name: the engine tensor holding it} of one model variable (the engine's update writes them)."""
+        return {name: slot.tensor for name, slot in self._slots[id(variable)].items()}
 
     def _rule(self, learning_rate):
         """(update rule from minifp._optim, its hyperparameters) for this step."""
@@ -424,11 +441,11 @@ class Optimizer:
         for variable in variables:
             if self._use_weight_decay(variable):
                 w = variable.float32()
-                slots = self._slots[id(variable)]
-                state = {name: slot._value for name, slot in slots.items()}
+                state = {name: storage(t) for name, t in self._slot_tensors(variable).items()}
                 engine.update_weight(variable, w - w * wd * lr, state, self.update_rounding)
-                for name, slot in slots.items():
-                    slot._value = state[name]
+                for name, t in self._slot_tensors(variable).items():
+                    if state[name] is not storage(t):       # the Kahan compensation, renewed
+                        set_storage(t, state[name], t.fmt)
 
     # -- loss scaling, config --------------------------------------------------------------------------
     def scale_loss(self, loss):

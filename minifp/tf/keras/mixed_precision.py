@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 
-from ...engine import all_finite, apply, DynamicLossScale, LossScaler, StaticLossScale, tensor, Tensor
+from ...engine import all_finite, apply, DynamicLossScale, LossScaler, StaticLossScale, Tensor, tensor
 from ...keras._tensor import convert_to_tensor
 from ...keras.mixed_precision import policy as _policy
 from ...keras.optimizers.optimizer import Optimizer

@@ -21,8 +21,8 @@ from collections import abc, defaultdict, deque
 
 import numpy as np
 
-from ...engine import (DynamicLossScale, LossScaler, Tensor, array_module, float16, float32, made_like, storage,
-                     unscale_grads)
+from ...engine import (array_module, DynamicLossScale, float16, float32, LossScaler, made_like, storage, Tensor,
+    unscale_grads)
 
 __all__ = ["GradScaler", "CudaGradScaler", "OptState"]
 

@@ -174,17 +174,12 @@ class Optimizer:
         return {}
 
     def _update(self, p, args):
-        """Run the engine rule on p with its state as float32 arrays, then keep the new state as tensors."""
+        """The engine's update of p by the rule, p's state (its tensors) updated in place."""
         state = self.state.get(p, {})
-        arrays = {k: storage(v) for k, v in state.items()}
-        engine.apply_rule(self._rule, p, p.grad, arrays, self.update_rounding, **args)
-        if arrays and p not in self.state:      # a rule without state (SGD without momentum) adds no entry
+        engine.update(self._rule, p, p.grad, state, self.update_rounding,
+                      lambda name, array, fmt: _state_tensor(p, array, fmt), **args)
+        if state and p not in self.state:       # a rule without state (SGD without momentum) adds no entry
             self.state[p] = state
-        for k, a in arrays.items():
-            if k in state:
-                state[k].assign(a)
-            else:
-                state[k] = _state_tensor(p, a, p.fmt if k == engine.KAHAN else _float32)
 
     # -- checkpoints -----------------------------------------------------------------------------------------
     def state_dict(self):
