@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from . import _formats as F
+from ._formats import float32, promote
 from ._backend import array_module
 from ._compute import ON_NUMPY, round_counted, route, wide
 from ._ops import OPS
@@ -120,12 +120,12 @@ def _formats(op, args, tensors, out, device):
         elif op.name in autocast.float32:
             # No casts: the op widens narrower inputs exactly as a cast to float32 would, and its gradient is
             # rounded into each input's format as the cast's would be.
-            return F.float32, args, tensors
+            return float32, args, tensors
     fmt = None
     for t in tensors:
         if t.fmt is not None and t.fmt is not fmt:
-            fmt = t.fmt if fmt is None else F.promote(fmt, t.fmt)
-    return fmt or F.float32, args, tensors
+            fmt = t.fmt if fmt is None else promote(fmt, t.fmt)
+    return fmt or float32, args, tensors
 
 
 def _autocast_cast(a, autocast):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 
-from . import _formats as F
+from ._formats import as_format
 from . import _autograd
 from ._dispatch import apply, cast, cast_in_mode
 from ._ops import OPS
@@ -79,7 +79,7 @@ def _index(index):
 
 def astype(self, fmt, mode="nearest", rng=None, bits=None):
     """A differentiable cast: values round into `fmt` in `mode` (round_to's), the gradient casts back."""
-    fmt = F.as_format(fmt, "astype(): fmt")
+    fmt = as_format(fmt, "astype(): fmt")
     if mode == "nearest" and bits is None:
         if self.fmt is not None and self.fmt != fmt:    # a float format to another: the dispatcher's own cast
             return cast(self, fmt)                      # (layers cast their inputs on every call)

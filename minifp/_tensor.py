@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _formats as F
+from ._formats import _BY_STORAGE, as_format, float32
 from ._backend import array_module, to_numpy
 from ._rounding import round_to, widen
 from ._seams import SEAMS, seam
@@ -27,7 +27,7 @@ class Tensor:
 
     def __init__(self, data, fmt, requires_grad=False, device=None):
         """A tensor over raw storage `data`: the format's storage dtype holding only the format's values."""
-        fmt = None if fmt is None else F.as_format(fmt)
+        fmt = None if fmt is None else as_format(fmt)
         check_storage(data, fmt)
         self._data, self.fmt, self._node, self.requires_grad, self.grad, self.name = data, fmt, None, requires_grad, \
             None, None
@@ -182,7 +182,7 @@ def take(t, values):
 
 def real(dtype):
     """Whether arrays of dtype hold real numbers: NumPy's floats, integers and bools, or a format's storage."""
-    return dtype.kind in "fiub" or dtype in F._BY_STORAGE
+    return dtype.kind in "fiub" or dtype in _BY_STORAGE
 
 
 def tensor(data, dtype=None, requires_grad=False):
@@ -204,9 +204,9 @@ def tensor(data, dtype=None, requires_grad=False):
                 raise TypeError(f"tensor(): only floating-point tensors can require gradients, not {arr.dtype}; "
                                 f"pass dtype= a float format")
             return Tensor._wrap(arr.copy(), None)
-        fmt = F.as_format(arr.dtype) if arr.dtype in F._BY_STORAGE else F.float32
+        fmt = as_format(arr.dtype) if arr.dtype in _BY_STORAGE else float32
     else:
-        fmt = F.as_format(dtype, "tensor(): dtype")
+        fmt = as_format(dtype, "tensor(): dtype")
     if arr.dtype == fmt.storage and (fmt.native or fmt.is_float32):
         return Tensor._wrap(arr.copy(), fmt, requires_grad)
     return Tensor._wrap(round_to(arr, fmt), fmt, requires_grad)

@@ -243,17 +243,17 @@ def loss_scaling():
 
 def transformer_overflow():
     """Attention logits, softmax without max subtraction, layer-norm variance: the monitor names each overflow."""
-    from . import _transformer as T
+    from . import _transformer
     lines = ["Where float16 overflows in a transformer (one forward pass of a tiny pre-norm block, monitor on):"]
     runs = {}
-    for case, (_, mode, note) in T.CASES.items():
-        naive, _ = T.run_case(case, T.NAIVE)
-        fixed, _ = T.run_case(case, T.FIXED)
+    for case, (_, mode, note) in _transformer.CASES.items():
+        naive, _ = _transformer.run_case(case, _transformer.NAIVE)
+        fixed, _ = _transformer.run_case(case, _transformer.FIXED)
         where = "under autocast(float16)" if mode == "autocast" else "in pure float16 (model.half())"
         lines += [f"  {case} ({where}): {note}",
                   f"    naive: first overflow: {naive.first_overflow}",
                   f"    fixed: {fixed.total('overflow')} overflows, {fixed.total('nan')} NaNs"]
-        runs[f"{case}: {where}"] = {"naive": T.layer_maxima(naive), "fixed": T.layer_maxima(fixed)}
+        runs[f"{case}: {where}"] = {"naive": _transformer.layer_maxima(naive), "fixed": _transformer.layer_maxima(fixed)}
     lines.append("  Fixes: scale q by 1/sqrt(d) before q @ k^T; subtract the max before exp (nn.Softmax does); "
                  "layer-norm\n  statistics in float32 (nn.LayerNorm does, and autocast runs it in float32).")
 

@@ -23,6 +23,7 @@ import numpy as np
 from .. import engine
 from ..engine import apply, made_like, make, storage, Tensor as _EngineTensor
 from . import _registry
+from ._tensor import Tensor
 
 __all__ = ["Loss", "LossFunctionWrapper", "MeanSquaredError", "MeanAbsoluteError", "Huber", "BinaryCrossentropy",
            "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "mean_squared_error", "mean_absolute_error",
@@ -36,12 +37,8 @@ REDUCTIONS = ("sum_over_batch_size", "sum", None, "none", "mean", "mean_with_sam
 # -- tensors -------------------------------------------------------------------------------------------------
 
 def _face_class():
-    """The class numpy inputs become: the Keras face's Tensor once it exists, else the engine's."""
-    try:
-        from ._tensor import Tensor
-        return Tensor
-    except ImportError:
-        return _EngineTensor
+    """The class numpy inputs become: the Keras face's Tensor."""
+    return Tensor
 
 
 def _tensor(x, fmt=None, like=None):

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..engine import apply, checks, float32, no_grad, rng, storage, Tensor as _EngineTensor, tensor
 from . import callbacks as callbacks_module
+from .metrics import Mean
 
 __all__ = ["Trainer", "unpack_x_y_sample_weight", "pack_x_y_sample_weight"]
 
@@ -267,36 +268,6 @@ def _to_numpy(t):
 # -- the mixin ------------------------------------------------------------------------------------------
 
 
-class _LossTracker:
-    """Keras's loss tracker, a Mean weighted by batch size kept in float32 (used until keras.metrics exists)."""
-
-    _direction = "down"
-
-    def __init__(self, name="loss"):
-        self.name = name
-        self.reset_state()
-
-    def reset_state(self):
-        self.total, self.count = np.float32(0), np.float32(0)
-
-    def update_state(self, values, sample_weight=None):
-        value = np.float32(values.item() if isinstance(values, _EngineTensor) else values)
-        weight = np.float32(1 if sample_weight is None else sample_weight)
-        self.total = np.float32(self.total + np.float32(value * weight))
-        self.count = np.float32(self.count + weight)
-
-    def result(self):
-        return np.float32(self.total / self.count) if self.count else np.float32(0)
-
-
-def _mean_metric(name):
-    try:
-        from .metrics import Mean
-    except ImportError:
-        return _LossTracker(name)
-    return Mean(name=name)
-
-
 class Trainer:
     """What keras.Model adds for training: compile, fit, evaluate, predict, train/test/predict_on_batch."""
 
@@ -347,7 +318,7 @@ class Trainer:
         self.loss = loss
         self._compile_loss = loss_fn
         self._compile_metrics = compile_metrics
-        self._loss_tracker = _mean_metric("loss")
+        self._loss_tracker = Mean(name="loss")
         self.steps_per_execution = steps_per_execution
         self.run_eagerly, self.jit_compile = run_eagerly, jit_compile
         self.stop_training = False

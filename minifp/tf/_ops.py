@@ -15,7 +15,7 @@ import numpy as np
 from ..engine import (apply, array_module, generator, make, manual_seed, op_function, storage,
     Tensor as _EngineTensor, to_numpy)
 from ..keras import _tensor as _K
-from . import _dtypes as D
+from . import _dtypes
 
 __all__ = ["Tensor", "constant", "convert_to_tensor", "cast", "is_tensor", "zeros", "ones", "zeros_like",
            "ones_like", "fill", "range", "reshape", "transpose", "matmul", "shape", "concat", "stack", "where",
@@ -29,10 +29,10 @@ Tensor = _K.Tensor
 
 def _wrap(arr, dtype, device=None):
     """A face tensor over a NumPy/CuPy array of values, rounded once into `dtype`."""
-    d = D.as_dtype(dtype)
-    fmt = D.format_of(d)
+    d = _dtypes.as_dtype(dtype)
+    fmt = _dtypes.format_of(d)
     if fmt is None:
-        return make(Tensor, arr.astype(D.numpy_dtype(d), copy=False), None, False, device)
+        return make(Tensor, arr.astype(_dtypes.numpy_dtype(d), copy=False), None, False, device)
     if arr.dtype.kind in "biu":
         arr = arr.astype(np.float64)        # integers round once into the format
     return _K.convert_to_tensor(arr, d.name)
@@ -43,13 +43,13 @@ def _inferred(value):
     theirs (float64, which minifp lacks, becomes float32)."""
     arr = np.asarray(value)
     if arr.dtype.kind == "b":
-        return D.bool
+        return _dtypes.bool
     if arr.dtype.kind in "iu":
         if isinstance(value, np.ndarray) or isinstance(value, np.generic):
-            return D.as_dtype(arr.dtype)
-        return D.int32 if np.all((arr >= -2 ** 31) & (arr < 2 ** 31)) else D.int64
+            return _dtypes.as_dtype(arr.dtype)
+        return _dtypes.int32 if np.all((arr >= -2 ** 31) & (arr < 2 ** 31)) else _dtypes.int64
     if arr.dtype.kind == "f":
-        return D.as_dtype(arr.dtype) if isinstance(value, (np.ndarray, np.generic)) else D.float32
+        return _dtypes.as_dtype(arr.dtype) if isinstance(value, (np.ndarray, np.generic)) else _dtypes.float32
     raise TypeError(f"cannot convert {value!r} to a tensor: TensorFlow tensors here hold real numbers or bools "
                     f"(dtype {arr.dtype} is not supported)")
 
@@ -58,9 +58,9 @@ def constant(value, dtype=None, shape=None, name=None):
     """tf.constant: a tensor of `value` in `dtype` (inferred as TensorFlow does), filled or reshaped to `shape`."""
     if isinstance(value, _EngineTensor):
         value = to_numpy(value.float32() if value.fmt is not None else storage(value))
-    d = D.as_dtype(dtype) if dtype is not None else _inferred(value)
+    d = _dtypes.as_dtype(dtype) if dtype is not None else _inferred(value)
     arr = np.asarray(value)
-    if not D.format_of(d) and arr.dtype.kind == "f" and not d.is_bool and np.any(arr != np.trunc(arr)):
+    if not _dtypes.format_of(d) and arr.dtype.kind == "f" and not d.is_bool and np.any(arr != np.trunc(arr)):
         raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {d.name}")
     if shape is not None:
         shape = tuple(int(n) for n in ((shape,) if isinstance(shape, numbers.Integral) else shape))
@@ -81,9 +81,9 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     """tf.convert_to_tensor: tensors as they are (their dtype must match `dtype`), anything else as tf.constant."""
     if isinstance(value, _EngineTensor):
         t = value if isinstance(value, Tensor) else _K.convert_to_tensor(value)
-        if dtype is not None and D.as_dtype(dtype) != D.as_dtype(t.dtype):
-            raise ValueError(f"Tensor conversion requested dtype {D.as_dtype(dtype).name} for Tensor with dtype "
-                             f"{D.as_dtype(t.dtype).name}: {t!r}")
+        if dtype is not None and _dtypes.as_dtype(dtype) != _dtypes.as_dtype(t.dtype):
+            raise ValueError(f"Tensor conversion requested dtype {_dtypes.as_dtype(dtype).name} for Tensor with dtype "
+                             f"{_dtypes.as_dtype(t.dtype).name}: {t!r}")
         return t
     if dtype is None and dtype_hint is not None:
         try:
@@ -111,10 +111,10 @@ def cast(x, dtype, name=None):
     """tf.cast: x in `dtype`. Float to float is the engine's differentiable cast (one rounding); float to integer
     truncates toward zero; to bool is `!= 0`."""
     x = _t(x)
-    d = D.as_dtype(dtype)
-    if D.as_dtype(x.dtype) == d:
+    d = _dtypes.as_dtype(dtype)
+    if _dtypes.as_dtype(x.dtype) == d:
         return x
-    fmt = D.format_of(d)
+    fmt = _dtypes.format_of(d)
     if fmt is not None and x.fmt is not None:
         return apply("cast", x, _out=fmt)
     xp = array_module(storage(x))
@@ -124,19 +124,19 @@ def cast(x, dtype, name=None):
     if d.is_bool:
         return make(Tensor, v != 0, None, False, x.device)
     with np.errstate(invalid="ignore"):
-        return make(Tensor, (xp.trunc(v) if x.fmt is not None else v).astype(D.numpy_dtype(d)), None, False, x.device)
+        return make(Tensor, (xp.trunc(v) if x.fmt is not None else v).astype(_dtypes.numpy_dtype(d)), None, False, x.device)
 
 
 def _shape(shape):
     return (int(shape),) if isinstance(shape, numbers.Integral) else tuple(int(n) for n in shape)
 
 
-def zeros(shape, dtype=D.float32, name=None):
+def zeros(shape, dtype=_dtypes.float32, name=None):
     """tf.zeros."""
     return _wrap(np.zeros(_shape(shape), np.float32), dtype)
 
 
-def ones(shape, dtype=D.float32, name=None):
+def ones(shape, dtype=_dtypes.float32, name=None):
     """tf.ones."""
     return _wrap(np.ones(_shape(shape), np.float32), dtype)
 
@@ -164,7 +164,7 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):   # noqa: A001
         start, limit = 0, start
     args = [a.item() if isinstance(a, _EngineTensor) else a for a in (start, limit, delta)]
     if dtype is None:
-        dtype = D.float32 if any(isinstance(a, float) for a in args) else D.int32
+        dtype = _dtypes.float32 if any(isinstance(a, float) for a in args) else _dtypes.int32
     return _wrap(np.arange(*args, dtype=np.float64), dtype)
 
 
@@ -194,7 +194,7 @@ def _swap_last(x):
     return apply("transpose", x, axes=tuple(axes))
 
 
-def shape(input, out_type=D.int32, name=None):     # noqa: A002
+def shape(input, out_type=_dtypes.int32, name=None):     # noqa: A002
     """tf.shape: the shape as an int32 tensor."""
     return _wrap(np.asarray(_t(input).shape, np.int64), out_type)
 
@@ -347,11 +347,11 @@ def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
         apply("neg", apply("max", apply("neg", x), axis=_axis(axis), keepdims=keepdims))
 
 
-def argmax(input, axis=None, output_type=D.int64, name=None):     # noqa: A002
+def argmax(input, axis=None, output_type=_dtypes.int64, name=None):     # noqa: A002
     """tf.argmax / tf.math.argmax: indices of the largest values along `axis` (0 when None, as TensorFlow)."""
     x = _t(input)
     xp = array_module(storage(x))
-    return make(Tensor, xp.argmax(_values(x), axis=0 if axis is None else axis).astype(D.numpy_dtype(output_type)),
+    return make(Tensor, xp.argmax(_values(x), axis=0 if axis is None else axis).astype(_dtypes.numpy_dtype(output_type)),
                 None, False, x.device)
 
 
@@ -375,14 +375,14 @@ def set_seed(seed):
     manual_seed(seed)
 
 
-def random_normal(shape, mean=0.0, stddev=1.0, dtype=D.float32, seed=None, name=None):
+def random_normal(shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, seed=None, name=None):
     """tf.random.normal: drawn in float64 from minifp's generator, rounded once into `dtype`."""
     return _wrap(generator(seed).normal(mean, stddev, _shape(shape)), dtype)
 
 
-def random_uniform(shape, minval=0, maxval=None, dtype=D.float32, seed=None, name=None):
+def random_uniform(shape, minval=0, maxval=None, dtype=_dtypes.float32, seed=None, name=None):
     """tf.random.uniform: floats in [minval, maxval) (maxval 1 by default); integer dtypes need maxval."""
-    d = D.as_dtype(dtype)
+    d = _dtypes.as_dtype(dtype)
     g = generator(seed)
     if not d.is_floating:
         if maxval is None:

@@ -16,7 +16,7 @@ import numpy as np
 from .. import engine
 from ..engine import (apply, array_module, current_autocast, detach_, generator, made_by, made_like, make, storage,
     Tensor as _EngineTensor, tensor as _engine_tensor, to_numpy)
-from . import _device as D
+from . import _device
 
 __all__ = ["Tensor", "dtype", "Size", "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty",
            "zeros_like", "ones_like", "full_like", "empty_like", "randn", "rand", "randint", "arange",
@@ -260,7 +260,7 @@ class Tensor(_EngineTensor):
                 out = apply("cast", out, _out=_CASTS.get(fmt, fmt))
                 out.fmt = fmt           # the same codes, read as the dtype's format
         if device is not None and device != out.device:
-            out = D.moved(out, device)
+            out = _device.moved(out, device)
         return out
 
     def float(self):
@@ -475,12 +475,12 @@ def _int_cast(x, d):
 
 def _on(t, device, requires_grad=False):
     """An engine tensor's values as a new face tensor on `device`."""
-    return make(Tensor, D.array_on(storage(t), device), t.fmt, requires_grad, device)
+    return make(Tensor, _device.array_on(storage(t), device), t.fmt, requires_grad, device)
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False):
     """A new tensor holding `data` (numbers, nested lists, arrays or tensors) rounded into `dtype`."""
-    device = D.parse(device) if device is not None else None
+    device = _device.parse(device) if device is not None else None
     if isinstance(data, _EngineTensor):
         source_device = data.device
         data = data.float32() if data.fmt is not None else storage(data)
@@ -493,7 +493,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
         if requires_grad:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         values = np.trunc(arr).astype(d.numpy) if arr.dtype.kind == "f" else np.array(arr, d.numpy)
-        return make(Tensor, D.array_on(values, device or source_device), None, False, device or source_device)
+        return make(Tensor, _device.array_on(values, device or source_device), None, False, device or source_device)
     t = _engine_tensor(arr, dtype=_CASTS.get(fmt, fmt))
     t.fmt = fmt
     return _on(t, device or source_device, requires_grad)
@@ -629,8 +629,8 @@ def parse_to(args, kwargs, t):
     for a in args:
         if isinstance(a, _EngineTensor):
             where, d = a.device, as_dtype(a.fmt) if a.fmt is not None else None
-        elif isinstance(a, (str, D.device, int)) and not isinstance(a, bool):
+        elif isinstance(a, (str, _device.device, int)) and not isinstance(a, bool):
             where = a
         elif a is not None and not isinstance(a, bool):
             d = a
-    return (D.parse(where) if where is not None else None), (as_dtype(d) if d is not None else None)
+    return (_device.parse(where) if where is not None else None), (as_dtype(d) if d is not None else None)

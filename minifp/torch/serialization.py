@@ -195,7 +195,7 @@ def _formats(data, where):
 def _tensor(arr, name, fmt, device):
     """A face tensor over `arr` in dtype `name` (or Format `fmt`), bit for bit, on `device`."""
     from .. import torch
-    from . import _device as D
+    from . import _device
     if name == "float64":
         arr = arr.astype(np.float32)                    # one rounding; the warning names these keys
     if fmt is not None:
@@ -203,7 +203,7 @@ def _tensor(arr, name, fmt, device):
     else:
         fmt = getattr(torch, "float32" if name == "float64" else name).fmt
         data = arr
-    return make(torch.Tensor, D.array_on(data, device), fmt, False, device)
+    return make(torch.Tensor, _device.array_on(data, device), fmt, False, device)
 
 
 def _device(map_location):
@@ -213,8 +213,8 @@ def _device(map_location):
     if isinstance(map_location, dict) or callable(map_location):
         raise ValueError(f"load(): map_location must be None, a device or a device name ('cpu', 'cuda'), got "
                          f"{type(map_location).__name__} (safetensors files record no device to map from)")
-    from . import _device as D
-    return D.parse(map_location)
+    from . import _device
+    return _device.parse(map_location)
 
 
 def _is_path(f):

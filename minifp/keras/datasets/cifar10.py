@@ -13,6 +13,8 @@ import pickle
 
 import numpy as np
 
+from ..backend import image_data_format
+
 __all__ = ["load_data"]
 
 _ORIGIN = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
@@ -50,10 +52,6 @@ def _finish(x_train, y_train, x_test, y_test):
 
 
 def _image_data_format():
-    try:
-        from ..backend import image_data_format
-    except ImportError:
-        return "channels_last"
     return image_data_format()
 
 

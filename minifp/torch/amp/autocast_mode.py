@@ -10,7 +10,7 @@ import functools
 import warnings
 
 from ...engine import Autocast, autocast_scope, current_autocast
-from .. import _device as D
+from .. import _device
 from .._tensor import as_dtype, format_of, bfloat16, float16
 
 __all__ = ["autocast", "is_autocast_enabled", "get_autocast_dtype", "LISTS"]
@@ -85,7 +85,7 @@ def _policy(fmt, device, cache):
 def is_autocast_enabled(device_type="cuda"):
     """Whether ops on `device_type` are autocast here and now."""
     a = current_autocast()
-    return a is not None and a.device == D.parse(device_type)
+    return a is not None and a.device == _device.parse(device_type)
 
 
 def get_autocast_dtype(device_type):

@@ -10,7 +10,7 @@ import numpy as np
 
 from ...engine import (apply, array_module, autocast_scope, current_autocast, made_like, rng, storage,
     Tensor as _EngineTensor, update_running_stats)
-from .. import _tensor as T
+from .. import _tensor
 
 __all__ = ["linear", "conv2d", "relu", "relu6", "hardtanh", "gelu", "silu", "sigmoid", "tanh", "softmax",
            "log_softmax", "dropout", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy",
@@ -45,7 +45,7 @@ def _input_format(name, x):
     return None if _listed(name, x) else x.fmt
 
 
-def _tensor(x, arg):
+def _must_be_tensor(x, arg):
     if not isinstance(x, _EngineTensor):
         raise TypeError(f"{arg} (Tensor) must be Tensor, not {type(x).__name__}")
     return x
@@ -81,7 +81,7 @@ def _array_for(x, t):
 
 
 def _type_name(t):
-    return T._type_name(t)
+    return _tensor._type_name(t)
 
 
 def _dim_for_softmax(name, ndim):
@@ -95,13 +95,13 @@ def _dim_for_softmax(name, ndim):
 
 def linear(input, weight, bias=None):
     """input @ weight.T + bias as one op: under autocast the bias joins the float32 sum before the one rounding."""
-    _tensor(input, "linear(): argument 'input'")
-    _tensor(weight, "linear(): argument 'weight'")
+    _must_be_tensor(input, "linear(): argument 'input'")
+    _must_be_tensor(weight, "linear(): argument 'weight'")
     if input.shape[-1] != weight.shape[-1]:
         rows = int(np.prod(input.shape[:-1])) if input.ndim > 1 else 1
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} and "
                            f"{weight.shape[-1]}x{weight.shape[0]})")
-    T.check_same_dtype(input, weight, bias)
+    _tensor.check_same_dtype(input, weight, bias)
     return apply("linear", input, weight, bias)
 
 
@@ -112,7 +112,7 @@ def pad_for_same(kernel, dilation):
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D convolution as one engine op (bias fused, before the one rounding)."""
-    _tensor(input, "conv2d(): argument 'input'")
+    _must_be_tensor(input, "conv2d(): argument 'input'")
     stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
     if isinstance(padding, str):
         if padding not in ("same", "valid"):
@@ -175,13 +175,13 @@ def tanh(input):
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     dim = _dim_for_softmax("softmax", input.ndim) if dim is None else dim
     x = input if dtype is None else input.to(dtype)
-    return apply("softmax", x, axis=T._dim(dim, x.ndim))
+    return apply("softmax", x, axis=_tensor._dim(dim, x.ndim))
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     dim = _dim_for_softmax("log_softmax", input.ndim) if dim is None else dim
     x = input if dtype is None else input.to(dtype)
-    return apply("log_softmax", x, axis=T._dim(dim, x.ndim))
+    return apply("log_softmax", x, axis=_tensor._dim(dim, x.ndim))
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
@@ -235,7 +235,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         n = int(np.prod([input.shape[a] for a in axes]))
         if n <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size "
-                             f"{T.Size(input.shape)!r}")
+                             f"{_tensor.Size(input.shape)!r}")
         if running_mean is not None:        # in float64, as PyTorch's CPU kernel accumulates; unbiased variance
             update_running_stats(running_mean, running_var, input, 1 - float(momentum), float(momentum),
                                  np.float64, ddof=1)
@@ -326,7 +326,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     reduction = _reduction(reduction, size_average, reduce)
     t = storage(target) if isinstance(target, _EngineTensor) else np.asarray(target)
     if t.dtype.kind not in "iu":
-        raise RuntimeError(f"expected scalar type Long but found {T._type_name(target) if isinstance(target, _EngineTensor) else t.dtype}")
+        raise RuntimeError(f"expected scalar type Long but found {_tensor._type_name(target) if isinstance(target, _EngineTensor) else t.dtype}")
     x = input
     if input.ndim == 1:
         if t.ndim != 0:
@@ -358,8 +358,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     x = input
-    if _listed("cross_entropy", x) and x.fmt != T.float32.fmt:
-        x = x.astype(T.float32.fmt)             # cross_entropy_loss is in the float32 list
+    if _listed("cross_entropy", x) and x.fmt != _tensor.float32.fmt:
+        x = x.astype(_tensor.float32.fmt)             # cross_entropy_loss is in the float32 list
     dim = _class_dim(x)
     n_classes = x.shape[dim]
     lp = apply("log_softmax", x, axis=dim)
@@ -410,8 +410,8 @@ def _soft_cross_entropy(lp, target, weight, reduction, label_smoothing, ignore_i
 
 def _same_size(input, target):
     if tuple(target.shape) != tuple(input.shape):
-        warnings.warn(f"Using a target size ({T.Size(target.shape)!r}) that is different to the input size "
-                      f"({T.Size(input.shape)!r}). This will likely lead to incorrect results due to broadcasting. "
+        warnings.warn(f"Using a target size ({_tensor.Size(target.shape)!r}) that is different to the input size "
+                      f"({_tensor.Size(input.shape)!r}). This will likely lead to incorrect results due to broadcasting. "
                       f"Please ensure they have the same size.", stacklevel=3)
 
 
@@ -431,8 +431,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                                      pos_weight=None):
     reduction = _reduction(reduction, size_average, reduce)
     if tuple(target.shape) != tuple(input.shape):
-        raise ValueError(f"Target size ({T.Size(target.shape)!r}) must be the same as input size "
-                         f"({T.Size(input.shape)!r})")
+        raise ValueError(f"Target size ({_tensor.Size(target.shape)!r}) must be the same as input size "
+                         f"({_tensor.Size(input.shape)!r})")
     return apply("binary_cross_entropy_with_logits", input, target, weight=_array_for(input, weight),
                  pos_weight=_array_for(input, pos_weight), reduction=reduction)
 
@@ -443,8 +443,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if a is not None and input.device == "cuda":
         raise RuntimeError(BCE_UNSAFE)
     if tuple(target.shape) != tuple(input.shape):
-        raise ValueError(f"Using a target size ({T.Size(target.shape)!r}) that is different to the input size "
-                         f"({T.Size(input.shape)!r}) is deprecated. Please ensure they have the same size.")
+        raise ValueError(f"Using a target size ({_tensor.Size(target.shape)!r}) that is different to the input size "
+                         f"({_tensor.Size(input.shape)!r}) is deprecated. Please ensure they have the same size.")
     v = input.float32()
     if bool(array_module(v).any((v < 0) | (v > 1))):
         raise RuntimeError("all elements of input should be between 0 and 1")
@@ -463,7 +463,7 @@ def _float_mask(mask, like, attend_when_true=True):
         return mask
     xp = array_module(storage(mask))
     allowed = storage(mask) if attend_when_true else ~storage(mask)
-    return made_like(like, xp.where(allowed, 0.0, -xp.inf).astype(np.float32), T.float32.fmt)
+    return made_like(like, xp.where(allowed, 0.0, -xp.inf).astype(np.float32), _tensor.float32.fmt)
 
 
 def _swap_last(t):
@@ -487,7 +487,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         scores = apply("matmul", apply("mul", query, sf), apply("mul", _swap_last(key), sf))
         L, S = query.shape[-2], key.shape[-2]
         if is_causal:
-            attn_mask = T.tensor(np.tril(np.ones((L, S), bool)), device=query.device)
+            attn_mask = _tensor.tensor(np.tril(np.ones((L, S), bool)), device=query.device)
         if attn_mask is not None:
             scores = apply("add", scores, _float_mask(attn_mask, scores), _out=scores.fmt)
         attn = apply("softmax", scores, axis=-1)

@@ -8,7 +8,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ...engine import convert, make, set_storage, storage, Tensor as _EngineTensor, watched_call
-from .. import _device as D
+from .. import _device
 from .._tensor import Size, Tensor, as_dtype, bfloat16, float16, float32, format_of, parse_to
 
 __all__ = ["Module", "Parameter"]
@@ -81,7 +81,7 @@ def _recast(t, fmt, device):
     if fmt is not None and t.fmt is not None and fmt != t.fmt:
         convert(t, fmt)
     if device is not None and device != t.device:
-        set_storage(t, D.array_on(storage(t), device), t.fmt, device)
+        set_storage(t, _device.array_on(storage(t), device), t.fmt, device)
     if t.grad is not None:
         _recast(t.grad, fmt, device)
 

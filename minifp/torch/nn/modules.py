@@ -8,7 +8,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ...engine import apply, storage
-from .. import _tensor as T
+from .. import _tensor
 from . import functional as F, init
 from .module import Module, Parameter
 
@@ -20,13 +20,13 @@ __all__ = ["Identity", "Linear", "Conv2d", "BatchNorm1d", "BatchNorm2d", "LayerN
 
 
 def _empty(shape, device=None, dtype=None):
-    return Parameter(T.empty(*shape, dtype=dtype, device=device))
+    return Parameter(_tensor.empty(*shape, dtype=dtype, device=device))
 
 
 def _affine(module, shape, weight, bias, device, dtype):
     """A norm's scale (ones) and shift (zeros) parameters, or None where it has none."""
-    module.register_parameter("weight", Parameter(T.ones(*shape, dtype=dtype, device=device)) if weight else None)
-    module.register_parameter("bias", Parameter(T.zeros(*shape, dtype=dtype, device=device))
+    module.register_parameter("weight", Parameter(_tensor.ones(*shape, dtype=dtype, device=device)) if weight else None)
+    module.register_parameter("bias", Parameter(_tensor.zeros(*shape, dtype=dtype, device=device))
                               if weight and bias else None)
 
 
@@ -149,9 +149,9 @@ class _BatchNorm(Module):
         self.affine, self.track_running_stats = affine, track_running_stats
         _affine(self, (num_features,), affine, True, device, dtype)
         if track_running_stats:
-            self.register_buffer("running_mean", T.zeros(num_features, dtype=dtype, device=device))
-            self.register_buffer("running_var", T.ones(num_features, dtype=dtype, device=device))
-            self.register_buffer("num_batches_tracked", T.tensor(0, dtype=T.int64, device=device))
+            self.register_buffer("running_mean", _tensor.zeros(num_features, dtype=dtype, device=device))
+            self.register_buffer("running_var", _tensor.ones(num_features, dtype=dtype, device=device))
+            self.register_buffer("num_batches_tracked", _tensor.tensor(0, dtype=_tensor.int64, device=device))
         else:
             for name in ("running_mean", "running_var", "num_batches_tracked"):
                 self.register_buffer(name, None)
@@ -164,7 +164,7 @@ class _BatchNorm(Module):
 
     def _load_defaults(self, prefix, state):
         # An old checkpoint (version < 2) has no counter: PyTorch fills it with 0.
-        return {prefix + "num_batches_tracked": T.tensor(0, dtype=T.int64)} if self.track_running_stats else {}
+        return {prefix + "num_batches_tracked": _tensor.tensor(0, dtype=_tensor.int64)} if self.track_running_stats else {}
 
     def forward(self, input):
         self._check_input_dim(input)
@@ -374,7 +374,7 @@ class Flatten(Module):
         shape = tuple(input.shape)
         if not shape:
             return apply("reshape", input, shape=(1,))
-        s, e = T._dim(self.start_dim, len(shape)), T._dim(self.end_dim, len(shape))
+        s, e = _tensor._dim(self.start_dim, len(shape)), _tensor._dim(self.end_dim, len(shape))
         if s > e:
             raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
         return apply("reshape", input, shape=shape[:s] + (int(np.prod(shape[s:e + 1])),) + shape[e + 1:])
@@ -390,7 +390,7 @@ class Unflatten(Module):
 
     def forward(self, input):
         shape = tuple(input.shape)
-        d = T._dim(self.dim, len(shape))
+        d = _tensor._dim(self.dim, len(shape))
         return apply("reshape", input, shape=shape[:d] + self.unflattened_size + shape[d + 1:])
 
 
@@ -698,7 +698,7 @@ class MultiheadAttention(Module):
         """One float mask (n, 1 or H, L, S) of 0 / -inf from MHA's masks (True = do NOT attend here)."""
         xp_mask = None
         if is_causal and attn_mask is None:
-            attn_mask = T.tensor(np.triu(np.ones((L, S), bool), 1), device=like.device)
+            attn_mask = _tensor.tensor(np.triu(np.ones((L, S), bool), 1), device=like.device)
         if attn_mask is not None:
             m = F._float_mask(attn_mask, like, attend_when_true=False)
             if m.ndim == 3:             # (n * H, L, S)

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 from ....engine import apply, array_module, no_grad, Tensor as _EngineTensor
-from ... import _tensor as T
+from ... import _tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_"]
 
@@ -37,7 +37,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     grads = _grads(parameters)
     max_norm, norm_type = float(max_norm), float(norm_type)
     if not grads:
-        return T.tensor(0.0)
+        return _tensor.tensor(0.0)
     norms = np.array([_norm(g, norm_type) for g in grads], np.float32)     # per tensor, in float32
     total = np.float32(np.max(norms) if norm_type == math.inf else
                        np.sum(norms.astype(np.float64) ** norm_type) ** (1 / norm_type))
@@ -50,7 +50,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     with no_grad():
         for g in grads:             # always multiplied, even by 1.0 (PyTorch does)
             g.assign(apply("mul", g, coef))
-    return T.tensor(float(total), device=grads[0].device)
+    return _tensor.tensor(float(total), device=grads[0].device)
 
 
 def clip_grad_value_(parameters, clip_value, foreach=None):
