@@ -39,6 +39,7 @@ class _State(threading.local):
         self.cast_cache = {}        # (id(leaf), id(Autocast)) -> (leaf, Autocast, cast): PyTorch's autocast cache
         self.monitors = ()          # the numerics reports watching this thread (a tuple: cheap to test)
         self.layer = None           # the innermost layer being called, which the ops it creates belong to
+        self.training = None        # whether the layers being called train (Keras's call context), None: unsaid
         self.accumulator = None     # an Accumulator for matmul, conv and sum/mean, or None: float32 (BLAS)
         self.fp8 = None             # the DelayedScaling recipe GEMMs follow (minifp.fp8_autocast), or None
         self.fp8_pending = None     # in an fp8_autocast block: id -> the GEMM scaling states to update at its exit
@@ -70,6 +71,11 @@ class Setting:
 def grad_mode(enabled):
     """Record the graph (True) or not (False) inside the block."""
     return Setting("grad_enabled", bool(enabled))
+
+
+def training_scope(training):
+    """Layers called inside the block train (True), infer (False), or as the enclosing block says (None)."""
+    return Setting("training", STATE.training if training is None else training)
 
 
 def layer_scope(layer):

@@ -17,7 +17,8 @@ Tensors
     round_to, widen, MODES            rounding and widening of arrays
 Autodiff and state of the thread
     backward, gradients               .grad from a root; gradients of targets without touching .grad (a tape)
-    grad_mode, no_grad, enable_grad, is_grad_enabled, Autocast, autocast_scope, current_autocast,
+    grad_mode, no_grad, enable_grad, is_grad_enabled, Autocast, autocast_scope, current_autocast, training_scope,
+    current_training (a layer call's training flag, passed down to the layers it calls),
     float32_products, set_float32_products (TF32 switches), layer_scope, watched_call, unwatched, is_layer
 Training
     the optimizer rules; update(rule, p, grad, slots) (float32 math, one rounding into each weight's format, the
@@ -49,12 +50,12 @@ from ._public import enable_grad, is_grad_enabled, no_grad, public
 from ._random import generator, get_state as get_random_state, manual_seed, rng, set_state as set_random_state
 from ._rounding import MODES, round_to, widen
 from ._seams import SEAMS
-from ._state import FLOAT32_PRODUCTS, STATE, Autocast, Setting, autocast_scope, grad_mode, layer_scope
+from ._state import FLOAT32_PRODUCTS, STATE, Autocast, Setting, autocast_scope, grad_mode, layer_scope, training_scope
 from ._tensor import Tensor, check_storage, real, take, tensor
 
 __all__ = ["Tensor", "tensor", "apply", "op_function", "op_method", "install_names", "make", "rewrap", "made_like", "storage", "values", "take", "convert", "detach_",
            "made_by", "round_to", "widen", "MODES", "backward", "gradients", "grad_mode", "no_grad", "enable_grad",
-           "is_grad_enabled", "Autocast", "autocast_scope", "current_autocast", "float32_products",
+           "is_grad_enabled", "Autocast", "autocast_scope", "current_autocast", "training_scope", "current_training", "float32_products",
            "set_float32_products", "set_storage", "layer_scope", "watched_call", "unwatched", "is_layer", "update_running_stats",
            "sgd_update", "adam_update", "rmsprop_update", "adagrad_update", "adagrad_state", "keras_sgd_update",
            "keras_adam_update", "keras_rmsprop_update", "keras_nadam_update", "keras_nadam_u",
@@ -157,6 +158,11 @@ def made_by(t):
 def current_autocast():
     """The Autocast in effect in this thread, or None."""
     return STATE.autocast
+
+
+def current_training():
+    """Whether the layers being called in this thread train (True, False), or None when no call said."""
+    return STATE.training
 
 
 def unwatched():

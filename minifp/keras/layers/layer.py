@@ -17,15 +17,14 @@ import threading
 
 import numpy as np
 
-from ...engine import (Autocast, autocast_scope, current_autocast, get_random_state, grad_mode, set_random_state,
-    storage, Tensor as _EngineTensor, unwatched, watched_call)
+from ...engine import (Autocast, autocast_scope, current_autocast, current_training, get_random_state, grad_mode,
+    set_random_state, storage, Tensor as _EngineTensor, training_scope, unwatched, watched_call)
 from .. import backend
 from .._tensor import Tensor, as_dtype, convert_to_tensor, format_of, is_float_dtype
 from ..mixed_precision import policy as _policy
 
 __all__ = ["Layer", "Variable", "KerasTensor", "InputSpec", "Node", "is_keras_tensor"]
 
-_CONTEXT = threading.local()        # the `training` value outer calls pass down to the layers they call
 _FORMAT_OF = {}                     # dtype name -> minifp.Format (None for integer dtypes)
 _AUTOCASTS = {}                     # (Format, device) -> the engine's variables-only Autocast
 # Held while a layer's first call builds it: threads first calling one layer together make one set of
@@ -462,17 +461,12 @@ class Layer:
         training = kwargs.get("training")
         if "training" in params or any_kw:
             if training is None:
-                training = getattr(_CONTEXT, "training", None)
+                training = current_training()       # what an outer call passes down
             if "training" in params:
                 kwargs["training"] = bool(training) if training is not None else False
         # autocast_scope, so the cast cache (one float16 copy of each variable) ends with the outermost call
-        with self._autocast_scope(args):
-            previous = getattr(_CONTEXT, "training", None)
-            _CONTEXT.training = training if training is not None else previous
-            try:
-                out = watched_call(self, self.call, *args, **kwargs)
-            finally:
-                _CONTEXT.training = previous
+        with self._autocast_scope(args), training_scope(training):
+            out = watched_call(self, self.call, *args, **kwargs)
         self._seen_output_shape = map_structure(lambda t: (None,) + tuple(t.shape[1:]) if _shape_of(t) else t,
                                                 out)
         return out
@@ -632,13 +626,8 @@ def _run_probe(layer, args, kwargs, fill):
         kw["training"] = False
     state = get_random_state()
     try:
-        with grad_mode(False), unwatched():
-            previous = getattr(_CONTEXT, "training", None)
-            _CONTEXT.training = False
-            try:
-                return Layer.__call__(layer, *a, **kw)
-            finally:
-                _CONTEXT.training = previous
+        with grad_mode(False), unwatched(), training_scope(False):
+            return Layer.__call__(layer, *a, **kw)
     finally:
         set_random_state(state)
 
