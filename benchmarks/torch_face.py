@@ -1,6 +1,7 @@
 """minifp.torch against real PyTorch on the CPU: ms per training step, interleaved in one run.
 
-    python benchmarks/torch_face.py [--steps 5] [--rounds 7] [--warm 2] [--against PATH] [--vision] [--no-scaler]
+    python benchmarks/torch_face.py [--steps 5] [--min-ms 60] [--rounds 7] [--warm 2] [--against PATH] [--vision]
+                                    [--no-scaler]
 
 The same PyTorch code (Linear/Conv2d models, SGD, CrossEntropyLoss) runs once with `import torch` and once
 with `import minifp.torch as torch`. Rows: minifp float32 against PyTorch float32 (target <= 1.3x), and
@@ -11,7 +12,8 @@ machine falls on all alike; each figure is the best round. Before each timed run
 untimed steps (default 2): the first steps after another contender's run pay to bring their code and data back
 into the caches it evicted, which a training loop running its own steps does not (--warm 0 counts them; on the
 digits MLP it adds about 0.02 to the float16 / float32 ratio). --against PATH also times minifp.torch from the
-checkout at PATH in the same rounds (its rows marked "against"). --vision adds torchvision's mobilenet_v2 and
+checkout at PATH in the same rounds (its rows marked "against", with the median over rounds of this checkout's
+step time over that one's). --vision adds torchvision's mobilenet_v2 and
 resnet18 (10 classes, batch 16 of 3x32x32; PyTorch's column needs torchvision). --no-scaler adds minifp's cuda
 float16 step without GradScaler (enabled=False), to see what the scaler costs.
 """
@@ -94,12 +96,16 @@ def main():
     parser.add_argument("--vision", action="store_true", help="also mobilenet_v2 and resnet18 (batch 16, 3x32x32)")
     parser.add_argument("--no-scaler", action="store_true", help="also the cuda float16 step without GradScaler")
     parser.add_argument("--warm", type=int, default=2, help="untimed steps before each timed run (default 2)")
+    parser.add_argument("--min-ms", type=float, default=60.0, help="steps enough for each timed run to last this long "
+                                                                  "(default 60 ms; at least --steps)")
     args = parser.parse_args()
     faces = {label: importlib.import_module(f"{mf.__name__}.torch") for label, (mf, _) in checkouts(args.against).items()}
-    print(f"ms per step, best of {args.rounds} rounds of {args.steps} steps; PyTorch: "
+    print(f"ms per step, best of {args.rounds} rounds of {args.steps} steps or more (each round at least "
+          f"{args.min_ms:g} ms); PyTorch: "
           f"{real_torch.__version__ if real_torch else 'not installed (its columns skipped)'}")
     print(f"{'model':22s} {'torch f32':>10s} {'minifp f32':>11s} {'minifp cuda f16':>16s} "
-          f"{'f32/torch':>10s} {'f16/f32':>8s}" + (f" {'f16 no scaler':>14s} {'/f32':>6s}" if args.no_scaler else ""))
+          f"{'f32/torch':>10s} {'f16/f32':>8s}" + (f" {'f16 no scaler':>14s} {'/f32':>6s}" if args.no_scaler else "")
+          + ("   this / against: f32, f16 (median of the rounds' ratios)" if args.against else ""))
     for name, make, shape, batch in CASES + (VISION if args.vision else []):
         runs = {}
         for label, face in faces.items():
@@ -109,18 +115,25 @@ def main():
                 runs[label, "f16 unscaled"] = stepper(face, make, shape, batch, "cuda", face.float16, scaled=False)
         if real_torch is not None and (name not in [v[0] for v in VISION] or vision_of(real_torch) is not None):
             runs["torch", "f32"] = stepper(real_torch, make, shape, batch)
+        # Each timed run lasts at least --min-ms: a run of a few ms is at the mercy of one scheduler tick
+        first = runs["this", "f32"](args.steps, args.warm) * 1e-3
+        steps = max(args.steps, int(np.ceil(args.min_ms * 1e-3 / max(first, 1e-6))))
         times = {k: [] for k in runs}
         for r in range(args.rounds):
             for k in list(runs)[::1 - 2 * (r % 2)]:
-                times[k].append(runs[k](args.steps, args.warm))
+                times[k].append(runs[k](steps, args.warm))
         best = {k: min(v) for k, v in times.items()}
         torch32 = best.get(("torch", "f32"), float("nan"))
         for label in faces:
             f32, f16 = best[label, "f32"], best[label, "f16"]
             row = name if label == "this" else f"  ({label})"
             bare = best.get((label, "f16 unscaled"))
+            ratios = ""
+            if label == "against":      # rounds of both checkouts taken in turn: a slow stretch falls on both
+                ratios = "   " + ", ".join(f"{np.median(np.divide(times['this', k], times['against', k])):.3f}"
+                                           for k in ("f32", "f16"))
             print(f"{row:22s} {torch32:10.2f} {f32:11.2f} {f16:16.2f} {f32 / torch32:9.2f}x {f16 / f32:7.2f}x"
-                  + (f" {bare:14.2f} {bare / f32:5.2f}x" if bare else ""), flush=True)
+                  + (f" {bare:14.2f} {bare / f32:5.2f}x" if bare else "") + ratios, flush=True)
 
 
 if __name__ == "__main__":

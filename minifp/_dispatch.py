@@ -70,7 +70,11 @@ def apply(name, *args, _out=None, **params):
     except (ValueError, IndexError) as e:
         shapes = ", ".join(str(getattr(a, "shape", "scalar")) for a in args)
         raise type(e)(f"{name} (inputs of shapes {shapes}): {e}") from None   # the cause may not be the shapes
-    return _made(op, args, tensors, params, data, fmt, values, saved, device)
+    # The result, with the node that made it where a gradient will flow through it
+    node = Node(op, args, params, saved) if STATE.grad_enabled and _differentiable(tensors) else None
+    out = (result_class(type(tensors[0])) if tensors else Tensor)._wrap(data, fmt, node is not None, node, device)
+    out._float32 = values
+    return out
 
 
 def _operand(a, name):
@@ -132,7 +136,7 @@ def _autocast_cast(a, autocast):
     """An eligible input cast to the autocast format: float tensors of at most 32 bits (PyTorch never casts
     float64)."""
     have, fmt = a.fmt, autocast.fmt
-    if have is None or have is fmt or have.man_bits > 23 or have == fmt:
+    if have is None or have is fmt or have.man_bits > 23 or have._key == fmt._key:      # (Format.__eq__'s test)
         return a
     if autocast.cache and a._node is None and a.requires_grad and have.is_float32:
         key = (id(a), id(autocast))     # PyTorch's cast cache: one cast of a float32 parameter per region
@@ -155,18 +159,12 @@ def _round(ans, fmt, op_name, exact=False):
     return SEAMS.round_result(ans, fmt, exact, STATE.grad_enabled)     # values kept for the backward
 
 
-def _made(op, args, tensors, params, data, fmt, values, saved, device):
-    """The result tensor, with the node that made it where a gradient will flow through it."""
-    needs_grad = False
-    if STATE.grad_enabled:
-        for t in tensors:
-            if t.requires_grad and t.fmt is not None:
-                needs_grad = True
-                break
-    cls = result_class(type(tensors[0])) if tensors else Tensor
-    out = cls._wrap(data, fmt, needs_grad, Node(op, args, params, saved) if needs_grad else None, device)
-    out._float32 = values
-    return out
+def _differentiable(tensors):
+    """Whether a gradient will flow into some of the tensors: a float one requires it."""
+    for t in tensors:
+        if t.requires_grad and t.fmt is not None:
+            return True
+    return False
 
 
 def cast(a, fmt):

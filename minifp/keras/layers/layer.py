@@ -458,15 +458,19 @@ class Layer:
         with _BUILD_LOCK:
             self._maybe_build(args)
         params, any_kw = self._call_params()
-        training = kwargs.get("training")
+        training, outer = kwargs.get("training"), current_training()
         if "training" in params or any_kw:
             if training is None:
-                training = current_training()       # what an outer call passes down
+                training = outer                    # what an outer call passes down
             if "training" in params:
                 kwargs["training"] = bool(training) if training is not None else False
         # autocast_scope, so the cast cache (one float16 copy of each variable) ends with the outermost call
-        with self._autocast_scope(args), training_scope(training):
-            out = watched_call(self, self.call, *args, **kwargs)
+        with self._autocast_scope(args):
+            if training is None or training is outer:
+                out = watched_call(self, self.call, *args, **kwargs)
+            else:
+                with training_scope(training):      # passed down to the layers this one calls
+                    out = watched_call(self, self.call, *args, **kwargs)
         self._seen_output_shape = map_structure(lambda t: (None,) + tuple(t.shape[1:]) if _shape_of(t) else t,
                                                 out)
         return out
