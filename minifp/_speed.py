@@ -563,20 +563,17 @@ class _Quiet:
         _ERRSTATE.reset(self.token)
 
 
-def quiet():
-    """The engine's block without floating-point warnings."""
-    return _Quiet() if _IGNORE is not None else PLAIN.quiet()
-
-
 try:        # NumPy 2's error state (numpy/_core/_ufunc_config.py); another NumPy keeps np.errstate
     from numpy._core._ufunc_config import _extobj_contextvar as _ERRSTATE, _make_extobj
     _IGNORE = _make_extobj(all="ignore")
+    quiet = _Quiet          # the engine's block without floating-point warnings: `with quiet():`
 except (ImportError, TypeError):
-    _ERRSTATE = _IGNORE = None
+    quiet = PLAIN.quiet
 
 
-SPEED = {fn.__name__: fn for fn in (quiet, rounded, widened, values, round_result, round_gradient, masked, col2im, tiles_max,
-                                    tiles_max_grad, unscaled, times_in_place, quantized, chain_matmul)}
+SPEED = {"quiet": quiet, **{fn.__name__: fn for fn in (rounded, widened, values, round_result, round_gradient, masked,
+                                                       col2im, tiles_max, tiles_max_grad, unscaled, times_in_place,
+                                                       quantized, chain_matmul)}}
 
 
 def install():
