@@ -266,8 +266,8 @@ def update(rule, p, grad, slots, update_rounding="nearest", new_slot=None, **hyp
         t = slots.get(name)
         if t is None:
             slots[name] = new_slot(name, a, p.fmt if name == KAHAN else float32)
-        elif t._data is not a:
-            take(t, a)
+        elif t._data is not a:      # a rule's new array is its slot's storage (float32; the compensation p's)
+            t._data, t._float32 = a, None
 
 
 def apply_rule(rule, p, grad, state, update_rounding="nearest", **hyper):

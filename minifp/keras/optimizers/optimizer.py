@@ -214,7 +214,7 @@ class Optimizer:
         self._variables = []
         self._trainable_variables = []
         self._index = {}                    # id(model variable) -> position
-        self._slots = {}                    # id(model variable) -> {slot name: OptimizerVariable}
+        self._slots = {}                    # id(model variable) -> {slot name: the engine tensor holding it}
         self._iterations = self._track(OptimizerVariable(0, "iteration", f"{self.name}/iteration", "int64"))
         if isinstance(learning_rate, float):
             learning_rate = self._track(OptimizerVariable(learning_rate, "learning_rate",
@@ -284,11 +284,11 @@ class Optimizer:
         for group in self._slot_groups():
             for variable in variables:
                 for slot in group:
-                    self._slots[id(variable)][slot] = self._add_slot(variable, slot)
+                    self._slots[id(variable)][slot] = self._add_slot(variable, slot).tensor
         if self.update_rounding == "kahan":         # after Keras's slots: their order stays Keras's
             for variable in variables:
                 if not _is_float32(variable):
-                    self._slots[id(variable)][engine.KAHAN] = self._add_slot(variable, engine.KAHAN)
+                    self._slots[id(variable)][engine.KAHAN] = self._add_slot(variable, engine.KAHAN).tensor
         self._trainable_variables = variables[:]
         self.built = True
 
@@ -389,11 +389,7 @@ class Optimizer:
     def _update(self, g, variable, learning_rate):
         """One variable's update through its rule, with the slots as the rule's float32 state."""
         rule, hyper = self._rule(learning_rate)
-        engine.update(rule, variable, g, self._slot_tensors(variable), self.update_rounding, **hyper)
-
-    def _slot_tensors(self, variable):
-        """{slot name: the engine tensor holding it} of one model variable (the engine's update writes them)."""
-        return {name: slot.tensor for name, slot in self._slots[id(variable)].items()}
+        engine.update(rule, variable, g, self._slots[id(variable)], self.update_rounding, **hyper)
 
     def _rule(self, learning_rate):
         """(update rule from minifp._optim, its hyperparameters) for this step."""
@@ -441,9 +437,9 @@ class Optimizer:
         for variable in variables:
             if self._use_weight_decay(variable):
                 w = variable.float32()
-                state = {name: storage(t) for name, t in self._slot_tensors(variable).items()}
+                state = {name: storage(t) for name, t in self._slots[id(variable)].items()}
                 engine.update_weight(variable, w - w * wd * lr, state, self.update_rounding)
-                for name, t in self._slot_tensors(variable).items():
+                for name, t in self._slots[id(variable)].items():
                     if state[name] is not storage(t):       # the Kahan compensation, renewed
                         set_storage(t, state[name], t.fmt)
 
