@@ -163,8 +163,7 @@ def _through(node, t, entry, store):
     compute = route(op, t.fmt, [t, *inputs], xp, t.device, node) if op.routed or xp is not np else ON_NUMPY
     args = [compute.operand(a, dtype) for a in inputs]
     ans = wide(t, dtype) if op.saves else t._data      # an op that saves nothing reads no values of its output
-    wanted = [isinstance(a, Tensor) and a.requires_grad for a in inputs]
-    for a, gi in zip(inputs, compute.gradients(op, g, ans, args, params, wanted)):
+    for a, gi in zip(inputs, compute.gradients(op, g, ans, args, params, inputs)):
         if gi is None:
             continue
         if type(gi) is not np.ndarray or gi.dtype.type is not dtype:

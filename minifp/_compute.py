@@ -91,13 +91,13 @@ class Compute:
     def forward(self, op, args, params):
         return op.forward(self.xp, *args, **params)
 
-    def gradients(self, op, g, ans, args, params, wanted, factors=None):
-        """The gradient of each input that is `wanted` (None for the others), in its broadcast shape; `factors`:
+    def gradients(self, op, g, ans, args, params, inputs, factors=None):
+        """The gradient of each input that requires one (None for the others), in its broadcast shape; `factors`:
         (g, args) as the first two inputs' gradients see them, where they differ from g and args (TF32)."""
         g_in, args_in = factors or (g, args)
-        grads = op.grads if not op.variadic else [op.grad(i) for i in range(len(wanted))]
-        return [None if not w else grads[i](self.xp, *((g_in, ans, *args_in) if i < 2 else (g, ans, *args)),
-                                            **params) for i, w in enumerate(wanted)]
+        grads = op.grads if not op.variadic else [op.grad(i) for i in range(len(inputs))]
+        return [grads[i](self.xp, *((g_in, ans, *args_in) if i < 2 else (g, ans, *args)), **params)
+                if isinstance(a, Tensor) and a.requires_grad else None for i, a in enumerate(inputs)]
 
 
 ON_NUMPY = Compute(np)
@@ -119,9 +119,9 @@ class Tf32(Compute):
     def forward(self, op, args, params):
         return op.forward(self.xp, *self._rounded(args, 2), **params)
 
-    def gradients(self, op, g, ans, args, params, wanted, factors=None):
+    def gradients(self, op, g, ans, args, params, inputs, factors=None):
         g_in, *args_in = self._rounded([g, *args], 3)
-        return super().gradients(op, g, ans, args, params, wanted, (g_in, args_in))
+        return super().gradients(op, g, ans, args, params, inputs, (g_in, args_in))
 
 
 class TensorCores(Compute):
@@ -147,8 +147,9 @@ class Fp8(Compute):
         ans, self.saved = _fp8.forward(op, self.xp, args, recipe, tensors, params)
         return ans
 
-    def gradients(self, op, g, ans, args, params, wanted):
+    def gradients(self, op, g, ans, args, params, inputs):
         """The fp8 GEMM's gradients, summed to each input's shape in float32 (before any rounding, as TE's)."""
+        wanted = [isinstance(a, Tensor) and a.requires_grad for a in inputs]
         grads = _fp8.backward(self.node, self.xp, g, ans, args, wanted)
         return [None if gi is None else unbroadcast(self.xp, self.xp.asarray(gi, g.dtype), a._data.shape)
                 for a, gi in zip(self.node.inputs, grads)]
