@@ -163,9 +163,10 @@ def _through(node, t, entry, store):
     compute = route(op, t.fmt, [t, *inputs], xp, t.device, node) if op.routed or xp is not np else ON_NUMPY
     args = [compute.operand(a, dtype) for a in inputs]
     ans = wide(t, dtype) if op.saves else t._data      # an op that saves nothing reads no values of its output
-    for a, gi in zip(inputs, compute.gradients(op, g, ans, args, params, inputs)):
-        if gi is None:
+    for i, a in enumerate(inputs):
+        if not (isinstance(a, Tensor) and a.requires_grad):
             continue
+        gi = compute.gradient(op, i, g, ans, args, params)
         if type(gi) is not np.ndarray or gi.dtype.type is not dtype:
             gi = xp.asarray(gi, dtype)
         if gi.shape != a._data.shape:

@@ -91,13 +91,9 @@ class Compute:
     def forward(self, op, args, params):
         return op.forward(self.xp, *args, **params)
 
-    def gradients(self, op, g, ans, args, params, inputs, factors=None):
-        """The gradient of each input that requires one (None for the others), in its broadcast shape; `factors`:
-        (g, args) as the first two inputs' gradients see them, where they differ from g and args (TF32)."""
-        g_in, args_in = factors or (g, args)
-        grads = op.grads if not op.variadic else [op.grad(i) for i in range(len(inputs))]
-        return [grads[i](self.xp, *((g_in, ans, *args_in) if i < 2 else (g, ans, *args)), **params)
-                if isinstance(a, Tensor) and a.requires_grad else None for i, a in enumerate(inputs)]
+    def gradient(self, op, i, g, ans, args, params):
+        """The gradient of input i (one that requires it), in its broadcast shape."""
+        return (op.grad(i) if op.variadic else op.grads[i])(self.xp, g, ans, *args, **params)
 
 
 ON_NUMPY = Compute(np)
@@ -107,11 +103,11 @@ class Tf32(Compute):
     """A float32 product whose device rounds its two factors to tf32 first (and, backward, the output gradient: the
     gradient products run on the same cores); a bias after them is added in float32."""
 
-    __slots__ = ("fmt_in",)
+    __slots__ = ("fmt_in", "factors")
 
     def __init__(self, xp, fmt_in):
         super().__init__(xp)
-        self.fmt_in = fmt_in
+        self.fmt_in, self.factors = fmt_in, None
 
     def _rounded(self, arrays, n):
         return [widen(round_to(a, self.fmt_in), self.fmt_in) if i < n else a for i, a in enumerate(arrays)]
@@ -119,9 +115,13 @@ class Tf32(Compute):
     def forward(self, op, args, params):
         return op.forward(self.xp, *self._rounded(args, 2), **params)
 
-    def gradients(self, op, g, ans, args, params, inputs, factors=None):
-        g_in, *args_in = self._rounded([g, *args], 3)
-        return super().gradients(op, g, ans, args, params, inputs, (g_in, args_in))
+    def gradient(self, op, i, g, ans, args, params):
+        if i >= 2:          # a bias: no product
+            return super().gradient(op, i, g, ans, args, params)
+        if self.factors is None:    # rounded once for both factors' gradients
+            self.factors = self._rounded([g, *args], 3)
+        g_in, *args_in = self.factors
+        return super().gradient(op, i, g_in, ans, args_in, params)
 
 
 class TensorCores(Compute):
@@ -136,23 +136,25 @@ class TensorCores(Compute):
 class Fp8(Compute):
     """A GEMM under fp8_autocast: forward from the recipe (`state`), backward from the forward's saved factors."""
 
-    __slots__ = ("state", "node", "saved")
+    __slots__ = ("state", "node", "saved", "grads")
 
     def __init__(self, xp, state, node):
         super().__init__(xp)
-        self.state, self.node, self.saved = state, node, None
+        self.state, self.node, self.saved, self.grads = state, node, None, None
 
     def forward(self, op, args, params):
         recipe, tensors = self.state
         ans, self.saved = _fp8.forward(op, self.xp, args, recipe, tensors, params)
         return ans
 
-    def gradients(self, op, g, ans, args, params, inputs):
-        """The fp8 GEMM's gradients, summed to each input's shape in float32 (before any rounding, as TE's)."""
-        wanted = [isinstance(a, Tensor) and a.requires_grad for a in inputs]
-        grads = _fp8.backward(self.node, self.xp, g, ans, args, wanted)
-        return [None if gi is None else unbroadcast(self.xp, self.xp.asarray(gi, g.dtype), a._data.shape)
-                for a, gi in zip(self.node.inputs, grads)]
+    def gradient(self, op, i, g, ans, args, params):
+        """The fp8 GEMM's gradient of input i, summed to its shape in float32 (before any rounding, as TE's); the
+        first call computes every input's (the GEMMs run once per pass)."""
+        inputs = self.node.inputs
+        if self.grads is None:
+            wanted = [isinstance(a, Tensor) and a.requires_grad for a in inputs]
+            self.grads = _fp8.backward(self.node, self.xp, g, ans, args, wanted)
+        return unbroadcast(self.xp, self.xp.asarray(self.grads[i], g.dtype), inputs[i]._data.shape)
 
 
 class Staged:

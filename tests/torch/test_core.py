@@ -221,6 +221,21 @@ def test_tf32_switches_round_the_factors_of_cuda_float32_products():
     assert (a @ a).item() == EXACT
 
 
+def test_tf32_gradient_products_round_their_factors_and_the_bias_gradient_stays_float32():
+    c = 1 + 2**-12                                          # no tf32 neighbour but 1
+    x, w, b = (torch.tensor(v, device="cuda", requires_grad=True) for v in ([[c]], [[c]], [0.0]))
+    try:
+        torch.backends.cuda.matmul.allow_tf32 = True
+        F.linear(x, w, b).backward(torch.tensor([[c]], device="cuda"))
+    finally:
+        torch.set_float32_matmul_precision("highest")
+    assert x.grad.item() == 1.0 and w.grad.item() == 1.0   # g and the other factor rounded to tf32 first
+    assert b.grad.item() == c                               # a sum of g: no product, no rounding
+    x.grad = w.grad = None
+    F.linear(x, w, b).backward(torch.tensor([[c]], device="cuda"))
+    assert x.grad.item() == w.grad.item() == EXACT
+
+
 def test_devices_and_moves():
     x = torch.ones(2, 3)
     assert x.device == "cpu" and x.cuda().device == "cuda" and x.to("cuda:0").is_cuda
