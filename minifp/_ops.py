@@ -147,6 +147,7 @@ defop("where", lambda xp, condition, x, y: xp.where(condition, x, y), None,
 # -- unary math ---------------------------------------------------------------
 defop("exp", lambda xp, x: xp.exp(x), lambda xp, g, ans, x: g * ans, doc="Elementwise e**x.")
 defop("log", lambda xp, x: xp.log(x), lambda xp, g, ans, x: g / x, doc="Elementwise natural logarithm.")
+defop("reciprocal", lambda xp, x: 1 / x, lambda xp, g, ans, x: -g * ans * ans, doc="Elementwise 1 / x.")
 defop("sqrt", lambda xp, x: xp.sqrt(x), lambda xp, g, ans, x: g * 0.5 / ans, doc="Elementwise square root.")
 # On CUDA their gradient kernels compute in the tensor's own type (c10::Half and BFloat16 arithmetic rounds
 # every product and difference): g * (1 - y*y) and g * (1 - y) * y, each step rounded
@@ -197,6 +198,25 @@ defop("mean", lambda xp, x, *, axis=None, keepdims=False: xp.mean(x, axis=axis, 
       saves=False, accumulates=True,
       example=lambda rng: ((_u(rng, 3, 4),), {"axis": 0, "keepdims": True}))
 
+
+
+def _var(xp, x, *, axis=None, correction=1, keepdims=False):
+    d = x - xp.mean(x, axis=axis, keepdims=True)
+    return xp.sum(d * d, axis=axis, keepdims=keepdims) / max(_count(x.shape, axis) - correction, 0)
+
+
+def _var_grad(xp, g, ans, x, axis=None, correction=1, keepdims=False):
+    d = x - xp.mean(x, axis=axis, keepdims=True)
+    return _keep(xp, g, x.shape, axis, keepdims) * (2 * d / max(_count(x.shape, axis) - correction, 0))
+
+
+defop("var", _var, _var_grad, doc="Variance over `axis` (all axes by default), dividing by the count less "
+      "`correction` (1: the unbiased estimate), in float32 (two passes).",
+      example=lambda rng: ((_u(rng, 3, 4),), {"axis": 1}))
+defop("cumsum", lambda xp, x, *, axis: xp.cumsum(x, axis=axis),
+      lambda xp, g, ans, x, axis: xp.flip(xp.cumsum(xp.flip(g, axis), axis=axis), axis),
+      doc="Running sums along `axis`, each in float32 and rounded once.", saves=False,
+      example=lambda rng: ((_u(rng, 3, 4),), {"axis": 1}))
 
 def _max_grad(xp, g, ans, x, axis=None, keepdims=False):
     hit = x == _keep(xp, ans, x.shape, axis, keepdims)
@@ -297,6 +317,27 @@ defop("transpose", lambda xp, x, *, axes=None: xp.transpose(x, axes),
       example=lambda rng: ((_u(rng, 2, 3, 4),), {"axes": (-2, 2, 0)}))
 defop("getitem", lambda xp, x, *, index: x[index], _unindex, doc="x[index], NumPy's indexing.", saves=False,
       layout=True, function=False, method=False, example=lambda rng: ((_u(rng, 4, 5),), {"index": (slice(1, 3), [0, 2, 2])}))
+
+
+def _setitem(xp, x, value, *, index):
+    out = x.copy()
+    out[index] = value
+    return out
+
+
+def _setitem_grad_x(xp, g, ans, x, value, index):
+    out = g.copy()
+    out[index] = 0                          # overwritten values reach nothing
+    return out
+
+
+defop("setitem", _setitem, _setitem_grad_x, lambda xp, g, ans, x, value, index: g[index],
+      doc="A copy of x with x[index] = value (NumPy's indexing; value broadcasts into the selection).", saves=False,
+      layout=True, function=False, method=False,
+      example=lambda rng: ((_u(rng, 4, 5), _u(rng, 2, 1)), {"index": (slice(1, 3), slice(0, 4))}))
+defop("broadcast_to", lambda xp, x, *, shape: xp.broadcast_to(x, shape), lambda xp, g, ans, x, shape: g,
+      doc="x repeated along new leading axes and its length-1 axes to `shape` (a view: no copy).", saves=False,
+      layout=True, method=False, example=lambda rng: ((_u(rng, 3, 1),), {"shape": (2, 3, 4)}))
 defop("cast", lambda xp, x: x, lambda xp, g, ans, x: g, doc="x rounded into the output format (Tensor.astype).",
       saves=False, layout=True, function=False, method=False)
 

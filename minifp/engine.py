@@ -14,6 +14,7 @@ Tensors
     storage(t), values(t)             the storage array; the float32 values (exact)
     take(t, array), convert(t, fmt)   hand a fresh float32 array to t; re-store t in another format, in place
     detach_(t), made_by(t)            cut t from its graph in place; the name of the op that made t (None: a leaf)
+    become(t, new)                    t takes new's storage and place in the graph, in place (in-place ops)
     round_to, widen, MODES            rounding and widening of arrays
 Autodiff and state of the thread
     backward, gradients               .grad from a root; gradients of targets without touching .grad (a tape)
@@ -56,7 +57,7 @@ from ._tensor import Tensor, check_storage, real, take, tensor
 __all__ = ["Tensor", "tensor", "apply", "op_function", "op_method", "install_names", "make", "rewrap", "made_like", "storage", "values", "take", "convert", "detach_",
            "made_by", "round_to", "widen", "MODES", "backward", "gradients", "grad_mode", "no_grad", "enable_grad",
            "is_grad_enabled", "Autocast", "autocast_scope", "current_autocast", "training_scope", "current_training", "float32_products",
-           "set_float32_products", "set_storage", "layer_scope", "watched_call", "unwatched", "is_layer", "update_running_stats",
+           "set_float32_products", "set_storage", "become", "layer_scope", "watched_call", "unwatched", "is_layer", "update_running_stats",
            "sgd_update", "adam_update", "rmsprop_update", "adagrad_update", "adagrad_state", "keras_sgd_update",
            "keras_adam_update", "keras_rmsprop_update", "keras_nadam_update", "keras_nadam_u",
            "keras_adagrad_update", "keras_clip_gradients", "update", "apply_rule", "update_weight", "check_update_rounding",
@@ -141,6 +142,15 @@ def set_storage(t, data, fmt, device=None):
     t._data, t.fmt, t._float32 = data, fmt, None
     if device is not None:
         t.device = device
+    return t
+
+
+def become(t, new):
+    """t stands for `new` from now on, in place (an in-place op: PyTorch's x.add_(y)): new's storage, format,
+    device and place in the graph; t keeps its identity. Compute `new` from rewrap(t, cls), not from t, so that
+    its node reads t's values before the change."""
+    t._data, t.fmt, t._node, t.requires_grad, t.device = new._data, new.fmt, new._node, new.requires_grad, new.device
+    t._float32 = new._float32
     return t
 
 

@@ -180,6 +180,12 @@ def _log_softmax(x, axis=-1):
 
 # One independent reference per registered op, written with NumPy and not with the registry's bodies:
 # a new op without one fails test_every_op_has_a_reference.
+def _put(x, value, index):
+    out = x.copy()
+    out[index] = value
+    return out
+
+
 REFERENCES = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "pow": np.power, "neg": np.negative,
     "maximum": np.maximum, "minimum": np.minimum, "where": lambda c, x, y: np.where(c, x, y),
@@ -205,10 +211,14 @@ REFERENCES = {
     "nll_loss": _nll_loss, "mse_loss": lambda x, y, reduction="mean": _reduced((x - y) ** 2, reduction),
     "l1_loss": lambda x, y, reduction="mean": _reduced(np.abs(x - y), reduction),
     "binary_cross_entropy_with_logits": _bce_with_logits, "binary_cross_entropy": _bce,
+    "setitem": _put, "broadcast_to": lambda x, shape: np.broadcast_to(x, shape), "reciprocal": np.reciprocal,
+    "var": lambda x, axis=None, correction=1, keepdims=False: np.var(x.astype(np.float64), axis=axis,
+                                                                     ddof=correction, keepdims=keepdims),
+    "cumsum": lambda x, axis: np.cumsum(x.astype(np.float64), axis=axis),
 }
 # Sums in the BLAS's own order (or reductions and transcendentals computed in float32, or erf by a fit), which the
 # float64 reference does not follow: within a few units in the last place, on moderate inputs.
-BLAS_ORDER = {"conv2d", "avg_pool2d", "adaptive_avg_pool2d", "gelu", "silu", "layer_norm", "group_norm",
+BLAS_ORDER = {"var", "cumsum", "conv2d", "avg_pool2d", "adaptive_avg_pool2d", "gelu", "silu", "layer_norm", "group_norm",
               "batch_norm", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy_with_logits",
               "binary_cross_entropy"}
 

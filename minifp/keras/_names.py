@@ -28,4 +28,6 @@ NAMES = {
     "dropout": (), "layer_norm": (), "group_norm": (), "batch_norm": (), "embedding": (),
     "nll_loss": (), "mse_loss": (), "l1_loss": (), "binary_cross_entropy_with_logits": (),
     "binary_cross_entropy": (),
+    "setitem": (), "broadcast_to": (), "var": (), "cumsum": (),   # keras.ops has them with other signatures (issue 33)
+    "reciprocal": ("ops.reciprocal",),
 }

@@ -29,4 +29,6 @@ NAMES = {
     "silu": ("nn.silu",), "hardtanh": (), "dropout": (), "layer_norm": (), "group_norm": (), "batch_norm": (),
     "embedding": (), "nll_loss": (), "mse_loss": (), "l1_loss": (), "binary_cross_entropy_with_logits": (),
     "binary_cross_entropy": (),
+    "setitem": (), "broadcast_to": (), "var": (), "cumsum": (),
+    "reciprocal": ("math.reciprocal",),
 }

@@ -4,8 +4,7 @@
 """
 import sys as _sys
 
-from ..engine import (enable_grad, Format, install_names, is_grad_enabled, manual_seed, no_grad, op_function,
-    op_method, tf32)
+from ..engine import Format, install_names, is_grad_enabled, manual_seed, op_function, op_method, tf32
 from ._device import device
 from ._tensor import (DTYPES as _DTYPES, Size, Tensor, arange, as_tensor, bfloat16, bool_ as bool, dtype, empty,
                       empty_like, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu,
@@ -14,7 +13,10 @@ from ._tensor import (DTYPES as _DTYPES, Size, Tensor, arange, as_tensor, bfloat
                       ones_like, rand, randint, randn, set_default_dtype, tensor, uint8, zeros, zeros_like)
 from ._functions import *  # noqa: F401,F403  (cat, stack, where, exp, sum, ... with PyTorch's signatures)
 from ._functions import __all__ as _function_names
-from . import amp, backends, cpu, cuda, nn, optim
+from ._methods import *  # noqa: F401,F403  (split, topk, tril, var, cumsum, ...: Tensor methods as functions)
+from ._methods import __all__ as _method_names
+from . import amp, autograd, backends, cpu, cuda, nn, optim
+from .autograd import enable_grad, inference_mode, is_inference_mode_enabled, no_grad, set_grad_enabled
 from .amp import autocast
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision
 from . import utils, vision  # noqa: E402  (utils.data, torchvision's models, datasets and transforms)
@@ -27,10 +29,10 @@ long, int, short = int64, int32, int16
 __all__ = ["Tensor", "Size", "dtype", "device", "Format", "tf32", "tensor", "as_tensor", "from_numpy", "zeros",
            "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like", "rand", "randn", "randint",
            "arange", "manual_seed", "no_grad", "enable_grad", "is_grad_enabled", "is_tensor", "matmul", "maximum",
-           "minimum", "autocast", "amp", "backends", "cpu", "cuda", "get_default_dtype", "set_default_dtype",
+           "minimum", "autocast", "amp", "autograd", "inference_mode", "is_inference_mode_enabled", "backends", "cpu", "cuda", "get_default_dtype", "set_default_dtype",
            "set_float32_matmul_precision", "get_float32_matmul_precision", "float", "half", "double", "long",
            "int", "short", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
-           "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu", "load", "save", "utils"] + _function_names
+           "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu", "load", "save", "utils"] + _function_names + _method_names
 # Every name of the engine's ops that PyTorch has and this face does not write by hand: the op itself.
 __all__ += [name[6:] for name in install_names(_names.NAMES, {"torch": _sys.modules[__name__], "Tensor": Tensor,
                                                                "F": nn.functional},

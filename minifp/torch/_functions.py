@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine import apply, finfo as _finfo, grad_mode, Tensor as _EngineTensor
+from ..engine import apply, finfo as _finfo, Tensor as _EngineTensor
 from ._tensor import Tensor, _dim, _weak_out, as_dtype, format_of, matmul, tensor
 
 __all__ = ["cat", "concat", "stack", "where", "mm", "bmm", "add", "sub", "mul", "div", "neg", "pow", "exp", "log",
            "sqrt", "tanh", "sigmoid", "relu", "abs", "sum", "mean", "max", "min", "argmax", "argmin", "softmax",
            "log_softmax", "clamp", "clip", "flatten", "reshape", "transpose", "permute", "unsqueeze", "squeeze",
-           "allclose", "equal", "isfinite", "isnan", "isinf", "set_grad_enabled", "finfo", "numel", "t"]
+           "allclose", "equal", "isfinite", "isnan", "isinf", "finfo", "numel", "t"]
 
 
 def _t(x):
@@ -74,11 +74,6 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 def equal(input, other):
     return input.shape == other.shape and bool(np.array_equal(input.float32(), other.float32()))
-
-
-def set_grad_enabled(mode):
-    """A block (or, as in PyTorch, a call for the rest of the thread... here: a block) with grad mode `mode`."""
-    return grad_mode(mode)
 
 
 class finfo:

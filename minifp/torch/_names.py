@@ -33,4 +33,7 @@ NAMES = {
     "nll_loss": ("F.nll_loss",), "mse_loss": ("F.mse_loss",), "l1_loss": ("F.l1_loss",),
     "binary_cross_entropy_with_logits": ("F.binary_cross_entropy_with_logits",),
     "binary_cross_entropy": ("F.binary_cross_entropy",),
+    "setitem": ("Tensor.__setitem__",), "broadcast_to": ("torch.broadcast_to", "Tensor.broadcast_to"),
+    "var": ("torch.var", "Tensor.var"), "cumsum": ("torch.cumsum", "Tensor.cumsum"),
+    "reciprocal": ("torch.reciprocal", "Tensor.reciprocal"),
 }

@@ -405,7 +405,10 @@ class Tensor(_EngineTensor):
     __add__, __radd__ = _binary("add")
     __sub__, __rsub__ = _binary("sub")
     __mul__, __rmul__ = _binary("mul")
-    __truediv__, __rtruediv__ = _binary("div")
+    __truediv__ = _binary("div")[0]
+
+    def __rtruediv__(self, other):          # PyTorch's: reciprocal(self) * other, two ops (and two roundings)
+        return apply("mul", apply("reciprocal", self), other, _out=_weak_out((self, other)))
     __pow__, __rpow__ = _binary("pow")
 
     def isfinite(self):
@@ -425,7 +428,8 @@ class Tensor(_EngineTensor):
 
     def __repr__(self):
         values = to_numpy(self.float32() if self.fmt is not None else storage(self))
-        body = np.array2string(values, precision=4, separator=", ", prefix="tensor(")
+        body = np.array2string(values, separator=", ", prefix="tensor(", threshold=1000, edgeitems=3,
+                               formatter={"float_kind": _float_formatter(values)} if self.fmt is not None else None)
         extras = [f"device='cuda:0'"] if self.device == "cuda" else []
         if self.fmt is not None and not self.fmt.is_float32 or self.fmt is None and storage(self).dtype != np.int64:
             extras.append(f"dtype={self.dtype}")
@@ -440,6 +444,23 @@ class Tensor(_EngineTensor):
 
 for _name in ("exp", "log", "sqrt", "tanh", "sigmoid", "relu", "abs", "neg"):
     setattr(Tensor, _name, getattr(_EngineTensor, _name))
+
+
+def _float_formatter(values):
+    """PyTorch's way of printing floats: "17." when every value is whole, else 4 decimals, or 4 significant digits
+    in scientific notation when the magnitudes span more than 1000x (or pass 1e8, or fall under 1e-4); one width."""
+    if values.size > 1000:                  # only the values printed count, as PyTorch's summary
+        for axis in range(values.ndim):
+            if values.shape[axis] > 6:
+                values = np.concatenate([np.take(values, range(3), axis), np.take(values, range(-3, 0), axis)], axis)
+    finite = np.abs(values[np.isfinite(values) & (values != 0)]).astype(np.float64)
+    whole = bool(np.all(np.ceil(finite) == finite))
+    big, small = (finite.max(), finite.min()) if finite.size else (1.0, 1.0)
+    sci = big / small > 1000 or big > 1e8 or (not whole and small < 1e-4)
+    spec = "{:.4e}" if sci else "{:.0f}." if whole else "{:.4f}"
+    text = lambda v: spec.format(v) if np.isfinite(v) else str(float(v))
+    width = max((len(text(v)) for v in values.reshape(-1)[:2000]), default=0)
+    return lambda v: text(v).rjust(width)
 
 
 class _MaxResult(tuple):
@@ -577,9 +598,19 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
                   requires_grad=requires_grad)
 
 
-def randint(low, high=None, size=(), generator=None, dtype=None, device=None):
-    low, high = (0, low) if high is None else (low, high)
-    return tensor(_rng(generator).integers(low, high, size=tuple(size)), dtype=dtype or int64, device=device)
+def randint(*args, size=None, low=None, high=None, generator=None, dtype=None, device=None, requires_grad=False):
+    """randint(high, size) or randint(low, high, size): integers in [low, high) (int64 unless told)."""
+    if size is None and args and isinstance(args[-1], (tuple, list, Size)):
+        args, size = args[:-1], args[-1]
+    bounds = [*args, *([low] if low is not None else []), *([high] if high is not None else [])]
+    if size is None or len(bounds) not in (1, 2) or not all(isinstance(b, numbers.Real) for b in bounds):
+        raise TypeError("randint() received an invalid combination of arguments: expected (high, size) or "
+                        "(low, high, size), with size a tuple of ints")
+    low, high = (0, bounds[0]) if len(bounds) == 1 else bounds
+    if not low < high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    return tensor(_rng(generator).integers(low, high, size=tuple(size)), dtype=dtype or int64, device=device,
+                  requires_grad=requires_grad)
 
 
 def _rng(g):

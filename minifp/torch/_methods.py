@@ -1,0 +1,305 @@
+"""Tensor methods a training script reaches beyond the basics: assignment and in-place ops, splitting, selecting,
+sorting, masks, expansion, statistics, and the Python protocols of a 0-dim tensor, with PyTorch's spellings.
+
+Each is an engine op or a composition of them (values exact where only values move); in-place ops compute the
+result from the tensor's value before the change and the tensor then stands for it (engine.become), so a graph
+through it stays correct. `.data` is a detached alias: an in-place op on it changes the alias, not the tensor.
+"""
+from __future__ import annotations
+
+import collections
+import numbers
+
+import numpy as np
+
+from .. import engine
+from ..engine import apply, become, made_by, made_like, rewrap, storage, Tensor as _EngineTensor, to_numpy
+from ._tensor import Tensor, _dim, _dims, _shape_args, _type_name, full, ones, tensor, zeros
+
+__all__ = ["topk", "sort", "argsort", "split", "chunk", "unbind", "tril", "triu", "flip", "gather", "var", "std",
+           "cumsum", "masked_fill", "broadcast_to", "count_nonzero"]
+
+_sorted = collections.namedtuple("sorted", ("values", "indices"))       # torch.return_types.topk / sort
+
+
+def _as_operand(x, like):
+    """x as a tensor of like's dtype and device (Python numbers, arrays and tensors of other dtypes alike)."""
+    if isinstance(x, _EngineTensor):
+        return x if x.fmt == like.fmt and x.fmt is not None else x.to(like.dtype) if like.fmt is not None or \
+            x.fmt is None else _cast_refused(x, like)
+    return tensor(x, dtype=like.dtype, device=like.device)
+
+
+def _cast_refused(x, like):
+    raise RuntimeError(f"result type {_type_name(x)} can't be cast to the desired output type {_type_name(like)}")
+
+
+# -- assignment and in-place ops ---------------------------------------------------------------------------
+
+
+def _in_place(t, compute):
+    """t becomes compute(t as it was), rounded into t's own dtype, as PyTorch's in-place ops (x.add_(y), x[i] = v)."""
+    if t.requires_grad and made_by(t) is None and engine.is_grad_enabled():
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    before = rewrap(t, type(t)) if t.requires_grad else t
+    new = compute(before)
+    if new.fmt is not t.fmt and new.fmt != t.fmt:
+        if t.fmt is None:
+            _cast_refused(new, t)
+        new = new.to(t.dtype)
+    return become(t, new)
+
+
+def _setitem(self, index, value):
+    index = _index(index)
+    _in_place(self, lambda t: apply("setitem", t, _as_operand(value, t), index=index))
+
+
+def _index(index):
+    """An index with tensors in it as NumPy reads it (bool masks, integer arrays)."""
+    if isinstance(index, _EngineTensor):
+        return to_numpy(storage(index))
+    if isinstance(index, tuple):
+        return tuple(to_numpy(storage(i)) if isinstance(i, _EngineTensor) else i for i in index)
+    return index
+
+
+def _arith(name, sign=1.0):
+    """x.add_(y, alpha=1) and the like: in place, in x's dtype (other widens into it)."""
+    def method(self, other, *, alpha=1):
+        other = other * (alpha * sign) if alpha != 1 or sign != 1.0 else other
+        return _in_place(self, lambda t: apply(name, t, other, _out=t.fmt if t.fmt is not None else None))
+    method.__name__ = f"{name}_"
+    return method
+
+
+def _unary_(name):
+    def method(self):
+        return _in_place(self, lambda t: getattr(t, name)())
+    method.__name__ = f"{name}_"
+    return method
+
+
+def _clamp_(self, min=None, max=None):
+    return _in_place(self, lambda t: t.clamp(min, max))
+
+
+def _masked_fill_(self, mask, value):
+    return _in_place(self, lambda t: masked_fill(t, mask, value))
+
+
+def _normal_(self, mean=0.0, std=1.0, generator=None):
+    return self.copy_(engine.generator(getattr(generator, "rng", generator)).normal(mean, std, self.shape))
+
+
+def _uniform_(self, a=0.0, b=1.0, generator=None):
+    return self.copy_(engine.generator(getattr(generator, "rng", generator)).uniform(a, b, self.shape))
+
+
+# -- splitting and selecting --------------------------------------------------------------------------------
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    """Pieces of `split_size` along dim (the last may be smaller), or of the listed sizes."""
+    d = _dim(dim, tensor.ndim)
+    n = tensor.shape[d]
+    if isinstance(split_size_or_sections, numbers.Integral):
+        size = int(split_size_or_sections)
+        if size <= 0 and n:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+        sizes = [min(size, n - i) for i in range(0, n, size)] if size else [0]
+    else:
+        sizes = list(split_size_or_sections)
+        if sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
+                               f"dimension {d}), but got split_sizes={sizes}")
+    starts = np.cumsum([0] + sizes[:-1])
+    return tuple(tensor[(slice(None),) * d + (slice(int(s), int(s) + k),)] for s, k in zip(starts, sizes))
+
+
+def chunk(input, chunks, dim=0):
+    """At most `chunks` pieces of ceil(size / chunks) along dim."""
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    n = input.shape[_dim(dim, input.ndim)]
+    return split(input, max(-(-n // chunks), 1), dim)
+
+
+def unbind(input, dim=0):
+    """The slices along dim, each without it."""
+    d = _dim(dim, input.ndim)
+    return tuple(input[(slice(None),) * d + (i,)] for i in range(input.shape[d]))
+
+
+def gather(input, dim, index):
+    """input's values at `index` along dim (index has input's number of dims)."""
+    d, idx = _dim(dim, input.ndim), to_numpy(storage(index))
+    if idx.ndim != input.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    grid = list(np.indices(idx.shape, sparse=True))
+    grid[d] = idx
+    return input[tuple(grid)]
+
+
+def _select(input, order, k, dim):
+    """(values, indices) of the first k positions of `order` (an argsort along dim) along dim."""
+    idx = np.take(order, np.arange(k), axis=dim)
+    return _sorted(gather(input, dim, made_like(input, idx.astype(np.int64), None)),
+                   made_like(input, idx.astype(np.int64), None))
+
+
+def _order(input, dim, descending, stable=True):
+    """The argsort of input along dim (NaN counts as the largest, as in PyTorch)."""
+    v = to_numpy(input.float32() if input.fmt is not None else storage(input))
+    key = -np.where(np.isnan(v), np.inf, v) if descending else v
+    return np.argsort(key, axis=dim, kind="stable")
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    """(values, indices) of the k largest (smallest) entries along dim."""
+    d = _dim(dim, input.ndim)
+    n = input.shape[d] if input.ndim else 1
+    if not 0 <= k <= n:
+        raise RuntimeError("selected index k out of range")
+    return _select(input, _order(input, d, largest), k, d)
+
+
+def sort(input, dim=-1, descending=False, stable=False):
+    """(values, indices) sorted along dim."""
+    d = _dim(dim, input.ndim)
+    return _select(input, _order(input, d, descending), input.shape[d] if input.ndim else 1, d)
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    return sort(input, dim, descending).indices
+
+
+def count_nonzero(input, dim=None):
+    return made_like(input, np.asarray(np.count_nonzero(to_numpy(storage(input)), axis=_dims(dim, input.ndim)),
+                                       np.int64), None)
+
+
+# -- masks, triangles, flips, expansion -------------------------------------------------------------------
+
+
+def masked_fill(input, mask, value):
+    """input with `value` where mask holds (mask broadcasts)."""
+    if not isinstance(mask, _EngineTensor) or storage(mask).dtype != np.bool_:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{getattr(mask, 'dtype', type(mask).__name__)}")
+    if input.fmt is None:
+        return made_like(input, np.where(to_numpy(storage(mask)), np.asarray(value).astype(storage(input).dtype),
+                                         storage(input)), None)
+    return apply("where", mask, _as_operand(value, input), input, _out=input.fmt)
+
+
+def _triangle(input, diagonal, lower):
+    if input.ndim < 2:
+        raise RuntimeError(f"{'tril' if lower else 'triu'}: input tensor must have at least 2 dimensions")
+    r, c = input.shape[-2:]
+    keep = np.tri(r, c, diagonal, dtype=bool) if lower else ~np.tri(r, c, diagonal - 1, dtype=bool)
+    return masked_fill(input, made_like(input, ~keep, None), 0)
+
+
+def tril(input, diagonal=0):
+    return _triangle(input, diagonal, True)
+
+
+def triu(input, diagonal=0):
+    return _triangle(input, diagonal, False)
+
+
+def flip(input, dims):
+    dims = _dims(dims if isinstance(dims, (tuple, list)) else (dims,), input.ndim)
+    return input[tuple(slice(None, None, -1) if i in dims else slice(None) for i in range(input.ndim))]
+
+
+def broadcast_to(input, size):
+    return apply("broadcast_to", input, shape=tuple(size))
+
+
+def _expand(self, *sizes):
+    sizes = _shape_args(sizes)
+    lead = len(sizes) - self.ndim
+    if lead < 0:
+        raise RuntimeError(f"expand(torch.FloatTensor{{{list(self.shape)}}}, size={list(sizes)}): the number of sizes "
+                           f"provided ({len(sizes)}) must be greater or equal to the number of dimensions in the "
+                           f"tensor ({self.ndim})")
+    return broadcast_to(self, [self.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes)])
+
+
+def _repeat(self, *sizes):
+    """The tensor tiled `sizes` times along each dim (leading new dims where sizes has more)."""
+    sizes = _shape_args(sizes)
+    x = self.reshape((1,) * (len(sizes) - self.ndim) + tuple(self.shape))
+    spread = [n for pair in zip(sizes, x.shape) for n in (pair[0], pair[1])]
+    ones = [n for s in x.shape for n in (1, s)]
+    return broadcast_to(x.reshape(ones), spread).reshape([r * s for r, s in zip(sizes, x.shape)])
+
+
+# -- statistics ----------------------------------------------------------------------------------------------
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Variance over dim (all by default): correction 1 (unbiased) unless told otherwise."""
+    if isinstance(dim, bool):                   # var(input, unbiased)
+        dim, unbiased = None, dim
+    c = correction if correction is not None else (1 if unbiased is None or unbiased else 0)
+    return apply("var", input, axis=_dims(dim, input.ndim), correction=c, keepdims=keepdim)
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return var(input, dim, unbiased, keepdim, correction=correction).sqrt()
+
+
+def cumsum(input, dim, *, dtype=None):
+    x = input.to(dtype) if dtype is not None else input
+    if x.fmt is None:
+        return made_like(x, np.cumsum(storage(x), axis=_dim(dim, x.ndim)).astype(np.int64), None)
+    return apply("cumsum", x, axis=_dim(dim, x.ndim))
+
+
+# -- Python protocols ------------------------------------------------------------------------------------------
+
+
+def _index_protocol(self):
+    if self.fmt is not None or storage(self).size != 1:
+        raise TypeError("only integer tensors of a single element can be converted to an index")
+    return int(self.item())
+
+
+def _format(self, spec):
+    """f"{loss:.4f}": a 0-dim tensor formats as its number; others as their str."""
+    return format(self.item(), spec) if self.ndim == 0 else object.__format__(self, spec)
+
+
+def _new(fill):
+    """x.new_zeros(size) and the like: x's dtype and device unless told."""
+    def method(self, *size, dtype=None, device=None, requires_grad=False, **value):
+        return fill(_shape_args(size), *value.values(), dtype=dtype or self.dtype, device=device or self.device,
+                    requires_grad=requires_grad)
+    return method
+
+
+def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+
+for _name, _fn in {
+        "__setitem__": _setitem, "add_": _arith("add"), "sub_": _arith("add", -1.0), "mul_": _arith("mul"),
+        "div_": _arith("div"), "pow_": _arith("pow"), "clamp_": _clamp_, "clip_": _clamp_,
+        "masked_fill_": _masked_fill_, "normal_": _normal_, "uniform_": _uniform_,
+        "split": split, "chunk": chunk, "unbind": unbind, "gather": gather, "topk": topk, "sort": sort,
+        "argsort": argsort, "masked_fill": masked_fill, "tril": tril, "triu": triu, "flip": flip,
+        "broadcast_to": broadcast_to, "expand": _expand, "expand_as": lambda self, other: _expand(self, other.shape),
+        "repeat": _repeat, "var": var, "std": std, "cumsum": cumsum, "count_nonzero": count_nonzero,
+        "nelement": Tensor.numel, "__index__": _index_protocol, "__format__": _format,
+        "new_tensor": _new_tensor, "new_zeros": _new(zeros), "new_ones": _new(ones), "new_empty": _new(zeros),
+        "new_full": lambda self, size, fill_value, **kw: _new(full)(self, size, fill_value=fill_value, **kw)}.items():
+    setattr(Tensor, _name, _fn)
+for _name in ("neg", "abs", "exp", "log", "sqrt", "tanh", "sigmoid", "relu"):
+    setattr(Tensor, f"{_name}_", _unary_(_name))
+Tensor.tril_ = lambda self, diagonal=0: _in_place(self, lambda t: tril(t, diagonal))
+Tensor.triu_ = lambda self, diagonal=0: _in_place(self, lambda t: triu(t, diagonal))
+Tensor.__iadd__, Tensor.__isub__, Tensor.__imul__, Tensor.__itruediv__ = (Tensor.add_, Tensor.sub_, Tensor.mul_,
+                                                                          Tensor.div_)
