@@ -47,7 +47,11 @@ def _in_place(t, compute):
         if t.fmt is None:
             _cast_refused(new, t)
         new = new.to(t.dtype)
-    return become(t, new)
+    requires_grad = t.requires_grad
+    become(t, new)
+    if made_by(t) is None:                  # under no_grad: a parameter stays one
+        t.requires_grad = requires_grad
+    return t
 
 
 def _setitem(self, index, value):
@@ -281,6 +285,22 @@ def _new(fill):
     return method
 
 
+def _logical(fn):
+    """&, |, ^ of bool (or integer) tensors and Python values, elementwise; no gradient."""
+    def method(self, other):
+        b = storage(other) if isinstance(other, _EngineTensor) else other
+        if self.fmt is not None or isinstance(other, _EngineTensor) and other.fmt is not None:
+            raise RuntimeError(f"\"{fn.__name__}_cpu\" not implemented for 'Float'")
+        return made_like(self, fn(storage(self), b), None)
+    return method
+
+
+def _invert(self):
+    if self.fmt is not None:
+        raise TypeError("~ (bitwise_not) is only for integer and bool tensors")
+    return made_like(self, ~storage(self), None)
+
+
 def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
     return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
@@ -294,6 +314,9 @@ for _name, _fn in {
         "broadcast_to": broadcast_to, "expand": _expand, "expand_as": lambda self, other: _expand(self, other.shape),
         "repeat": _repeat, "var": var, "std": std, "cumsum": cumsum, "count_nonzero": count_nonzero,
         "nelement": Tensor.numel, "__index__": _index_protocol, "__format__": _format,
+        "__and__": _logical(np.bitwise_and), "__or__": _logical(np.bitwise_or), "__xor__": _logical(np.bitwise_xor),
+        "__rand__": _logical(np.bitwise_and), "__ror__": _logical(np.bitwise_or), "__invert__": _invert,
+        "logical_not": lambda self: made_like(self, np.logical_not(to_numpy(storage(self))), None),
         "new_tensor": _new_tensor, "new_zeros": _new(zeros), "new_ones": _new(ones), "new_empty": _new(zeros),
         "new_full": lambda self, size, fill_value, **kw: _new(full)(self, size, fill_value=fill_value, **kw)}.items():
     setattr(Tensor, _name, _fn)
