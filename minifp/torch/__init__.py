@@ -15,7 +15,12 @@ from ._functions import *  # noqa: F401,F403  (cat, stack, where, exp, sum, ... 
 from ._functions import __all__ as _function_names
 from ._methods import *  # noqa: F401,F403  (split, topk, tril, var, cumsum, ...: Tensor methods as functions)
 from ._methods import __all__ as _method_names
-from . import amp, autograd, backends, cpu, cuda, nn, optim
+from . import (accelerator, amp, autograd, backends, cpu, cuda, distributed, jit, linalg, multiprocessing, nn, optim,
+               version)
+from ._globals import *  # noqa: F401,F403  (channels_last, compile, set_num_threads, seed, ...)
+from ._globals import __all__ as _global_names
+from ._missing import missing as _missing
+from .version import __version__
 from .autograd import enable_grad, inference_mode, is_inference_mode_enabled, no_grad, set_grad_enabled
 from .amp import autocast
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision
@@ -32,10 +37,12 @@ __all__ = ["Tensor", "Size", "dtype", "device", "Format", "tf32", "tensor", "as_
            "minimum", "autocast", "amp", "autograd", "inference_mode", "is_inference_mode_enabled", "backends", "cpu", "cuda", "get_default_dtype", "set_default_dtype",
            "set_float32_matmul_precision", "get_float32_matmul_precision", "float", "half", "double", "long",
            "int", "short", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
-           "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu", "load", "save", "utils"] + _function_names + _method_names
+           "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu", "load", "save", "utils", "accelerator", "distributed", "jit", "linalg", "multiprocessing",
+           "version", "__version__"] + _function_names + _method_names + _global_names
 # Every name of the engine's ops that PyTorch has and this face does not write by hand: the op itself.
 __all__ += [name[6:] for name in install_names(_names.NAMES, {"torch": _sys.modules[__name__], "Tensor": Tensor,
                                                                "F": nn.functional},
                                               lambda op, place: op_method(op) if place is Tensor else op_function(op))
             if name.startswith("torch.")]
 del install_names, op_function, op_method
+__getattr__ = _missing("minifp.torch")

@@ -14,10 +14,12 @@ import numpy as np
 
 from .. import engine
 from ..engine import apply, become, made_by, made_like, rewrap, storage, Tensor as _EngineTensor, to_numpy
+from .linalg import vector_norm
+from ._missing import missing_method
 from ._tensor import Tensor, _dim, _dims, _shape_args, _type_name, full, ones, tensor, zeros
 
 __all__ = ["topk", "sort", "argsort", "split", "chunk", "unbind", "tril", "triu", "flip", "gather", "var", "std",
-           "cumsum", "masked_fill", "broadcast_to", "count_nonzero"]
+           "cumsum", "masked_fill", "broadcast_to", "count_nonzero", "amax", "amin", "norm"]
 
 _sorted = collections.namedtuple("sorted", ("values", "indices"))       # torch.return_types.topk / sort
 
@@ -52,6 +54,34 @@ def _in_place(t, compute):
     if made_by(t) is None:                  # under no_grad: a parameter stays one
         t.requires_grad = requires_grad
     return t
+
+
+def _refuse_on_leaf(method):
+    """fill_, zero_, copy_: values written straight in, refused on a leaf that requires grad as every in-place op."""
+    def checked(self, *args, **kwargs):
+        if self.requires_grad and made_by(self) is None and engine.is_grad_enabled():
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        return method(self, *args, **kwargs)
+    checked.__name__ = method.__name__
+    return checked
+
+
+_GRAD = _EngineTensor.grad          # the engine's slot; the face's property checks what is assigned to it
+
+
+def _set_grad(self, g):
+    """p.grad = g: None or a tensor of p's dtype, device and shape (PyTorch's checks, in its order)."""
+    if g is not None:
+        if not isinstance(g, _EngineTensor):
+            raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                            f"{type(g).__name__}")
+        if g.dtype != self.dtype:
+            raise RuntimeError("assigned grad has data of a different type")
+        if g.device != self.device:
+            raise RuntimeError("assigned grad has data located on a different device")
+        if tuple(g.shape) != tuple(self.shape):
+            raise RuntimeError("assigned grad has data of a different size")
+    _GRAD.__set__(self, g)
 
 
 def _setitem(self, index, value):
@@ -176,6 +206,20 @@ def sort(input, dim=-1, descending=False, stable=False):
 
 def argsort(input, dim=-1, descending=False, stable=False):
     return sort(input, dim, descending).indices
+
+
+def amax(input, dim=(), keepdim=False):
+    """The largest values over dim (all dims when empty); ties share the gradient."""
+    return apply("max", input, axis=_dims(dim, input.ndim) if dim != () else None, keepdims=keepdim)
+
+
+def amin(input, dim=(), keepdim=False):
+    return -amax(-input, dim, keepdim)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """torch.norm: the 2-norm ("fro") or p-norm over dim (all by default)."""
+    return vector_norm(input, 2 if p in ("fro", None) else p, dim, keepdim, dtype=dtype)
 
 
 def count_nonzero(input, dim=None):
@@ -313,6 +357,7 @@ for _name, _fn in {
         "argsort": argsort, "masked_fill": masked_fill, "tril": tril, "triu": triu, "flip": flip,
         "broadcast_to": broadcast_to, "expand": _expand, "expand_as": lambda self, other: _expand(self, other.shape),
         "repeat": _repeat, "var": var, "std": std, "cumsum": cumsum, "count_nonzero": count_nonzero,
+        "amax": amax, "amin": amin, "norm": norm,
         "nelement": Tensor.numel, "__index__": _index_protocol, "__format__": _format,
         "__and__": _logical(np.bitwise_and), "__or__": _logical(np.bitwise_or), "__xor__": _logical(np.bitwise_xor),
         "__rand__": _logical(np.bitwise_and), "__ror__": _logical(np.bitwise_or), "__invert__": _invert,
@@ -320,9 +365,13 @@ for _name, _fn in {
         "new_tensor": _new_tensor, "new_zeros": _new(zeros), "new_ones": _new(ones), "new_empty": _new(zeros),
         "new_full": lambda self, size, fill_value, **kw: _new(full)(self, size, fill_value=fill_value, **kw)}.items():
     setattr(Tensor, _name, _fn)
+for _name in ("fill_", "zero_", "copy_"):
+    setattr(Tensor, _name, _refuse_on_leaf(getattr(Tensor, _name)))
+Tensor.grad = property(_GRAD.__get__, _set_grad, doc="The gradient the last backward left (None before one).")
 for _name in ("neg", "abs", "exp", "log", "sqrt", "tanh", "sigmoid", "relu"):
     setattr(Tensor, f"{_name}_", _unary_(_name))
 Tensor.tril_ = lambda self, diagonal=0: _in_place(self, lambda t: tril(t, diagonal))
 Tensor.triu_ = lambda self, diagonal=0: _in_place(self, lambda t: triu(t, diagonal))
 Tensor.__iadd__, Tensor.__isub__, Tensor.__imul__, Tensor.__itruediv__ = (Tensor.add_, Tensor.sub_, Tensor.mul_,
                                                                           Tensor.div_)
+Tensor.__getattr__ = missing_method

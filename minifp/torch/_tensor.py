@@ -339,7 +339,7 @@ class Tensor(_EngineTensor):
         s, e = _dim(start_dim, self.ndim, "start_dim"), _dim(end_dim, self.ndim, "end_dim")
         return self.reshape(self.shape[:s] + (-1,) + self.shape[e + 1:]) if s <= e else self
 
-    def contiguous(self):
+    def contiguous(self, memory_format=None):
         return self
 
     def detach_(self):

@@ -260,6 +260,21 @@ def _unbatched(out, was):
     return out.reshape(tuple(out.shape[1:])) if was else out
 
 
+def _check_pooled_size(x, k, s, p, d, ceil_mode):
+    """PyTorch's error for a window larger than the (padded) input: no output position."""
+    c, h, w = x.shape[1:]
+    out = []
+    for size, ki, si, pi, di in zip((h, w), k, s, p, d):
+        span = size + 2 * pi - di * (ki - 1) - 1
+        n = (-(-span // si) if ceil_mode else span // si) + 1
+        if ceil_mode and (n - 1) * si >= size + pi:     # the last window must start inside the input
+            n -= 1
+        out.append(n)
+    if min(out) < 1:
+        raise RuntimeError(f"Given input size: ({c}x{h}x{w}). Calculated output size: ({c}x{out[0]}x{out[1]}). "
+                           f"Output size is too small")
+
+
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     if return_indices:
         raise NotImplementedError("max_pool2d(return_indices=True) is not supported by minifp.torch")
@@ -271,6 +286,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p[i]}, "
                                f"kernel_size={k[i]} and dilation={d[i]}")
     x, was = _batched(input, "max_pool2d")
+    _check_pooled_size(x, k, s, p, d, ceil_mode)
     return _unbatched(apply("max_pool2d", x, kernel_size=k, stride=s, padding=p, dilation=d,
                             ceil_mode=bool(ceil_mode)), was)
 
@@ -286,6 +302,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     x, was = _batched(input, "avg_pool2d")
+    _check_pooled_size(x, k, s, p, (1, 1), ceil_mode)
     return _unbatched(apply("avg_pool2d", x, kernel_size=k, stride=s, padding=p, ceil_mode=bool(ceil_mode),
                             count_include_pad=bool(count_include_pad), divisor_override=divisor_override), was)
 
@@ -338,12 +355,19 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     elif tuple(t.shape) != (input.shape[0],) + tuple(input.shape[2:]):
         raise RuntimeError(f"Expected target size {[input.shape[0]] + list(input.shape[2:])}, got "
                            f"{list(t.shape)}")
+    _check_class_weight(weight, x.shape[1])
     bad = (t != ignore_index) & ((t < 0) | (t >= x.shape[1]))
     if bad.any():
         raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds.")
     out = apply("nll_loss", x, target=t, weight=_array_for(x, weight), ignore_index=ignore_index,
                 reduction=reduction)
     return out.reshape(()) if input.ndim == 1 and reduction == "none" else out
+
+
+def _check_class_weight(weight, n_classes):
+    if weight is not None and int(np.prod(weight.shape)) != n_classes:
+        raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes or no classes but "
+                           f"got weight tensor of shape: {list(weight.shape)}")
 
 
 def _class_dim(x):
@@ -373,7 +397,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     wshape = (-1,) + (1,) * (lp.ndim - dim - 1)
     weighted = lp if weight is None else apply("mul", lp, _array_for(lp, weight).reshape(wshape))
     smooth = apply("neg", apply("sum", weighted, axis=dim))
-    smooth = apply("where", array_module(storage(lp)).asarray(keep), smooth, 0.0)
+    smooth = apply("where", made_like(lp, array_module(storage(lp)).asarray(keep), None), smooth, 0.0)
     if reduction == "mean":
         if weight is None:
             denom = float(keep.sum())
@@ -396,6 +420,7 @@ def _soft_cross_entropy(lp, target, weight, reduction, label_smoothing, ignore_i
                            f"{target.dtype}" if target.fmt is None else
                            f"Expected target size {list(lp.shape)}, got {list(target.shape)}")
     n_classes = lp.shape[dim]
+    _check_class_weight(weight, n_classes)
     if label_smoothing > 0:
         target = apply("add", apply("mul", target, 1 - label_smoothing), label_smoothing / n_classes)
     prod = apply("mul", lp, target)
@@ -494,3 +519,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         if dropout_p > 0:
             attn = dropout(attn, dropout_p, True)
         return apply("matmul", attn, value)
+
+
+from .._missing import missing as _missing  # noqa: E402
+__getattr__ = _missing("minifp.torch.nn.functional")

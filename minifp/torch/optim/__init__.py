@@ -161,6 +161,7 @@ class Optimizer:
             with enable_grad():
                 loss = closure()
         self._opt_called = True
+        self._check_state()
         with no_grad():
             for group in self.param_groups:
                 args = {name: group[name] for name in self._rule_args}
@@ -172,6 +173,21 @@ class Optimizer:
 
     def _extra_args(self, group):
         return {}
+
+    def _state_keys(self, group):
+        """The entries a parameter's state must have once it has any (PyTorch reads them without a default)."""
+        return ()
+
+    def _check_state(self):
+        """A state that lost an entry (a bad load_state_dict) stops the step before anything changes, with the
+        KeyError PyTorch's step raises, instead of restarting that moment at zero."""
+        for group in self.param_groups:
+            keys = self._state_keys(group)
+            for p in group["params"] if keys else ():
+                state = self.state.get(p)
+                missing = [k for k in keys if k not in state] if state and p.grad is not None else ()
+                if missing:
+                    raise KeyError(missing[0])
 
     def _update(self, p, args):
         """The engine's update of p by the rule, p's state (its tensors) updated in place."""
@@ -334,6 +350,9 @@ class Adam(Optimizer):
     _rule = staticmethod(engine.adam_update)
     _rule_args = ("lr", "betas", "eps", "weight_decay", "amsgrad", "maximize")
 
+    def _state_keys(self, group):
+        return ("step", "exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
                  decoupled_weight_decay=False, update_rounding="nearest"):
@@ -365,6 +384,10 @@ class RMSprop(Optimizer):
     _rule = staticmethod(engine.rmsprop_update)
     _rule_args = ("lr", "alpha", "eps", "weight_decay", "momentum", "centered", "maximize")
 
+    def _state_keys(self, group):
+        return ("step", "square_avg") + (("momentum_buffer",) if group["momentum"] > 0 else ()) + \
+            (("grad_avg",) if group["centered"] else ())
+
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
                  capturable=False, foreach=None, maximize=False, differentiable=False, *, update_rounding="nearest"):
         if not 0.0 <= _number("lr", lr):
@@ -388,6 +411,9 @@ class Adagrad(Optimizer):
     _rule = staticmethod(engine.adagrad_update)
     _rule_args = ("lr", "lr_decay", "weight_decay", "eps", "initial_accumulator_value", "maximize")
 
+    def _state_keys(self, group):
+        return ("step", "sum")
+
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None, update_rounding="nearest"):
         if not 0.0 <= _number("lr", lr):
@@ -409,3 +435,7 @@ class Adagrad(Optimizer):
             for p in group["params"]:
                 arrays = engine.adagrad_state(p.float32(), group["initial_accumulator_value"])
                 self.state[p] = {k: _state_tensor(p, a) for k, a in arrays.items()}
+
+
+from .._missing import missing as _missing  # noqa: E402
+__getattr__ = _missing("minifp.torch.optim")
