@@ -14,12 +14,13 @@ import ml_dtypes
 import numpy as np
 
 from .. import engine
-from ..engine import (apply, array_module, current_autocast, detach_, generator, made_by, made_like, make, storage,
+from ..engine import (apply, array_module, current_autocast, detach_, made_by, made_like, make, storage,
     Tensor as _EngineTensor, tensor as _engine_tensor, to_numpy)
 from . import _device
+from ._generator import stream
 
 __all__ = ["Tensor", "dtype", "Size", "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty",
-           "zeros_like", "ones_like", "full_like", "empty_like", "randn", "rand", "randint", "arange",
+           "zeros_like", "ones_like", "full_like", "empty_like", "randn", "rand", "randint", "randperm", "multinomial", "arange",
            "as_dtype", "format_of", "is_tensor", "get_default_dtype", "set_default_dtype"]
 
 
@@ -243,6 +244,22 @@ class Tensor(_EngineTensor):
 
     def fill_(self, value):
         return self.assign(np.full(storage(self).shape, value, np.float32))
+
+    def uniform_(self, from_=0, to=1, *, generator=None):
+        """Fill in place with uniform samples in [from_, to), rounded into the tensor's format."""
+        if from_ > to:
+            raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}")
+        return self.assign(stream(generator, "uniform_()").uniform(from_, to, storage(self).shape))
+
+    def normal_(self, mean=0, std=1, *, generator=None):
+        """Fill in place with normal samples N(mean, std**2), rounded into the tensor's format."""
+        if std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        return self.assign(stream(generator, "normal_()").normal(mean, std, storage(self).shape))
+
+    def multinomial(self, num_samples, replacement=False, *, generator=None):
+        """torch.multinomial(self, ...)."""
+        return multinomial(self, num_samples, replacement, generator=generator)
 
     def copy_(self, src):
         return self.assign(src.float32() if isinstance(src, _EngineTensor) and src.fmt is not None else src)
@@ -582,8 +599,64 @@ def randint(low, high=None, size=(), generator=None, dtype=None, device=None):
     return tensor(_rng(generator).integers(low, high, size=tuple(size)), dtype=dtype or int64, device=device)
 
 
-def _rng(g):
-    return generator(getattr(g, "rng", g))
+def _rng(g, where="random"):
+    return stream(g, where)
+
+
+def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, pin_memory=False,
+             requires_grad=False):
+    """A random permutation of 0..n-1 (int64 unless dtype says otherwise), from `generator` or the global stream."""
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise TypeError(f"randperm(): argument 'n' (position 1) must be int, not {type(n).__name__}")
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    d = int64 if dtype is None else as_dtype(dtype)
+    if getattr(d, "fmt", d) is None and d.numpy != np.bool_ and n > 0 and n - 1 > np.iinfo(d.numpy).max:
+        raise RuntimeError(f"value cannot be converted to type {np.dtype(d.numpy).name}_t without overflow")
+    return tensor(_rng(generator, "randperm()").permutation(int(n)), dtype=d, device=device,
+                  requires_grad=requires_grad)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    """Indices drawn from the categories of each row of `input` (weights, not necessarily normalised), int64 of
+    shape (num_samples,) or (rows, num_samples); without replacement each row's draws are distinct."""
+    p = _multinomial_weights(input, num_samples, replacement)
+    g = _rng(generator, "multinomial()")
+    rows = p if p.ndim == 2 else p[None]
+    if replacement:                      # inverse CDF: a zero-weight category owns no interval of [0, total)
+        cdf = np.cumsum(rows, axis=1)
+        u = g.random((rows.shape[0], num_samples)) * cdf[:, -1:]
+        last = rows.shape[1] - 1 - np.argmax(rows[:, ::-1] > 0, axis=1)
+        picks = np.stack([np.minimum(np.searchsorted(c, r, side="right"), m) for c, r, m in zip(cdf, u, last)])
+    else:                                # the largest weight / Exp(1) keys: draws in order, without replacement
+        keys = rows / g.standard_exponential(rows.shape)
+        picks = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
+    picks = picks.astype(np.int64)
+    return make(Tensor, _device.array_on(picks if p.ndim == 2 else picks[0], input.device), None, False,
+                input.device)
+
+
+def _multinomial_weights(input, num_samples, replacement):
+    """The rows of weights as float64, after PyTorch's checks (in its order)."""
+    if isinstance(num_samples, bool) or not isinstance(num_samples, numbers.Integral):
+        raise TypeError(f"multinomial(): argument 'num_samples' (position 2) must be int, not "
+                        f"{type(num_samples).__name__}")
+    if input.fmt is None:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {_type_name(input)}")
+    if input.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > input.shape[-1]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if input.shape[-1] > 2 ** 24:
+        raise RuntimeError("number of categories cannot exceed 2^24")
+    p = np.asarray(to_numpy(input.float32()), dtype=np.float64)
+    if p.size and not (np.isfinite(p).all() and (p >= 0).all()):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if p.size == 0 or (p.sum(axis=-1) <= 0).any():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    return p
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
