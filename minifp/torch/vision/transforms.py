@@ -164,8 +164,8 @@ def _planes(img):
     _dimensions(img)
     if isinstance(img, np.ndarray):
         if img.ndim == 2:
-            return img, lambda a: np.ascontiguousarray(a)
-        return img.transpose(2, 0, 1), lambda a: np.ascontiguousarray(a.transpose(1, 2, 0))
+            return img, lambda a: np.ascontiguousarray(a, img.dtype)
+        return img.transpose(2, 0, 1), lambda a: np.ascontiguousarray(a.transpose(1, 2, 0), img.dtype)
     if img.fmt is None:
         return to_numpy(storage(img)), lambda a: made_like(img, np.ascontiguousarray(a, storage(img).dtype), None)
     return to_numpy(img.float32()), lambda a: made_like(img, round_to(np.ascontiguousarray(a), img.fmt), img.fmt)
