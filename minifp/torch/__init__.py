@@ -13,8 +13,8 @@ from ._tensor import (DTYPES as _DTYPES, Size, Tensor, arange, as_tensor, bfloat
                       empty_like, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu,
                       float16, float32, from_numpy, full, full_like,
                       get_default_dtype, int8, int16, int32, int64, is_tensor, matmul, maximum, minimum, ones,
-                      ones_like, multinomial, rand, randint, randn, randperm, set_default_dtype, tensor, uint8, zeros,
-                      zeros_like)
+                      ones_like, bernoulli, multinomial, normal, rand, rand_like, randint, randint_like, randn,
+                      randn_like, randperm, set_default_dtype, tensor, uint8, zeros, zeros_like)
 from ._functions import *  # noqa: F401,F403  (cat, stack, where, exp, sum, ... with PyTorch's signatures)
 from ._functions import __all__ as _function_names
 from . import amp, backends, cpu, cuda, nn, optim
@@ -34,7 +34,8 @@ __all__ = ["Tensor", "Size", "dtype", "device", "Format", "tf32", "tensor", "as_
            "set_float32_matmul_precision", "get_float32_matmul_precision", "float", "half", "double", "long",
            "int", "short", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
            "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu", "load", "save", "utils", "Generator", "default_generator", "seed", "initial_seed",
-           "get_rng_state", "set_rng_state", "randperm", "multinomial"] + _function_names
+           "get_rng_state", "set_rng_state", "randperm", "multinomial", "rand_like", "randn_like",
+           "randint_like", "bernoulli", "normal"] + _function_names
 # Every name of the engine's ops that PyTorch has and this face does not write by hand: the op itself.
 __all__ += [name[6:] for name in install_names(_names.NAMES, {"torch": _sys.modules[__name__], "Tensor": Tensor,
                                                                "F": nn.functional},

@@ -20,7 +20,8 @@ from . import _device
 from ._generator import stream
 
 __all__ = ["Tensor", "dtype", "Size", "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty",
-           "zeros_like", "ones_like", "full_like", "empty_like", "randn", "rand", "randint", "randperm", "multinomial", "arange",
+           "zeros_like", "ones_like", "full_like", "empty_like", "randn", "rand", "randint", "randperm", "multinomial", "rand_like", "randn_like",
+           "randint_like", "bernoulli", "normal", "arange",
            "as_dtype", "format_of", "is_tensor", "get_default_dtype", "set_default_dtype"]
 
 
@@ -256,6 +257,45 @@ class Tensor(_EngineTensor):
         if std < 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
         return self.assign(stream(generator, "normal_()").normal(mean, std, storage(self).shape))
+
+    def random_(self, *bounds, generator=None):
+        """random_(), random_(to), random_(from, to): integers drawn uniformly, [from, to) or [0, the largest
+        integer the dtype holds exactly]."""
+        if len(bounds) > 2:
+            raise TypeError(f"random_() takes at most 2 positional arguments ({len(bounds)} given)")
+        low, high = (0, None) if not bounds else ((0, bounds[0]) if len(bounds) == 1 else bounds)
+        if high is None:
+            high = 2 ** (self.fmt.man_bits + 1) + 1 if self.fmt is not None else \
+                int(np.iinfo(storage(self).dtype).max) + 1 if storage(self).dtype != np.bool_ else 2
+        if low >= high:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+        return self.assign(stream(generator, "random_()").integers(low, high, storage(self).shape)) \
+            if self.fmt is not None else self._fill_ints(stream(generator, "random_()").integers(
+                low, high, storage(self).shape, dtype=np.int64 if high <= 2 ** 63 else np.uint64))
+
+    def _fill_ints(self, values):
+        """An integer tensor's storage replaced by values (of its dtype) in place."""
+        from ..engine import set_storage
+        return set_storage(self, np.asarray(values).astype(storage(self).dtype), None)
+
+    def bernoulli_(self, p=0.5, *, generator=None):
+        """Fill in place with 1 (probability p, a number or a tensor) or 0."""
+        probs = np.asarray(to_numpy(p.float32()), np.float64) if isinstance(p, _EngineTensor) else p
+        if not (np.all(np.asarray(probs) >= 0) and np.all(np.asarray(probs) <= 1)):
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}" if not isinstance(p, _EngineTensor)
+                               else "bernoulli_ expects p to be in [0, 1]")
+        drawn = stream(generator, "bernoulli_()").random(storage(self).shape) < probs
+        return self.assign(drawn.astype(np.float32)) if self.fmt is not None else self._fill_ints(drawn)
+
+    def exponential_(self, lambd=1.0, *, generator=None):
+        """Fill in place with exponential samples of rate lambd."""
+        if lambd <= 0:
+            raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+        return self.assign(stream(generator, "exponential_()").exponential(1.0 / lambd, storage(self).shape))
+
+    def bernoulli(self, p=None, *, generator=None):
+        """torch.bernoulli(self, ...)."""
+        return bernoulli(self, p, generator=generator)
 
     def multinomial(self, num_samples, replacement=False, *, generator=None):
         """torch.multinomial(self, ...)."""
@@ -614,6 +654,61 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     if getattr(d, "fmt", d) is None and d.numpy != np.bool_ and n > 0 and n - 1 > np.iinfo(d.numpy).max:
         raise RuntimeError(f"value cannot be converted to type {np.dtype(d.numpy).name}_t without overflow")
     return tensor(_rng(generator, "randperm()").permutation(int(n)), dtype=d, device=device,
+                  requires_grad=requires_grad)
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, generator=None):
+    """rand of input's shape, dtype and device."""
+    d = _float_like(input, dtype, "check_uniform_bounds")
+    return rand(input.shape, generator=generator, dtype=d, device=device or input.device, requires_grad=requires_grad)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, generator=None):
+    """randn of input's shape, dtype and device."""
+    d = _float_like(input, dtype, "normal_kernel_cpu")
+    return randn(input.shape, generator=generator, dtype=d, device=device or input.device, requires_grad=requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False, generator=None):
+    """randint_like(input, high) or (input, low, high): integers in [low, high) of input's shape and dtype."""
+    low, high = (0, low) if high is None else (low, high)
+    values = _rng(generator, "randint_like()").integers(low, high, size=tuple(input.shape))
+    return tensor(values, dtype=input.dtype if dtype is None else dtype, device=device or input.device,
+                  requires_grad=requires_grad)
+
+
+def _float_like(input, dtype, kernel):
+    """The floating dtype a *_like sampler makes: dtype, else input's; PyTorch's error for an integer one."""
+    d = input.dtype if dtype is None else as_dtype(dtype)
+    if not getattr(d, "is_floating_point", True):
+        name = _type_name(input) if dtype is None else {"int64": "Long", "int32": "Int"}.get(d.name, d.name)
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
+    return d
+
+
+def bernoulli(input, p=None, *, generator=None, out=None):
+    """1 with probability input (or p), else 0, in input's dtype and shape."""
+    probs = np.asarray(to_numpy(input.float32()), np.float64) if p is None else np.full(tuple(input.shape), p)
+    if not ((probs >= 0) & (probs <= 1)).all():
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    draws = _rng(generator, "bernoulli()").random(probs.shape) < probs
+    return tensor(draws, dtype=input.dtype, device=input.device)
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, device=None, requires_grad=False):
+    """Normal samples: mean and std tensors or numbers broadcast together, or numbers and a size."""
+    tensors = [t for t in (mean, std) if isinstance(t, _EngineTensor)]
+    if not tensors and size is None:
+        raise TypeError("normal() received an invalid combination of arguments: two numbers need a size")
+    m, sd = (np.asarray(to_numpy(t.float32()), np.float64) if isinstance(t, _EngineTensor) else np.float64(t)
+             for t in (mean, std))
+    if (np.asarray(sd) < 0).any():
+        raise RuntimeError("normal expects all elements of std >= 0.0" if isinstance(std, _EngineTensor) else
+                           f"normal expects std >= 0.0, but found std {std:g}")
+    shape = np.broadcast_shapes(np.shape(m), np.shape(sd)) if size is None else _shape_args((size,))
+    values = _rng(generator, "normal()").normal(np.broadcast_to(m, shape), np.broadcast_to(sd, shape))
+    d = dtype or (tensors[0].dtype if tensors else _default[0])
+    return tensor(values, dtype=d, device=device or (tensors[0].device if tensors else None),
                   requires_grad=requires_grad)
 
 

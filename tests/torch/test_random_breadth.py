@@ -137,3 +137,37 @@ def test_normal_and_uniform_in_place():
         torch.zeros(2).uniform_(1, 0)
     with pytest.raises(RuntimeError, match="normal expects std >= 0.0, but found std -1"):
         torch.zeros(2).normal_(0, -1)
+
+
+def test_the_other_samplers_take_a_generator_and_keep_dtypes():
+    def run(g):
+        out = [torch.rand_like(torch.zeros(3, dtype=torch.float16), generator=g),
+               torch.randn_like(torch.zeros(2, 2), generator=g), torch.randint_like(torch.zeros(4), 3, 9, generator=g),
+               torch.bernoulli(torch.tensor([0.0, 1.0, 0.5, 0.5]), generator=g),
+               torch.normal(torch.zeros(2, 1), torch.ones(3), generator=g), torch.normal(2.0, 0.5, (3,), generator=g),
+               torch.zeros(3, dtype=torch.int64).random_(5, generator=g), torch.zeros(3).random_(generator=g),
+               torch.zeros(3).bernoulli_(0.5, generator=g), torch.zeros(3).exponential_(generator=g)]
+        return [(t.dtype, tuple(t.shape), t.tolist()) for t in out]
+    first = run(torch.Generator().manual_seed(1))
+    assert first == run(torch.Generator().manual_seed(1))
+    dtypes = [d for d, _, _ in first]
+    assert dtypes[0] is torch.float16 and dtypes[2] is torch.float32 and dtypes[6] is torch.int64
+    assert first[4][1] == (2, 3) and first[3][2][:2] == [0.0, 1.0]
+    assert set(first[2][2]) <= set(range(3, 9)) and set(first[6][2]) <= set(range(5))
+    assert all(0 <= v <= 2 ** 24 and v == int(v) for v in first[7][2])        # float32 holds these integers exactly
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: torch.rand_like(torch.zeros(2, dtype=torch.int64)), NotImplementedError,
+     "\"check_uniform_bounds\" not implemented for 'Long'"),
+    (lambda: torch.bernoulli(torch.tensor([2.0])), RuntimeError, "Expected p_in >= 0 && p_in <= 1 to be true"),
+    (lambda: torch.normal(torch.zeros(2), -1.0), RuntimeError, "normal expects std >= 0.0, but found std -1"),
+    (lambda: torch.zeros(2).exponential_(-1), RuntimeError, "exponential_ expects lambda > 0.0, but found lambda=-1"),
+    (lambda: torch.zeros(2).bernoulli_(2.0), RuntimeError, "bernoulli_ expects p to be in [0, 1], but got p=2"),
+    (lambda: torch.zeros(3).random_(5, 3), RuntimeError, "random_ expects 'from' to be less than 'to', but got "
+                                                         "from=5 >= to=3"),
+])
+def test_the_other_samplers_refuse_as_pytorch(call, error, message):
+    with pytest.raises(error) as e:
+        call()
+    assert message in str(e.value)
