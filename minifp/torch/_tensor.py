@@ -14,14 +14,14 @@ import ml_dtypes
 import numpy as np
 
 from .. import engine
-from ..engine import (apply, array_module, current_autocast, detach_, made_by, made_like, make, storage,
+from ..engine import (apply, array_module, current_autocast, detach_, made_by, made_like, make, set_storage, storage,
     Tensor as _EngineTensor, tensor as _engine_tensor, to_numpy)
 from . import _device
 from ._generator import stream
 
 __all__ = ["Tensor", "dtype", "Size", "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty",
-           "zeros_like", "ones_like", "full_like", "empty_like", "randn", "rand", "randint", "randperm", "multinomial", "rand_like", "randn_like",
-           "randint_like", "bernoulli", "normal", "arange",
+           "zeros_like", "ones_like", "full_like", "empty_like", "randn", "rand", "randint", "randperm", "multinomial",
+           "rand_like", "randn_like", "randint_like", "bernoulli", "normal", "arange",
            "as_dtype", "format_of", "is_tensor", "get_default_dtype", "set_default_dtype"]
 
 
@@ -264,26 +264,27 @@ class Tensor(_EngineTensor):
         if len(bounds) > 2:
             raise TypeError(f"random_() takes at most 2 positional arguments ({len(bounds)} given)")
         low, high = (0, None) if not bounds else ((0, bounds[0]) if len(bounds) == 1 else bounds)
-        if high is None:
-            high = 2 ** (self.fmt.man_bits + 1) + 1 if self.fmt is not None else \
-                int(np.iinfo(storage(self).dtype).max) + 1 if storage(self).dtype != np.bool_ else 2
+        if high is None and self.fmt is not None:
+            high = 2 ** (self.fmt.man_bits + 1) + 1          # every integer up to 2**digits, as PyTorch
+        elif high is None:
+            kind = storage(self).dtype
+            high = 2 if kind == np.bool_ else int(np.iinfo(kind).max) + 1
         if low >= high:
             raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-        return self.assign(stream(generator, "random_()").integers(low, high, storage(self).shape)) \
-            if self.fmt is not None else self._fill_ints(stream(generator, "random_()").integers(
-                low, high, storage(self).shape, dtype=np.int64 if high <= 2 ** 63 else np.uint64))
+        drawn = stream(generator, "random_()").integers(low, high, storage(self).shape,
+                                                        dtype=np.int64 if high <= 2 ** 63 else np.uint64)
+        return self.assign(drawn) if self.fmt is not None else self._fill_ints(drawn)
 
     def _fill_ints(self, values):
-        """An integer tensor's storage replaced by values (of its dtype) in place."""
-        from ..engine import set_storage
+        """An integer tensor's storage replaced in place by values (cast to its dtype)."""
         return set_storage(self, np.asarray(values).astype(storage(self).dtype), None)
 
     def bernoulli_(self, p=0.5, *, generator=None):
         """Fill in place with 1 (probability p, a number or a tensor) or 0."""
         probs = np.asarray(to_numpy(p.float32()), np.float64) if isinstance(p, _EngineTensor) else p
         if not (np.all(np.asarray(probs) >= 0) and np.all(np.asarray(probs) <= 1)):
-            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}" if not isinstance(p, _EngineTensor)
-                               else "bernoulli_ expects p to be in [0, 1]")
+            shown = "" if isinstance(p, _EngineTensor) else f", but got p={p:g}"
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1]{shown}")
         drawn = stream(generator, "bernoulli_()").random(storage(self).shape) < probs
         return self.assign(drawn.astype(np.float32)) if self.fmt is not None else self._fill_ints(drawn)
 

@@ -1,4 +1,5 @@
-"""torch.Generator and the functions that take one; randperm and multinomial with PyTorch's shapes, dtypes and errors."""
+"""torch.Generator and the functions that take one; randperm, multinomial and the other samplers with PyTorch's
+shapes, dtypes and errors."""
 import numpy as np
 import pytest
 

@@ -322,7 +322,8 @@ def _taps(n_in, n_out, mode, antialias):
 
 def _grayscale(a):
     """torchvision's rgb_to_grayscale of (..., 3, H, W) (kept in a's dtype: integers truncated)."""
-    gray = np.float32(0.2989) * a[..., 0, :, :] + np.float32(0.587) * a[..., 1, :, :] + np.float32(0.114) * a[..., 2, :, :]
+    r, g, b = a[..., 0, :, :], a[..., 1, :, :], a[..., 2, :, :]
+    gray = np.float32(0.2989) * r + np.float32(0.587) * g + np.float32(0.114) * b
     return gray.astype(a.dtype)[..., None, :, :]
 
 
