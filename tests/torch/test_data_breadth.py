@@ -200,7 +200,7 @@ def test_color_jitter_checks_ranges_and_keeps_images_in_range():
 def test_transforms_on_pil_images_use_pillow():
     Image = pil()
     img = Image.fromarray(image(10, 12))
-    assert np.array_equal(np.asarray(T.Resize((5, 7))(img)), np.asarray(img.resize((7, 5), Image.BILINEAR)))
+    assert np.array_equal(np.asarray(T.Resize((5, 7))(img)), np.asarray(img.resize((7, 5), Image.Resampling.BILINEAR)))
     assert np.array_equal(np.asarray(T.RandomHorizontalFlip(1.0)(img)), image(10, 12)[:, ::-1])
     assert np.array_equal(np.asarray(T.CenterCrop(4)(img)), image(10, 12)[3:7, 4:8])
     padded = T.RandomCrop(12, padding=2, padding_mode="reflect")(img)
