@@ -279,3 +279,16 @@ def test_image_folder_scans_without_pillow_and_says_what_it_needs(tmp_path, monk
     monkeypatch.setitem(sys.modules, "PIL", None)                          # as if Pillow were not installed
     with pytest.raises(ImportError, match=r"with Pillow, which is not installed: pip install 'minifp\[vision\]'"):
         datasets.default_loader(str(tmp_path / "a" / "1.npy"))
+
+
+def test_pad_vertical_flip_and_lambda():
+    img = image()
+    np.testing.assert_array_equal(T.Pad((1, 2), padding_mode="edge")(img), np.pad(img, ((2, 2), (1, 1), (0, 0)), "edge"))
+    t = T.Pad((1, 2, 3, 4), fill=5)(torch.from_numpy(img.transpose(2, 0, 1).copy()))
+    assert t.shape == (3, 12, 12) and t[0, 0, 0].item() == 5
+    np.testing.assert_array_equal(T.RandomVerticalFlip(p=1.0)(img), img[::-1])
+    assert T.Lambda(lambda x: x[:2])(img).shape == (2, 8, 3)
+    with pytest.raises(ValueError, match="Padding must be an int or a 1, 2, or 4 element tuple, not a 3 element tuple"):
+        T.Pad((1, 2, 3))
+    with pytest.raises(TypeError, match="Argument lambd should be callable, got 'int'"):
+        T.Lambda(3)

@@ -1,5 +1,6 @@
 """`torchvision.transforms`: Compose, ToTensor, Normalize and the augmentations (Resize, CenterCrop, RandomCrop,
-RandomHorizontalFlip, RandomResizedCrop, ColorJitter), with torchvision's rules and error texts.
+RandomHorizontalFlip, RandomVerticalFlip, RandomResizedCrop, ColorJitter, Pad, Lambda), with torchvision's rules
+and error texts.
 
 An image is a PIL image (handled by Pillow, as torchvision does; Pillow is imported only when one is given), a
 tensor (..., C, H, W), or a NumPy array (H, W, C) or (H, W), which is what minifp's datasets hold in place of PIL
@@ -18,8 +19,8 @@ import numpy as np
 from ... import Tensor, apply, float32, round_to
 from ...engine import made_like, rng, storage, to_numpy
 
-__all__ = ["CenterCrop", "ColorJitter", "Compose", "InterpolationMode", "Normalize", "RandomCrop",
-           "RandomHorizontalFlip", "RandomResizedCrop", "Resize", "ToTensor"]
+__all__ = ["CenterCrop", "ColorJitter", "Compose", "InterpolationMode", "Lambda", "Normalize", "Pad", "RandomCrop",
+           "RandomHorizontalFlip", "RandomResizedCrop", "RandomVerticalFlip", "Resize", "ToTensor"]
 
 
 class Compose:
@@ -238,6 +239,13 @@ def _hflip(img):
         return img.transpose(_pil()[0].Transpose.FLIP_LEFT_RIGHT)
     a, like = _planes(img)
     return like(a[..., ::-1])
+
+
+def _vflip(img):
+    if _is_pil(img):
+        return img.transpose(_pil()[0].Transpose.FLIP_TOP_BOTTOM)
+    a, like = _planes(img)
+    return like(a[..., ::-1, :])
 
 
 def _output_size(h, w, size, max_size):
@@ -486,6 +494,54 @@ class RandomHorizontalFlip:
 
     def __repr__(self):
         return f"{type(self).__name__}(p={self.p})"
+
+
+class RandomVerticalFlip:
+    """The image mirrored top to bottom with probability p."""
+
+    def __init__(self, p=0.5):
+        self.p = p
+
+    def __call__(self, img):
+        return _vflip(img) if rng().random() < self.p else img
+
+    def __repr__(self):
+        return f"{type(self).__name__}(p={self.p})"
+
+
+class Pad:
+    """padding pixels around the image (an int, or (left/right, top/bottom), or (left, top, right, bottom))."""
+
+    def __init__(self, padding, fill=0, padding_mode="constant"):
+        if not isinstance(padding, (numbers.Number, tuple, list)):
+            raise TypeError("Got inappropriate padding arg")
+        if not isinstance(fill, (numbers.Number, tuple, list)):
+            raise TypeError("Got inappropriate fill arg")
+        if padding_mode not in ("constant", "edge", "reflect", "symmetric"):
+            raise ValueError("Padding mode should be either constant, edge, reflect or symmetric")
+        _padding(padding)
+        self.padding, self.fill, self.padding_mode = padding, fill, padding_mode
+
+    def __call__(self, img):
+        return _pad(img, _padding(self.padding), self.fill, self.padding_mode)
+
+    def __repr__(self):
+        return f"{type(self).__name__}(padding={self.padding}, fill={self.fill}, padding_mode={self.padding_mode})"
+
+
+class Lambda:
+    """A function of the image as a transform."""
+
+    def __init__(self, lambd):
+        if not callable(lambd):
+            raise TypeError(f"Argument lambd should be callable, got {type(lambd).__name__!r}")
+        self.lambd = lambd
+
+    def __call__(self, img):
+        return self.lambd(img)
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
 
 
 class RandomResizedCrop:
