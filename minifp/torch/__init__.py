@@ -21,6 +21,7 @@ from . import amp, backends, cpu, cuda, nn, optim
 from .amp import autocast
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision
 from . import utils, vision  # noqa: E402  (utils.data, torchvision's models, datasets and transforms)
+from . import random  # noqa: E402,F401  (torch.random: seeds, states, fork_rng)
 from .serialization import load, save  # noqa: E402  (safetensors files, never pickle)
 from . import _names
 
@@ -34,7 +35,7 @@ __all__ = ["Tensor", "Size", "dtype", "device", "Format", "tf32", "tensor", "as_
            "set_float32_matmul_precision", "get_float32_matmul_precision", "float", "half", "double", "long",
            "int", "short", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
            "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu", "load", "save", "utils",
-           "Generator", "default_generator", "seed", "initial_seed", "get_rng_state", "set_rng_state", "randperm",
+           "random", "Generator", "default_generator", "seed", "initial_seed", "get_rng_state", "set_rng_state", "randperm",
            "multinomial", "rand_like", "randn_like", "randint_like", "bernoulli", "normal"] + _function_names
 # Every name of the engine's ops that PyTorch has and this face does not write by hand: the op itself.
 __all__ += [name[6:] for name in install_names(_names.NAMES, {"torch": _sys.modules[__name__], "Tensor": Tensor,

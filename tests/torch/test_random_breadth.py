@@ -172,3 +172,21 @@ def test_the_other_samplers_refuse_as_pytorch(call, error, message):
     with pytest.raises(error) as e:
         call()
     assert message in str(e.value)
+
+
+def test_torch_random_module_and_fork_rng():
+    import minifp.torch.random as random
+    assert torch.random is random and random.manual_seed(2) is torch.default_generator
+    before = torch.rand(3).tolist()
+    random.manual_seed(2)
+    with torch.random.fork_rng():
+        torch.manual_seed(50)
+        torch.rand(10)
+    assert torch.rand(3).tolist() == before and torch.initial_seed() == 2      # the block's draws are forgotten
+    state = torch.get_rng_state()
+    with torch.random.fork_rng(enabled=False):
+        torch.rand(1)
+    after = torch.rand(3).tolist()
+    torch.set_rng_state(state)
+    torch.rand(1)
+    assert torch.rand(3).tolist() == after                                     # disabled: the draw counted
