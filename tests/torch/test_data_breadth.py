@@ -292,3 +292,13 @@ def test_pad_vertical_flip_and_lambda():
         T.Pad((1, 2, 3))
     with pytest.raises(TypeError, match="Argument lambd should be callable, got 'int'"):
         T.Lambda(3)
+
+
+def test_color_jitter_on_one_channel_images():
+    gray = image()[..., 0]
+    out = T.ColorJitter(brightness=(2.0, 2.0))(gray)
+    assert out.shape == gray.shape and out.dtype == np.uint8
+    np.testing.assert_array_equal(out, np.clip(gray.astype(np.float32) * 2, 0, 255).astype(np.uint8))
+    np.testing.assert_array_equal(T.ColorJitter(saturation=(0.5, 0.5), hue=(0.2, 0.2))(gray), gray)
+    with pytest.raises(TypeError, match=r"permitted channel values are \[1, 3\]"):
+        T.ColorJitter(brightness=(2.0, 2.0))(torch.zeros(2, 4, 4))

@@ -347,8 +347,11 @@ def _adjust(img, kind, factor):
     if _is_pil(img):
         return _adjust_pil(img, kind, factor)
     a, like = _planes(img)
-    if a.ndim < 3 or a.shape[-3] not in (1, 3):
-        raise TypeError(f"Input image tensor permitted channel values are [1, 3], but found {a.shape[-3:-2]}")
+    if a.ndim == 2:                            # a one-channel (H, W) image
+        rebuild = like
+        a, like = a[None], lambda out: rebuild(out[0])
+    if a.shape[-3] not in (1, 3):
+        raise TypeError(f"Input image tensor permitted channel values are [1, 3], but found {a.shape[-3]}")
     channels = a.shape[-3]
     if kind == "brightness":
         return like(_blend(a, 0, factor))
