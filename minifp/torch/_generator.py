@@ -133,12 +133,16 @@ def set_rng_state(new_state):
     default_generator.set_state(new_state)
 
 
-def stream(generator, where):
+def stream(generator, where, device=None):
     """The NumPy Generator to draw from: the global stream for None, else the torch.Generator's own (a NumPy
-    Generator is taken as it is)."""
+    Generator is taken as it is). A generator of another device than the tensor's is refused, as PyTorch does."""
     if generator is None:
         return rng()
     if isinstance(generator, Generator):
+        kind = _device(device if device is not None else "cpu").type
+        if generator.device.type != kind:
+            raise RuntimeError(f"Expected a '{kind}' device type for generator but found "
+                               f"'{generator.device.type}'")
         return generator.rng
     if isinstance(generator, np.random.Generator):
         return generator

@@ -250,13 +250,13 @@ class Tensor(_EngineTensor):
         """Fill in place with uniform samples in [from_, to), rounded into the tensor's format."""
         if from_ > to:
             raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}")
-        return self.assign(stream(generator, "uniform_()").uniform(from_, to, storage(self).shape))
+        return self.assign(stream(generator, "uniform_()", self.device).uniform(from_, to, storage(self).shape))
 
     def normal_(self, mean=0, std=1, *, generator=None):
         """Fill in place with normal samples N(mean, std**2), rounded into the tensor's format."""
         if std < 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-        return self.assign(stream(generator, "normal_()").normal(mean, std, storage(self).shape))
+        return self.assign(stream(generator, "normal_()", self.device).normal(mean, std, storage(self).shape))
 
     def random_(self, *bounds, generator=None):
         """random_(), random_(to), random_(from, to): integers drawn uniformly, [from, to) or [0, the largest
@@ -271,7 +271,7 @@ class Tensor(_EngineTensor):
             high = 2 if kind == np.bool_ else int(np.iinfo(kind).max) + 1
         if low >= high:
             raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-        drawn = stream(generator, "random_()").integers(low, high, storage(self).shape,
+        drawn = stream(generator, "random_()", self.device).integers(low, high, storage(self).shape,
                                                         dtype=np.int64 if high <= 2 ** 63 else np.uint64)
         return self.assign(drawn) if self.fmt is not None else self._fill_ints(drawn)
 
@@ -285,14 +285,15 @@ class Tensor(_EngineTensor):
         if not (np.all(np.asarray(probs) >= 0) and np.all(np.asarray(probs) <= 1)):
             shown = "" if isinstance(p, _EngineTensor) else f", but got p={p:g}"
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1]{shown}")
-        drawn = stream(generator, "bernoulli_()").random(storage(self).shape) < probs
+        drawn = stream(generator, "bernoulli_()", self.device).random(storage(self).shape) < probs
         return self.assign(drawn.astype(np.float32)) if self.fmt is not None else self._fill_ints(drawn)
 
     def exponential_(self, lambd=1.0, *, generator=None):
         """Fill in place with exponential samples of rate lambd."""
         if lambd <= 0:
             raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
-        return self.assign(stream(generator, "exponential_()").exponential(1.0 / lambd, storage(self).shape))
+        g = stream(generator, "exponential_()", self.device)
+        return self.assign(g.exponential(1.0 / lambd, storage(self).shape))
 
     def bernoulli(self, p=None, *, generator=None):
         """torch.bernoulli(self, ...)."""
@@ -625,23 +626,24 @@ def full_like(input, fill_value, dtype=None, device=None, requires_grad=False):
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal samples from minifp's seeded generator (not PyTorch's stream: values differ)."""
-    return tensor(_rng(generator).standard_normal(_shape_args(size)), dtype=dtype or _default[0], device=device,
-                  requires_grad=requires_grad)
+    values = _rng(generator, "randn()", device).standard_normal(_shape_args(size))
+    return tensor(values, dtype=dtype or _default[0], device=device, requires_grad=requires_grad)
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform samples in [0, 1) from minifp's seeded generator."""
-    return tensor(_rng(generator).random(_shape_args(size)), dtype=dtype or _default[0], device=device,
-                  requires_grad=requires_grad)
+    values = _rng(generator, "rand()", device).random(_shape_args(size))
+    return tensor(values, dtype=dtype or _default[0], device=device, requires_grad=requires_grad)
 
 
 def randint(low, high=None, size=(), generator=None, dtype=None, device=None):
     low, high = (0, low) if high is None else (low, high)
-    return tensor(_rng(generator).integers(low, high, size=tuple(size)), dtype=dtype or int64, device=device)
+    values = _rng(generator, "randint()", device).integers(low, high, size=tuple(size))
+    return tensor(values, dtype=dtype or int64, device=device)
 
 
-def _rng(g, where="random"):
-    return stream(g, where)
+def _rng(g, where="random", device=None):
+    return stream(g, where, device)
 
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, pin_memory=False,
@@ -654,7 +656,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     d = int64 if dtype is None else as_dtype(dtype)
     if getattr(d, "fmt", d) is None and d.numpy != np.bool_ and n > 0 and n - 1 > np.iinfo(d.numpy).max:
         raise RuntimeError(f"value cannot be converted to type {np.dtype(d.numpy).name}_t without overflow")
-    return tensor(_rng(generator, "randperm()").permutation(int(n)), dtype=d, device=device,
+    return tensor(_rng(generator, "randperm()", device).permutation(int(n)), dtype=d, device=device,
                   requires_grad=requires_grad)
 
 
@@ -673,7 +675,7 @@ def randn_like(input, *, dtype=None, device=None, requires_grad=False, generator
 def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False, generator=None):
     """randint_like(input, high) or (input, low, high): integers in [low, high) of input's shape and dtype."""
     low, high = (0, low) if high is None else (low, high)
-    values = _rng(generator, "randint_like()").integers(low, high, size=tuple(input.shape))
+    values = _rng(generator, "randint_like()", device or input.device).integers(low, high, size=tuple(input.shape))
     return tensor(values, dtype=input.dtype if dtype is None else dtype, device=device or input.device,
                   requires_grad=requires_grad)
 
@@ -692,7 +694,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     probs = np.asarray(to_numpy(input.float32()), np.float64) if p is None else np.full(tuple(input.shape), p)
     if not ((probs >= 0) & (probs <= 1)).all():
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
-    draws = _rng(generator, "bernoulli()").random(probs.shape) < probs
+    draws = _rng(generator, "bernoulli()", input.device).random(probs.shape) < probs
     return tensor(draws, dtype=input.dtype, device=input.device)
 
 
@@ -707,17 +709,17 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, de
         raise RuntimeError("normal expects all elements of std >= 0.0" if isinstance(std, _EngineTensor) else
                            f"normal expects std >= 0.0, but found std {std:g}")
     shape = np.broadcast_shapes(np.shape(m), np.shape(sd)) if size is None else _shape_args((size,))
-    values = _rng(generator, "normal()").normal(np.broadcast_to(m, shape), np.broadcast_to(sd, shape))
+    device = device or (tensors[0].device if tensors else None)
+    values = _rng(generator, "normal()", device).normal(np.broadcast_to(m, shape), np.broadcast_to(sd, shape))
     d = dtype or (tensors[0].dtype if tensors else _default[0])
-    return tensor(values, dtype=d, device=device or (tensors[0].device if tensors else None),
-                  requires_grad=requires_grad)
+    return tensor(values, dtype=d, device=device, requires_grad=requires_grad)
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
     """Indices drawn from the categories of each row of `input` (weights, not necessarily normalised), int64 of
     shape (num_samples,) or (rows, num_samples); without replacement each row's draws are distinct."""
     p = _multinomial_weights(input, num_samples, replacement)
-    g = _rng(generator, "multinomial()")
+    g = _rng(generator, "multinomial()", input.device)
     rows = p if p.ndim == 2 else p[None]
     if replacement:                      # inverse CDF: a zero-weight category owns no interval of [0, total)
         cdf = np.cumsum(rows, axis=1)

@@ -190,3 +190,13 @@ def test_torch_random_module_and_fork_rng():
     torch.set_rng_state(state)
     torch.rand(1)
     assert torch.rand(3).tolist() == after                                     # disabled: the draw counted
+
+
+def test_a_generator_of_another_device_is_refused():
+    cuda = torch.Generator(device="cuda")
+    assert cuda.device.type == "cuda"
+    with pytest.raises(RuntimeError, match="Expected a 'cpu' device type for generator but found 'cuda'"):
+        torch.rand(2, generator=cuda)
+    with pytest.raises(RuntimeError, match="Expected a 'cuda' device type for generator but found 'cpu'"):
+        torch.zeros(2, device="cuda").normal_(generator=torch.Generator())
+    assert torch.randn(3, device="cuda", generator=cuda).shape == (3,)
