@@ -74,3 +74,33 @@ def _restored(bit_state):
         raise ValueError(f"bit generator {bit_state.get('bit_generator')!r} is not {type(g.bit_generator).__name__}")
     g.bit_generator.state = bit_state
     return g
+
+
+def new_stream(seed):
+    """A Generator of its own, seeded with the non-negative integer `seed`: independent of minifp's generator and
+    of the integer-seed streams (the same seed gives the same numbers), for a face's generator objects."""
+    return np.random.default_rng(_seed(seed))
+
+
+STREAM_STATE_BYTES = 37     # PCG64's 128-bit state and increment, the cached-half flag and the cached 32 bits
+
+
+def stream_state(stream):
+    """A stream's whole state as STREAM_STATE_BYTES uint8 values (what set_stream_state takes back)."""
+    s = stream.bit_generator.state
+    raw = (s["state"]["state"].to_bytes(16, "little") + s["state"]["inc"].to_bytes(16, "little")
+           + bytes([int(s["has_uint32"])]) + int(s["uinteger"]).to_bytes(4, "little"))
+    return np.frombuffer(raw, dtype=np.uint8).copy()
+
+
+def set_stream_state(stream, data):
+    """Put back into `stream` the state stream_state() gave (checked: STREAM_STATE_BYTES uint8 values)."""
+    data = np.asarray(data)
+    if data.dtype != np.uint8 or data.shape != (STREAM_STATE_BYTES,) or data[32] > 1:
+        raise ValueError(f"a stream's state is {STREAM_STATE_BYTES} uint8 values as stream_state() gives, got "
+                         f"{data.dtype} of shape {data.shape}")
+    raw = data.tobytes()
+    stream.bit_generator.state = {"bit_generator": "PCG64",
+                                  "state": {"state": int.from_bytes(raw[:16], "little"),
+                                            "inc": int.from_bytes(raw[16:32], "little")},
+                                  "has_uint32": raw[32], "uinteger": int.from_bytes(raw[33:], "little")}

@@ -27,7 +27,9 @@ Training
     (NoOpLossScale, StaticLossScale, DynamicLossScale: values) and LossScaler (a run's scale, in one place, that
     every face's scaler shows), unscale_grads, unscaled, all_finite, update_running_stats
 Tools
-    generator, rng, manual_seed, get_random_state, set_random_state; atomic_file; checks (argument checks);
+    generator, rng, manual_seed, get_random_state, set_random_state; new_stream(seed), stream_state(stream),
+    set_stream_state(stream, data), STREAM_STATE_BYTES (independent seeded streams for a face's generator objects,
+    and their state as bytes); atomic_file; checks (argument checks);
     array_module, to_numpy, real; the formats (Format, as_format, format_of, finfo, promote, FORMATS, float32, ...)
 """
 from __future__ import annotations
@@ -48,7 +50,8 @@ from ._optim import (KAHAN, UPDATE_ROUNDINGS, adagrad_state, adagrad_update, ada
                      sgd_update, update, update_weight)
 from ._ops import OPS
 from ._public import enable_grad, is_grad_enabled, no_grad, public
-from ._random import generator, get_state as get_random_state, manual_seed, rng, set_state as set_random_state
+from ._random import (STREAM_STATE_BYTES, generator, get_state as get_random_state, manual_seed, new_stream, rng,
+                      set_state as set_random_state, set_stream_state, stream_state)
 from ._rounding import MODES, round_to, widen
 from ._seams import SEAMS
 from ._state import FLOAT32_PRODUCTS, STATE, Autocast, Setting, autocast_scope, grad_mode, layer_scope, training_scope
@@ -63,7 +66,7 @@ __all__ = ["Tensor", "tensor", "apply", "op_function", "op_method", "install_nam
            "keras_adagrad_update", "keras_clip_gradients", "update", "apply_rule", "update_weight", "check_update_rounding",
            "UPDATE_ROUNDINGS", "KAHAN", "NoOpLossScale", "StaticLossScale", "DynamicLossScale", "LossScaler", "unscale_grads",
            "unscaled", "all_finite", "generator", "rng", "manual_seed", "get_random_state", "set_random_state",
-           "atomic_file", "checks", "array_module", "to_numpy", "real", "Format", "as_format", "format_of", "finfo",
+           "new_stream", "stream_state", "set_stream_state", "STREAM_STATE_BYTES", "atomic_file", "checks", "array_module", "to_numpy", "real", "Format", "as_format", "format_of", "finfo",
            "promote", "FORMATS", "float32", "tf32", "float16", "bfloat16", "float8_e4m3", "float8_e5m2",
            "float8_e4m3fnuz", "float8_e5m2fnuz", "float6_e2m3", "float6_e3m2", "float4_e2m1", "e8m0", "int8"]
 

@@ -4,13 +4,16 @@
 """
 import sys as _sys
 
-from ..engine import Format, install_names, is_grad_enabled, manual_seed, op_function, op_method, tf32
+from ..engine import Format, install_names, is_grad_enabled, op_function, op_method, tf32
 from ._device import device
+from ._generator import (default_generator, Generator, get_rng_state, initial_seed, manual_seed, seed,
+                         set_rng_state)
 from ._tensor import (DTYPES as _DTYPES, Size, Tensor, arange, as_tensor, bfloat16, bool_ as bool, dtype, empty,
                       empty_like, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu,
                       float16, float32, from_numpy, full, full_like,
                       get_default_dtype, int8, int16, int32, int64, is_tensor, matmul, maximum, minimum, ones,
-                      ones_like, rand, randint, randn, set_default_dtype, tensor, uint8, zeros, zeros_like)
+                      ones_like, bernoulli, multinomial, normal, rand, rand_like, randint, randint_like, randn,
+                      randn_like, randperm, set_default_dtype, tensor, uint8, zeros, zeros_like)
 from ._functions import *  # noqa: F401,F403  (cat, stack, where, exp, sum, ... with PyTorch's signatures)
 from ._functions import __all__ as _function_names
 from ._methods import *  # noqa: F401,F403  (split, topk, tril, var, cumsum, ...: Tensor methods as functions)
@@ -25,6 +28,7 @@ from .autograd import enable_grad, inference_mode, is_inference_mode_enabled, no
 from .amp import autocast
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision
 from . import utils, vision  # noqa: E402  (utils.data, torchvision's models, datasets and transforms)
+from . import random  # noqa: E402,F401  (torch.random: seeds, states, fork_rng)
 from .serialization import load, save  # noqa: E402  (safetensors files, never pickle)
 from . import _names
 
@@ -37,8 +41,10 @@ __all__ = ["Tensor", "Size", "dtype", "device", "Format", "tf32", "tensor", "as_
            "minimum", "autocast", "amp", "autograd", "inference_mode", "is_inference_mode_enabled", "backends", "cpu", "cuda", "get_default_dtype", "set_default_dtype",
            "set_float32_matmul_precision", "get_float32_matmul_precision", "float", "half", "double", "long",
            "int", "short", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
-           "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu", "load", "save", "utils", "accelerator", "distributed", "jit", "linalg", "multiprocessing",
-           "version", "__version__"] + _function_names + _method_names + _global_names
+           "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu", "load", "save", "utils",
+           "random", "Generator", "default_generator", "seed", "initial_seed", "get_rng_state", "set_rng_state", "randperm",
+           "multinomial", "rand_like", "randn_like", "randint_like", "bernoulli", "normal", "accelerator", "distributed", "jit",
+           "linalg", "multiprocessing", "version", "__version__"] + _function_names + _method_names + _global_names
 # Every name of the engine's ops that PyTorch has and this face does not write by hand: the op itself.
 __all__ += [name[6:] for name in install_names(_names.NAMES, {"torch": _sys.modules[__name__], "Tensor": Tensor,
                                                                "F": nn.functional},

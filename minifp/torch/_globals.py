@@ -1,19 +1,14 @@
 """The global switches and markers a training script sets: memory formats, torch.compile, threads, determinism,
-print options, seeds. minifp's results depend on none of them except where said (seeds); they are kept so
-that a script's own reads of them give back what it set."""
+print options. minifp's results depend on none of them; they are kept so that a script's own reads of them give
+back what it set."""
 from __future__ import annotations
 
 import os
 
-import numpy as np
-
-from ..engine import get_random_state, manual_seed, set_random_state
-
 __all__ = ["memory_format", "channels_last", "contiguous_format", "preserve_format", "channels_last_3d", "compile",
            "set_num_threads", "get_num_threads", "set_num_interop_threads", "get_num_interop_threads",
            "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
-           "is_deterministic_algorithms_warn_only_enabled", "set_printoptions", "set_flush_denormal", "seed",
-           "initial_seed", "get_rng_state", "set_rng_state"]
+           "is_deterministic_algorithms_warn_only_enabled", "set_printoptions", "set_flush_denormal"]
 
 
 class memory_format:
@@ -39,7 +34,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
 
 
 _settings = {"threads": int(os.environ.get("OMP_NUM_THREADS", 0)) or (os.cpu_count() or 1), "interop": 1,
-             "deterministic": False, "warn_only": False, "seed": 0}
+             "deterministic": False, "warn_only": False}
 
 
 def set_num_threads(n):
@@ -82,16 +77,3 @@ def set_flush_denormal(mode):
     return False
 
 
-def seed():
-    """Seed minifp's generator from the operating system's entropy; returns the seed."""
-    s = int(np.random.SeedSequence().entropy % 2**63)
-    manual_seed(s)
-    _settings["seed"] = s
-    return s
-
-
-def initial_seed():
-    return _settings["seed"]
-
-
-get_rng_state, set_rng_state = get_random_state, set_random_state

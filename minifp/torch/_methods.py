@@ -122,14 +122,6 @@ def _masked_fill_(self, mask, value):
     return _in_place(self, lambda t: masked_fill(t, mask, value))
 
 
-def _normal_(self, mean=0.0, std=1.0, generator=None):
-    return self.copy_(engine.generator(getattr(generator, "rng", generator)).normal(mean, std, self.shape))
-
-
-def _uniform_(self, a=0.0, b=1.0, generator=None):
-    return self.copy_(engine.generator(getattr(generator, "rng", generator)).uniform(a, b, self.shape))
-
-
 # -- splitting and selecting --------------------------------------------------------------------------------
 
 
@@ -352,7 +344,7 @@ def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
 for _name, _fn in {
         "__setitem__": _setitem, "add_": _arith("add"), "sub_": _arith("add", -1.0), "mul_": _arith("mul"),
         "div_": _arith("div"), "pow_": _arith("pow"), "clamp_": _clamp_, "clip_": _clamp_,
-        "masked_fill_": _masked_fill_, "normal_": _normal_, "uniform_": _uniform_,
+        "masked_fill_": _masked_fill_,
         "split": split, "chunk": chunk, "unbind": unbind, "gather": gather, "topk": topk, "sort": sort,
         "argsort": argsort, "masked_fill": masked_fill, "tril": tril, "triu": triu, "flip": flip,
         "broadcast_to": broadcast_to, "expand": _expand, "expand_as": lambda self, other: _expand(self, other.shape),

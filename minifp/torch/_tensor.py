@@ -14,12 +14,14 @@ import ml_dtypes
 import numpy as np
 
 from .. import engine
-from ..engine import (apply, array_module, current_autocast, detach_, generator, made_by, made_like, make, storage,
+from ..engine import (apply, array_module, current_autocast, detach_, made_by, made_like, make, set_storage, storage,
     Tensor as _EngineTensor, tensor as _engine_tensor, to_numpy)
 from . import _device
+from ._generator import stream
 
 __all__ = ["Tensor", "dtype", "Size", "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty",
-           "zeros_like", "ones_like", "full_like", "empty_like", "randn", "rand", "randint", "arange",
+           "zeros_like", "ones_like", "full_like", "empty_like", "randn", "rand", "randint", "randperm", "multinomial",
+           "rand_like", "randn_like", "randint_like", "bernoulli", "normal", "arange",
            "as_dtype", "format_of", "is_tensor", "get_default_dtype", "set_default_dtype"]
 
 
@@ -243,6 +245,63 @@ class Tensor(_EngineTensor):
 
     def fill_(self, value):
         return self.assign(np.full(storage(self).shape, value, np.float32))
+
+    def uniform_(self, from_=0, to=1, *, generator=None):
+        """Fill in place with uniform samples in [from_, to), rounded into the tensor's format."""
+        if from_ > to:
+            raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}")
+        return self.assign(stream(generator, "uniform_()", self.device).uniform(from_, to, storage(self).shape))
+
+    def normal_(self, mean=0, std=1, *, generator=None):
+        """Fill in place with normal samples N(mean, std**2), rounded into the tensor's format."""
+        if std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        return self.assign(stream(generator, "normal_()", self.device).normal(mean, std, storage(self).shape))
+
+    def random_(self, *bounds, generator=None):
+        """random_(), random_(to), random_(from, to): integers drawn uniformly, [from, to) or [0, the largest
+        integer the dtype holds exactly]."""
+        if len(bounds) > 2:
+            raise TypeError(f"random_() takes at most 2 positional arguments ({len(bounds)} given)")
+        low, high = (0, None) if not bounds else ((0, bounds[0]) if len(bounds) == 1 else bounds)
+        if high is None and self.fmt is not None:
+            high = 2 ** (self.fmt.man_bits + 1) + 1          # every integer up to 2**digits, as PyTorch
+        elif high is None:
+            kind = storage(self).dtype
+            high = 2 if kind == np.bool_ else int(np.iinfo(kind).max) + 1
+        if low >= high:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+        drawn = stream(generator, "random_()", self.device).integers(low, high, storage(self).shape,
+                                                        dtype=np.int64 if high <= 2 ** 63 else np.uint64)
+        return self.assign(drawn) if self.fmt is not None else self._fill_ints(drawn)
+
+    def _fill_ints(self, values):
+        """An integer tensor's storage replaced in place by values (cast to its dtype)."""
+        return set_storage(self, np.asarray(values).astype(storage(self).dtype), None)
+
+    def bernoulli_(self, p=0.5, *, generator=None):
+        """Fill in place with 1 (probability p, a number or a tensor) or 0."""
+        probs = np.asarray(to_numpy(p.float32()), np.float64) if isinstance(p, _EngineTensor) else p
+        if not (np.all(np.asarray(probs) >= 0) and np.all(np.asarray(probs) <= 1)):
+            shown = "" if isinstance(p, _EngineTensor) else f", but got p={p:g}"
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1]{shown}")
+        drawn = stream(generator, "bernoulli_()", self.device).random(storage(self).shape) < probs
+        return self.assign(drawn.astype(np.float32)) if self.fmt is not None else self._fill_ints(drawn)
+
+    def exponential_(self, lambd=1.0, *, generator=None):
+        """Fill in place with exponential samples of rate lambd."""
+        if lambd <= 0:
+            raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+        g = stream(generator, "exponential_()", self.device)
+        return self.assign(g.exponential(1.0 / lambd, storage(self).shape))
+
+    def bernoulli(self, p=None, *, generator=None):
+        """torch.bernoulli(self, ...)."""
+        return bernoulli(self, p, generator=generator)
+
+    def multinomial(self, num_samples, replacement=False, *, generator=None):
+        """torch.multinomial(self, ...)."""
+        return multinomial(self, num_samples, replacement, generator=generator)
 
     def copy_(self, src):
         return self.assign(src.float32() if isinstance(src, _EngineTensor) and src.fmt is not None else src)
@@ -588,14 +647,14 @@ def full_like(input, fill_value, dtype=None, device=None, requires_grad=False):
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal samples from minifp's seeded generator (not PyTorch's stream: values differ)."""
-    return tensor(_rng(generator).standard_normal(_shape_args(size)), dtype=dtype or _default[0], device=device,
-                  requires_grad=requires_grad)
+    values = _rng(generator, "randn()", device).standard_normal(_shape_args(size))
+    return tensor(values, dtype=dtype or _default[0], device=device, requires_grad=requires_grad)
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform samples in [0, 1) from minifp's seeded generator."""
-    return tensor(_rng(generator).random(_shape_args(size)), dtype=dtype or _default[0], device=device,
-                  requires_grad=requires_grad)
+    values = _rng(generator, "rand()", device).random(_shape_args(size))
+    return tensor(values, dtype=dtype or _default[0], device=device, requires_grad=requires_grad)
 
 
 def randint(*args, size=None, low=None, high=None, generator=None, dtype=None, device=None, requires_grad=False):
@@ -609,12 +668,123 @@ def randint(*args, size=None, low=None, high=None, generator=None, dtype=None, d
     low, high = (0, bounds[0]) if len(bounds) == 1 else bounds
     if not low < high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    return tensor(_rng(generator).integers(low, high, size=tuple(size)), dtype=dtype or int64, device=device,
+    return tensor(_rng(generator, "randint()", device).integers(low, high, size=tuple(size)), dtype=dtype or int64,
+                  device=device, requires_grad=requires_grad)
+
+
+def _rng(g, where="random", device=None):
+    return stream(g, where, device)
+
+
+def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, pin_memory=False,
+             requires_grad=False):
+    """A random permutation of 0..n-1 (int64 unless dtype says otherwise), from `generator` or the global stream."""
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise TypeError(f"randperm(): argument 'n' (position 1) must be int, not {type(n).__name__}")
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    d = int64 if dtype is None else as_dtype(dtype)
+    if getattr(d, "fmt", d) is None and d.numpy != np.bool_ and n > 0 and n - 1 > np.iinfo(d.numpy).max:
+        raise RuntimeError(f"value cannot be converted to type {np.dtype(d.numpy).name}_t without overflow")
+    return tensor(_rng(generator, "randperm()", device).permutation(int(n)), dtype=d, device=device,
                   requires_grad=requires_grad)
 
 
-def _rng(g):
-    return generator(getattr(g, "rng", g))
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, generator=None):
+    """rand of input's shape, dtype and device."""
+    d = _float_like(input, dtype, "check_uniform_bounds")
+    return rand(input.shape, generator=generator, dtype=d, device=device or input.device, requires_grad=requires_grad)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, generator=None):
+    """randn of input's shape, dtype and device."""
+    d = _float_like(input, dtype, "normal_kernel_cpu")
+    return randn(input.shape, generator=generator, dtype=d, device=device or input.device, requires_grad=requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False, generator=None):
+    """randint_like(input, high) or (input, low, high): integers in [low, high) of input's shape and dtype."""
+    low, high = (0, low) if high is None else (low, high)
+    values = _rng(generator, "randint_like()", device or input.device).integers(low, high, size=tuple(input.shape))
+    return tensor(values, dtype=input.dtype if dtype is None else dtype, device=device or input.device,
+                  requires_grad=requires_grad)
+
+
+def _float_like(input, dtype, kernel):
+    """The floating dtype a *_like sampler makes: dtype, else input's; PyTorch's error for an integer one."""
+    d = input.dtype if dtype is None else as_dtype(dtype)
+    if not getattr(d, "is_floating_point", True):
+        name = _type_name(input) if dtype is None else {"int64": "Long", "int32": "Int"}.get(d.name, d.name)
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
+    return d
+
+
+def bernoulli(input, p=None, *, generator=None, out=None):
+    """1 with probability input (or p), else 0, in input's dtype and shape."""
+    probs = np.asarray(to_numpy(input.float32()), np.float64) if p is None else np.full(tuple(input.shape), p)
+    if not ((probs >= 0) & (probs <= 1)).all():
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    draws = _rng(generator, "bernoulli()", input.device).random(probs.shape) < probs
+    return tensor(draws, dtype=input.dtype, device=input.device)
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, device=None, requires_grad=False):
+    """Normal samples: mean and std tensors or numbers broadcast together, or numbers and a size."""
+    tensors = [t for t in (mean, std) if isinstance(t, _EngineTensor)]
+    if not tensors and size is None:
+        raise TypeError("normal() received an invalid combination of arguments: two numbers need a size")
+    m, sd = (np.asarray(to_numpy(t.float32()), np.float64) if isinstance(t, _EngineTensor) else np.float64(t)
+             for t in (mean, std))
+    if (np.asarray(sd) < 0).any():
+        raise RuntimeError("normal expects all elements of std >= 0.0" if isinstance(std, _EngineTensor) else
+                           f"normal expects std >= 0.0, but found std {std:g}")
+    shape = np.broadcast_shapes(np.shape(m), np.shape(sd)) if size is None else _shape_args((size,))
+    device = device or (tensors[0].device if tensors else None)
+    values = _rng(generator, "normal()", device).normal(np.broadcast_to(m, shape), np.broadcast_to(sd, shape))
+    d = dtype or (tensors[0].dtype if tensors else _default[0])
+    return tensor(values, dtype=d, device=device, requires_grad=requires_grad)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    """Indices drawn from the categories of each row of `input` (weights, not necessarily normalised), int64 of
+    shape (num_samples,) or (rows, num_samples); without replacement each row's draws are distinct."""
+    p = _multinomial_weights(input, num_samples, replacement)
+    g = _rng(generator, "multinomial()", input.device)
+    rows = p if p.ndim == 2 else p[None]
+    if replacement:                      # inverse CDF: a zero-weight category owns no interval of [0, total)
+        cdf = np.cumsum(rows, axis=1)
+        u = g.random((rows.shape[0], num_samples)) * cdf[:, -1:]
+        last = rows.shape[1] - 1 - np.argmax(rows[:, ::-1] > 0, axis=1)
+        picks = np.stack([np.minimum(np.searchsorted(c, r, side="right"), m) for c, r, m in zip(cdf, u, last)])
+    else:                                # the largest weight / Exp(1) keys: draws in order, without replacement
+        keys = rows / g.standard_exponential(rows.shape)
+        picks = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
+    picks = picks.astype(np.int64)
+    return make(Tensor, _device.array_on(picks if p.ndim == 2 else picks[0], input.device), None, False,
+                input.device)
+
+
+def _multinomial_weights(input, num_samples, replacement):
+    """The rows of weights as float64, after PyTorch's checks (in its order)."""
+    if isinstance(num_samples, bool) or not isinstance(num_samples, numbers.Integral):
+        raise TypeError(f"multinomial(): argument 'num_samples' (position 2) must be int, not "
+                        f"{type(num_samples).__name__}")
+    if input.fmt is None:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {_type_name(input)}")
+    if input.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > input.shape[-1]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if input.shape[-1] > 2 ** 24:
+        raise RuntimeError("number of categories cannot exceed 2^24")
+    p = np.asarray(to_numpy(input.float32()), dtype=np.float64)
+    if p.size and not (np.isfinite(p).all() and (p >= 0).all()):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if p.size == 0 or (p.sum(axis=-1) <= 0).any():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    return p
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):

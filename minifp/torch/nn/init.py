@@ -7,7 +7,8 @@ import warnings
 
 import numpy as np
 
-from ...engine import generator as _generator
+from ...engine import generator as _engine_generator
+from .._generator import Generator
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "zeros_", "ones_", "eye_",
            "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_"]
@@ -34,6 +35,11 @@ def calculate_gain(nonlinearity, param=None):
     if nonlinearity == "selu":
         return 3.0 / 4
     raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+
+
+def _generator(generator):
+    """The NumPy Generator to draw from: a torch.Generator's own stream, else minifp's (None, a seed, a Generator)."""
+    return generator.rng if isinstance(generator, Generator) else _engine_generator(generator)
 
 
 def _fill(tensor, values):

@@ -1,4 +1,5 @@
-"""`torchvision` for minifp: `models` (mobilenet_v2, resnet18), `datasets` (MNIST, CIFAR10), `transforms`."""
+"""`torchvision` for minifp: `models` (mobilenet_v2, resnet18), `datasets` (MNIST, CIFAR10, FakeData,
+ImageFolder), `transforms` (ToTensor, Normalize and the augmentations)."""
 import importlib
 
 from . import datasets, transforms

@@ -1,8 +1,11 @@
-"""`torchvision.datasets`: MNIST and CIFAR10 from their standard files under `root` (downloaded on request).
+"""`torchvision.datasets`: MNIST and CIFAR10 from their standard files under `root` (downloaded on request),
+FakeData (random images, the same for the same index), and ImageFolder (root/class/image files, read by Pillow).
 
 Differences from torchvision, on purpose:
 - items are `(image, target)` with the image a NumPy uint8 array (MNIST (28, 28), CIFAR-10 (32, 32, 3) HWC),
   not a PIL image: `transforms.ToTensor()` takes either, and minifp does not need Pillow;
+- FakeData's images are NumPy uint8 arrays as well (HWC, or (H, W) for one channel), with the pixels torchvision
+  makes of its normal draws (times 255, wrapped into uint8); the draws are minifp's, not PyTorch's;
 - CIFAR-10 is read from its **binary** version (`cifar-10-binary.tar.gz`, folder `cifar-10-batches-bin`):
   the Python version's batches are pickles, and loading a pickle can run code.
 """
@@ -15,8 +18,9 @@ import shutil
 import numpy as np
 
 from ... import datasets as _files
+from ...engine import new_stream
 
-__all__ = ["CIFAR10", "MNIST", "VisionDataset"]
+__all__ = ["CIFAR10", "FakeData", "IMG_EXTENSIONS", "ImageFolder", "MNIST", "VisionDataset", "default_loader"]
 
 
 class VisionDataset:
@@ -166,3 +170,126 @@ class CIFAR10(VisionDataset):
         if not (os.path.isfile(archive) and _files.file_md5(archive) == self.tgz_md5):
             _files.download(self.url, archive, self.tgz_md5)
         _files.extract_tar(archive, self.root)
+
+
+# -- FakeData and ImageFolder ---------------------------------------------------------------------------
+
+
+def _checked_transforms(owner, transform, target_transform):
+    for name, fn in (("transform", transform), ("target_transform", target_transform)):
+        if fn is not None and not callable(fn):
+            raise TypeError(f"{owner}(): {name} must be callable or None, got {fn!r}")
+    return transform, target_transform
+
+
+def _target(target, target_transform):
+    """The target as torchvision returns it: target_transform sees an int64 tensor, the item comes back."""
+    if target_transform is None:
+        return target
+    from ... import torch
+    out = target_transform(torch.tensor(target))
+    return out.item() if hasattr(out, "item") else out
+
+
+class FakeData:
+    """size random images of image_size (C, H, W) and random targets below num_classes; item i is the same on
+    every call (drawn from a stream seeded with i + random_offset, never touching the global stream)."""
+
+    def __init__(self, size=1000, image_size=(3, 224, 224), num_classes=10, transform=None, target_transform=None,
+                 random_offset=0):
+        self.size, self.image_size, self.num_classes, self.random_offset = size, image_size, num_classes, random_offset
+        self.transform, self.target_transform = _checked_transforms("FakeData", transform, target_transform)
+
+    def __len__(self):
+        return self.size
+
+    def __getitem__(self, index):
+        """(image, target): a uint8 HWC array (or (H, W)) and an int, the transforms applied when given."""
+        if index >= len(self):
+            raise IndexError(f"{type(self).__name__} index out of range")
+        g = new_stream((index + self.random_offset) % 2 ** 64)
+        noise = g.standard_normal(tuple(self.image_size), dtype=np.float32)
+        target = int(g.integers(0, self.num_classes))
+        # ToPILImage's float -> uint8: times 255, truncated, wrapped modulo 256 as the integer cast wraps
+        pixels = np.mod(np.trunc(noise * np.float32(255)).astype(np.int64), 256).astype(np.uint8)
+        image = pixels[0] if pixels.shape[0] == 1 else np.ascontiguousarray(pixels.transpose(1, 2, 0))
+        if self.transform is not None:
+            image = self.transform(image)
+        return image, _target(target, self.target_transform)
+
+    def __repr__(self):
+        return f"Dataset {type(self).__name__}\n    Number of datapoints: {len(self)}"
+
+
+IMG_EXTENSIONS = (".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tiff", ".webp")
+
+
+def default_loader(path):
+    """The image file at path as an RGB PIL image (Pillow is needed here, and only here)."""
+    try:
+        from PIL import Image
+    except ImportError:
+        raise ImportError(f"ImageFolder's default loader reads {path!r} with Pillow, which is not installed: "
+                          f"pip install 'minifp[vision]' (or pass loader=)") from None
+    with open(path, "rb") as f:
+        return Image.open(f).convert("RGB")
+
+
+class ImageFolder:
+    """Images in root/<class>/**/<file>: classes are the sorted folder names, targets their indices."""
+
+    def __init__(self, root, transform=None, target_transform=None, loader=default_loader, is_valid_file=None,
+                 allow_empty=False):
+        if not isinstance(root, (str, os.PathLike)):
+            raise TypeError(f"ImageFolder(): root must be a folder path (str or os.PathLike), got "
+                            f"{type(root).__name__}")
+        self.root = os.path.expanduser(os.fspath(root))
+        self.transform, self.target_transform = _checked_transforms("ImageFolder", transform, target_transform)
+        self.loader = loader
+        self.extensions = IMG_EXTENSIONS if is_valid_file is None else None
+        self.classes, self.class_to_idx = self.find_classes(self.root)
+        self.samples = self._samples(is_valid_file, allow_empty)
+        self.imgs, self.targets = self.samples, [s[1] for s in self.samples]
+
+    @staticmethod
+    def find_classes(directory):
+        """(sorted class folder names, {name: index})."""
+        classes = sorted(entry.name for entry in os.scandir(directory) if entry.is_dir())
+        if not classes:
+            raise FileNotFoundError(f"Couldn't find any class folder in {directory}.")
+        return classes, {name: i for i, name in enumerate(classes)}
+
+    def _samples(self, is_valid_file, allow_empty):
+        """(path, class index) of every valid file, class by class, in sorted order (torchvision's make_dataset)."""
+        if is_valid_file is None:
+            def is_valid_file(path):
+                return path.lower().endswith(IMG_EXTENSIONS)
+        samples, found = [], set()
+        for name in sorted(self.class_to_idx):
+            for folder, _, files in sorted(os.walk(os.path.join(self.root, name), followlinks=True)):
+                for fname in sorted(files):
+                    path = os.path.join(folder, fname)
+                    if is_valid_file(path):
+                        samples.append((path, self.class_to_idx[name]))
+                        found.add(name)
+        empty = set(self.class_to_idx) - found
+        if empty and not allow_empty:
+            msg = f"Found no valid file for the classes {', '.join(sorted(empty))}. "
+            if self.extensions is not None:
+                msg += f"Supported extensions are: {', '.join(self.extensions)}"
+            raise FileNotFoundError(msg)
+        return samples
+
+    def __len__(self):
+        return len(self.samples)
+
+    def __getitem__(self, index):
+        """(image, target): the loader's image of sample `index`, the transforms applied when given."""
+        path, target = self.samples[index]
+        image = self.loader(path)
+        if self.transform is not None:
+            image = self.transform(image)
+        return image, _target(target, self.target_transform)
+
+    def __repr__(self):
+        return f"Dataset {type(self).__name__}\n    Number of datapoints: {len(self)}\n    Root location: {self.root}"

@@ -2,8 +2,10 @@
 
 minifp loads batches in the calling process: `num_workers`, `pin_memory`, `timeout`, `prefetch_factor` and
 the other worker options are accepted (and checked as PyTorch checks them) so that tutorial code runs,
-but they change nothing. Shuffling draws from `generator` (a NumPy Generator) or, when it is None, from
-minifp's seeded generator (`minifp.torch.manual_seed`), so runs repeat; the permutations are not PyTorch's.
+but they change nothing. Shuffling draws from `generator` (a torch.Generator, or a NumPy Generator) or, when it
+is None, from a stream seeded by one draw of the global one (`minifp.torch.manual_seed`), as PyTorch's samplers
+do, so runs repeat; the permutations are not PyTorch's. Samplers draw lazily, 32 indices or one permutation at a
+time. `dataloader`, `dataset`, `sampler` and `distributed` are modules, as in PyTorch.
 """
 from __future__ import annotations
 
@@ -15,10 +17,12 @@ import re
 
 import numpy as np
 
-from ...engine import apply, rng, Tensor
+from ....engine import apply, new_stream, rng, Tensor
+from ..._generator import Generator
 
-__all__ = ["BatchSampler", "DataLoader", "Dataset", "IterableDataset", "RandomSampler", "Sampler",
-           "SequentialSampler", "Subset", "TensorDataset", "default_collate", "default_convert", "random_split"]
+__all__ = ["BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "DistributedSampler", "IterableDataset",
+           "RandomSampler", "Sampler", "SequentialSampler", "Subset", "SubsetRandomSampler", "TensorDataset",
+           "WeightedRandomSampler", "default_collate", "default_convert", "get_worker_info", "random_split"]
 
 _STRING_OR_OBJECT = re.compile(r"[SaUO]")         # NumPy dtype codes that collate leaves alone (or refuses)
 _COLLATE_ERROR = "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}"
@@ -26,7 +30,7 @@ _COLLATE_ERROR = "default_collate: batch must contain tensors, numpy arrays, num
 
 def _torch():
     """The face package (imported late: minifp.torch imports this module)."""
-    from ... import torch
+    from .... import torch
     return torch
 
 
@@ -180,9 +184,11 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
-        n, rng = len(self.data_source), _rng(self.generator, "RandomSampler()")
-        if self.replacement:
-            yield from rng.integers(0, n, size=self.num_samples).tolist()
+        n, rng = len(self.data_source), _pass_rng(self.generator, "RandomSampler()")
+        if self.replacement:                              # 32 at a time: num_samples may be 1e10
+            for _ in range(self.num_samples // 32):
+                yield from rng.integers(0, n, size=32).tolist()
+            yield from rng.integers(0, n, size=self.num_samples % 32).tolist()
             return
         for _ in range(self.num_samples // n):
             yield from rng.permutation(n).tolist()
@@ -217,21 +223,73 @@ class BatchSampler(Sampler):
         return n // self.batch_size if self.drop_last else (n + self.batch_size - 1) // self.batch_size
 
 
+class SubsetRandomSampler(Sampler):
+    """The given indices in a fresh random order per pass."""
+
+    def __init__(self, indices, generator=None):
+        self.indices, self.generator = indices, generator
+        _rng(generator, "SubsetRandomSampler()")
+
+    def __iter__(self):
+        for i in _rng(self.generator, "SubsetRandomSampler()").permutation(len(self.indices)).tolist():
+            yield self.indices[i]
+
+    def __len__(self):
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """num_samples indices drawn with probabilities proportional to `weights` (torch.multinomial's rules)."""
+
+    def __init__(self, weights, num_samples, replacement=True, generator=None):
+        if not _positive_int(num_samples):
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        weights = np.asarray(weights.tolist() if isinstance(weights, Tensor) else weights, dtype=np.float64)
+        if weights.ndim != 1:
+            raise ValueError(f"weights should be a 1d sequence but given weights have shape {tuple(weights.shape)}")
+        _rng(generator, "WeightedRandomSampler()")
+        self.weights = _torch().tensor(weights)
+        self.num_samples, self.replacement, self.generator = num_samples, replacement, generator
+
+    def __iter__(self):
+        torch = _torch()
+        yield from torch.multinomial(self.weights, self.num_samples, self.replacement,
+                                     generator=self.generator).tolist()
+
+    def __len__(self):
+        return self.num_samples
+
+
 def _positive_int(value):
     return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value > 0
 
 
 def _rng(generator, where):
-    """The NumPy Generator that shuffles: `generator` itself, or minifp's seeded one when it is None."""
+    """The NumPy Generator that shuffles: the torch.Generator's (or NumPy Generator) given, or minifp's global
+    stream when it is None."""
     if generator is None:
         return rng()
     if isinstance(generator, np.random.Generator):
         return generator
-    inner = getattr(generator, "rng", None)         # a generator object wrapping a NumPy Generator
-    if isinstance(inner, np.random.Generator):
-        return inner
-    raise TypeError(f"{where}: generator must be None (minifp's seeded generator, minifp.torch.manual_seed) or a "
-                    f"numpy.random.Generator, got {type(generator).__name__}")
+    if isinstance(generator, Generator):
+        return generator.rng
+    raise TypeError(f"{where}: generator must be None (the global stream, minifp.torch.manual_seed), a "
+                    f"torch.Generator or a numpy.random.Generator, got {type(generator).__name__}")
+
+
+def _pass_rng(generator, where):
+    """The stream one pass of a sampler draws from: the generator's, or (as PyTorch does) a new stream seeded by
+    one draw of the global one, so that the global stream moves once per pass however many indices are taken."""
+    if generator is None:
+        return new_stream(int(rng().integers(2 ** 63)))
+    return _rng(generator, where)
+
+
+def get_worker_info():
+    """None: minifp loads every batch in the calling process, as PyTorch's main process does."""
+    return None
 
 
 # -- collate --------------------------------------------------------------------------------
@@ -417,3 +475,7 @@ def _check_workers(num_workers, timeout, prefetch_factor, persistent_workers):
         raise ValueError("prefetch_factor option should be non-negative")
     if persistent_workers and num_workers == 0:
         raise ValueError("persistent_workers option needs num_workers > 0")
+
+
+from . import dataloader, dataset, distributed, sampler  # noqa: E402  (PyTorch's submodules; they import names above)
+from .distributed import DistributedSampler  # noqa: E402
