@@ -17,6 +17,7 @@ import collections
 import hashlib
 import io
 import pickle
+import re
 import struct
 import zipfile
 import zlib
@@ -283,7 +284,7 @@ def loads(data, where, locate):
     for recipe in unpickler.recipes:                           # every record and every view checked first
         s = recipe.storage
         if s.key not in raw:
-            raw[s.key] = _storage_bytes(archive, prefix, s, data, where)
+            raw[s.key] = _storage_bytes(archive, prefix, s, where)
         _check_bounds(recipe)
     build = _Builder(raw, big, locate)
     try:
@@ -322,15 +323,18 @@ def _byteorder(archive, prefix, names, where):
     return order == b"big"
 
 
-def _record(archive, name, where, size=None):
-    """A record's bytes; `size`: the size it must have (checked before reading)."""
+def _info(archive, name, where):
+    """The zip entry of a record, which must be there."""
     try:
-        info = archive.getinfo(name)
+        return archive.getinfo(name)
     except KeyError:
         raise ArchiveError(f"PytorchStreamReader failed locating file {name.partition('/')[2]}: file not found "
                            f"({where})") from None
-    if size is not None and info.file_size != size:
-        return info.file_size
+
+
+def _record(archive, name, where):
+    """A record's bytes (a compressed one only if deflate could give its size: no zip bomb is inflated)."""
+    info = _info(archive, name, where)
     if info.compress_type != zipfile.ZIP_STORED and info.file_size > 1100 * info.compress_size + 1024:
         raise ArchiveError(f"{where}: record {name} claims {info.file_size} bytes from {info.compress_size} "
                            f"compressed ones, more than deflate can give")
@@ -341,17 +345,16 @@ def _record(archive, name, where, size=None):
                            f"damaged)") from None
 
 
-def _storage_bytes(archive, prefix, s, data, where):
-    """A storage's record, checked to be exactly as long as its persistent id says."""
+def _storage_bytes(archive, prefix, s, where):
+    """A storage's record, checked to be exactly as long as its persistent id says before it is read."""
     itemsize = 1 if s.dtype is None else np.dtype(NUMPY[s.dtype]).itemsize
-    nbytes = s.numel * itemsize
-    got = _record(archive, f"{prefix}data/{s.key}", where, nbytes)
-    if not isinstance(got, bytes) or len(got) != nbytes:
-        size = got if isinstance(got, int) else len(got)
+    nbytes, name = s.numel * itemsize, f"{prefix}data/{s.key}"
+    size = _info(archive, name, where).file_size
+    if size != nbytes:
         raise RuntimeError(f"record size ({size} bytes) does not match expected size ({nbytes} bytes = {s.numel} "
                            f"elements * {itemsize} bytes/element) for dtype {s.dtype or 'uint8'} (storage "
                            f"{s.key!r} of {where})")
-    return got
+    return _record(archive, name, where)
 
 
 def _check_bounds(r):
@@ -399,6 +402,11 @@ class _Builder:
 _PRIMITIVES = (str, int, float, bool, bytes, type(None))
 
 
+def _torch_device():
+    from ._device import device
+    return device
+
+
 def _finish(obj, build, memo):
     """The unpickled tree with each recipe made a tensor; anything but containers of primitives is refused."""
     kind = type(obj)
@@ -421,7 +429,7 @@ def _finish(obj, build, memo):
             setattr(out, name, _finish(v, build, memo))                   # a state_dict's _metadata
     elif kind is tuple:
         out = memo[id(obj)] = tuple(_finish(v, build, memo) for v in obj)
-    elif kind.__name__ == "device" and kind.__module__ == "minifp.torch._device":
+    elif kind is _torch_device():
         out = obj
     else:
         raise pickle.UnpicklingError(refusal(f"the file holds a {getattr(obj, 'what', kind.__name__)}, which "
@@ -596,6 +604,7 @@ def _allowed():
 
 
 _ALLOWED = _allowed()
+_DTYPE_NAME = re.compile(r"(u?int\d+|complex\d+|float\d\w*|q\w*int\w*|bits\w+|c(half|float|double))$")
 _BLOCKED = ("sys", "os", "posix", "nt")             # never allowed, whatever the name (torch's wording for them)
 
 
@@ -615,6 +624,9 @@ class _Unpickler(pickle.Unpickler):
             raise pickle.UnpicklingError(f"Trying to load unsupported GLOBAL {module}.{name} whose module "
                                          f"{module} is blocked.")
         path = name if module == "builtins" else f"{module}.{name}"
+        if module in ("torch", "torch.storage") and (name.endswith("Storage") or _DTYPE_NAME.match(name)):
+            raise pickle.UnpicklingError(f"GLOBAL {path}: minifp holds no tensors of this type; its dtypes: "
+                                         f"{', '.join(NUMPY)} (float64 read as float32)")
         raise pickle.UnpicklingError(f"Unsupported global: GLOBAL {path} was not an allowed global by default.")
 
     def persistent_load(self, pid):
