@@ -39,6 +39,7 @@ NUMPY = {"float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfl
 LEGACY = {"float32": "FloatStorage", "float16": "HalfStorage", "bfloat16": "BFloat16Storage", "float64": "DoubleStorage",
           "int64": "LongStorage", "int32": "IntStorage", "int16": "ShortStorage", "int8": "CharStorage",
           "uint8": "ByteStorage", "bool": "BoolStorage"}
+_FLOATS = {name for name in NUMPY if name.startswith(("float", "bfloat"))}
 ALIGNMENT = 64                        # torch's storage alignment in the archive (.storage_alignment)
 _ORDERED_DICT = b"ccollections\nOrderedDict\n)R"     # GLOBAL, EMPTY_TUPLE, REDUCE: OrderedDict()
 
@@ -94,9 +95,10 @@ class _Storages:
         delta = arr.__array_interface__["data"][0] - root.__array_interface__["data"][0] if arr.size else -1
         if not (root.dtype == arr.dtype and root.flags.c_contiguous and arr.size and delta % size == 0
                 and all(s >= 0 and s % size == 0 for s in arr.strides)):
-            root, delta = arr.copy(order="C"), 0                  # not expressible in torch's views: its own storage
+            arr = root = arr.copy(order="C")                     # not expressible as a torch view: its own storage
             if root.size == 0:
                 return self._add(root), 0, _contiguous_strides(root.shape)
+            delta = 0
         key = self._keys.get(id(root))
         if key is None:
             key = self._keys[id(root)] = self._add(root)
@@ -280,13 +282,13 @@ def loads(data, where, locate):
     except (EOFError, ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError, MemoryError,
             UnicodeDecodeError, struct.error, RecursionError) as e:
         raise pickle.UnpicklingError(refusal(f"{type(e).__name__}: {e}")) from None
-    raw = {}
-    for recipe in unpickler.recipes:                           # every record and every view checked first
+    raw, devices = {}, {}
+    for recipe in unpickler.recipes:              # every record, device and view checked before any tensor is made
         s = recipe.storage
         if s.key not in raw:
-            raw[s.key] = _storage_bytes(archive, prefix, s, where)
-        _check_bounds(recipe)
-    build = _Builder(raw, big, locate)
+            raw[s.key], devices[s.key] = _storage_bytes(archive, prefix, s, where), locate(s.location)
+        _check(recipe)
+    build = _Builder(raw, devices, big)
     try:
         return _finish(tree, build, {}), build.widened
     except RecursionError:
@@ -357,8 +359,10 @@ def _storage_bytes(archive, prefix, s, where):
     return _record(archive, name, where)
 
 
-def _check_bounds(r):
-    """A view must lie inside its storage (torch's setStorage check), before any array is made."""
+def _check(r):
+    """A view must lie inside its storage (torch's setStorage check), and only floats may require grad."""
+    if r.requires_grad and r.dtype not in _FLOATS:
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     itemsize = np.dtype(NUMPY[r.dtype]).itemsize
     available = r.storage.numel * (1 if r.storage.dtype is None else np.dtype(NUMPY[r.storage.dtype]).itemsize)
     needed = 0 if 0 in r.size else r.offset + 1 + sum((n - 1) * s for n, s in zip(r.size, r.stride))
@@ -371,8 +375,8 @@ def _check_bounds(r):
 class _Builder:
     """Makes the tensors of checked recipes: each its own contiguous copy of its view."""
 
-    def __init__(self, raw, big, locate):
-        self.raw, self.big, self.locate, self.widened = raw, big, locate, 0
+    def __init__(self, raw, devices, big):
+        self.raw, self.devices, self.big, self.widened = raw, devices, big, 0
 
     def __call__(self, r):
         from . import Tensor as TorchTensor, _device
@@ -392,9 +396,7 @@ class _Builder:
             arr, self.widened = arr.astype(np.float32), self.widened + 1
         from ._tensor import DTYPES
         fmt = DTYPES["float32" if r.dtype == "float64" else r.dtype].fmt
-        where = self.locate(r.storage.location)
-        if r.requires_grad and fmt is None:
-            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        where = self.devices[r.storage.key]
         t = make(TorchTensor, _device.array_on(arr, where), fmt, r.requires_grad and not r.parameter, where)
         return Parameter(t, r.requires_grad) if r.parameter else t
 
@@ -408,9 +410,9 @@ def _torch_device():
 
 
 def _finish(obj, build, memo):
-    """The unpickled tree with each recipe made a tensor; anything but containers of primitives is refused."""
+    """The unpickled tree (checked by _scan) with each recipe made a tensor; shared objects stay shared."""
     kind = type(obj)
-    if kind in _PRIMITIVES:
+    if kind in _PRIMITIVES or kind is _torch_device():
         return obj
     if id(obj) in memo:
         return memo[id(obj)]
@@ -419,21 +421,14 @@ def _finish(obj, build, memo):
     elif kind is list:
         out = memo[id(obj)] = []
         out.extend(_finish(v, build, memo) for v in obj)
-    elif kind is dict or kind is collections.OrderedDict:
+    elif kind is tuple:
+        out = memo[id(obj)] = tuple(_finish(v, build, memo) for v in obj)
+    else:
         out = memo[id(obj)] = kind()
         for k, v in obj.items():
-            if type(k) not in _PRIMITIVES and type(k) is not tuple:
-                raise pickle.UnpicklingError(refusal(f"a dict key of type {type(k).__name__}"))
             out[_finish(k, build, memo)] = _finish(v, build, memo)
         for name, v in (vars(obj).items() if kind is collections.OrderedDict else ()):
             setattr(out, name, _finish(v, build, memo))                   # a state_dict's _metadata
-    elif kind is tuple:
-        out = memo[id(obj)] = tuple(_finish(v, build, memo) for v in obj)
-    elif kind is _torch_device():
-        out = obj
-    else:
-        raise pickle.UnpicklingError(refusal(f"the file holds a {getattr(obj, 'what', kind.__name__)}, which "
-                                             f"is not a tensor nor a container of primitives"))
     return out
 
 
@@ -645,24 +640,34 @@ class _Unpickler(pickle.Unpickler):
 
     def load(self):
         out = super().load()
-        self.recipes = _recipes(out)
+        self.recipes = _scan(out)
         return out
 
 
-def _recipes(tree):
-    """Every recipe in the tree (each shared one once), iteratively: a deep tree is no recursion."""
-    seen, found, todo = set(), [], [tree]
+def _scan(tree):
+    """Every recipe in the tree (each shared one once), after checking that the tree holds nothing but containers
+    of primitives and tensors; iterative, so a deep tree is no recursion."""
+    seen, found, todo, device = set(), [], [tree], _torch_device()
     while todo:
         obj = todo.pop()
-        if id(obj) in seen or type(obj) in _PRIMITIVES:
+        kind = type(obj)
+        if kind in _PRIMITIVES or kind is device or id(obj) in seen:
             continue
         seen.add(id(obj))
-        if type(obj) is _Recipe:
+        if kind is _Recipe:
             found.append(obj)
-        elif type(obj) in (list, tuple):
+        elif kind in (list, tuple):
             todo.extend(obj)
-        elif type(obj) in (dict, collections.OrderedDict):
+        elif kind in (dict, collections.OrderedDict):
+            attributes = vars(obj) if kind is collections.OrderedDict else {}
+            bad = [k for k in obj if type(k) not in _PRIMITIVES and type(k) is not tuple]
+            bad += [k for k in attributes if type(k) is not str]
+            if bad:
+                raise pickle.UnpicklingError(f"a dict key (or attribute name) of type {type(bad[0]).__name__}")
             todo.extend(obj.keys())
             todo.extend(obj.values())
-            todo.extend(vars(obj).values() if type(obj) is collections.OrderedDict else ())
+            todo.extend(attributes.values())
+        else:
+            raise pickle.UnpicklingError(f"the file holds a {getattr(obj, 'what', kind.__name__)}, which is not "
+                                         f"a tensor nor a container of primitives")
     return found

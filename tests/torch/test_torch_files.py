@@ -121,13 +121,16 @@ def test_views_and_shared_tensors_are_written_as_pytorch_does(tmp_path):
     base = torch.arange(12, dtype=torch.float32).reshape(3, 4)
     obj = {"base": base, "t": base.t(), "again": base, "slice": base[1:, ::2], "scalar": base[2, 3],
            "empty": torch.zeros(0, 3), "param": torch.nn.Parameter(torch.ones(2))}
+    odd = {"flipped": np.arange(6, dtype=np.float32)[::-1], "fortran": np.asfortranarray(np.ones((2, 3), np.float16)),
+           "broadcast": np.broadcast_to(np.float32([1, 2]), (3, 2))}          # whatever minifp keeps of these
+    obj.update({k: torch.from_numpy(v) for k, v in odd.items()})
     back = roundtrip(obj, tmp_path)
     same(encode(back), encode(obj))
     assert isinstance(back["param"], torch.nn.Parameter) and back["param"].requires_grad
     # One storage per base array: the same tensor twice, and a transposed view, name one storage, as in PyTorch.
     ops = [arg for _, arg, _ in pickletools.genops(records(tmp_path / "ckpt.pt")["ckpt/data.pkl"])]
     keys = [ops[i + 2] for i, arg in enumerate(ops) if arg == "storage"]
-    assert keys[:3] == ["0", "0", "0"] and len(keys) == 7
+    assert keys[:3] == ["0", "0", "0"] and len(keys) == 10
 
 
 def test_the_archive_is_laid_out_as_torch_save_lays_it_out(tmp_path):
@@ -423,6 +426,9 @@ def test_pickled_callables_are_refused_and_nothing_runs(tmp_path, payload, match
      "torch.ComplexFloatStorage: minifp holds no tensors of this type"),
     (b"\x80\x02ctorch\nuint16\n.", "torch.uint16: minifp holds no tensors of this type"),
     (b"\x80\x02ctorch\nload\n.", "GLOBAL torch.load was not an allowed global"),
+    (b"\x80\x02}" + rebuild()[2:-1] + b"K\x01s.", "a dict key .* of type tensor|of type _Recipe"),
+    (b"\x80\x02ccollections\nOrderedDict\n)R}K\x01K\x02sb.", "attribute name.* of type int"),
+    (b"\x80\x02ctorch\nSize\n" + u("ab") + b"\x85R.", "sizes must be a tuple of non-negative ints"),
     (b"\x80\x02csubprocess\nPopen\n.", "GLOBAL subprocess.Popen was not an allowed global"),
     (b"\x80\x02cminifp.torch._torchfile\n_Recipe\n.", "GLOBAL minifp.torch._torchfile._Recipe was not an allowed"),
 ])
