@@ -53,6 +53,8 @@ def encode(obj):
         return [encode(v) for v in obj]
     if isinstance(obj, float) and not math.isfinite(obj):
         return {"__float__": repr(obj)}
+    if isinstance(obj, (torch.dtype, torch.device)):
+        return {"__" + type(obj).__name__ + "__": str(obj)}
     return obj
 
 
@@ -90,7 +92,8 @@ def fixtures():
                    "floats": (0.5, -0.0, 1e300, math.inf, math.nan), "text": "héllo ✓", "none": None,
                    "flags": [True, False], 7: {(1, "a"): "tuple key", 2.5: "float key", None: "none key"},
                    "od": collections.OrderedDict([("b", 1), ("a", [])]), "empty": ((), [], {}),
-                   "param": torch.nn.Parameter(torch.tensor([1.0, 2.0]))},
+                   "param": torch.nn.Parameter(torch.tensor([1.0, 2.0])), "dtype": torch.bfloat16,
+                   "device": torch.device("cpu"), "size": torch.Size([2, 3])},
     }
 
 
@@ -121,6 +124,8 @@ def encode(obj):
         return [encode(v) for v in obj]
     if isinstance(obj, float) and not math.isfinite(obj):
         return {"__float__": repr(obj)}
+    if isinstance(obj, (torch.dtype, torch.device)):
+        return {"__" + type(obj).__name__ + "__": str(obj) if isinstance(obj, torch.device) else repr(obj)}
     return obj
 
 expected = {}

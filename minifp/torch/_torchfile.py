@@ -146,6 +146,8 @@ class _Pickler:
             self._str(obj)
         elif isinstance(obj, Tensor):
             self._tensor(obj)
+        elif isinstance(obj, _face_types()):
+            self._face_value(obj)
         elif isinstance(obj, (dict, list, tuple)):
             if id(obj) in self._open:
                 raise ValueError(f"save(): {where} contains itself; torch.save files hold no cycles minifp writes")
@@ -154,8 +156,21 @@ class _Pickler:
             self._open.discard(id(obj))
         else:
             raise TypeError(f"save(): {where} is a {type(obj).__name__}; minifp writes files that "
-                            f"torch.load(weights_only=True) reads: tensors, dicts, OrderedDicts, lists, tuples, int, "
+                            f"torch.load(weights_only=True) reads: tensors, dtypes, devices, dicts, OrderedDicts, lists, tuples, int, "
                             f"float, str, bool and None")
+
+    def _face_value(self, obj):
+        """A dtype as torch pickles it (the global torch.<name>), a device as torch.device(type[, index])."""
+        if hasattr(obj, "fmt"):
+            self.out += f"ctorch\n{obj.name}\n".encode()
+            return
+        self.out += b"ctorch\ndevice\n"
+        self._str(obj.type)
+        if obj.index is None:
+            self.out += b"\x85R"
+        else:
+            self._int(obj.index, "index")
+            self.out += b"\x86R"
 
     def _int(self, n, where):
         if 0 <= n < 256:
@@ -232,6 +247,13 @@ class _Pickler:
         out += b"tR" if legacy else f"ctorch\n{name}\ntR".encode()
         if param:
             out += b"\x88" + _ORDERED_DICT + b"tR"
+
+
+def _face_types():
+    """minifp.torch's dtype and device classes, which torch files hold as torch's globals."""
+    from ._device import device
+    from ._tensor import dtype
+    return dtype, device
 
 
 def _key(k):
@@ -404,20 +426,20 @@ class _Builder:
 _PRIMITIVES = (str, int, float, bool, bytes, type(None))
 
 
-def _torch_device():
-    from ._device import device
-    return device
-
 
 def _finish(obj, build, memo):
     """The unpickled tree (checked by _scan) with each recipe made a tensor; shared objects stay shared."""
     kind = type(obj)
-    if kind in _PRIMITIVES or kind is _torch_device():
+    if kind in _PRIMITIVES:
         return obj
     if id(obj) in memo:
         return memo[id(obj)]
     if kind is _Recipe:
         out = memo[id(obj)] = build(obj)
+    elif kind is _Marker:                                         # a torch.device or dtype (checked by _scan)
+        from . import device
+        from ._tensor import as_dtype
+        out = memo[id(obj)] = device(*obj.dtype) if obj.kind == "device" else as_dtype(obj.dtype)
     elif kind is list:
         out = memo[id(obj)] = []
         out.extend(_finish(v, build, memo) for v in obj)
@@ -460,7 +482,8 @@ class _Global(_StandIn):
 
 
 class _Marker(_StandIn):
-    """A storage type (torch.FloatStorage: dtype 'float32'; torch.UntypedStorage: None) or a dtype (torch.float16)."""
+    """A storage type (torch.FloatStorage: dtype 'float32'; torch.UntypedStorage: None), a dtype (torch.float16:
+    'float16') or a device (torch.device('cuda', 0): its arguments)."""
 
     __slots__ = ("kind", "dtype")
 
@@ -564,14 +587,15 @@ def _size(name, *args):
 
 
 def _device(name, *args):
-    """torch.device(type[, index]) as a minifp.torch device."""
+    """torch.device(type[, index]): checked here, made a minifp.torch device once the whole file is read."""
     from . import device
     if not 1 <= len(args) <= 2 or type(args[0]) is not str or len(args) == 2 and type(args[1]) is not int:
         _fail(name, f"takes (str[, int]), got {args!r:.200}")
     try:
-        return device(*args)
+        device(*args)
     except RuntimeError as e:
         _fail(name, str(e))
+    return _Marker("device", args)
 
 
 def _encode(name, *args):
@@ -647,11 +671,11 @@ class _Unpickler(pickle.Unpickler):
 def _scan(tree):
     """Every recipe in the tree (each shared one once), after checking that the tree holds nothing but containers
     of primitives and tensors; iterative, so a deep tree is no recursion."""
-    seen, found, todo, device = set(), [], [tree], _torch_device()
+    seen, found, todo = set(), [], [tree]
     while todo:
         obj = todo.pop()
         kind = type(obj)
-        if kind in _PRIMITIVES or kind is device or id(obj) in seen:
+        if kind in _PRIMITIVES or kind is _Marker and obj.kind in ("device", "dtype") or id(obj) in seen:
             continue
         seen.add(id(obj))
         if kind is _Recipe:

@@ -44,6 +44,8 @@ def encode(obj):
         return [encode(v) for v in obj]
     if isinstance(obj, float) and not np.isfinite(obj):
         return {"__float__": repr(obj)}
+    if isinstance(obj, (torch.dtype, torch.device)):
+        return {"__" + type(obj).__name__ + "__": str(obj) if isinstance(obj, torch.device) else repr(obj)}
     return obj
 
 
@@ -86,12 +88,15 @@ def test_a_checkpoint_dict_round_trips_with_every_type_exactly(tmp_path):
     ckpt = {"model": model.state_dict(), "epoch": 3, "best_acc": 0.91, "note": "héllo ✓", "none": None,
             "flags": [True, False], "ints": [0, 255, 256, 65536, -1, -2 ** 31, 2 ** 31, 2 ** 40, -2 ** 70],
             "floats": (0.5, -0.0, 1e300, float("inf")), 7: {"nested": ({"deep": [[]]},)}, (1, "a"): (), 2.5: {},
-            "od": collections.OrderedDict([("b", 1), ("a", 2)]), "big_tuple": (1, 2, 3, 4, 5)}
+            "od": collections.OrderedDict([("b", 1), ("a", 2)]), "big_tuple": (1, 2, 3, 4, 5),
+            "dtypes": [torch.bfloat16, torch.int64, torch.float8_e4m3fn], "devices": [torch.device("cuda")]}
     back = roundtrip(ckpt, tmp_path)
     same(encode(back), encode(ckpt))
     assert type(back["epoch"]) is int and type(back["best_acc"]) is float and back["none"] is None
     assert type(back["flags"][0]) is bool and type(back["floats"]) is tuple and type(back["od"]) is collections.OrderedDict
     assert list(back["od"]) == ["b", "a"] and type(back["model"]) is collections.OrderedDict
+    assert back["dtypes"] == [torch.bfloat16, torch.int64, torch.float8_e4m3fn]
+    assert back["devices"] == [torch.device("cuda")] and repr(back["devices"][0]) == "device(type='cuda', index=0)"
     assert back["ints"][-1] == -2 ** 70 and str(back["floats"][1]) == "-0.0"
     assert isinstance(back["model"]["0.weight"], torch.Tensor) and back["model"]["1.num_batches_tracked"].dtype is torch.int64
 
@@ -517,5 +522,8 @@ def test_bytes_torch_size_and_device_globals_are_admitted(tmp_path):
            + b"ctorch\nSize\nK\x02K\x03\x86\x85R" + b"ctorch\ndevice\n" + u("cuda") + b"K\x00\x86Rt.")
     raw, size, device = torch.load(archive(tmp_path / "ok.pt", pkl))
     assert raw == b"\xff\x00" and size == (2, 3) and device == torch.device("cuda")
+    with pytest.raises(pickle.UnpicklingError, match="Can only build"):
+        torch.load(archive(tmp_path / "bad.pt", b"\x80\x02ctorch\ndevice\n" + u("cpu") + b"\x85RN}" + u("type")
+                           + u("x") + b"s\x86b."))
     with pytest.raises(pickle.UnpicklingError, match="only encode"):
         torch.load(archive(tmp_path / "bad.pt", b"\x80\x02c_codecs\nencode\n" + u("x") + u("rot13") + b"\x86R."))
