@@ -149,7 +149,8 @@ own = {"model": model.state_dict(), "sgd": sgd.state_dict(), "adam": adam.state_
        "half": torch.tensor([[65504.0, -0.0]], dtype=torch.float16), "bf16": torch.tensor([1e38], dtype=torch.bfloat16),
        "view": base.t(), "base": base, "slice": base[1:, ::2],
        "broadcast": torch.from_numpy(np.broadcast_to(np.float32([1, 2]), (3, 2))),
-       "flipped": torch.from_numpy(np.arange(4, dtype=np.int32)[::-1]), "tuple": (1, 2.5, None, True, "x"), "flags": torch.tensor([True, False])}
+       "flipped": torch.from_numpy(np.arange(4, dtype=np.int32)[::-1]), "tuple": (1, 2.5, None, True, "x"),
+       "flags": torch.tensor([True, False])}
 torch.save(own, f"{dst}/minifp_checkpoint.pt")
 expected["minifp_checkpoint"] = encode(own)
 json.dump(expected, open(f"{dst}/expected.json", "w"))

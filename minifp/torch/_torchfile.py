@@ -36,9 +36,9 @@ NUMPY = {"float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfl
          "float8_e4m3fn": ml_dtypes.float8_e4m3fn, "float8_e5m2": ml_dtypes.float8_e5m2,
          "float8_e4m3fnuz": ml_dtypes.float8_e4m3fnuz, "float8_e5m2fnuz": ml_dtypes.float8_e5m2fnuz,
          "float8_e8m0fnu": ml_dtypes.float8_e8m0fnu}
-LEGACY = {"float32": "FloatStorage", "float16": "HalfStorage", "bfloat16": "BFloat16Storage", "float64": "DoubleStorage",
-          "int64": "LongStorage", "int32": "IntStorage", "int16": "ShortStorage", "int8": "CharStorage",
-          "uint8": "ByteStorage", "bool": "BoolStorage"}
+LEGACY = {"float32": "FloatStorage", "float16": "HalfStorage", "bfloat16": "BFloat16Storage",
+          "float64": "DoubleStorage", "int64": "LongStorage", "int32": "IntStorage", "int16": "ShortStorage",
+          "int8": "CharStorage", "uint8": "ByteStorage", "bool": "BoolStorage"}
 _FLOATS = {name for name in NUMPY if name.startswith(("float", "bfloat"))}
 ALIGNMENT = 64                        # torch's storage alignment in the archive (.storage_alignment)
 _ORDERED_DICT = b"ccollections\nOrderedDict\n)R"     # GLOBAL, EMPTY_TUPLE, REDUCE: OrderedDict()
@@ -60,7 +60,8 @@ def dumps(obj, name="archive"):
                ("byteorder", b"little")]
     records += [(f"data/{key}", data) for key, data in enumerate(pickler.storages.data)]
     digest = hashlib.sha1(b"".join(data for _, data in records)).digest()
-    records += [("version", b"3\n"), (".data/serialization_id", str(int.from_bytes(digest[:16], "big")).zfill(40).encode())]
+    serialization_id = str(int.from_bytes(digest[:16], "big")).zfill(40).encode()     # torch's: 40 digits
+    records += [("version", b"3\n"), (".data/serialization_id", serialization_id)]
     return _zip(name, records)
 
 
@@ -156,8 +157,8 @@ class _Pickler:
             self._open.discard(id(obj))
         else:
             raise TypeError(f"save(): {where} is a {type(obj).__name__}; minifp writes files that "
-                            f"torch.load(weights_only=True) reads: tensors, dtypes, devices, dicts, OrderedDicts, lists, tuples, int, "
-                            f"float, str, bool and None")
+                            f"torch.load(weights_only=True) reads: tensors, dtypes, devices, dicts, OrderedDicts, "
+                            f"lists, tuples, int, float, str, bool and None")
 
     def _face_value(self, obj):
         """A dtype as torch pickles it (the global torch.<name>), a device as torch.device(type[, index])."""
@@ -607,7 +608,8 @@ def _encode(name, *args):
 
 def _allowed():
     """(module, name) -> stand-in: what the find_class below admits."""
-    table = {("collections", "OrderedDict"): collections.OrderedDict, ("_codecs", "encode"): _Global("_codecs.encode", _encode),
+    table = {("collections", "OrderedDict"): collections.OrderedDict,
+             ("_codecs", "encode"): _Global("_codecs.encode", _encode),
              ("torch", "Size"): _Global("torch.Size", _size), ("torch", "device"): _Global("torch.device", _device),
              ("torch.storage", "UntypedStorage"): _Marker("storage type", None),
              ("torch", "UntypedStorage"): _Marker("storage type", None)}

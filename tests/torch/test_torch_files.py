@@ -93,12 +93,14 @@ def test_a_checkpoint_dict_round_trips_with_every_type_exactly(tmp_path):
     back = roundtrip(ckpt, tmp_path)
     same(encode(back), encode(ckpt))
     assert type(back["epoch"]) is int and type(back["best_acc"]) is float and back["none"] is None
-    assert type(back["flags"][0]) is bool and type(back["floats"]) is tuple and type(back["od"]) is collections.OrderedDict
+    assert type(back["flags"][0]) is bool and type(back["floats"]) is tuple
+    assert type(back["od"]) is collections.OrderedDict
     assert list(back["od"]) == ["b", "a"] and type(back["model"]) is collections.OrderedDict
     assert back["dtypes"] == [torch.bfloat16, torch.int64, torch.float8_e4m3fn]
     assert back["devices"] == [torch.device("cuda")] and repr(back["devices"][0]) == "device(type='cuda', index=0)"
     assert back["ints"][-1] == -2 ** 70 and str(back["floats"][1]) == "-0.0"
-    assert isinstance(back["model"]["0.weight"], torch.Tensor) and back["model"]["1.num_batches_tracked"].dtype is torch.int64
+    assert isinstance(back["model"]["0.weight"], torch.Tensor)
+    assert back["model"]["1.num_batches_tracked"].dtype is torch.int64
 
 
 @pytest.mark.parametrize("name", FLOATS)
@@ -340,7 +342,8 @@ def archive(path, pkl, storage=np.arange(4, dtype=np.float32).tobytes(), **more)
 def test_the_hand_made_pickle_is_a_valid_tensor(tmp_path):
     t = torch.load(archive(tmp_path / "ok.pt", rebuild()))
     np.testing.assert_array_equal(t.numpy(), [0, 1, 2, 3])
-    t = torch.load(archive(tmp_path / "ok.pt", rebuild(offset=b"K\x01", size=b"K\x02K\x01\x86", stride=b"K\x02K\x01\x86")))
+    view = rebuild(offset=b"K\x01", size=b"K\x02K\x01\x86", stride=b"K\x02K\x01\x86")        # [1:4:2, None]
+    t = torch.load(archive(tmp_path / "ok.pt", view))
     np.testing.assert_array_equal(t.numpy(), [[1], [3]])
 
 
@@ -419,7 +422,8 @@ def test_pickled_callables_are_refused_and_nothing_runs(tmp_path, payload, match
     (rebuild(pid=b"(" + u("module") + u("os") + b"\x86Q"), "Only persistent_load of storage is allowed"),
     (b"\x80\x02" + u("x") + b"Q.", "Only persistent_load of storage is allowed"),
     (rebuild()[:-1] + b"}" + u("_data") + u("x") + b"sb.", "Can only build Tensor, Parameter or OrderedDict"),
-    (b"\x80\x02}" + u("f") + b"ctorch._utils\n_rebuild_tensor_v2\ns.", "holds a function torch._utils._rebuild_tensor_v2"),
+    (b"\x80\x02}" + u("f") + b"ctorch._utils\n_rebuild_tensor_v2\ns.",
+     "holds a function torch._utils._rebuild_tensor_v2"),
     (b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\n}" + u("__defaults__") + b")sb.", "Can only build"),
     (b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\nN}" + u("__defaults__") + b")s\x86b.", "Can only build"),
     (b"\x80\x02ccollections\nOrderedDict\n}" + u("x") + b"K\x01sb.", "Weights only load failed"),
@@ -447,7 +451,8 @@ def test_storages_and_sizes_that_disagree_are_refused_before_any_allocation(tmp_
         torch.load(archive(tmp_path / "short.pt", rebuild(), storage=bytes(8)))
     with pytest.raises(RuntimeError, match="does not match expected size"):
         torch.load(archive(tmp_path / "long.pt", rebuild(), storage=bytes(24)))
-    huge_pid = b"(" + u("storage") + b"ctorch\nFloatStorage\n" + u("0") + u("cpu") + b"\x8a\x08" + (2 ** 62).to_bytes(8, "little") + b"tQ"
+    huge = b"\x8a\x08" + (2 ** 62).to_bytes(8, "little")                                 # numel 2**62
+    huge_pid = b"(" + u("storage") + b"ctorch\nFloatStorage\n" + u("0") + u("cpu") + huge + b"tQ"
     with pytest.raises(RuntimeError, match="does not match expected size"):
         torch.load(archive(tmp_path / "huge.pt", rebuild(pid=huge_pid)))
     absurd = b"\x8a\x06" + (2 ** 40).to_bytes(6, "little") + b"\x8a\x06" + (2 ** 40).to_bytes(6, "little") + b"\x86"
