@@ -406,14 +406,13 @@ class _Builder:
         from .nn import Parameter
         dt = np.dtype(NUMPY[r.dtype])
         raw = self.raw[r.storage.key]
-        count = len(raw) // dt.itemsize
-        words = np.dtype(f"{'>' if self.big else '<'}u{dt.itemsize}")
-        flat = np.frombuffer(raw, words, count).astype(words.newbyteorder("="))   # native order, own bytes
+        words = np.dtype(f"{'>' if self.big else '<'}u{dt.itemsize}")         # the raw words, in the file's order
+        flat = np.frombuffer(raw, words, len(raw) // dt.itemsize)
         if 0 in r.size:
-            arr = np.zeros(r.size, flat.dtype)
+            arr = np.zeros(r.size, words.newbyteorder("="))
         else:                                    # strided over the raw words (as_strided knows no ml_dtypes)
             arr = np.lib.stride_tricks.as_strided(flat[r.offset:], r.size, [s * dt.itemsize for s in r.stride])
-            arr = np.array(arr, order="C")                                          # its own, writable copy
+            arr = np.array(arr, words.newbyteorder("="), order="C")        # its own copy, native order, writable
         arr = arr != 0 if dt == np.bool_ else arr.view(dt)                          # a bool is 0 or 1, never 2
         if r.dtype == "float64":
             arr, self.widened = arr.astype(np.float32), self.widened + 1
@@ -425,7 +424,6 @@ class _Builder:
 
 
 _PRIMITIVES = (str, int, float, bool, bytes, type(None))
-
 
 
 def _finish(obj, build, memo):
