@@ -29,7 +29,7 @@ from .amp import autocast
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision
 from . import utils, vision  # noqa: E402  (utils.data, torchvision's models, datasets and transforms)
 from . import random  # noqa: E402,F401  (torch.random: seeds, states, fork_rng)
-from .serialization import load, save  # noqa: E402  (safetensors files, never pickle)
+from .serialization import load, save  # noqa: E402  (torch.save zip files, read without running code; safetensors)
 from . import _names
 
 float, half, double, float64 = float32, float16, float32, float32     # minifp has no float64: see README

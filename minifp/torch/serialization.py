@@ -1,9 +1,18 @@
-"""`minifp.torch.save` and `minifp.torch.load`: state_dicts in safetensors files (never pickle).
+"""`minifp.torch.save` and `minifp.torch.load`: PyTorch's own zip format, read without running code, and safetensors.
 
-PyTorch's own `torch.save` pickles, and unpickling can run any code; minifp reads and writes only the
-safetensors format (a JSON header and raw little-endian bytes), through the `safetensors` package, an
-optional extra (`pip install "minifp[safetensors]"`). A state_dict saved from real PyTorch with
-`safetensors.torch.save_file(model.state_dict(), path)` loads here with bit-identical values.
+Which format: `load` decides by the file's content (a zip archive is torch.save's format, anything else is
+read as safetensors); `save` by the destination: a file object or a name ending in .pt, .pth, .tar, .ckpt, .bin,
+.pkl or .pickle gets PyTorch's zip format (what torch.save writes and torch.load(f, weights_only=True) reads: any
+nesting of dicts, OrderedDicts, lists and tuples of tensors, ints, floats, strings, bools and None); every other
+name, .safetensors included, gets a safetensors state_dict, as minifp always wrote.
+
+Loading a zip file has PyTorch's weights_only=True semantics and nothing more: only tensors, storages,
+OrderedDict and containers of primitives are admitted, nothing is imported or called (minifp/torch/_torchfile.py
+says how); weights_only=False reads the same way (minifp never unpickles anything else, so a file that needs more is
+refused either way). A tensor comes back as its own contiguous copy: views and storages
+shared in the file give equal values, not shared memory. Safetensors files are written and read through the
+`safetensors` package, an optional extra (`pip install "minifp[safetensors]"`); a state_dict saved from real
+PyTorch with `safetensors.torch.save_file(model.state_dict(), path)` loads here with bit-identical values.
 """
 from __future__ import annotations
 
@@ -17,6 +26,7 @@ import ml_dtypes
 import numpy as np
 
 from ..engine import atomic_file, Format, make, round_to, storage, Tensor, to_numpy
+from . import _torchfile
 
 __all__ = ["load", "save"]
 
@@ -41,41 +51,53 @@ def _safetensors():
     return safetensors
 
 
-def save(obj, f, pickle_module=None, pickle_protocol=None):
-    """Write a state_dict (a dict of str -> tensors or arrays) to `f` (a path or a binary file) as safetensors.
+def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_serialization=True,
+         _disable_byteorder_record=False):
+    """Write obj to `f` (a path or a binary file): PyTorch's zip format, or safetensors for other names (see above).
 
-    A path is written atomically: into a temporary file in the same folder, then renamed over `f`, so a
-    crash never leaves a half-written checkpoint. pickle_module and pickle_protocol are accepted for
-    PyTorch's signature and must stay None: nothing is pickled.
+    Everything is checked before anything is written, and a path is written atomically: into a temporary file
+    in the same folder, then renamed over `f`, so a crash never leaves a half-written checkpoint.
+    pickle_module must stay None: minifp writes its pickles opcode by opcode (protocol 2, torch.save's).
     """
-    _no_pickle("save", pickle_module=pickle_module, pickle_protocol=pickle_protocol)
-    arrays, formats = _arrays(obj)                     # every check runs before anything is written
-    st = _safetensors()
-    metadata = {"format": "pt"}                          # what safetensors.torch writes; other readers expect it
-    if formats:
-        metadata[_FORMATS_KEY] = json.dumps(formats, sort_keys=True)
-    data = st.numpy.save(arrays, metadata=metadata)
+    if not _is_path(f) and not hasattr(f, "write"):
+        raise TypeError(f"save(): f must be a file path (str or os.PathLike) or a binary file object, "
+                        f"got {type(f).__name__}")
+    if _is_path(f) and not _torch_name(f):
+        _no_pickle("save", pickle_module=pickle_module, pickle_protocol=pickle_protocol)
+        data = _safetensors_bytes(obj)
+    else:
+        _no_pickle("save", pickle_module=pickle_module, pickle_protocol=None if pickle_protocol == 2 else
+                   pickle_protocol)
+        if not _use_new_zipfile_serialization or _disable_byteorder_record:
+            raise ValueError("save(): minifp writes only the zip format with its byteorder record (leave "
+                             "_use_new_zipfile_serialization and _disable_byteorder_record unset)")
+        name = os.path.splitext(os.path.basename(os.fsdecode(f)))[0] if _is_path(f) else "archive"
+        data = _torchfile.dumps(obj, name)
     if _is_path(f):
         with atomic_file(os.fspath(f)) as out:
             out.write(data)
-    elif hasattr(f, "write"):
-        f.write(data)
     else:
-        raise TypeError(f"save(): f must be a file path (str or os.PathLike) or a binary file object, "
-                        f"got {type(f).__name__}")
+        f.write(data)
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None, **pickle_load_args):
-    """The state_dict in safetensors file `f` (a path or a binary file): a dict of str -> minifp.torch tensors.
+    """The object in `f` (a path or a binary file): a torch.save zip archive or a safetensors state_dict.
 
-    Values and dtypes are the file's, bit for bit (float32, float16, bfloat16, float8, integers, bool);
-    float64 becomes float32, as minifp has no float64. map_location may name a device ("cpu", "cuda").
-    Nothing in the file is ever executed: weights_only, mmap and pickle arguments are accepted for
-    PyTorch's signature; the result is always plain tensors.
+    Tensors come back as minifp.torch tensors of the file's dtype, bit for bit (float32, float16, bfloat16,
+    float8, integers, bool); float64 becomes float32 (with a warning), as minifp has no float64. map_location:
+    None (the device each tensor was saved from), a device or its name ("cpu", "cuda"), or for zip files a dict
+    of saved location -> location. Nothing in the file is ever executed, whatever weights_only says (False reads
+    what True reads); mmap is accepted and the file read into memory.
     """
     _no_pickle("load", pickle_module=pickle_module, **pickle_load_args)
-    device = _device(map_location)
     data, where = _read(f)
+    if data[:4] in (b"PK\x03\x04", b"PK\x05\x06"):           # a zip archive: torch.save's format since PyTorch 1.6
+        out, widened = _torchfile.loads(data, where, _locator(map_location))
+        if widened:
+            warnings.warn(f"load(): {where}: {widened} float64 tensors were rounded to float32 (minifp has no "
+                          f"float64 tensors)", stacklevel=2)
+        return out
+    device = _device(map_location)
     st = _safetensors()
     try:
         entries = st.deserialize(data)
@@ -99,7 +121,30 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     return out
 
 
+# Names whose files get PyTorch's zip format (others get safetensors, as minifp always wrote).
+_TORCH_SUFFIXES = (".pt", ".pth", ".tar", ".ckpt", ".bin", ".pkl", ".pickle")
+
+
+def _torch_name(f):
+    """Whether the path names a PyTorch checkpoint by its suffix."""
+    return os.fsdecode(f).lower().endswith(_TORCH_SUFFIXES)
+
+
+def _safetensors_bytes(obj):
+    """A state_dict as a safetensors file's bytes (every check first)."""
+    arrays, formats = _arrays(obj)
+    st = _safetensors()
+    metadata = {"format": "pt"}                          # what safetensors.torch writes; other readers expect it
+    if formats:
+        metadata[_FORMATS_KEY] = json.dumps(formats, sort_keys=True)
+    return st.numpy.save(arrays, metadata=metadata)
+
+
 # -- save -------------------------------------------------------------------------------
+
+
+_ZIP_HINT = ("; to save a checkpoint of other objects (an optimizer's state, numbers, nesting), name the file "
+             ".pt or .pth (PyTorch's zip format)")
 
 
 def _arrays(obj):
@@ -107,11 +152,11 @@ def _arrays(obj):
     if not isinstance(obj, Mapping):
         raise TypeError(f"save(): obj must be a state_dict (a dict of str -> tensors; safetensors holds nothing "
                         f"else), got {type(obj).__name__}" + ("; save its .state_dict()" if hasattr(obj, "state_dict")
-                                                             else ""))
+                                                             else "") + _ZIP_HINT)
     arrays, formats = {}, {}
     for key, value in obj.items():
         if not isinstance(key, str):
-            raise TypeError(f"save(): state_dict keys must be str, got {key!r} ({type(key).__name__})")
+            raise TypeError(f"save(): state_dict keys must be str, got {key!r} ({type(key).__name__})" + _ZIP_HINT)
         arr, fmt = _array(key, value)
         arrays[key] = arr if arr.flags.c_contiguous else arr.copy(order="C")     # ascontiguousarray makes 0-d 1-d
         if fmt is not None:
@@ -133,7 +178,7 @@ def _array(key, value):
         arr = _from_torch(value)       # a real torch.Tensor, read without importing torch
     else:
         raise TypeError(f"save(): state_dict[{key!r}] is a {type(value).__name__}; safetensors files hold only "
-                        f"tensors (save nested state, such as an optimizer's, some other way)")
+                        f"tensors" + _ZIP_HINT)
     if arr.dtype not in _SAVABLE:
         raise TypeError(f"save(): state_dict[{key!r}] has dtype {arr.dtype}, which safetensors files written by "
                         f"minifp do not hold; valid dtypes: {', '.join(sorted(str(np.dtype(d)) for d in _SAVABLE))}")
@@ -176,9 +221,11 @@ def _read(f):
 
 def _hint(data):
     """Why a file is not safetensors, when it is a PyTorch pickle (zip archive or legacy pickle)."""
-    if data[:2] == b"PK" or data[:1] == b"\x80":
-        return ("; it looks like a pickle written by torch.save, which minifp never loads (unpickling can run "
-                "code): in PyTorch, save it with safetensors.torch.save_file(model.state_dict(), path)")
+    if data[:1] == b"\x80":
+        return ("; it looks like a pickle written by torch.save in its legacy format (before PyTorch 1.6, or with "
+                "_use_new_zipfile_serialization=False) or by pickle itself, which minifp never loads (unpickling "
+                "can run code): in PyTorch, save it again with torch.save(obj, path), or with "
+                "safetensors.torch.save_file(model.state_dict(), path)")
     return ""
 
 
@@ -217,13 +264,31 @@ def _device(map_location):
     return _device.parse(map_location)
 
 
+def _locator(map_location):
+    """location saved in a zip file ("cpu", "cuda:0") -> "cpu" or "cuda", as map_location maps it."""
+    from . import _device
+    if map_location is None or isinstance(map_location, dict):
+        table = map_location or {}
+        if not all(isinstance(k, str) for k in table):
+            raise ValueError(f"load(): map_location's keys must be the saved locations ('cpu', 'cuda:0'), got "
+                             f"{list(table)}")
+        return lambda location: _device.parse(table.get(location, location))
+    if callable(map_location) and not isinstance(map_location, _device.device):
+        raise ValueError("load(): map_location must be None, a device, a device name or a dict of them; minifp "
+                         "takes no function (it would receive PyTorch storages)")
+    where = _device.parse(map_location)
+    return lambda location: where
+
+
 def _is_path(f):
     return isinstance(f, (str, bytes, os.PathLike))
 
 
 def _no_pickle(fn, **arguments):
-    """Refuse pickle options: minifp writes and reads safetensors only."""
+    """Refuse pickle options: minifp's pickling is its own, never a pickle module's."""
     given = {k: v for k, v in arguments.items() if v is not None}
     if given:
-        raise TypeError(f"{fn}(): {', '.join(f'{k}={v!r}' for k, v in given.items())}: minifp.torch.{fn} uses "
-                        f"safetensors files, never pickle; leave the pickle arguments unset")
+        raise TypeError(f"{fn}(): {', '.join(f'{k}={v!r}' for k, v in given.items())}: minifp.torch.{fn} will "
+                        f"never pickle or unpickle with a pickle module (its zip files' pickles are written opcode "
+                        f"by opcode, protocol 2, and read with a restricted unpickler); leave the pickle arguments "
+                        f"unset")
