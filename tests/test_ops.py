@@ -205,12 +205,20 @@ REFERENCES = {
     "nll_loss": _nll_loss, "mse_loss": lambda x, y, reduction="mean": _reduced((x - y) ** 2, reduction),
     "l1_loss": lambda x, y, reduction="mean": _reduced(np.abs(x - y), reduction),
     "binary_cross_entropy_with_logits": _bce_with_logits, "binary_cross_entropy": _bce,
+    "leaky_relu": lambda x, negative_slope=0.01: np.where(x > 0, x, x * negative_slope),
+    "elu": lambda x, alpha=1.0: np.where(x > 0, x, alpha * np.expm1(x.astype(np.float64))),
+    "selu": lambda x: 1.0507009873554805 * np.where(x > 0, x, 1.6732632423543772 * np.expm1(x.astype(np.float64))),
+    "softplus": lambda x, beta=1.0, threshold=20.0: np.where(x * beta > threshold, x,
+                                                             np.log1p(np.exp(beta * x.astype(np.float64))) / beta),
+    "mish": lambda x: x * np.tanh(np.logaddexp(0, x.astype(np.float64))),
+    "hardswish": lambda x: x * np.clip(x + 3, 0, 6) / 6,
+    "hardsigmoid": lambda x: np.clip(x + 3, 0, 6) * (1 / 6),      # PyTorch multiplies by a float32 1/6
 }
 # Sums in the BLAS's own order (or reductions and transcendentals computed in float32, or erf by a fit), which the
 # float64 reference does not follow: within a few units in the last place, on moderate inputs.
 BLAS_ORDER = {"conv2d", "avg_pool2d", "adaptive_avg_pool2d", "gelu", "silu", "layer_norm", "group_norm",
               "batch_norm", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy_with_logits",
-              "binary_cross_entropy"}
+              "binary_cross_entropy", "elu", "selu", "softplus", "mish"}
 
 
 def values(fmt, shape, rng):

@@ -1090,6 +1090,65 @@ def record_gradients():
     write("gradients.json", {"bits": bits})
 
 
+# --------------------------------------------------------------------------------------------
+# activations.json
+
+ACTIVATIONS = {"leaky_relu": {}, "leaky_relu(negative_slope=0.2)": {"negative_slope": 0.2}, "elu": {},
+               "elu(alpha=0.5)": {"alpha": 0.5}, "selu": {}, "softplus": {},
+               "softplus(beta=2.0, threshold=3.0)": {"beta": 2.0, "threshold": 3.0}, "mish": {}, "hardswish": {},
+               "hardsigmoid": {}}
+
+
+def half_bits(t):
+    """A float16/bfloat16 tensor's bit patterns, as a flat list of ints."""
+    return [int(v) & 0xFFFF for v in t.detach().reshape(-1).view(torch.int16).tolist()]
+
+
+def record_activations():
+    """activations.json: the elementwise activations' outputs and input gradients in float32 (values) and in
+    float16/bfloat16 (bit patterns); PReLU and GLU with their gradients; module reprs."""
+    specs = {"x": wave((96,), 0, scale=6.0, freq=0.77, quad=0.01), "g": wave((96,), 1, scale=1.0, freq=0.53)}
+    out = {}
+    for label, kw in ACTIVATIONS.items():
+        fn = getattr(F, label.split("(")[0])
+        entry = {}
+        for dtype in (torch.float32, torch.float16, torch.bfloat16):
+            x = build(specs["x"]).to(dtype).requires_grad_(True)
+            y = fn(x, **kw)
+            y.backward(build(specs["g"]).to(dtype))
+            entry[str(dtype)] = ({"output": clean(y), "grad": clean(x.grad)} if dtype == torch.float32 else
+                                 {"output": half_bits(y), "grad": half_bits(x.grad)})
+        out[label] = entry
+    specs["x3"] = wave((2, 3, 4), 2, scale=2.0, freq=0.61)
+    specs["g3"] = wave((2, 3, 4), 3, scale=1.0, freq=0.41)
+    specs["prelu.weight"] = wave((3,), 4, scale=0.3, offset=0.1)
+    prelu = nn.PReLU(3)
+    with torch.no_grad():
+        prelu.weight.copy_(build(specs["prelu.weight"]))
+    x = build(specs["x3"], True)
+    y = prelu(x)
+    y.backward(build(specs["g3"]))
+    out["PReLU(3)"] = {"output": clean(y), "grad": clean(x.grad), "weight_grad": clean(prelu.weight.grad),
+                       "state_dict": list(prelu.state_dict())}
+    x = build(specs["x3"], True)
+    y = nn.PReLU()(x)
+    y.backward(build(specs["g3"]))
+    out["PReLU()"] = {"output": clean(y), "grad": clean(x.grad)}
+    specs["x4"] = wave((2, 4, 3), 5, scale=2.0, freq=0.67)
+    specs["g4"] = wave((2, 2, 3), 6, scale=1.0, freq=0.43)
+    x = build(specs["x4"], True)
+    y = nn.GLU(dim=1)(x)
+    y.backward(build(specs["g4"]))
+    out["GLU(dim=1)"] = {"output": clean(y), "grad": clean(x.grad)}
+    out["glu_odd"] = outcome(lambda: F.glu(build(specs["x3"]), dim=1))
+    out["prelu_mismatch"] = outcome(lambda: F.prelu(build(specs["x4"]), torch.ones(3)))
+    modules = [nn.LeakyReLU(), nn.LeakyReLU(0.2, inplace=True), nn.ELU(), nn.ELU(alpha=0.5), nn.SELU(),
+               nn.Softplus(), nn.Softplus(2.0, 3.0), nn.Mish(), nn.Hardswish(), nn.Hardsigmoid(), nn.PReLU(3),
+               nn.GLU(), nn.Unflatten(1, (2, 2))]
+    reprs = [repr(m) for m in modules]
+    write("activations.json", {"formulas": WAVE, "inputs": specs, "activations": out, "reprs": reprs})
+
+
 def main():
     """Write every fixture file."""
     torch.set_num_threads(1)
@@ -1099,7 +1158,7 @@ def main():
     recorders = {"gradscaler": record_gradscaler, "optimizers": record_optimizers, "schedulers": record_schedulers,
                  "vision": record_vision, "losses": record_losses, "modules": record_modules,
                  "autocast_cpu": record_autocast_cpu, "casts": record_casts,
-                 "gradients": record_gradients}
+                 "gradients": record_gradients, "activations": record_activations}
     wanted = sys.argv[1:] or list(recorders)
     unknown = [w for w in wanted if w not in recorders]
     if unknown:

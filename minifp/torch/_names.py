@@ -33,4 +33,7 @@ NAMES = {
     "nll_loss": ("F.nll_loss",), "mse_loss": ("F.mse_loss",), "l1_loss": ("F.l1_loss",),
     "binary_cross_entropy_with_logits": ("F.binary_cross_entropy_with_logits",),
     "binary_cross_entropy": ("F.binary_cross_entropy",),
+    "leaky_relu": ("F.leaky_relu",), "elu": ("F.elu",), "selu": ("torch.selu", "F.selu"),
+    "softplus": ("F.softplus",), "mish": ("F.mish",), "hardswish": ("F.hardswish",),
+    "hardsigmoid": ("F.hardsigmoid",),
 }

@@ -12,7 +12,8 @@ from ...engine import (apply, array_module, autocast_scope, current_autocast, ma
     Tensor as _EngineTensor, update_running_stats)
 from .. import _tensor
 
-__all__ = ["linear", "conv2d", "relu", "relu6", "hardtanh", "gelu", "silu", "sigmoid", "tanh", "softmax",
+__all__ = ["linear", "conv2d", "relu", "relu6", "hardtanh", "gelu", "silu", "leaky_relu", "elu", "selu", "softplus",
+           "mish", "hardswish", "hardsigmoid", "prelu", "glu", "sigmoid", "tanh", "softmax",
            "log_softmax", "dropout", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "layer_norm", "group_norm", "batch_norm", "max_pool2d", "avg_pool2d",
            "adaptive_avg_pool2d", "embedding", "scaled_dot_product_attention", "pad_for_same"]
@@ -162,6 +163,63 @@ def gelu(input, approximate="none"):
 
 def silu(input, inplace=False):
     return apply("silu", input)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    return apply("leaky_relu", input, negative_slope=float(negative_slope))
+
+
+def elu(input, alpha=1.0, inplace=False):
+    return apply("elu", input, alpha=float(alpha))
+
+
+def selu(input, inplace=False):
+    return apply("selu", input)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    return apply("softplus", input, beta=float(beta), threshold=float(threshold))
+
+
+def mish(input, inplace=False):
+    return apply("mish", input)
+
+
+def hardswish(input, inplace=False):
+    return apply("hardswish", input)
+
+
+def hardsigmoid(input, inplace=False):
+    return apply("hardsigmoid", input)
+
+
+def prelu(input, weight):
+    """x where x > 0, else weight * x, weight along dim 1 (one value, or one per channel)."""
+    _must_be_tensor(input, "prelu(): argument 'input'")
+    _must_be_tensor(weight, "prelu(): argument 'weight'")
+    n = int(np.prod(weight.shape))
+    channels = input.shape[1] if input.ndim >= 2 else 1
+    if n != 1 and n != channels:
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = {n} "
+                           f"and channel size = {channels}.")
+    if n != 1 and input.ndim >= 2:      # the per-channel weight lines up with dim 1
+        weight = apply("reshape", weight, shape=(n,) + (1,) * (input.ndim - 2))
+    # where only selects: the product is the one rounding of each negative element.
+    return apply("where", apply("gt", input, 0.0), input, apply("mul", weight, input))
+
+
+def glu(input, dim=-1):
+    """a * sigmoid(b) for the halves a, b of input along dim."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = _tensor._dim(dim, input.ndim)
+    size = input.shape[d]
+    if size % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {size}")
+    half = [slice(None)] * d
+    a = apply("getitem", input, index=tuple(half + [slice(0, size // 2)]))
+    b = apply("getitem", input, index=tuple(half + [slice(size // 2, size)]))
+    return apply("mul", a, apply("sigmoid", b))
 
 
 def sigmoid(input):
