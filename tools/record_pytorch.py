@@ -340,13 +340,27 @@ OPT_CONFIGS = {
                 "combined": {"lr_decay": 0.01, "weight_decay": 0.1, "initial_accumulator_value": 0.1,
                              "maximize": True}},
 }
+# optimizers_more.json: issue 32's optimizers, recorded the same way.
+OPT_MORE = {
+    "Adadelta": {"defaults": {}, "rho_eps": {"rho": 0.8, "eps": 1e-4}, "weight_decay": {"weight_decay": 0.1},
+                 "maximize": {"maximize": True}, "combined": {"rho": 0.95, "weight_decay": 0.1, "maximize": True}},
+    "Adamax": {"defaults": {}, "weight_decay": {"weight_decay": 0.1}, "maximize": {"maximize": True},
+               "combined": {"weight_decay": 0.1, "maximize": True, "betas": (0.8, 0.99), "eps": 1e-6}},
+    "NAdam": {"defaults": {}, "weight_decay": {"weight_decay": 0.1},
+              "decoupled": {"weight_decay": 0.1, "decoupled_weight_decay": True},
+              "momentum_decay": {"momentum_decay": 0.01}, "maximize": {"maximize": True},
+              "combined": {"weight_decay": 0.1, "maximize": True, "betas": (0.8, 0.99), "eps": 1e-6}},
+    "RAdam": {"defaults": {}, "weight_decay": {"weight_decay": 0.1},
+              "decoupled": {"weight_decay": 0.1, "decoupled_weight_decay": True}, "maximize": {"maximize": True},
+              "combined": {"weight_decay": 0.1, "maximize": True, "betas": (0.8, 0.9), "eps": 1e-6}},
+}
 OPT_LR = 0.01
 OPT_PARAMS = [wave((3, 4), 0, scale=0.5), wave((4,), 1, scale=0.5)]
 OPT_GRAD_SCALE = [1.0, 0.001]
 OPT_RECORD_AT = [1, 2, 5, 10, 50, 100]
 
 
-def record_optimizers():
+def record_optimizers(configs=OPT_CONFIGS, name="optimizers.json"):
     """optimizers.json: 100 steps of each optimizer option set, final state_dict, argument errors."""
     def grad(t, k, shape):
         n = int(np.prod(shape))
@@ -362,10 +376,10 @@ def record_optimizers():
         return {"top_keys": list(sd), "state": state, "param_groups": groups}
 
     runs = {}
-    for cls_name, configs in OPT_CONFIGS.items():
+    for cls_name, options in configs.items():
         cls = getattr(torch.optim, cls_name)
         runs[cls_name] = {}
-        for cfg_name, kwargs in configs.items():
+        for cfg_name, kwargs in options.items():
             params = [build(s).requires_grad_(True) for s in OPT_PARAMS]
             opt = cls(params, lr=OPT_LR, **kwargs)
             snaps = []
@@ -385,7 +399,7 @@ def record_optimizers():
         return lambda: cls(*args, **kw) and None
 
     errors = {}
-    for cls_name in OPT_CONFIGS:
+    for cls_name in configs:
         cls = getattr(torch.optim, cls_name)
         e = {
             "lr_-1": outcome(make(cls, [p()], lr=-1.0)),
@@ -401,9 +415,9 @@ def record_optimizers():
         }
         if cls_name in ("SGD", "RMSprop"):
             e["momentum_-1"] = outcome(make(cls, [p()], lr=0.1, momentum=-1.0))
-        if cls_name in ("Adam", "AdamW", "RMSprop", "Adagrad"):
+        if cls_name in ("Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam"):
             e["eps_-1"] = outcome(make(cls, [p()], lr=0.1, eps=-1.0))
-        if cls_name in ("Adam", "AdamW"):
+        if cls_name in ("Adam", "AdamW", "Adamax", "NAdam", "RAdam"):
             e["betas_1.0_0.9"] = outcome(make(cls, [p()], lr=0.1, betas=(1.0, 0.9)))
             e["betas_0.9_1.0"] = outcome(make(cls, [p()], lr=0.1, betas=(0.9, 1.0)))
         if cls_name == "SGD":
@@ -415,10 +429,14 @@ def record_optimizers():
         if cls_name == "Adagrad":
             e["lr_decay_-1"] = outcome(make(cls, [p()], lr=0.1, lr_decay=-1.0))
             e["initial_accumulator_value_-1"] = outcome(make(cls, [p()], lr=0.1, initial_accumulator_value=-1.0))
+        if cls_name == "Adadelta":
+            e["rho_1.5"] = outcome(make(cls, [p()], lr=0.1, rho=1.5))
+        if cls_name == "NAdam":
+            e["momentum_decay_-1"] = outcome(make(cls, [p()], lr=0.1, momentum_decay=-1.0))
         errors[cls_name] = e
 
-    defaults = {n: clean(getattr(torch.optim, n)([p()]).defaults) for n in OPT_CONFIGS}
-    write("optimizers.json", {
+    defaults = {n: clean(getattr(torch.optim, n)([p()]).defaults) for n in configs}
+    write(name, {
         "formulas": {"wave": WAVE,
                      "grad": ("grad of param k at step t (t = 1..100) = float32(gscale[k] * cos(0.5*t + 0.3*arange(n) "
                               "+ k)), computed in float64, reshaped to the param's shape; set as p.grad before "
@@ -1158,7 +1176,8 @@ def main():
     recorders = {"gradscaler": record_gradscaler, "optimizers": record_optimizers, "schedulers": record_schedulers,
                  "vision": record_vision, "losses": record_losses, "modules": record_modules,
                  "autocast_cpu": record_autocast_cpu, "casts": record_casts,
-                 "gradients": record_gradients, "activations": record_activations}
+                 "gradients": record_gradients, "activations": record_activations,
+                 "optimizers_more": lambda: record_optimizers(OPT_MORE, "optimizers_more.json")}
     wanted = sys.argv[1:] or list(recorders)
     unknown = [w for w in wanted if w not in recorders]
     if unknown:
