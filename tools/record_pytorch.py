@@ -456,47 +456,118 @@ PLATEAU_MAX = [0.1, 0.2, 0.22, 0.3, 0.31, 0.32, 0.5, 0.5, 0.5, 0.56, 0.57, 0.58,
                0.72, 0.73, 0.74, 0.9, 0.9, 0.9, 0.9, 0.9, 0.96, 0.97, 0.98, 0.99, 1.0, 1.0, 1.0]
 
 
+def scheduler_run(make_sched, opt_kind="sgd", metrics=None, steps=30):
+    """lr (momentum, betas, get_last_lr) after construction and after each opt.step(); scheduler.step()."""
+    S = torch.optim.lr_scheduler
+    p = torch.zeros(1, requires_grad=True)
+    opt = {"sgd": lambda: torch.optim.SGD([p], lr=0.1),
+           "sgd_momentum": lambda: torch.optim.SGD([p], lr=0.1, momentum=0.9),
+           "adam": lambda: torch.optim.Adam([p], lr=0.1)}[opt_kind]()
+    rec = {"optimizer": opt_kind, "lr": [], "momentum": [], "betas": [], "last_lr": [], "extra": []}
+
+    def snap(sched):
+        g = opt.param_groups[0]
+        rec["lr"].append(g["lr"])
+        if "momentum" in g and opt_kind == "sgd_momentum":
+            rec["momentum"].append(g["momentum"])
+        if "betas" in g:
+            rec["betas"].append(list(g["betas"]))
+        rec["last_lr"].append(clean(sched.get_last_lr()[0]) if hasattr(sched, "_last_lr") else None)
+        if isinstance(sched, S.ReduceLROnPlateau):
+            rec["extra"].append({"best": clean(sched.best), "num_bad_epochs": sched.num_bad_epochs,
+                                 "cooldown_counter": sched.cooldown_counter, "last_epoch": sched.last_epoch})
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sched = make_sched(opt)
+        snap(sched)
+        rec["error"] = None
+        for i in range(steps):
+            opt.step()
+            try:
+                sched.step(metrics[i]) if metrics is not None else sched.step()
+            except Exception as e:  # noqa: BLE001
+                rec["error"] = {"at_step": i + 1, "type": type(e).__name__, "message": str(e)}
+                break
+            snap(sched)
+    rec["warnings"] = [{"category": w.category.__name__, "message": str(w.message)} for w in caught]
+    for key in ("momentum", "betas", "extra"):
+        if not rec[key]:
+            del rec[key]
+    return rec
+
+
+# schedulers_more.json: issue 32's schedulers. Each entry: the call as Python source over S (lr_scheduler) and o
+# (the optimizer), the optimizer kind, the number of steps; the tests evaluate the same source.
+SCHED_MORE = {
+    "CosineAnnealingWarmRestarts(o, T_0=5)": ("sgd", 30),
+    "CosineAnnealingWarmRestarts(o, T_0=3, T_mult=3, eta_min=0.01)": ("sgd", 40),
+    "SequentialLR(o, [ConstantLR(o, factor=0.5, total_iters=3), ExponentialLR(o, gamma=0.8)], milestones=[4])":
+        ("sgd", 20),
+    ("SequentialLR(o, [LinearLR(o, start_factor=0.2, total_iters=3), StepLR(o, 2, 0.5), "
+     "PolynomialLR(o, total_iters=6)], milestones=[3, 8])"): ("sgd", 20),
+    "ChainedScheduler([ConstantLR(o, factor=0.1, total_iters=2), ExponentialLR(o, gamma=0.9)])": ("sgd", 15),
+    "ChainedScheduler([LinearLR(o, start_factor=0.5, total_iters=4), CosineAnnealingLR(o, T_max=6)], optimizer=o)":
+        ("sgd", 15),
+    "PolynomialLR(o, total_iters=8, power=0.5)": ("sgd", 12),
+    "CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=4)": ("sgd_momentum", 20),
+    "CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=3, step_size_down=5, mode='triangular2')":
+        ("sgd_momentum", 30),
+    "CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=3, mode='exp_range', gamma=0.9)": ("adam", 20),
+    "CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=2, cycle_momentum=False, scale_fn=lambda x: 0.5 ** x)":
+        ("sgd", 12),
+}
+SCHED_MORE_ERRORS = {
+    "CosineAnnealingWarmRestarts(o, T_0=0)": "sgd", "CosineAnnealingWarmRestarts(o, T_0=2, T_mult=0)": "sgd",
+    "CosineAnnealingWarmRestarts(o, T_0=2, eta_min='x')": "sgd",
+    "SequentialLR(o, [], milestones=[])": "sgd",
+    "SequentialLR(o, [ExponentialLR(o, 0.9), ExponentialLR(o, 0.8)], milestones=[])": "sgd",
+    "SequentialLR(o, [ExponentialLR(o, 0.9), ReduceLROnPlateau(o)], milestones=[2])": "sgd",
+    "ChainedScheduler([])": "sgd",
+    "CyclicLR(o, 0.01, 0.1, mode='square')": "sgd_momentum",
+    "CyclicLR(o, 0.01, 0.1)": "sgd",
+    "CyclicLR(o, [0.01, 0.02], 0.1)": "sgd_momentum",
+}
+
+
+def record_schedulers_more():
+    """schedulers_more.json: runs, errors and state_dict keys of CosineAnnealingWarmRestarts, SequentialLR,
+    ChainedScheduler, PolynomialLR and CyclicLR."""
+    S = torch.optim.lr_scheduler
+    names = {n: getattr(S, n) for n in S.__all__}
+
+    def maker(source):
+        return lambda o: eval(source, {**names}, {"o": o, "S": S})   # noqa: S307 - our own table's source
+
+    runs = {src: scheduler_run(maker(src), kind, steps=steps) for src, (kind, steps) in SCHED_MORE.items()}
+
+    def optimizer(kind):
+        p = torch.zeros(1, requires_grad=True)
+        return (torch.optim.SGD([p], lr=0.1, momentum=0.9) if kind == "sgd_momentum" else
+                torch.optim.SGD([p], lr=0.1))
+
+    errors = {src: outcome(lambda src=src, kind=kind: maker(src)(optimizer(kind)) and None)
+              for src, kind in SCHED_MORE_ERRORS.items()}
+    keys = {}
+    for src in ("SequentialLR(o, [ConstantLR(o, factor=0.5, total_iters=3), ExponentialLR(o, gamma=0.8)], "
+                "milestones=[4])", "CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=4)",
+                "CosineAnnealingWarmRestarts(o, T_0=5)"):
+        o = optimizer("sgd_momentum")
+        sched = maker(src)(o)
+        o.step()
+        sched.step()
+        sd = sched.state_dict()
+        keys[src] = {"keys": sorted(sd), "last_epoch": sd["last_epoch"]}
+    write("schedulers_more.json", {
+        "setup": "as schedulers.json; each run's key is the call's Python source over o (the optimizer)",
+        "runs": runs, "errors": errors, "state_dict_keys": keys,
+    })
+
+
 def record_schedulers():
     """schedulers.json: lr (and momentum) after each of 30 scheduler.step() calls, plus errors and warnings."""
     S = torch.optim.lr_scheduler
-
-    def run(make_sched, opt_kind="sgd", metrics=None, steps=30):
-        p = torch.zeros(1, requires_grad=True)
-        opt = {"sgd": lambda: torch.optim.SGD([p], lr=0.1),
-               "sgd_momentum": lambda: torch.optim.SGD([p], lr=0.1, momentum=0.9),
-               "adam": lambda: torch.optim.Adam([p], lr=0.1)}[opt_kind]()
-        rec = {"optimizer": opt_kind, "lr": [], "momentum": [], "betas": [], "last_lr": [], "extra": []}
-
-        def snap(sched):
-            g = opt.param_groups[0]
-            rec["lr"].append(g["lr"])
-            if "momentum" in g and opt_kind == "sgd_momentum":
-                rec["momentum"].append(g["momentum"])
-            if "betas" in g:
-                rec["betas"].append(list(g["betas"]))
-            rec["last_lr"].append(clean(sched.get_last_lr()[0]) if hasattr(sched, "_last_lr") else None)
-            if isinstance(sched, S.ReduceLROnPlateau):
-                rec["extra"].append({"best": clean(sched.best), "num_bad_epochs": sched.num_bad_epochs,
-                                     "cooldown_counter": sched.cooldown_counter, "last_epoch": sched.last_epoch})
-
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            sched = make_sched(opt)
-            snap(sched)
-            rec["error"] = None
-            for i in range(steps):
-                opt.step()
-                try:
-                    sched.step(metrics[i]) if metrics is not None else sched.step()
-                except Exception as e:  # noqa: BLE001
-                    rec["error"] = {"at_step": i + 1, "type": type(e).__name__, "message": str(e)}
-                    break
-                snap(sched)
-        rec["warnings"] = [{"category": w.category.__name__, "message": str(w.message)} for w in caught]
-        for key in ("momentum", "betas", "extra"):
-            if not rec[key]:
-                del rec[key]
-        return rec
+    run = scheduler_run
 
     runs = {
         "StepLR(step_size=5, gamma=0.5)": run(lambda o: S.StepLR(o, step_size=5, gamma=0.5)),
@@ -1177,7 +1248,8 @@ def main():
                  "vision": record_vision, "losses": record_losses, "modules": record_modules,
                  "autocast_cpu": record_autocast_cpu, "casts": record_casts,
                  "gradients": record_gradients, "activations": record_activations,
-                 "optimizers_more": lambda: record_optimizers(OPT_MORE, "optimizers_more.json")}
+                 "optimizers_more": lambda: record_optimizers(OPT_MORE, "optimizers_more.json"),
+                 "schedulers_more": record_schedulers_more}
     wanted = sys.argv[1:] or list(recorders)
     unknown = [w for w in wanted if w not in recorders]
     if unknown:
