@@ -1238,6 +1238,90 @@ def record_activations():
     write("activations.json", {"formulas": WAVE, "inputs": specs, "activations": out, "reprs": reprs})
 
 
+# --------------------------------------------------------------------------------------------
+# transformer.json
+
+# Each case: the module's constructor source over nn and F, and its call's source over the module m, the wave
+# inputs x, y (named in "inputs") and masks built in make_masks(); eval mode, so dropout is off.
+TRANSFORMER_CASES = {
+    "encoder_layer_post_norm_padding": (
+        "nn.TransformerEncoderLayer(8, 2, dim_feedforward=12)", {"x": (5, 3, 8)},
+        "m(x, src_key_padding_mask=pad_3x5)"),
+    "encoder_layer_norm_first_gelu_causal": (
+        "nn.TransformerEncoderLayer(8, 2, 12, activation='gelu', batch_first=True, norm_first=True)",
+        {"x": (3, 5, 8)}, "m(x, src_mask=causal_5, is_causal=True)"),
+    "encoder_layer_no_bias_silu_bool_mask": (
+        "nn.TransformerEncoderLayer(8, 4, 12, activation=F.silu, layer_norm_eps=1e-3, bias=False, batch_first=True)",
+        {"x": (2, 5, 8)}, "m(x, src_mask=band_5)"),
+    "encoder_layer_unbatched": ("nn.TransformerEncoderLayer(8, 2, 12)", {"x": (5, 8)}, "m(x)"),
+    "encoder_two_layers_norm": (
+        "nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 12, batch_first=True), 2, norm=nn.LayerNorm(8), "
+        "enable_nested_tensor=False)", {"x": (3, 5, 8)},
+        "m(x, mask=causal_5, src_key_padding_mask=pad_3x5)"),
+    "decoder_layer_masks": (
+        "nn.TransformerDecoderLayer(8, 2, 12, batch_first=True)", {"x": (3, 4, 8), "y": (3, 5, 8)},
+        "m(x, y, tgt_mask=causal_4, memory_key_padding_mask=pad_3x5, tgt_is_causal=True)"),
+    "decoder_layer_norm_first_gelu": (
+        "nn.TransformerDecoderLayer(8, 2, 12, activation='gelu', norm_first=True)",
+        {"x": (4, 3, 8), "y": (5, 3, 8)}, "m(x, y, tgt_key_padding_mask=pad_3x4)"),
+    "decoder_two_layers_norm": (
+        "nn.TransformerDecoder(nn.TransformerDecoderLayer(8, 2, 12), 2, norm=nn.LayerNorm(8))",
+        {"x": (4, 3, 8), "y": (5, 3, 8)}, "m(x, y, tgt_mask=causal_4)"),
+    "transformer": (
+        "nn.Transformer(d_model=8, nhead=2, num_encoder_layers=2, num_decoder_layers=1, dim_feedforward=12)",
+        {"x": (5, 3, 8), "y": (4, 3, 8)},
+        "m(x, y, tgt_mask=nn.Transformer.generate_square_subsequent_mask(4), src_key_padding_mask=pad_3x5, "
+        "memory_key_padding_mask=pad_3x5)"),
+}
+
+
+def make_masks(torch):
+    """The masks the cases' calls name, built the same way by the recorder and the tests (torch: either)."""
+    pad5 = [[False] * 5, [False] * 3 + [True] * 2, [False] * 4 + [True]]
+    pad4 = [[False] * 4, [False] * 3 + [True], [False] * 2 + [True] * 2]
+    band = [[abs(i - j) > 1 for j in range(5)] for i in range(5)]        # True: may not attend
+    return {"pad_3x5": torch.tensor(pad5), "pad_3x4": torch.tensor(pad4), "band_5": torch.tensor(band),
+            "causal_5": torch.nn.Transformer.generate_square_subsequent_mask(5),
+            "causal_4": torch.nn.Transformer.generate_square_subsequent_mask(4)}
+
+
+def record_transformer():
+    """transformer.json: Transformer{Encoder,Decoder}{Layer,}, Transformer outputs and gradients (eval mode)."""
+    out, specs = {}, {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for case, (ctor, shapes, call) in TRANSFORMER_CASES.items():
+            m = eval(ctor, {"nn": nn, "F": F})      # noqa: S307 - the table's own source
+            m.eval()
+            names = list(m.state_dict())
+            with torch.no_grad():
+                for i, (name, t) in enumerate(m.state_dict().items()):
+                    specs[f"{case}.{name}"] = wave(t.shape, 100 + i, scale=0.4, quad=0.001,
+                                                   offset=1.0 if name.split(".")[-2].startswith("norm") and
+                                                   name.endswith("weight") else 0.0)
+                    t.copy_(build(specs[f"{case}.{name}"]))
+            inputs = {}
+            for j, (arg, shape) in enumerate(shapes.items()):
+                specs[f"{case}:{arg}"] = wave(shape, 10 + j, scale=1.0, freq=0.53, quad=0.01)
+                inputs[arg] = build(specs[f"{case}:{arg}"], True)
+            y = eval(call, {"nn": nn}, {"m": m, **inputs, **make_masks(torch)})   # noqa: S307
+            specs[f"{case}:g"] = wave(y.shape, 20, scale=1.0, freq=0.71)
+            y.backward(build(specs[f"{case}:g"]))
+            out[case] = {"constructor": ctor, "call": call, "state_dict": names, "output": tinfo(y),
+                         "input_grads": {a: clean(t.grad) for a, t in inputs.items()},
+                         "param_grads": {n: clean(p.grad) for n, p in m.named_parameters()}}
+        out_warnings = [{"category": w.category.__name__, "message": str(w.message)} for w in caught]
+    errors = {
+        "activation_tanh": outcome(lambda: nn.TransformerEncoderLayer(8, 2, activation="tanh") and None),
+        "batch_mismatch": outcome(lambda: nn.Transformer(8, 2, 1, 1, 12)(torch.zeros(5, 3, 8), torch.zeros(4, 2, 8))),
+        "feature_mismatch": outcome(lambda: nn.Transformer(8, 2, 1, 1, 12)(torch.zeros(5, 3, 8), torch.zeros(4, 3, 6))),
+        "nested_warning": outcome(lambda: nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2), 1) and None),
+    }
+    write("transformer.json", {"formulas": WAVE, "inputs": specs, "cases": out, "warnings": out_warnings,
+                               "errors": errors,
+                               "square_subsequent_mask_3": clean(nn.Transformer.generate_square_subsequent_mask(3))})
+
+
 def main():
     """Write every fixture file."""
     torch.set_num_threads(1)
@@ -1249,7 +1333,7 @@ def main():
                  "autocast_cpu": record_autocast_cpu, "casts": record_casts,
                  "gradients": record_gradients, "activations": record_activations,
                  "optimizers_more": lambda: record_optimizers(OPT_MORE, "optimizers_more.json"),
-                 "schedulers_more": record_schedulers_more}
+                 "schedulers_more": record_schedulers_more, "transformer": record_transformer}
     wanted = sys.argv[1:] or list(recorders)
     unknown = [w for w in wanted if w not in recorders]
     if unknown:

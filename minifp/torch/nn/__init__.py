@@ -3,5 +3,7 @@ from . import functional, init, utils
 from .module import Module, Parameter
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules
+from .transformer import *  # noqa: F401,F403
+from .transformer import __all__ as _transformer
 
-__all__ = ["Module", "Parameter", "functional", "init", "utils"] + _modules
+__all__ = ["Module", "Parameter", "functional", "init", "utils"] + _modules + _transformer
