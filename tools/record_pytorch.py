@@ -1322,6 +1322,82 @@ def record_transformer():
                                "square_subsequent_mask_3": clean(nn.Transformer.generate_square_subsequent_mask(3))})
 
 
+# --------------------------------------------------------------------------------------------
+# layers_more.json
+
+# Each case: the module's constructor source over nn, the wave inputs' shapes (x, then y), the call over m, x, y.
+LAYERS_MORE = {
+    "Conv1d(4, 6, 3, stride=2, padding=1, groups=2)": ({"x": (2, 4, 9)}, "m(x)"),
+    "Conv1d(4, 6, 4, padding='same', dilation=2, bias=False)": ({"x": (2, 4, 9)}, "m(x)"),
+    "Conv1d(4, 6, 3)": ({"x": (4, 9)}, "m(x)"),
+    "ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1)": ({"x": (2, 4, 5, 5)}, "m(x)"),
+    "ConvTranspose2d(4, 6, (3, 2), stride=(2, 1), padding=(2, 0), groups=2, dilation=(1, 2), bias=False)":
+        ({"x": (2, 4, 5, 6)}, "m(x)"),
+    "ConvTranspose2d(4, 4, 2, stride=2, padding=2)": ({"x": (1, 4, 4, 4)}, "m(x)"),
+    "InstanceNorm2d(4)": ({"x": (2, 4, 5, 5)}, "m(x)"),
+    "InstanceNorm2d(4, eps=1e-3, affine=True)": ({"x": (4, 5, 6)}, "m(x)"),
+    "RMSNorm(8)": ({"x": (2, 3, 8)}, "m(x)"),
+    "RMSNorm([3, 8], eps=1e-4)": ({"x": (2, 3, 8)}, "m(x)"),
+    "RMSNorm(8, elementwise_affine=False)": ({"x": (2, 3, 8)}, "m(x)"),
+    "PixelShuffle(2)": ({"x": (2, 8, 3, 3)}, "m(x)"),
+    "PixelUnshuffle(2)": ({"x": (2, 2, 4, 6)}, "m(x)"),
+    "Upsample(scale_factor=2)": ({"x": (1, 3, 4, 5)}, "m(x)"),
+    "Upsample(size=(7, 9))": ({"x": (1, 3, 4, 5)}, "m(x)"),
+    "Upsample(scale_factor=2, mode='bilinear')": ({"x": (1, 3, 4, 5)}, "m(x)"),
+    "Upsample(size=(7, 9), mode='bilinear', align_corners=True)": ({"x": (1, 3, 4, 5)}, "m(x)"),
+    "Upsample(scale_factor=1.5, mode='bilinear')": ({"x": (1, 3, 4, 5)}, "m(x)"),
+    "Upsample(size=7, mode='linear')": ({"x": (2, 3, 5)}, "m(x)"),
+    "LSTM(4, 6)": ({"x": (5, 3, 4)}, "m(x)"),
+    "LSTM(4, 5, num_layers=2, batch_first=True, bidirectional=True)": ({"x": (3, 5, 4)}, "m(x)"),
+    "LSTM(4, 6, bias=False)": ({"x": (5, 4), "y": (1, 6), "z": (1, 6)}, "m(x, (y, z))"),
+    "GRU(4, 6, num_layers=2)": ({"x": (5, 3, 4)}, "m(x)"),
+    "GRU(4, 5, batch_first=True, bidirectional=True, bias=False)": ({"x": (3, 5, 4), "y": (2, 3, 5)}, "m(x, y)"),
+    "RNN(4, 6, nonlinearity='relu', bidirectional=True)": ({"x": (5, 3, 4)}, "m(x)"),
+}
+
+
+def flat_outputs(y):
+    """The tensors of a module's output (a tensor, or RNNs' nested tuples), in order."""
+    if isinstance(y, torch.Tensor):
+        return [y]
+    return [t for item in y for t in flat_outputs(item)]
+
+
+def record_layers_more():
+    """layers_more.json: outputs, input and parameter gradients, state_dict keys and reprs of Conv1d,
+    ConvTranspose2d, InstanceNorm2d, RMSNorm, PixelShuffle, PixelUnshuffle, Upsample, LSTM, GRU and RNN."""
+    out, specs = {}, {}
+    for ci, (ctor, (shapes, call)) in enumerate(LAYERS_MORE.items()):
+        m = eval(ctor, {"nn": nn}, vars(nn))     # noqa: S307 - the table's own source
+        with torch.no_grad():
+            for i, (name, t) in enumerate(m.state_dict().items()):
+                affine = isinstance(m, (nn.InstanceNorm2d, nn.RMSNorm)) and name == "weight"
+                specs[f"{ctor}.{name}"] = wave(t.shape, 100 + i, scale=0.4, quad=0.001, offset=1.0 if affine else 0.0)
+                t.copy_(build(specs[f"{ctor}.{name}"]))
+        inputs = {}
+        for j, (arg, shape) in enumerate(shapes.items()):
+            specs[f"{ctor}:{arg}"] = wave(shape, 10 + j + ci, scale=1.0, freq=0.53, quad=0.01)
+            inputs[arg] = build(specs[f"{ctor}:{arg}"], True)
+        outs = flat_outputs(eval(call, {}, {"m": m, **inputs}))    # noqa: S307
+        loss = 0
+        for k, o in enumerate(outs):
+            specs[f"{ctor}:g{k}"] = wave(o.shape, 20 + k, scale=1.0, freq=0.71)
+            loss = loss + (o * build(specs[f"{ctor}:g{k}"])).sum()
+        loss.backward()
+        out[ctor] = {"call": call, "repr": repr(m), "state_dict": list(m.state_dict()),
+                     "outputs": [tinfo(o) for o in outs],
+                     "input_grads": {a: clean(t.grad) for a, t in inputs.items()},
+                     "param_grads": {n: clean(p.grad) for n, p in m.named_parameters()}}
+    errors = {
+        "pixel_shuffle_channels": outcome(lambda: F.pixel_shuffle(torch.zeros(1, 3, 2, 2), 2)),
+        "lstm_input_size": outcome(lambda: nn.LSTM(4, 6)(torch.zeros(5, 3, 5))),
+        "rnn_nonlinearity": outcome(lambda: nn.RNN(4, 6, nonlinearity="gelu") and None),
+        "interpolate_both": outcome(lambda: F.interpolate(torch.zeros(1, 1, 2, 2), size=3, scale_factor=2)),
+        "interpolate_neither": outcome(lambda: F.interpolate(torch.zeros(1, 1, 2, 2))),
+    }
+    write("layers_more.json", {"formulas": WAVE, "inputs": specs, "cases": out, "errors": errors})
+
+
 def main():
     """Write every fixture file."""
     torch.set_num_threads(1)
@@ -1333,7 +1409,8 @@ def main():
                  "autocast_cpu": record_autocast_cpu, "casts": record_casts,
                  "gradients": record_gradients, "activations": record_activations,
                  "optimizers_more": lambda: record_optimizers(OPT_MORE, "optimizers_more.json"),
-                 "schedulers_more": record_schedulers_more, "transformer": record_transformer}
+                 "schedulers_more": record_schedulers_more, "transformer": record_transformer,
+                 "layers_more": record_layers_more}
     wanted = sys.argv[1:] or list(recorders)
     unknown = [w for w in wanted if w not in recorders]
     if unknown:

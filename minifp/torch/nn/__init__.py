@@ -5,5 +5,9 @@ from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules
 from .transformer import *  # noqa: F401,F403
 from .transformer import __all__ as _transformer
+from .layers import *  # noqa: F401,F403
+from .layers import __all__ as _layers
+from .rnn import *  # noqa: F401,F403
+from .rnn import __all__ as _rnn
 
-__all__ = ["Module", "Parameter", "functional", "init", "utils"] + _modules + _transformer
+__all__ = ["Module", "Parameter", "functional", "init", "utils"] + _modules + _transformer + _layers + _rnn
