@@ -121,3 +121,13 @@ def test_dropout_trains_and_eval_is_deterministic():
     assert layer(x).tolist() != layer(x).tolist()          # training: fresh dropout masks
     layer.eval()
     assert layer(x).tolist() == layer(x).tolist()
+
+
+def test_is_causal_is_a_hint_that_needs_its_mask():
+    """PyTorch's MultiheadAttention (and so every Transformer layer) refuses is_causal=True without attn_mask."""
+    layer = nn.TransformerEncoderLayer(8, 2, 12)
+    with pytest.raises(RuntimeError, match="Need attn_mask if specifying the is_causal hint"):
+        layer(torch.zeros(5, 3, 8), is_causal=True)
+    mha = nn.MultiheadAttention(8, 2)
+    with pytest.raises(RuntimeError, match="Need attn_mask if specifying the is_causal hint"):
+        mha(torch.zeros(5, 3, 8), torch.zeros(5, 3, 8), torch.zeros(5, 3, 8), is_causal=True)

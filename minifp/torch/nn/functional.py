@@ -574,9 +574,11 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
                            f"{list(input.shape)}")
     (s,), (d,) = _single(stride, "stride"), _single(dilation, "dilation")
     if isinstance(padding, str):
-        pad = padding if padding == "valid" else padding      # conv2d checks the string and the stride
-        if padding == "same":
-            pad = ((0, 0),) + pad_for_same(weight.shape[2:], (d,))
+        if padding not in ("same", "valid"):
+            raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}")
+        if padding == "same" and s != 1:
+            raise ValueError("padding='same' is not supported for strided convolutions")
+        pad = ((0, 0),) + pad_for_same(weight.shape[2:], (d,)) if padding == "same" else (0, 0)
     else:
         pad = (0, _single(padding, "padding")[0])
     x = apply("reshape", input, shape=tuple(input.shape[:-1]) + (1, input.shape[-1]))
@@ -717,14 +719,14 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     x = input
     for k, (n_in, n_out, scale) in enumerate(zip(input.shape[2:], out_sizes, scales)):
         axis = 2 + k
-        dst = np.arange(n_out)
+        dst = np.arange(n_out).astype(np.float32)      # PyTorch's source positions are float32 arithmetic
         if mode == "nearest":
             x = _take(x, axis, np.minimum(np.floor(dst * np.float32(scale)).astype(np.int64), n_in - 1))
             continue
         if align_corners:
-            src = dst * (np.float32((n_in - 1) / (n_out - 1)) if n_out > 1 else np.float32(0))
+            src = dst * (np.float32(n_in - 1) / np.float32(n_out - 1) if n_out > 1 else np.float32(0))
         else:
-            src = np.maximum((dst + np.float32(0.5)) * np.float32(scale) - np.float32(0.5), 0).astype(np.float32)
+            src = np.maximum((dst + np.float32(0.5)) * np.float32(scale) - np.float32(0.5), np.float32(0))
         i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
         i1 = np.minimum(i0 + 1, n_in - 1)
         lam = (src - i0).astype(np.float32)

@@ -753,6 +753,9 @@ class MultiheadAttention(Module):
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
+        if is_causal and attn_mask is None:         # is_causal is only a hint about attn_mask (PyTorch's check)
+            raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
+                               "method `generate_square_subsequent_mask` to create this mask.")
         unbatched = query.ndim == 2
         if unbatched:
             query, key, value = (apply("reshape", t, shape=(1,) + tuple(t.shape)) for t in (query, key, value))
@@ -792,8 +795,6 @@ class MultiheadAttention(Module):
     def _mask(self, attn_mask, key_padding_mask, is_causal, n, L, S, like):
         """One float mask (n, 1 or H, L, S) of 0 / -inf from MHA's masks (True = do NOT attend here)."""
         xp_mask = None
-        if is_causal and attn_mask is None:
-            attn_mask = _tensor.tensor(np.triu(np.ones((L, S), bool), 1), device=like.device)
         if attn_mask is not None:
             m = F._float_mask(attn_mask, like, attend_when_true=False)
             if m.ndim == 3:             # (n * H, L, S)
