@@ -28,7 +28,7 @@ NAMES = {
     "dropout": (), "layer_norm": (), "group_norm": (), "batch_norm": (), "embedding": (),
     "nll_loss": (), "mse_loss": (), "l1_loss": (), "binary_cross_entropy_with_logits": (),
     "binary_cross_entropy": (),
-    "leaky_relu": ("activations.leaky_relu",),         # keras.ops.leaky_relu's default slope is 0.2: not the op's
+    "leaky_relu": ("ops.leaky_relu", "activations.leaky_relu"),
     "elu": ("ops.elu", "activations.elu"), "selu": ("ops.selu", "activations.selu"),
     "softplus": ("ops.softplus", "activations.softplus"), "mish": ("activations.mish",),
     "hardswish": ("ops.hard_silu", "ops.hard_swish", "activations.hard_silu"),

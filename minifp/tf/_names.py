@@ -29,7 +29,7 @@ NAMES = {
     "silu": ("nn.silu",), "hardtanh": (), "dropout": (), "layer_norm": (), "group_norm": (), "batch_norm": (),
     "embedding": (), "nll_loss": (), "mse_loss": (), "l1_loss": (), "binary_cross_entropy_with_logits": (),
     "binary_cross_entropy": (),
-    "leaky_relu": (),                                   # tf.nn.leaky_relu(features, alpha=0.2): not the op's
+    "leaky_relu": ("nn.leaky_relu",),
     "elu": ("nn.elu",), "selu": ("nn.selu",), "softplus": ("nn.softplus", "math.softplus"), "mish": (),
     "hardswish": (), "hardsigmoid": (),
 }

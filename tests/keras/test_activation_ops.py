@@ -35,3 +35,11 @@ def test_ops_and_tf_names():
     assert keras.ops.hard_sigmoid(X).numpy().tolist() == keras.activations.hard_sigmoid(X).numpy().tolist()
     assert tf.nn.selu(tf.constant(X)).numpy().tolist() == keras.activations.selu(X).numpy().tolist()
     assert tf.math.softplus(tf.constant(X)).numpy().tolist() == keras.ops.softplus(X).numpy().tolist()
+
+
+def test_hand_written_names_take_the_frameworks_arguments():
+    want = np.where(X > 0, X, X * np.float32(0.2)).tolist()
+    assert keras.ops.leaky_relu(X).numpy().tolist() == want                       # Keras's default 0.2
+    assert tf.nn.leaky_relu(tf.constant(X)).numpy().tolist() == want               # TensorFlow's alpha=0.2
+    assert tf.nn.leaky_relu(tf.constant(X), alpha=0.5, name="l").numpy()[0] == -2.0
+    assert keras.ops.elu(X, 0.5).numpy().tolist() == keras.activations.elu(X, alpha=0.5).numpy().tolist()
