@@ -167,30 +167,37 @@ def silu(input, inplace=False):
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """x where x > 0, else negative_slope * x (one op)."""
     return apply("leaky_relu", input, negative_slope=float(negative_slope))
 
 
 def elu(input, alpha=1.0, inplace=False):
+    """x where x > 0, else alpha * expm1(x) (one op)."""
     return apply("elu", input, alpha=float(alpha))
 
 
 def selu(input, inplace=False):
+    """scale * elu(x, alpha) with the self-normalising constants (one op)."""
     return apply("selu", input)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
+    """log1p(exp(beta * x)) / beta, x itself where beta * x > threshold (one op)."""
     return apply("softplus", input, beta=float(beta), threshold=float(threshold))
 
 
 def mish(input, inplace=False):
+    """x * tanh(softplus(x)) (one op)."""
     return apply("mish", input)
 
 
 def hardswish(input, inplace=False):
+    """x * relu6(x + 3) / 6 (one op)."""
     return apply("hardswish", input)
 
 
 def hardsigmoid(input, inplace=False):
+    """relu6(x + 3) / 6 (one op)."""
     return apply("hardsigmoid", input)
 
 

@@ -314,18 +314,26 @@ class SiLU(_Activation):
 
 
 class Mish(_Activation):
+    """x * tanh(softplus(x))."""
+
     fn = staticmethod(F.mish)
 
 
 class Hardswish(_Activation):
+    """x * relu6(x + 3) / 6."""
+
     fn = staticmethod(F.hardswish)
 
 
 class Hardsigmoid(_Activation):
+    """relu6(x + 3) / 6."""
+
     fn = staticmethod(F.hardsigmoid)
 
 
 class SELU(_Activation):
+    """scale * elu(x, alpha), the self-normalising constants."""
+
     fn = staticmethod(F.selu)
 
 
