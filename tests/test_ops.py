@@ -206,11 +206,13 @@ REFERENCES = {
     "l1_loss": lambda x, y, reduction="mean": _reduced(np.abs(x - y), reduction),
     "binary_cross_entropy_with_logits": _bce_with_logits, "binary_cross_entropy": _bce,
     "leaky_relu": lambda x, negative_slope=0.01: np.where(x > 0, x, x * negative_slope),
-    "elu": lambda x, alpha=1.0: np.where(x > 0, x, alpha * np.expm1(x.astype(np.float64))),
-    "selu": lambda x: 1.0507009873554805 * np.where(x > 0, x, 1.6732632423543772 * np.expm1(x.astype(np.float64))),
+    # Transcendentals in the wide precision with the same NumPy functions (see ARCHITECTURE, "Adding an op").
+    "elu": lambda x, alpha=1.0: np.where(x > 0, x, np.expm1(np.minimum(x, 0)) * x.dtype.type(alpha)),
+    "selu": lambda x: np.where(x > 0, x * 1.0507009873554805, np.expm1(np.minimum(x, 0))
+                               * (x.dtype.type(1.6732632423543772) * x.dtype.type(1.0507009873554805))),
     "softplus": lambda x, beta=1.0, threshold=20.0: np.where(x * beta > threshold, x,
-                                                             np.log1p(np.exp(beta * x.astype(np.float64))) / beta),
-    "mish": lambda x: x * np.tanh(np.logaddexp(0, x.astype(np.float64))),
+                                                             np.log1p(np.exp(np.minimum(x * beta, threshold))) / beta),
+    "mish": lambda x: x * np.tanh(np.log1p(np.exp(x))),
     "hardswish": lambda x: x * np.clip(x + 3, 0, 6) / 6,
     "hardsigmoid": lambda x: np.clip(x + 3, 0, 6) * (1 / 6),      # PyTorch multiplies by a float32 1/6
 }
@@ -218,7 +220,7 @@ REFERENCES = {
 # float64 reference does not follow: within a few units in the last place, on moderate inputs.
 BLAS_ORDER = {"conv2d", "avg_pool2d", "adaptive_avg_pool2d", "gelu", "silu", "layer_norm", "group_norm",
               "batch_norm", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy_with_logits",
-              "binary_cross_entropy", "elu", "selu", "softplus", "mish"}
+              "binary_cross_entropy"}
 
 
 def values(fmt, shape, rng):
