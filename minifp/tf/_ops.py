@@ -22,7 +22,8 @@ __all__ = ["Tensor", "constant", "convert_to_tensor", "cast", "is_tensor", "zero
            "add", "subtract", "multiply", "divide", "pow", "square", "sqrt", "exp", "log", "abs", "negative",
            "maximum", "minimum", "equal", "not_equal", "less", "greater", "argmax", "reduce_sum", "reduce_mean",
            "reduce_max", "reduce_min", "is_finite", "is_nan", "is_inf", "sigmoid", "tanh", "softmax",
-           "log_softmax", "relu", "relu6", "leaky_relu", "gelu", "silu", "swish", "random_normal", "random_uniform", "set_seed"]
+           "log_softmax", "relu", "relu6", "leaky_relu", "gelu", "silu", "swish", "random_normal", "random_uniform",
+           "set_seed"]
 
 Tensor = _K.Tensor
 

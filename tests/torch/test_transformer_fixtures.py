@@ -104,7 +104,8 @@ def test_defaults_are_pytorchs():
     layer = nn.TransformerEncoderLayer(16, 4)
     assert layer.linear1.out_features == 2048 and layer.dropout.p == 0.1 and layer.self_attn.batch_first is False
     assert layer.norm_first is False and layer.norm1.eps == 1e-5 and layer.activation is F.relu
-    assert layer.activation_relu_or_gelu == 1 and nn.TransformerEncoderLayer(16, 4, activation="gelu").activation_relu_or_gelu == 2
+    assert layer.activation_relu_or_gelu == 1
+    assert nn.TransformerEncoderLayer(16, 4, activation="gelu").activation_relu_or_gelu == 2
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t = nn.Transformer(d_model=16, nhead=4, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=8)

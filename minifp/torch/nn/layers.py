@@ -41,7 +41,8 @@ class _ConvNd(Module):
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.kernel_size, self.stride = _tuple(kernel_size, n, "kernel_size"), _tuple(stride, n, "stride")
         self.padding = padding if isinstance(padding, str) else _tuple(padding, n, "padding")
-        self.dilation, self.output_padding = _tuple(dilation, n, "dilation"), _tuple(output_padding, n, "output_padding")
+        self.dilation = _tuple(dilation, n, "dilation")
+        self.output_padding = _tuple(output_padding, n, "output_padding")
         self.transposed, self.padding_mode = transposed, padding_mode
         shape = ((in_channels, out_channels // groups) if transposed else (out_channels, in_channels // groups))
         self.weight = _empty(shape + self.kernel_size, device, dtype)

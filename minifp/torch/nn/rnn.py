@@ -71,9 +71,12 @@ class _RNNBase(Module):
             init.uniform_(p, -stdv, stdv)
 
     def _weights(self, layer, direction):
+        """(weight_ih, weight_hh, bias_ih, bias_hh) of one layer and direction (biases None without bias)."""
         suffix = f"_l{layer}" + ("_reverse" if direction == 1 else "")
-        get = lambda name: getattr(self, name + suffix) if self.bias or name.startswith("weight") else None  # noqa: E731
-        return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh")
+        w_ih, w_hh = getattr(self, "weight_ih" + suffix), getattr(self, "weight_hh" + suffix)
+        if not self.bias:
+            return w_ih, w_hh, None, None
+        return w_ih, w_hh, getattr(self, "bias_ih" + suffix), getattr(self, "bias_hh" + suffix)
 
     def _initial(self, x, hx, directions):
         """The initial state (num_layers * directions, N, H): zeros, or hx."""
