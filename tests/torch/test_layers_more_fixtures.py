@@ -101,3 +101,14 @@ def test_rms_norm_rounds_once_into_half():
     want = (x32 / np.sqrt((x32 * x32).mean(-1, keepdims=True) + np.finfo(np.float16).eps)).astype(np.float16)
     assert got.dtype == torch.float16
     assert np.abs(got.numpy().astype(np.float32) - want.astype(np.float32)).max() <= 2.0**-10 * 2
+
+
+def test_conv_transpose_output_size_picks_the_output_padding():
+    """A stride-2 layer maps 5 to 9 or 10: output_size chooses (PyTorch's range check and message)."""
+    m = nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1)
+    x = torch.randn(2, 4, 5, 5)
+    assert m(x, output_size=(10, 10)).tolist() == F.conv_transpose2d(x, m.weight, m.bias, 2, 1, 1).tolist()
+    assert m(x, output_size=[2, 6, 9, 10]).shape == (2, 6, 9, 10)
+    with pytest.raises(ValueError, match=r"requested an output size of \[12, 10\], but valid sizes range from "
+                                         r"\[9, 9\] to \[10, 10\] \(for an input of torch.Size\(\[5, 5\]\)\)"):
+        m(x, output_size=[2, 6, 12, 10])

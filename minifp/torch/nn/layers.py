@@ -96,11 +96,27 @@ class ConvTranspose2d(_ConvNd):
                          padding_mode, True, output_padding, device, dtype)
 
     def forward(self, input, output_size=None):
-        if output_size is not None:
-            raise NotImplementedError("ConvTranspose2d: output_size is not supported by minifp.torch; give "
-                                      "output_padding")
-        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, self.output_padding,
-                                  self.groups, self.dilation)
+        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups, self.dilation)
+
+    def _output_padding(self, input, output_size):
+        """output_padding, or the one that gives output_size (which a strided input's size leaves ambiguous)."""
+        if output_size is None:
+            return self.output_padding
+        lead = 2 if input.ndim == 4 else 1
+        output_size = list(output_size)
+        if len(output_size) == lead + 2:
+            output_size = output_size[lead:]
+        if len(output_size) != 2:
+            raise ValueError(f"ConvTranspose2D: for {input.ndim}D input, output_size must have 2 or {lead + 2} "
+                             f"elements (got {len(output_size)})")
+        low = [(input.shape[lead + d] - 1) * self.stride[d] - 2 * self.padding[d]
+               + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(2)]
+        high = [low[d] + self.stride[d] - 1 for d in range(2)]
+        if any(not lo <= size <= hi for size, lo, hi in zip(output_size, low, high)):
+            raise ValueError(f"requested an output size of {output_size}, but valid sizes range from {low} to "
+                             f"{high} (for an input of {_tensor.Size(input.shape[lead:])})")
+        return tuple(size - lo for size, lo in zip(output_size, low))
 
 
 class InstanceNorm2d(Module):
