@@ -112,3 +112,12 @@ def test_conv_transpose_output_size_picks_the_output_padding():
     with pytest.raises(ValueError, match=r"requested an output size of \[12, 10\], but valid sizes range from "
                                          r"\[9, 9\] to \[10, 10\] \(for an input of torch.Size\(\[5, 5\]\)\)"):
         m(x, output_size=[2, 6, 12, 10])
+
+
+def test_instance_norm_keeps_the_input_dtype_under_autocast():
+    """instance_norm is batch_norm in PyTorch, on no autocast list: float16 in, float16 out (group_norm, which
+    minifp computes it with, would be float32 under CUDA autocast)."""
+    x = torch.randn(2, 4, 3, 3).to("cuda").half()
+    with torch.autocast("cuda"):
+        assert nn.InstanceNorm2d(4)(x).dtype == torch.float16
+        assert F.group_norm(x, 4).dtype == torch.float32

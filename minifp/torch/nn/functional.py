@@ -646,7 +646,9 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if not use_input_stats or running_mean is not None:
         raise NotImplementedError("instance_norm: running statistics (track_running_stats=True) are not supported "
                                   "by minifp.torch")
-    return group_norm(input, input.shape[1], weight, bias, eps)
+    # PyTorch runs it as batch_norm over (1, N*C, ...), which no autocast list names: the input's dtype, never
+    # group_norm's float32 entry.
+    return apply("group_norm", input, weight, bias, num_groups=input.shape[1], eps=float(eps), _out=input.fmt)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
