@@ -121,3 +121,16 @@ def test_instance_norm_keeps_the_input_dtype_under_autocast():
     with torch.autocast("cuda"):
         assert nn.InstanceNorm2d(4)(x).dtype == torch.float16
         assert F.group_norm(x, 4).dtype == torch.float32
+
+
+def test_rnn_dropout_between_layers_only_in_training():
+    torch.manual_seed(0)
+    m = nn.LSTM(4, 6, num_layers=2, dropout=0.5)
+    x = torch.randn(5, 3, 4)
+    assert m(x)[0].tolist() != m(x)[0].tolist()            # fresh masks between the layers
+    m.eval()
+    assert m(x)[0].tolist() == m(x)[0].tolist()
+    with pytest.warns(UserWarning, match="non-zero dropout expects num_layers greater than 1, but got "
+                                         "dropout=0.5 and num_layers=1"):
+        single = nn.GRU(4, 6, dropout=0.5)                 # one layer: nothing between layers to drop
+    assert single(x)[0].tolist() == single(x)[0].tolist()
