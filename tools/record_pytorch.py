@@ -1350,6 +1350,7 @@ LAYERS_MORE = {
     "LSTM(4, 6)": ({"x": (5, 3, 4)}, "m(x)"),
     "LSTM(4, 5, num_layers=2, batch_first=True, bidirectional=True)": ({"x": (3, 5, 4)}, "m(x)"),
     "LSTM(4, 6, bias=False)": ({"x": (5, 4), "y": (1, 6), "z": (1, 6)}, "m(x, (y, z))"),
+    "LSTM(4, 6, num_layers=2, proj_size=3, bidirectional=True)": ({"x": (5, 2, 4)}, "m(x)"),
     "GRU(4, 6, num_layers=2)": ({"x": (5, 3, 4)}, "m(x)"),
     "GRU(4, 5, batch_first=True, bidirectional=True, bias=False)": ({"x": (3, 5, 4), "y": (2, 3, 5)}, "m(x, y)"),
     "RNN(4, 6, nonlinearity='relu', bidirectional=True)": ({"x": (5, 3, 4)}, "m(x)"),
@@ -1392,6 +1393,8 @@ def record_layers_more():
         "pixel_shuffle_channels": outcome(lambda: F.pixel_shuffle(torch.zeros(1, 3, 2, 2), 2)),
         "lstm_input_size": outcome(lambda: nn.LSTM(4, 6)(torch.zeros(5, 3, 5))),
         "rnn_nonlinearity": outcome(lambda: nn.RNN(4, 6, nonlinearity="gelu") and None),
+        "gru_proj_size": outcome(lambda: nn.GRU(4, 6, proj_size=2) and None),
+        "lstm_proj_size_6": outcome(lambda: nn.LSTM(4, 6, proj_size=6) and None),
         "interpolate_both": outcome(lambda: F.interpolate(torch.zeros(1, 1, 2, 2), size=3, scale_factor=2)),
         "interpolate_neither": outcome(lambda: F.interpolate(torch.zeros(1, 1, 2, 2))),
     }

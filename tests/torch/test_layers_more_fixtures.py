@@ -68,6 +68,8 @@ def test_outputs_and_gradients_match_pytorch(ctor):
 ERRORS = {"pixel_shuffle_channels": lambda: F.pixel_shuffle(torch.zeros(1, 3, 2, 2), 2),
           "lstm_input_size": lambda: nn.LSTM(4, 6)(torch.zeros(5, 3, 5)),
           "rnn_nonlinearity": lambda: nn.RNN(4, 6, nonlinearity="gelu"),
+          "gru_proj_size": lambda: nn.GRU(4, 6, proj_size=2),
+          "lstm_proj_size_6": lambda: nn.LSTM(4, 6, proj_size=6),
           "interpolate_both": lambda: F.interpolate(torch.zeros(1, 1, 2, 2), size=3, scale_factor=2),
           "interpolate_neither": lambda: F.interpolate(torch.zeros(1, 1, 2, 2))}
 

@@ -33,6 +33,7 @@ class _RNNBase(Module):
     """Parameters, checks and the time loop shared by RNN, LSTM and GRU; subclasses give _gates and _cell."""
 
     _gates = 1
+    _projects = False       # only LSTM has proj_size
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
                  bidirectional=False, proj_size=0, device=None, dtype=None):
@@ -50,21 +51,28 @@ class _RNNBase(Module):
             raise ValueError("hidden_size must be greater than zero")
         if num_layers <= 0:
             raise ValueError("num_layers must be greater than zero")
-        if proj_size:
-            raise NotImplementedError("LSTM: proj_size is not supported by minifp.torch")
+        if proj_size and not self._projects:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
         self.bidirectional, self.proj_size = bidirectional, proj_size
         directions = 2 if bidirectional else 1
+        real_hidden = proj_size or hidden_size          # what h holds: the projection, where there is one
         self._flat_weights_names = []
         for layer in range(num_layers):
             for direction in range(directions):
-                size_in = input_size if layer == 0 else hidden_size * directions
+                size_in = input_size if layer == 0 else real_hidden * directions
                 suffix = f"_l{layer}" + ("_reverse" if direction == 1 else "")
                 shapes = {"weight_ih": (self._gates * hidden_size, size_in),
-                          "weight_hh": (self._gates * hidden_size, hidden_size)}
+                          "weight_hh": (self._gates * hidden_size, real_hidden)}
                 if bias:
                     shapes.update(bias_ih=(self._gates * hidden_size,), bias_hh=(self._gates * hidden_size,))
+                if proj_size:
+                    shapes["weight_hr"] = (proj_size, hidden_size)
                 for name, shape in shapes.items():
                     setattr(self, name + suffix, Parameter(_tensor.empty(*shape, dtype=dtype, device=device)))
                     self._flat_weights_names.append(name + suffix)
@@ -76,16 +84,14 @@ class _RNNBase(Module):
             init.uniform_(p, -stdv, stdv)
 
     def _weights(self, layer, direction):
-        """(weight_ih, weight_hh, bias_ih, bias_hh) of one layer and direction (biases None without bias)."""
+        """(weight_ih, weight_hh, bias_ih, bias_hh, weight_hr) of one layer and direction (None where absent)."""
         suffix = f"_l{layer}" + ("_reverse" if direction == 1 else "")
-        w_ih, w_hh = getattr(self, "weight_ih" + suffix), getattr(self, "weight_hh" + suffix)
-        if not self.bias:
-            return w_ih, w_hh, None, None
-        return w_ih, w_hh, getattr(self, "bias_ih" + suffix), getattr(self, "bias_hh" + suffix)
+        return tuple(getattr(self, name + suffix, None) for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh",
+                                                                      "weight_hr"))
 
-    def _initial(self, x, hx, directions):
-        """The initial state (num_layers * directions, N, H): zeros, or hx."""
-        shape = (self.num_layers * directions, x.shape[1], self.hidden_size)
+    def _initial(self, x, hx, directions, size):
+        """The initial state (num_layers * directions, N, size): zeros, or hx."""
+        shape = (self.num_layers * directions, x.shape[1], size)
         if hx is None:
             return _tensor.zeros(*shape, dtype=x.dtype, device=x.device)
         if tuple(hx.shape) != shape:
@@ -117,7 +123,9 @@ class _RNNBase(Module):
         hx = [hx] if not isinstance(hx, tuple) else list(hx)
         if not batched:
             hx = [None if h is None else apply("reshape", h, shape=(h.shape[0], 1, h.shape[1])) for h in hx]
-        return [self._initial(x, h, directions) for h in hx + [None] * (self._n_states - len(hx))]
+        sizes = [self.proj_size or self.hidden_size, self.hidden_size][:self._n_states]   # LSTM: (h, c)
+        return [self._initial(x, h, directions, size)
+                for h, size in zip(hx + [None] * (self._n_states - len(hx)), sizes)]
 
     def _run(self, x, states):
         """Every layer over the whole sequence x (L, N, H_in): (output of the last layer, final states)."""
@@ -139,12 +147,12 @@ class _RNNBase(Module):
 
     def _direction(self, x, state, weights, reverse):
         """One direction of one layer: the input projections at once, then the cell step by step."""
-        w_ih, w_hh, b_ih, b_hh = weights
+        w_ih, w_hh, b_ih, b_hh, w_hr = weights
         projected = F.linear(x, w_ih, b_ih)
         order = range(x.shape[0] - 1, -1, -1) if reverse else range(x.shape[0])
         outs = {}
         for t in order:
-            state = self._cell(_step(projected, t), state, w_hh, b_hh)
+            state = self._cell(_step(projected, t), state, w_hh, b_hh, w_hr)
             outs[t] = state[0]
         return _stack([outs[t] for t in range(x.shape[0])]), state
 
@@ -178,7 +186,7 @@ class RNN(_RNNBase):
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
                          device=device, dtype=dtype)
 
-    def _cell(self, xw, state, w_hh, b_hh):
+    def _cell(self, xw, state, w_hh, b_hh, w_hr=None):
         pre = apply("add", xw, F.linear(state[0], w_hh, b_hh))
         return [apply("tanh" if self.nonlinearity == "tanh" else "relu", pre)]
 
@@ -191,14 +199,16 @@ class LSTM(_RNNBase):
 
     _gates = 4
     _n_states = 2
+    _projects = True
 
-    def _cell(self, xw, state, w_hh, b_hh):
+    def _cell(self, xw, state, w_hh, b_hh, w_hr=None):
         h, c = state
         gates = apply("add", xw, F.linear(h, w_hh, b_hh))
         i, f = apply("sigmoid", _chunk(gates, 4, 0)), apply("sigmoid", _chunk(gates, 4, 1))
         g, o = apply("tanh", _chunk(gates, 4, 2)), apply("sigmoid", _chunk(gates, 4, 3))
         c = apply("add", apply("mul", f, c), apply("mul", i, g))
-        return [apply("mul", o, apply("tanh", c)), c]
+        h = apply("mul", o, apply("tanh", c))
+        return [h if w_hr is None else F.linear(h, w_hr), c]      # proj_size: h @ weight_hr.T
 
     def _pack(self, finals):
         return tuple(finals)
@@ -210,7 +220,7 @@ class GRU(_RNNBase):
     _gates = 3
     _n_states = 1
 
-    def _cell(self, xw, state, w_hh, b_hh):
+    def _cell(self, xw, state, w_hh, b_hh, w_hr=None):
         h = state[0]
         hw = F.linear(h, w_hh, b_hh)
         r = apply("sigmoid", apply("add", _chunk(xw, 3, 0), _chunk(hw, 3, 0)))
