@@ -157,3 +157,18 @@ def test_float16_parameter_rounds_once_and_keeps_float32_state():
 def test_the_face_runs_the_engines_rules():
     assert optim.NAdam._rule is engine.nadam_update and optim.RAdam._rule is engine.radam_update
     assert optim.Adamax._rule is engine.adamax_update and optim.Adadelta._rule is engine.adadelta_update
+
+
+@pytest.mark.parametrize("cls", ["Adadelta", "Adamax", "NAdam", "RAdam"])
+def test_update_rounding_applies_to_the_new_optimizers(cls):
+    """A bfloat16 weight: Kahan compensation keeps the updates that round-to-nearest swamps, in state_dict too."""
+    runs = {}
+    for rounding in ("nearest", "kahan"):
+        w = minifp.tensor(np.full(4, 1.0, np.float32), dtype="bfloat16", requires_grad=True)
+        opt = getattr(optim, cls)([w], lr=1e-3 if cls != "Adadelta" else 0.1, update_rounding=rounding)
+        for _ in range(50):
+            w.grad = minifp.tensor(np.full(4, 1.0, np.float32))
+            opt.step()
+        runs[rounding] = (w.float32()[0], opt.state_dict()["state"][0])
+    assert runs["nearest"][0] == 1.0 and runs["kahan"][0] < 1.0         # each step is below half a bfloat16 ulp
+    assert engine.KAHAN in runs["kahan"][1] and engine.KAHAN not in runs["nearest"][1]
