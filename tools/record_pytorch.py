@@ -1348,10 +1348,10 @@ LAYERS_MORE = {
     "Upsample(scale_factor=1.5, mode='bilinear')": ({"x": (1, 3, 4, 5)}, "m(x)"),
     "Upsample(size=7, mode='linear')": ({"x": (2, 3, 5)}, "m(x)"),
     "LSTM(4, 6)": ({"x": (5, 3, 4)}, "m(x)"),
-    "LSTM(4, 5, num_layers=2, batch_first=True, bidirectional=True)": ({"x": (3, 5, 4)}, "m(x)"),
+    "LSTM(4, 5, num_layers=2, batch_first=True, bidirectional=True)": ({"x": (2, 4, 4)}, "m(x)"),
     "LSTM(4, 6, bias=False)": ({"x": (5, 4), "y": (1, 6), "z": (1, 6)}, "m(x, (y, z))"),
-    "LSTM(4, 6, num_layers=2, proj_size=3, bidirectional=True)": ({"x": (5, 2, 4)}, "m(x)"),
-    "GRU(4, 6, num_layers=2)": ({"x": (5, 3, 4)}, "m(x)"),
+    "LSTM(4, 6, num_layers=2, proj_size=3, bidirectional=True)": ({"x": (4, 2, 4)}, "m(x)"),
+    "GRU(4, 6, num_layers=2)": ({"x": (4, 2, 4)}, "m(x)"),
     "GRU(4, 5, batch_first=True, bidirectional=True, bias=False)": ({"x": (3, 5, 4), "y": (2, 3, 5)}, "m(x, y)"),
     "RNN(4, 6, nonlinearity='relu', bidirectional=True)": ({"x": (5, 3, 4)}, "m(x)"),
 }
@@ -1398,7 +1398,17 @@ def record_layers_more():
         "interpolate_both": outcome(lambda: F.interpolate(torch.zeros(1, 1, 2, 2), size=3, scale_factor=2)),
         "interpolate_neither": outcome(lambda: F.interpolate(torch.zeros(1, 1, 2, 2))),
     }
-    write("layers_more.json", {"formulas": WAVE, "inputs": specs, "cases": out, "errors": errors})
+    # InstanceNorm2d's running statistics: two training calls, then eval (the buffers' own initial values).
+    m = nn.InstanceNorm2d(3, affine=True, track_running_stats=True, momentum=0.3)
+    specs["running:x"] = wave((2, 3, 4, 5), 30, scale=1.5, freq=0.61, quad=0.01, offset=0.2)
+    x = build(specs["running:x"])
+    m(x)
+    m(x * 2)
+    running = {"state_dict": list(m.state_dict()), "running_mean": clean(m.running_mean),
+               "running_var": clean(m.running_var), "num_batches_tracked": int(m.num_batches_tracked),
+               "eval_output": clean(m.eval()(x))}
+    write("layers_more.json", {"formulas": WAVE, "inputs": specs, "cases": out, "errors": errors,
+                               "instance_norm_running": running})
 
 
 def main():

@@ -136,3 +136,18 @@ def test_rnn_dropout_between_layers_only_in_training():
                                          "dropout=0.5 and num_layers=1"):
         single = nn.GRU(4, 6, dropout=0.5)                 # one layer: nothing between layers to drop
     assert single(x)[0].tolist() == single(x)[0].tolist()
+
+
+def test_instance_norm_running_statistics_match_pytorch():
+    """track_running_stats: training updates the buffers with the batch mean of the instances' statistics (x,
+    then 2x, momentum 0.3); eval normalises with them; num_batches_tracked stays 0, as PyTorch's."""
+    rec = FIXTURE["instance_norm_running"]
+    m = nn.InstanceNorm2d(3, affine=True, track_running_stats=True, momentum=0.3)
+    assert list(m.state_dict()) == rec["state_dict"]
+    x = wave(SPECS["running:x"])
+    m(x)
+    m(x * 2)
+    close(m.running_mean.numpy(), rec["running_mean"])
+    close(m.running_var.numpy(), rec["running_var"])
+    assert m.num_batches_tracked.item() == rec["num_batches_tracked"] == 0
+    close(m.eval()(x).detach().numpy(), rec["eval_output"])

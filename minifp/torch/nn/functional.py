@@ -642,13 +642,32 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
                   momentum=0.1, eps=1e-5):
-    """Each (sample, channel) normalised over its own positions: group_norm with one group per channel."""
-    if not use_input_stats or running_mean is not None:
-        raise NotImplementedError("instance_norm: running statistics (track_running_stats=True) are not supported "
-                                  "by minifp.torch")
-    # PyTorch runs it as batch_norm over (1, N*C, ...), which no autocast list names: the input's dtype, never
-    # group_norm's float32 entry.
-    return apply("group_norm", input, weight, bias, num_groups=input.shape[1], eps=float(eps), _out=input.fmt)
+    """Each (sample, channel) normalised over its own positions (use_input_stats), or by the running statistics;
+    those, when given, are updated in place with the mean over the batch of the instances' statistics."""
+    if use_input_stats and running_mean is None and running_var is None:
+        # One group per channel. PyTorch runs it as batch_norm over (1, N*C, ...), which no autocast list names:
+        # the input's dtype, never group_norm's float32 entry.
+        return apply("group_norm", input, weight, bias, num_groups=input.shape[1], eps=float(eps), _out=input.fmt)
+    return _instance_norm_with_stats(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+
+
+def _instance_norm_with_stats(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps):
+    """PyTorch's instance_norm: batch_norm over (1, N*C, ...) with every per-channel tensor repeated N times, then
+    each running statistic the mean of its N updated copies."""
+    b, c = input.shape[:2]
+    x = apply("reshape", input, shape=(1, b * c) + tuple(input.shape[2:]))
+
+    def repeated(t):
+        return None if t is None else apply("concatenate", *([t] * b), axis=0)
+
+    def copies(t):
+        return None if t is None else _tensor.tensor(np.tile(t.float32(), b), device=t.device)
+    means, variances = copies(running_mean), copies(running_var)
+    out = batch_norm(x, means, variances, repeated(weight), repeated(bias), use_input_stats, momentum, eps)
+    for running, updated in ((running_mean, means), (running_var, variances)):
+        if running is not None and use_input_stats:
+            running.copy_(updated.float32().reshape(b, c).mean(0, dtype=np.float32))
+    return apply("reshape", out, shape=tuple(input.shape))
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):

@@ -125,20 +125,27 @@ class InstanceNorm2d(Module):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
                  dtype=None, *, bias=True):
         super().__init__()
-        if track_running_stats:
-            raise NotImplementedError("InstanceNorm2d: track_running_stats=True is not supported by minifp.torch")
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         self.register_parameter("weight", Parameter(_tensor.ones(num_features, dtype=dtype, device=device))
                                 if affine else None)
         self.register_parameter("bias", Parameter(_tensor.zeros(num_features, dtype=dtype, device=device))
                                 if affine and bias else None)
+        if track_running_stats:     # PyTorch's buffers; instance norm never counts num_batches_tracked up
+            self.register_buffer("running_mean", _tensor.zeros(num_features, dtype=dtype, device=device))
+            self.register_buffer("running_var", _tensor.ones(num_features, dtype=dtype, device=device))
+            self.register_buffer("num_batches_tracked", _tensor.tensor(0, dtype=_tensor.int64, device=device))
+        else:
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                self.register_buffer(name, None)
 
     def forward(self, input):
         if input.ndim not in (3, 4):
             raise ValueError(f"expected 3D or 4D input (got {input.ndim}D input)")
         x = input.reshape((1,) + tuple(input.shape)) if input.ndim == 3 else input
-        out = F.instance_norm(x, weight=self.weight, bias=self.bias, eps=self.eps)
+        out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                              self.training or not self.track_running_stats,
+                              self.momentum if self.momentum is not None else 0.0, self.eps)
         return out.reshape(tuple(out.shape[1:])) if input.ndim == 3 else out
 
     def extra_repr(self):
