@@ -1028,3 +1028,66 @@ def _bce_grad_y(xp, g, ans, x, y, *, weight=None, reduction="mean"):
 defop("binary_cross_entropy", _bce, _bce_grad_x, _bce_grad_y,
       doc="(y - 1) * max(log(1 - x), -100) - y * max(log(x), -100), times weight, reduced in float32.", method=False, function=False,
       example=lambda rng: ((rng.uniform(0.1, 0.9, (3, 4)), rng.uniform(0, 1, (3, 4))), {"reduction": "mean"}))
+
+# -- more activations: PyTorch's CUDA formulas in float32, one rounding ----------------------------------------
+_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+
+
+def _signed(rng, *shape):
+    """Values of both signs kept away from the kinks of the piecewise activations (0 and +-3)."""
+    return rng.choice([-3.6, -2.4, -1.3, -0.5, 0.4, 1.2, 2.5, 3.7], shape) + rng.uniform(-0.05, 0.05, shape)
+
+
+defop("leaky_relu", lambda xp, x, *, negative_slope=0.01: xp.where(x > 0, x, x * negative_slope),
+      lambda xp, g, ans, x, negative_slope=0.01: xp.where(x > 0, g, g * negative_slope),
+      doc="x where x > 0, else x * negative_slope.", method=False,
+      example=lambda rng: ((_signed(rng, 3, 4),), {"negative_slope": 0.2}))
+
+
+def _elu(xp, x, *, alpha=1.0, scale=1.0):
+    negcoef = x.dtype.type(alpha) * x.dtype.type(scale)       # PyTorch multiplies the two in float32
+    return xp.where(x > 0, x * scale, xp.expm1(xp.minimum(x, 0)) * negcoef)
+
+
+def _elu_grad(xp, g, ans, x, *, alpha=1.0, scale=1.0):
+    negcoef = x.dtype.type(alpha) * x.dtype.type(scale)
+    return xp.where(x > 0, g * scale, g * negcoef * xp.exp(xp.minimum(x, 0)))
+
+
+defop("elu", _elu, _elu_grad, doc="x * scale where x > 0, else alpha * scale * expm1(x) (selu's constants).",
+      method=False, example=lambda rng: ((_signed(rng, 3, 4),), {"alpha": 0.7}))
+defop("selu", lambda xp, x: _elu(xp, x, alpha=_SELU_ALPHA, scale=_SELU_SCALE),
+      lambda xp, g, ans, x: _elu_grad(xp, g, ans, x, alpha=_SELU_ALPHA, scale=_SELU_SCALE),
+      doc="elu with the self-normalising alpha and scale.", method=False,
+      example=lambda rng: ((_signed(rng, 3, 4),), {}))
+
+
+def _softplus(xp, x, *, beta=1.0, threshold=20.0):
+    z = x * beta
+    return xp.where(z > threshold, x, xp.log1p(xp.exp(xp.minimum(z, threshold))) / beta)
+
+
+def _softplus_grad(xp, g, ans, x, *, beta=1.0, threshold=20.0):
+    z = xp.exp(xp.minimum(x * beta, threshold))
+    return xp.where(x * beta > threshold, g, g * z / (z + 1))
+
+
+defop("softplus", _softplus, _softplus_grad,
+      doc="log1p(exp(beta * x)) / beta, or x where beta * x > threshold (PyTorch's).", method=False,
+      example=lambda rng: ((_signed(rng, 3, 4),), {"beta": 2.0, "threshold": 5.0}))
+
+
+def _mish_grad(xp, g, ans, x):
+    t = xp.tanh(xp.log1p(xp.exp(x)))
+    return g * (t + x * (1 / (1 + xp.exp(-x))) * (1 - t * t))
+
+
+defop("mish", lambda xp, x: x * xp.tanh(xp.log1p(xp.exp(x))), _mish_grad,
+      doc="x * tanh(log1p(exp(x))), one rounding.", method=False, example=lambda rng: ((_signed(rng, 3, 4),), {}))
+defop("hardswish", lambda xp, x: x * xp.minimum(xp.maximum(x + 3, 0), 6) / 6,
+      lambda xp, g, ans, x: xp.where(x < -3, 0.0, xp.where(x <= 3, g * (x / 3 + 0.5), g)),
+      doc="x * min(max(x + 3, 0), 6) / 6.", method=False, example=lambda rng: ((_signed(rng, 3, 4),), {}))
+defop("hardsigmoid", lambda xp, x: xp.minimum(xp.maximum(x + 3, 0), 6) * (1 / 6),
+      lambda xp, g, ans, x: SEAMS.masked(xp, (x > -3) & (x < 3), g * (1 / 6)),
+      doc="min(max(x + 3, 0), 6) / 6; no gradient at or beyond +-3 (PyTorch's).", method=False,
+      example=lambda rng: ((_signed(rng, 3, 4),), {}))

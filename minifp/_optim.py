@@ -15,7 +15,8 @@ from ._rounding import round_to, widen
 from ._formats import float32
 from ._tensor import Tensor, take
 
-__all__ = ["sgd_update", "adam_update", "rmsprop_update", "adagrad_update", "adagrad_state", "keras_rmsprop_update",
+__all__ = ["sgd_update", "adam_update", "rmsprop_update", "adagrad_update", "adagrad_state", "adadelta_update",
+           "adamax_update", "nadam_update", "radam_update", "keras_rmsprop_update",
            "keras_sgd_update", "keras_adam_update", "keras_nadam_update", "keras_nadam_u", "keras_adagrad_update",
            "keras_clip_gradients",
            "update", "apply_rule", "update_weight", "check_update_rounding", "UPDATE_ROUNDINGS", "KAHAN"]
@@ -147,6 +148,107 @@ def adagrad_update(w, g, state, *, lr, lr_decay=0.0, weight_decay=0.0, eps=1e-10
     state["sum"] = state["sum"] + _f32(1) * g * g
     std = _xp(w).sqrt(state["sum"]) + _f32(eps)
     return w + _f32(-clr) * g / std
+
+
+def adadelta_update(w, g, state, *, lr, rho=0.9, eps=1e-6, weight_decay=0.0, maximize=False):
+    """Adadelta: the step sqrt(acc_delta + eps) / sqrt(square_avg + eps) * g, both averages decayed by rho."""
+    xp = _xp(w)
+    if "square_avg" not in state:
+        state["step"] = np.zeros((), np.float32)
+        state["square_avg"] = xp.zeros_like(w)
+        state["acc_delta"] = xp.zeros_like(w)
+    _step(state)
+    if maximize:
+        g = -g
+    if weight_decay:
+        g = g + _f32(weight_decay) * w
+    square_avg = state["square_avg"] = state["square_avg"] * _f32(rho) + _f32(1 - rho) * g * g
+    std = xp.sqrt(square_avg + _f32(eps))
+    delta = xp.sqrt(state["acc_delta"] + _f32(eps)) / std * g
+    state["acc_delta"] = state["acc_delta"] * _f32(rho) + _f32(1 - rho) * delta * delta
+    return w + _f32(-lr) * delta
+
+
+def adamax_update(w, g, state, *, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, maximize=False):
+    """Adamax: the first moment over an exponentially weighted infinity norm max(beta2 * u, |g| + eps)."""
+    xp = _xp(w)
+    beta1, beta2 = betas
+    if maximize:
+        g = -g
+    if "exp_avg" not in state:
+        state["step"] = np.zeros((), np.float32)
+        state["exp_avg"] = xp.zeros_like(w)
+        state["exp_inf"] = xp.zeros_like(w)
+    step = _step(state)
+    if weight_decay:
+        g = g + _f32(weight_decay) * w
+    state["exp_avg"] = _lerp(state["exp_avg"], g, 1 - beta1)
+    state["exp_inf"] = xp.maximum(state["exp_inf"] * _f32(beta2), xp.abs(g) + _f32(eps))
+    clr = lr / (1 - beta1**step)
+    return w + _f32(-clr) * state["exp_avg"] / state["exp_inf"]
+
+
+def nadam_update(w, g, state, *, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, momentum_decay=4e-3,
+                 decoupled_weight_decay=False, maximize=False):
+    """NAdam (Dozat): Adam with Nesterov momentum on the schedule mu_t = beta1 * (1 - 0.5 * 0.96^(t * psi)), whose
+    running product is the state 'mu_product' (float32, as PyTorch keeps it)."""
+    xp = _xp(w)
+    beta1, beta2 = betas
+    if maximize:
+        g = -g
+    if "exp_avg" not in state:
+        state["step"] = np.zeros((), np.float32)
+        state["mu_product"] = np.ones((), np.float32)
+        state["exp_avg"] = xp.zeros_like(w)
+        state["exp_avg_sq"] = xp.zeros_like(w)
+    step = _step(state)
+    bias_correction2 = 1 - beta2**step
+    if weight_decay:
+        if decoupled_weight_decay:
+            w = w * _f32(1 - lr * weight_decay)
+        else:
+            g = g + _f32(weight_decay) * w
+    mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
+    mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
+    mu_product = state["mu_product"] = np.asarray(state["mu_product"] * _f32(mu), np.float32)
+    state["exp_avg"] = _lerp(state["exp_avg"], g, 1 - beta1)
+    state["exp_avg_sq"] = state["exp_avg_sq"] * _f32(beta2) + _f32(1 - beta2) * g * g
+    denom = xp.sqrt(state["exp_avg_sq"] / _f32(bias_correction2)) + _f32(eps)
+    mu_product_next = float(mu_product) * mu_next
+    w = w + _f32(-lr * (1.0 - mu) / (1.0 - float(mu_product))) * g / denom
+    return w + _f32((-lr * mu_next) / (1.0 - mu_product_next)) * state["exp_avg"] / denom
+
+
+def radam_update(w, g, state, *, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, decoupled_weight_decay=False,
+                 maximize=False):
+    """RAdam (Liu et al.): Adam's step times the variance rectification r_t once the SMA length rho_t passes 5,
+    plain bias-corrected momentum before that."""
+    xp = _xp(w)
+    beta1, beta2 = betas
+    if maximize:
+        g = -g
+    if "exp_avg" not in state:
+        state["step"] = np.zeros((), np.float32)
+        state["exp_avg"] = xp.zeros_like(w)
+        state["exp_avg_sq"] = xp.zeros_like(w)
+    step = _step(state)
+    if weight_decay:
+        if decoupled_weight_decay:
+            w = w * _f32(1 - lr * weight_decay)
+        else:
+            g = g + _f32(weight_decay) * w
+    state["exp_avg"] = _lerp(state["exp_avg"], g, 1 - beta1)
+    state["exp_avg_sq"] = state["exp_avg_sq"] * _f32(beta2) + _f32(1 - beta2) * g * g
+    bias_correction1, bias_correction2 = 1 - beta1**step, 1 - beta2**step
+    corrected = state["exp_avg"] / _f32(bias_correction1)
+    rho_inf = 2 / (1 - beta2) - 1
+    rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
+    if rho_t <= 5.0:
+        return w - corrected * _f32(lr)
+    rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+    # PyTorch's `scalar / tensor` is tensor.reciprocal() * scalar.
+    adaptive = (_f32(1) / (xp.sqrt(state["exp_avg_sq"]) + _f32(eps))) * _f32(bias_correction2**0.5)
+    return w - corrected * _f32(lr) * adaptive * _f32(rect)
 
 
 def keras_rmsprop_update(w, g, state, *, lr, rho=0.9, epsilon=1e-7, momentum=0.0, centered=False):

@@ -44,7 +44,8 @@ from ._formats import (FORMATS, Format, as_format, bfloat16, e8m0, finfo, float4
                        tf32, _BY_STORAGE)
 from ._layers import is_layer, update_running_stats, watched_call
 from ._loss_scale import DynamicLossScale, LossScaler, NoOpLossScale, StaticLossScale, all_finite, unscale_grads
-from ._optim import (KAHAN, UPDATE_ROUNDINGS, adagrad_state, adagrad_update, adam_update, apply_rule,
+from ._optim import (KAHAN, UPDATE_ROUNDINGS, adadelta_update, adagrad_state, adagrad_update, adam_update,
+                     adamax_update, apply_rule, nadam_update, radam_update,
                      check_update_rounding, keras_adagrad_update, keras_adam_update, keras_clip_gradients,
                      keras_nadam_u, keras_nadam_update, keras_rmsprop_update, keras_sgd_update, rmsprop_update,
                      sgd_update, update, update_weight)
@@ -61,7 +62,8 @@ __all__ = ["Tensor", "tensor", "apply", "op_function", "op_method", "install_nam
            "made_by", "round_to", "widen", "MODES", "backward", "gradients", "grad_mode", "no_grad", "enable_grad",
            "is_grad_enabled", "Autocast", "autocast_scope", "current_autocast", "training_scope", "current_training", "float32_products",
            "set_float32_products", "set_storage", "become", "layer_scope", "watched_call", "unwatched", "is_layer", "update_running_stats",
-           "sgd_update", "adam_update", "rmsprop_update", "adagrad_update", "adagrad_state", "keras_sgd_update",
+           "sgd_update", "adam_update", "rmsprop_update", "adagrad_update", "adagrad_state", "adadelta_update",
+           "adamax_update", "nadam_update", "radam_update", "keras_sgd_update",
            "keras_adam_update", "keras_rmsprop_update", "keras_nadam_update", "keras_nadam_u",
            "keras_adagrad_update", "keras_clip_gradients", "update", "apply_rule", "update_weight", "check_update_rounding",
            "UPDATE_ROUNDINGS", "KAHAN", "NoOpLossScale", "StaticLossScale", "DynamicLossScale", "LossScaler", "unscale_grads",

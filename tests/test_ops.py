@@ -215,6 +215,16 @@ REFERENCES = {
     "var": lambda x, axis=None, correction=1, keepdims=False: np.var(x.astype(np.float64), axis=axis,
                                                                      ddof=correction, keepdims=keepdims),
     "cumsum": lambda x, axis: np.cumsum(x.astype(np.float64), axis=axis),
+    "leaky_relu": lambda x, negative_slope=0.01: np.where(x > 0, x, x * negative_slope),
+    # Transcendentals in the wide precision with the same NumPy functions (see ARCHITECTURE, "Adding an op").
+    "elu": lambda x, alpha=1.0: np.where(x > 0, x, np.expm1(np.minimum(x, 0)) * x.dtype.type(alpha)),
+    "selu": lambda x: np.where(x > 0, x * 1.0507009873554805, np.expm1(np.minimum(x, 0))
+                               * (x.dtype.type(1.6732632423543772) * x.dtype.type(1.0507009873554805))),
+    "softplus": lambda x, beta=1.0, threshold=20.0: np.where(x * beta > threshold, x,
+                                                             np.log1p(np.exp(np.minimum(x * beta, threshold))) / beta),
+    "mish": lambda x: x * np.tanh(np.log1p(np.exp(x))),
+    "hardswish": lambda x: x * np.clip(x + 3, 0, 6) / 6,
+    "hardsigmoid": lambda x: np.clip(x + 3, 0, 6) * (1 / 6),      # PyTorch multiplies by a float32 1/6
 }
 # Sums in the BLAS's own order (or reductions and transcendentals computed in float32, or erf by a fit), which the
 # float64 reference does not follow: within a few units in the last place, on moderate inputs.

@@ -340,13 +340,27 @@ OPT_CONFIGS = {
                 "combined": {"lr_decay": 0.01, "weight_decay": 0.1, "initial_accumulator_value": 0.1,
                              "maximize": True}},
 }
+# optimizers_more.json: issue 32's optimizers, recorded the same way.
+OPT_MORE = {
+    "Adadelta": {"defaults": {}, "rho_eps": {"rho": 0.8, "eps": 1e-4}, "weight_decay": {"weight_decay": 0.1},
+                 "maximize": {"maximize": True}, "combined": {"rho": 0.95, "weight_decay": 0.1, "maximize": True}},
+    "Adamax": {"defaults": {}, "weight_decay": {"weight_decay": 0.1}, "maximize": {"maximize": True},
+               "combined": {"weight_decay": 0.1, "maximize": True, "betas": (0.8, 0.99), "eps": 1e-6}},
+    "NAdam": {"defaults": {}, "weight_decay": {"weight_decay": 0.1},
+              "decoupled": {"weight_decay": 0.1, "decoupled_weight_decay": True},
+              "momentum_decay": {"momentum_decay": 0.01}, "maximize": {"maximize": True},
+              "combined": {"weight_decay": 0.1, "maximize": True, "betas": (0.8, 0.99), "eps": 1e-6}},
+    "RAdam": {"defaults": {}, "weight_decay": {"weight_decay": 0.1},
+              "decoupled": {"weight_decay": 0.1, "decoupled_weight_decay": True}, "maximize": {"maximize": True},
+              "combined": {"weight_decay": 0.1, "maximize": True, "betas": (0.8, 0.9), "eps": 1e-6}},
+}
 OPT_LR = 0.01
 OPT_PARAMS = [wave((3, 4), 0, scale=0.5), wave((4,), 1, scale=0.5)]
 OPT_GRAD_SCALE = [1.0, 0.001]
 OPT_RECORD_AT = [1, 2, 5, 10, 50, 100]
 
 
-def record_optimizers():
+def record_optimizers(configs=OPT_CONFIGS, name="optimizers.json"):
     """optimizers.json: 100 steps of each optimizer option set, final state_dict, argument errors."""
     def grad(t, k, shape):
         n = int(np.prod(shape))
@@ -362,10 +376,10 @@ def record_optimizers():
         return {"top_keys": list(sd), "state": state, "param_groups": groups}
 
     runs = {}
-    for cls_name, configs in OPT_CONFIGS.items():
+    for cls_name, options in configs.items():
         cls = getattr(torch.optim, cls_name)
         runs[cls_name] = {}
-        for cfg_name, kwargs in configs.items():
+        for cfg_name, kwargs in options.items():
             params = [build(s).requires_grad_(True) for s in OPT_PARAMS]
             opt = cls(params, lr=OPT_LR, **kwargs)
             snaps = []
@@ -385,7 +399,7 @@ def record_optimizers():
         return lambda: cls(*args, **kw) and None
 
     errors = {}
-    for cls_name in OPT_CONFIGS:
+    for cls_name in configs:
         cls = getattr(torch.optim, cls_name)
         e = {
             "lr_-1": outcome(make(cls, [p()], lr=-1.0)),
@@ -401,9 +415,9 @@ def record_optimizers():
         }
         if cls_name in ("SGD", "RMSprop"):
             e["momentum_-1"] = outcome(make(cls, [p()], lr=0.1, momentum=-1.0))
-        if cls_name in ("Adam", "AdamW", "RMSprop", "Adagrad"):
+        if cls_name in ("Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam"):
             e["eps_-1"] = outcome(make(cls, [p()], lr=0.1, eps=-1.0))
-        if cls_name in ("Adam", "AdamW"):
+        if cls_name in ("Adam", "AdamW", "Adamax", "NAdam", "RAdam"):
             e["betas_1.0_0.9"] = outcome(make(cls, [p()], lr=0.1, betas=(1.0, 0.9)))
             e["betas_0.9_1.0"] = outcome(make(cls, [p()], lr=0.1, betas=(0.9, 1.0)))
         if cls_name == "SGD":
@@ -415,10 +429,14 @@ def record_optimizers():
         if cls_name == "Adagrad":
             e["lr_decay_-1"] = outcome(make(cls, [p()], lr=0.1, lr_decay=-1.0))
             e["initial_accumulator_value_-1"] = outcome(make(cls, [p()], lr=0.1, initial_accumulator_value=-1.0))
+        if cls_name == "Adadelta":
+            e["rho_1.5"] = outcome(make(cls, [p()], lr=0.1, rho=1.5))
+        if cls_name == "NAdam":
+            e["momentum_decay_-1"] = outcome(make(cls, [p()], lr=0.1, momentum_decay=-1.0))
         errors[cls_name] = e
 
-    defaults = {n: clean(getattr(torch.optim, n)([p()]).defaults) for n in OPT_CONFIGS}
-    write("optimizers.json", {
+    defaults = {n: clean(getattr(torch.optim, n)([p()]).defaults) for n in configs}
+    write(name, {
         "formulas": {"wave": WAVE,
                      "grad": ("grad of param k at step t (t = 1..100) = float32(gscale[k] * cos(0.5*t + 0.3*arange(n) "
                               "+ k)), computed in float64, reshaped to the param's shape; set as p.grad before "
@@ -438,47 +456,118 @@ PLATEAU_MAX = [0.1, 0.2, 0.22, 0.3, 0.31, 0.32, 0.5, 0.5, 0.5, 0.56, 0.57, 0.58,
                0.72, 0.73, 0.74, 0.9, 0.9, 0.9, 0.9, 0.9, 0.96, 0.97, 0.98, 0.99, 1.0, 1.0, 1.0]
 
 
+def scheduler_run(make_sched, opt_kind="sgd", metrics=None, steps=30):
+    """lr (momentum, betas, get_last_lr) after construction and after each opt.step(); scheduler.step()."""
+    S = torch.optim.lr_scheduler
+    p = torch.zeros(1, requires_grad=True)
+    opt = {"sgd": lambda: torch.optim.SGD([p], lr=0.1),
+           "sgd_momentum": lambda: torch.optim.SGD([p], lr=0.1, momentum=0.9),
+           "adam": lambda: torch.optim.Adam([p], lr=0.1)}[opt_kind]()
+    rec = {"optimizer": opt_kind, "lr": [], "momentum": [], "betas": [], "last_lr": [], "extra": []}
+
+    def snap(sched):
+        g = opt.param_groups[0]
+        rec["lr"].append(g["lr"])
+        if "momentum" in g and opt_kind == "sgd_momentum":
+            rec["momentum"].append(g["momentum"])
+        if "betas" in g:
+            rec["betas"].append(list(g["betas"]))
+        rec["last_lr"].append(clean(sched.get_last_lr()[0]) if hasattr(sched, "_last_lr") else None)
+        if isinstance(sched, S.ReduceLROnPlateau):
+            rec["extra"].append({"best": clean(sched.best), "num_bad_epochs": sched.num_bad_epochs,
+                                 "cooldown_counter": sched.cooldown_counter, "last_epoch": sched.last_epoch})
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sched = make_sched(opt)
+        snap(sched)
+        rec["error"] = None
+        for i in range(steps):
+            opt.step()
+            try:
+                sched.step(metrics[i]) if metrics is not None else sched.step()
+            except Exception as e:  # noqa: BLE001
+                rec["error"] = {"at_step": i + 1, "type": type(e).__name__, "message": str(e)}
+                break
+            snap(sched)
+    rec["warnings"] = [{"category": w.category.__name__, "message": str(w.message)} for w in caught]
+    for key in ("momentum", "betas", "extra"):
+        if not rec[key]:
+            del rec[key]
+    return rec
+
+
+# schedulers_more.json: issue 32's schedulers. Each entry: the call as Python source over S (lr_scheduler) and o
+# (the optimizer), the optimizer kind, the number of steps; the tests evaluate the same source.
+SCHED_MORE = {
+    "CosineAnnealingWarmRestarts(o, T_0=5)": ("sgd", 30),
+    "CosineAnnealingWarmRestarts(o, T_0=3, T_mult=3, eta_min=0.01)": ("sgd", 40),
+    "SequentialLR(o, [ConstantLR(o, factor=0.5, total_iters=3), ExponentialLR(o, gamma=0.8)], milestones=[4])":
+        ("sgd", 20),
+    ("SequentialLR(o, [LinearLR(o, start_factor=0.2, total_iters=3), StepLR(o, 2, 0.5), "
+     "PolynomialLR(o, total_iters=6)], milestones=[3, 8])"): ("sgd", 20),
+    "ChainedScheduler([ConstantLR(o, factor=0.1, total_iters=2), ExponentialLR(o, gamma=0.9)])": ("sgd", 15),
+    "ChainedScheduler([LinearLR(o, start_factor=0.5, total_iters=4), CosineAnnealingLR(o, T_max=6)], optimizer=o)":
+        ("sgd", 15),
+    "PolynomialLR(o, total_iters=8, power=0.5)": ("sgd", 12),
+    "CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=4)": ("sgd_momentum", 20),
+    "CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=3, step_size_down=5, mode='triangular2')":
+        ("sgd_momentum", 30),
+    "CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=3, mode='exp_range', gamma=0.9)": ("adam", 20),
+    "CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=2, cycle_momentum=False, scale_fn=lambda x: 0.5 ** x)":
+        ("sgd", 12),
+}
+SCHED_MORE_ERRORS = {
+    "CosineAnnealingWarmRestarts(o, T_0=0)": "sgd", "CosineAnnealingWarmRestarts(o, T_0=2, T_mult=0)": "sgd",
+    "CosineAnnealingWarmRestarts(o, T_0=2, eta_min='x')": "sgd",
+    "SequentialLR(o, [], milestones=[])": "sgd",
+    "SequentialLR(o, [ExponentialLR(o, 0.9), ExponentialLR(o, 0.8)], milestones=[])": "sgd",
+    "SequentialLR(o, [ExponentialLR(o, 0.9), ReduceLROnPlateau(o)], milestones=[2])": "sgd",
+    "ChainedScheduler([])": "sgd",
+    "CyclicLR(o, 0.01, 0.1, mode='square')": "sgd_momentum",
+    "CyclicLR(o, 0.01, 0.1)": "sgd",
+    "CyclicLR(o, [0.01, 0.02], 0.1)": "sgd_momentum",
+}
+
+
+def record_schedulers_more():
+    """schedulers_more.json: runs, errors and state_dict keys of CosineAnnealingWarmRestarts, SequentialLR,
+    ChainedScheduler, PolynomialLR and CyclicLR."""
+    S = torch.optim.lr_scheduler
+    names = {n: getattr(S, n) for n in S.__all__}
+
+    def maker(source):
+        return lambda o: eval(source, {**names}, {"o": o, "S": S})   # noqa: S307 - our own table's source
+
+    runs = {src: scheduler_run(maker(src), kind, steps=steps) for src, (kind, steps) in SCHED_MORE.items()}
+
+    def optimizer(kind):
+        p = torch.zeros(1, requires_grad=True)
+        return (torch.optim.SGD([p], lr=0.1, momentum=0.9) if kind == "sgd_momentum" else
+                torch.optim.SGD([p], lr=0.1))
+
+    errors = {src: outcome(lambda src=src, kind=kind: maker(src)(optimizer(kind)) and None)
+              for src, kind in SCHED_MORE_ERRORS.items()}
+    keys = {}
+    for src in ("SequentialLR(o, [ConstantLR(o, factor=0.5, total_iters=3), ExponentialLR(o, gamma=0.8)], "
+                "milestones=[4])", "CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=4)",
+                "CosineAnnealingWarmRestarts(o, T_0=5)"):
+        o = optimizer("sgd_momentum")
+        sched = maker(src)(o)
+        o.step()
+        sched.step()
+        sd = sched.state_dict()
+        keys[src] = {"keys": sorted(sd), "last_epoch": sd["last_epoch"]}
+    write("schedulers_more.json", {
+        "setup": "as schedulers.json; each run's key is the call's Python source over o (the optimizer)",
+        "runs": runs, "errors": errors, "state_dict_keys": keys,
+    })
+
+
 def record_schedulers():
     """schedulers.json: lr (and momentum) after each of 30 scheduler.step() calls, plus errors and warnings."""
     S = torch.optim.lr_scheduler
-
-    def run(make_sched, opt_kind="sgd", metrics=None, steps=30):
-        p = torch.zeros(1, requires_grad=True)
-        opt = {"sgd": lambda: torch.optim.SGD([p], lr=0.1),
-               "sgd_momentum": lambda: torch.optim.SGD([p], lr=0.1, momentum=0.9),
-               "adam": lambda: torch.optim.Adam([p], lr=0.1)}[opt_kind]()
-        rec = {"optimizer": opt_kind, "lr": [], "momentum": [], "betas": [], "last_lr": [], "extra": []}
-
-        def snap(sched):
-            g = opt.param_groups[0]
-            rec["lr"].append(g["lr"])
-            if "momentum" in g and opt_kind == "sgd_momentum":
-                rec["momentum"].append(g["momentum"])
-            if "betas" in g:
-                rec["betas"].append(list(g["betas"]))
-            rec["last_lr"].append(clean(sched.get_last_lr()[0]) if hasattr(sched, "_last_lr") else None)
-            if isinstance(sched, S.ReduceLROnPlateau):
-                rec["extra"].append({"best": clean(sched.best), "num_bad_epochs": sched.num_bad_epochs,
-                                     "cooldown_counter": sched.cooldown_counter, "last_epoch": sched.last_epoch})
-
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            sched = make_sched(opt)
-            snap(sched)
-            rec["error"] = None
-            for i in range(steps):
-                opt.step()
-                try:
-                    sched.step(metrics[i]) if metrics is not None else sched.step()
-                except Exception as e:  # noqa: BLE001
-                    rec["error"] = {"at_step": i + 1, "type": type(e).__name__, "message": str(e)}
-                    break
-                snap(sched)
-        rec["warnings"] = [{"category": w.category.__name__, "message": str(w.message)} for w in caught]
-        for key in ("momentum", "betas", "extra"):
-            if not rec[key]:
-                del rec[key]
-        return rec
+    run = scheduler_run
 
     runs = {
         "StepLR(step_size=5, gamma=0.5)": run(lambda o: S.StepLR(o, step_size=5, gamma=0.5)),
@@ -1090,6 +1179,238 @@ def record_gradients():
     write("gradients.json", {"bits": bits})
 
 
+# --------------------------------------------------------------------------------------------
+# activations.json
+
+ACTIVATIONS = {"leaky_relu": {}, "leaky_relu(negative_slope=0.2)": {"negative_slope": 0.2}, "elu": {},
+               "elu(alpha=0.5)": {"alpha": 0.5}, "selu": {}, "softplus": {},
+               "softplus(beta=2.0, threshold=3.0)": {"beta": 2.0, "threshold": 3.0}, "mish": {}, "hardswish": {},
+               "hardsigmoid": {}}
+
+
+def half_bits(t):
+    """A float16/bfloat16 tensor's bit patterns, as a flat list of ints."""
+    return [int(v) & 0xFFFF for v in t.detach().reshape(-1).view(torch.int16).tolist()]
+
+
+def record_activations():
+    """activations.json: the elementwise activations' outputs and input gradients in float32 (values) and in
+    float16/bfloat16 (bit patterns); PReLU and GLU with their gradients; module reprs."""
+    specs = {"x": wave((96,), 0, scale=6.0, freq=0.77, quad=0.01), "g": wave((96,), 1, scale=1.0, freq=0.53)}
+    out = {}
+    for label, kw in ACTIVATIONS.items():
+        fn = getattr(F, label.split("(")[0])
+        entry = {}
+        for dtype in (torch.float32, torch.float16, torch.bfloat16):
+            x = build(specs["x"]).to(dtype).requires_grad_(True)
+            y = fn(x, **kw)
+            y.backward(build(specs["g"]).to(dtype))
+            entry[str(dtype)] = ({"output": clean(y), "grad": clean(x.grad)} if dtype == torch.float32 else
+                                 {"output": half_bits(y), "grad": half_bits(x.grad)})
+        out[label] = entry
+    specs["x3"] = wave((2, 3, 4), 2, scale=2.0, freq=0.61)
+    specs["g3"] = wave((2, 3, 4), 3, scale=1.0, freq=0.41)
+    specs["prelu.weight"] = wave((3,), 4, scale=0.3, offset=0.1)
+    prelu = nn.PReLU(3)
+    with torch.no_grad():
+        prelu.weight.copy_(build(specs["prelu.weight"]))
+    x = build(specs["x3"], True)
+    y = prelu(x)
+    y.backward(build(specs["g3"]))
+    out["PReLU(3)"] = {"output": clean(y), "grad": clean(x.grad), "weight_grad": clean(prelu.weight.grad),
+                       "state_dict": list(prelu.state_dict())}
+    x = build(specs["x3"], True)
+    y = nn.PReLU()(x)
+    y.backward(build(specs["g3"]))
+    out["PReLU()"] = {"output": clean(y), "grad": clean(x.grad)}
+    specs["x4"] = wave((2, 4, 3), 5, scale=2.0, freq=0.67)
+    specs["g4"] = wave((2, 2, 3), 6, scale=1.0, freq=0.43)
+    x = build(specs["x4"], True)
+    y = nn.GLU(dim=1)(x)
+    y.backward(build(specs["g4"]))
+    out["GLU(dim=1)"] = {"output": clean(y), "grad": clean(x.grad)}
+    out["glu_odd"] = outcome(lambda: F.glu(build(specs["x3"]), dim=1))
+    out["prelu_mismatch"] = outcome(lambda: F.prelu(build(specs["x4"]), torch.ones(3)))
+    modules = [nn.LeakyReLU(), nn.LeakyReLU(0.2, inplace=True), nn.ELU(), nn.ELU(alpha=0.5), nn.SELU(),
+               nn.Softplus(), nn.Softplus(2.0, 3.0), nn.Mish(), nn.Hardswish(), nn.Hardsigmoid(), nn.PReLU(3),
+               nn.GLU(), nn.Unflatten(1, (2, 2))]
+    reprs = [repr(m) for m in modules]
+    write("activations.json", {"formulas": WAVE, "inputs": specs, "activations": out, "reprs": reprs})
+
+
+# --------------------------------------------------------------------------------------------
+# transformer.json
+
+# Each case: the module's constructor source over nn and F, and its call's source over the module m, the wave
+# inputs x, y (named in "inputs") and masks built in make_masks(); eval mode, so dropout is off.
+TRANSFORMER_CASES = {
+    "encoder_layer_post_norm_padding": (
+        "nn.TransformerEncoderLayer(8, 2, dim_feedforward=12)", {"x": (5, 3, 8)},
+        "m(x, src_key_padding_mask=pad_3x5)"),
+    "encoder_layer_norm_first_gelu_causal": (
+        "nn.TransformerEncoderLayer(8, 2, 12, activation='gelu', batch_first=True, norm_first=True)",
+        {"x": (3, 5, 8)}, "m(x, src_mask=causal_5, is_causal=True)"),
+    "encoder_layer_no_bias_silu_bool_mask": (
+        "nn.TransformerEncoderLayer(8, 4, 12, activation=F.silu, layer_norm_eps=1e-3, bias=False, batch_first=True)",
+        {"x": (2, 5, 8)}, "m(x, src_mask=band_5)"),
+    "encoder_layer_unbatched": ("nn.TransformerEncoderLayer(8, 2, 12)", {"x": (5, 8)}, "m(x)"),
+    "encoder_two_layers_norm": (
+        "nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 12, batch_first=True), 2, norm=nn.LayerNorm(8), "
+        "enable_nested_tensor=False)", {"x": (3, 5, 8)},
+        "m(x, mask=causal_5, src_key_padding_mask=pad_3x5)"),
+    "decoder_layer_masks": (
+        "nn.TransformerDecoderLayer(8, 2, 12, batch_first=True)", {"x": (3, 4, 8), "y": (3, 5, 8)},
+        "m(x, y, tgt_mask=causal_4, memory_key_padding_mask=pad_3x5, tgt_is_causal=True)"),
+    "decoder_layer_norm_first_gelu": (
+        "nn.TransformerDecoderLayer(8, 2, 12, activation='gelu', norm_first=True)",
+        {"x": (4, 3, 8), "y": (5, 3, 8)}, "m(x, y, tgt_key_padding_mask=pad_3x4)"),
+    "decoder_two_layers_norm": (
+        "nn.TransformerDecoder(nn.TransformerDecoderLayer(8, 2, 12), 2, norm=nn.LayerNorm(8))",
+        {"x": (4, 3, 8), "y": (5, 3, 8)}, "m(x, y, tgt_mask=causal_4)"),
+    "transformer": (
+        "nn.Transformer(d_model=8, nhead=2, num_encoder_layers=2, num_decoder_layers=1, dim_feedforward=12)",
+        {"x": (5, 3, 8), "y": (4, 3, 8)},
+        "m(x, y, tgt_mask=nn.Transformer.generate_square_subsequent_mask(4), src_key_padding_mask=pad_3x5, "
+        "memory_key_padding_mask=pad_3x5)"),
+}
+
+
+def make_masks(torch):
+    """The masks the cases' calls name, built the same way by the recorder and the tests (torch: either)."""
+    pad5 = [[False] * 5, [False] * 3 + [True] * 2, [False] * 4 + [True]]
+    pad4 = [[False] * 4, [False] * 3 + [True], [False] * 2 + [True] * 2]
+    band = [[abs(i - j) > 1 for j in range(5)] for i in range(5)]        # True: may not attend
+    return {"pad_3x5": torch.tensor(pad5), "pad_3x4": torch.tensor(pad4), "band_5": torch.tensor(band),
+            "causal_5": torch.nn.Transformer.generate_square_subsequent_mask(5),
+            "causal_4": torch.nn.Transformer.generate_square_subsequent_mask(4)}
+
+
+def record_transformer():
+    """transformer.json: Transformer{Encoder,Decoder}{Layer,}, Transformer outputs and gradients (eval mode)."""
+    out, specs = {}, {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for case, (ctor, shapes, call) in TRANSFORMER_CASES.items():
+            m = eval(ctor, {"nn": nn, "F": F})      # noqa: S307 - the table's own source
+            m.eval()
+            names = list(m.state_dict())
+            with torch.no_grad():
+                for i, (name, t) in enumerate(m.state_dict().items()):
+                    specs[f"{case}.{name}"] = wave(t.shape, 100 + i, scale=0.4, quad=0.001,
+                                                   offset=1.0 if name.split(".")[-2].startswith("norm") and
+                                                   name.endswith("weight") else 0.0)
+                    t.copy_(build(specs[f"{case}.{name}"]))
+            inputs = {}
+            for j, (arg, shape) in enumerate(shapes.items()):
+                specs[f"{case}:{arg}"] = wave(shape, 10 + j, scale=1.0, freq=0.53, quad=0.01)
+                inputs[arg] = build(specs[f"{case}:{arg}"], True)
+            y = eval(call, {"nn": nn}, {"m": m, **inputs, **make_masks(torch)})   # noqa: S307
+            specs[f"{case}:g"] = wave(y.shape, 20, scale=1.0, freq=0.71)
+            y.backward(build(specs[f"{case}:g"]))
+            out[case] = {"constructor": ctor, "call": call, "state_dict": names, "output": tinfo(y),
+                         "input_grads": {a: clean(t.grad) for a, t in inputs.items()},
+                         "param_grads": {n: clean(p.grad) for n, p in m.named_parameters()}}
+        out_warnings = [{"category": w.category.__name__, "message": str(w.message)} for w in caught]
+    errors = {
+        "activation_tanh": outcome(lambda: nn.TransformerEncoderLayer(8, 2, activation="tanh") and None),
+        "batch_mismatch": outcome(lambda: nn.Transformer(8, 2, 1, 1, 12)(torch.zeros(5, 3, 8), torch.zeros(4, 2, 8))),
+        "feature_mismatch": outcome(lambda: nn.Transformer(8, 2, 1, 1, 12)(torch.zeros(5, 3, 8), torch.zeros(4, 3, 6))),
+        "nested_warning": outcome(lambda: nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2), 1) and None),
+    }
+    write("transformer.json", {"formulas": WAVE, "inputs": specs, "cases": out, "warnings": out_warnings,
+                               "errors": errors,
+                               "square_subsequent_mask_3": clean(nn.Transformer.generate_square_subsequent_mask(3))})
+
+
+# --------------------------------------------------------------------------------------------
+# layers_more.json
+
+# Each case: the module's constructor source over nn, the wave inputs' shapes (x, then y), the call over m, x, y.
+LAYERS_MORE = {
+    "Conv1d(4, 6, 3, stride=2, padding=1, groups=2)": ({"x": (2, 4, 9)}, "m(x)"),
+    "Conv1d(4, 6, 4, padding='same', dilation=2, bias=False)": ({"x": (2, 4, 9)}, "m(x)"),
+    "Conv1d(4, 6, 3)": ({"x": (4, 9)}, "m(x)"),
+    "ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1)": ({"x": (2, 4, 5, 5)}, "m(x)"),
+    "ConvTranspose2d(4, 6, (3, 2), stride=(2, 1), padding=(2, 0), groups=2, dilation=(1, 2), bias=False)":
+        ({"x": (2, 4, 5, 6)}, "m(x)"),
+    "ConvTranspose2d(4, 4, 2, stride=2, padding=2)": ({"x": (1, 4, 4, 4)}, "m(x)"),
+    "InstanceNorm2d(4)": ({"x": (2, 4, 5, 5)}, "m(x)"),
+    "InstanceNorm2d(4, eps=1e-3, affine=True)": ({"x": (4, 5, 6)}, "m(x)"),
+    "RMSNorm(8)": ({"x": (2, 3, 8)}, "m(x)"),
+    "RMSNorm([3, 8], eps=1e-4)": ({"x": (2, 3, 8)}, "m(x)"),
+    "RMSNorm(8, elementwise_affine=False)": ({"x": (2, 3, 8)}, "m(x)"),
+    "PixelShuffle(2)": ({"x": (2, 8, 3, 3)}, "m(x)"),
+    "PixelUnshuffle(2)": ({"x": (2, 2, 4, 6)}, "m(x)"),
+    "Upsample(scale_factor=2)": ({"x": (1, 3, 4, 5)}, "m(x)"),
+    "Upsample(size=(7, 9))": ({"x": (1, 3, 4, 5)}, "m(x)"),
+    "Upsample(scale_factor=2, mode='bilinear')": ({"x": (1, 3, 4, 5)}, "m(x)"),
+    "Upsample(size=(7, 9), mode='bilinear', align_corners=True)": ({"x": (1, 3, 4, 5)}, "m(x)"),
+    "Upsample(scale_factor=1.5, mode='bilinear')": ({"x": (1, 3, 4, 5)}, "m(x)"),
+    "Upsample(size=7, mode='linear')": ({"x": (2, 3, 5)}, "m(x)"),
+    "LSTM(4, 6)": ({"x": (5, 3, 4)}, "m(x)"),
+    "LSTM(4, 5, num_layers=2, batch_first=True, bidirectional=True)": ({"x": (2, 4, 4)}, "m(x)"),
+    "LSTM(4, 6, bias=False)": ({"x": (5, 4), "y": (1, 6), "z": (1, 6)}, "m(x, (y, z))"),
+    "LSTM(4, 6, num_layers=2, proj_size=3, bidirectional=True)": ({"x": (4, 2, 4)}, "m(x)"),
+    "GRU(4, 6, num_layers=2)": ({"x": (4, 2, 4)}, "m(x)"),
+    "GRU(4, 5, batch_first=True, bidirectional=True, bias=False)": ({"x": (3, 5, 4), "y": (2, 3, 5)}, "m(x, y)"),
+    "RNN(4, 6, nonlinearity='relu', bidirectional=True)": ({"x": (5, 3, 4)}, "m(x)"),
+}
+
+
+def flat_outputs(y):
+    """The tensors of a module's output (a tensor, or RNNs' nested tuples), in order."""
+    if isinstance(y, torch.Tensor):
+        return [y]
+    return [t for item in y for t in flat_outputs(item)]
+
+
+def record_layers_more():
+    """layers_more.json: outputs, input and parameter gradients, state_dict keys and reprs of Conv1d,
+    ConvTranspose2d, InstanceNorm2d, RMSNorm, PixelShuffle, PixelUnshuffle, Upsample, LSTM, GRU and RNN."""
+    out, specs = {}, {}
+    for ci, (ctor, (shapes, call)) in enumerate(LAYERS_MORE.items()):
+        m = eval(ctor, {"nn": nn}, vars(nn))     # noqa: S307 - the table's own source
+        with torch.no_grad():
+            for i, (name, t) in enumerate(m.state_dict().items()):
+                affine = isinstance(m, (nn.InstanceNorm2d, nn.RMSNorm)) and name == "weight"
+                specs[f"{ctor}.{name}"] = wave(t.shape, 100 + i, scale=0.4, quad=0.001, offset=1.0 if affine else 0.0)
+                t.copy_(build(specs[f"{ctor}.{name}"]))
+        inputs = {}
+        for j, (arg, shape) in enumerate(shapes.items()):
+            specs[f"{ctor}:{arg}"] = wave(shape, 10 + j + ci, scale=1.0, freq=0.53, quad=0.01)
+            inputs[arg] = build(specs[f"{ctor}:{arg}"], True)
+        outs = flat_outputs(eval(call, {}, {"m": m, **inputs}))    # noqa: S307
+        loss = 0
+        for k, o in enumerate(outs):
+            specs[f"{ctor}:g{k}"] = wave(o.shape, 20 + k, scale=1.0, freq=0.71)
+            loss = loss + (o * build(specs[f"{ctor}:g{k}"])).sum()
+        loss.backward()
+        out[ctor] = {"call": call, "repr": repr(m), "state_dict": list(m.state_dict()),
+                     "outputs": [tinfo(o) for o in outs],
+                     "input_grads": {a: clean(t.grad) for a, t in inputs.items()},
+                     "param_grads": {n: clean(p.grad) for n, p in m.named_parameters()}}
+    errors = {
+        "pixel_shuffle_channels": outcome(lambda: F.pixel_shuffle(torch.zeros(1, 3, 2, 2), 2)),
+        "lstm_input_size": outcome(lambda: nn.LSTM(4, 6)(torch.zeros(5, 3, 5))),
+        "rnn_nonlinearity": outcome(lambda: nn.RNN(4, 6, nonlinearity="gelu") and None),
+        "gru_proj_size": outcome(lambda: nn.GRU(4, 6, proj_size=2) and None),
+        "lstm_proj_size_6": outcome(lambda: nn.LSTM(4, 6, proj_size=6) and None),
+        "interpolate_both": outcome(lambda: F.interpolate(torch.zeros(1, 1, 2, 2), size=3, scale_factor=2)),
+        "interpolate_neither": outcome(lambda: F.interpolate(torch.zeros(1, 1, 2, 2))),
+    }
+    # InstanceNorm2d's running statistics: two training calls, then eval (the buffers' own initial values).
+    m = nn.InstanceNorm2d(3, affine=True, track_running_stats=True, momentum=0.3)
+    specs["running:x"] = wave((2, 3, 4, 5), 30, scale=1.5, freq=0.61, quad=0.01, offset=0.2)
+    x = build(specs["running:x"])
+    m(x)
+    m(x * 2)
+    running = {"state_dict": list(m.state_dict()), "running_mean": clean(m.running_mean),
+               "running_var": clean(m.running_var), "num_batches_tracked": int(m.num_batches_tracked),
+               "eval_output": clean(m.eval()(x))}
+    write("layers_more.json", {"formulas": WAVE, "inputs": specs, "cases": out, "errors": errors,
+                               "instance_norm_running": running})
+
+
 def main():
     """Write every fixture file."""
     torch.set_num_threads(1)
@@ -1099,7 +1420,10 @@ def main():
     recorders = {"gradscaler": record_gradscaler, "optimizers": record_optimizers, "schedulers": record_schedulers,
                  "vision": record_vision, "losses": record_losses, "modules": record_modules,
                  "autocast_cpu": record_autocast_cpu, "casts": record_casts,
-                 "gradients": record_gradients}
+                 "gradients": record_gradients, "activations": record_activations,
+                 "optimizers_more": lambda: record_optimizers(OPT_MORE, "optimizers_more.json"),
+                 "schedulers_more": record_schedulers_more, "transformer": record_transformer,
+                 "layers_more": record_layers_more}
     wanted = sys.argv[1:] or list(recorders)
     unknown = [w for w in wanted if w not in recorders]
     if unknown:

@@ -30,4 +30,9 @@ NAMES = {
     "binary_cross_entropy": (),
     "setitem": (), "broadcast_to": (), "var": (), "cumsum": (),   # keras.ops has them with other signatures (issue 33)
     "reciprocal": ("ops.reciprocal",),
+    "leaky_relu": ("ops.leaky_relu", "activations.leaky_relu"),
+    "elu": ("ops.elu", "activations.elu"), "selu": ("ops.selu", "activations.selu"),
+    "softplus": ("ops.softplus", "activations.softplus"), "mish": ("activations.mish",),
+    "hardswish": ("ops.hard_silu", "ops.hard_swish", "activations.hard_silu"),
+    "hardsigmoid": ("ops.hard_sigmoid", "activations.hard_sigmoid"),
 }

@@ -28,17 +28,17 @@ def relu6(x):
 
 def leaky_relu(x, negative_slope=0.2):
     """x where x > 0, else negative_slope * x."""
-    return mf.where(x > 0, x, x * negative_slope)
+    return mf.leaky_relu(x, negative_slope=float(negative_slope))
 
 
 def elu(x, alpha=1.0):
     """x where x > 0, else alpha * (exp(x) - 1)."""
-    return mf.where(x > 0, x, (mf.exp(mf.minimum(x, 0.0)) - 1.0) * alpha)
+    return mf.elu(x, alpha=float(alpha))
 
 
 def selu(x):
     """scale * elu(x, alpha) with the self-normalising constants."""
-    return elu(x, 1.67326324) * 1.05070098
+    return mf.selu(x)
 
 
 def _with_logits(out, logits):
@@ -56,7 +56,7 @@ def sigmoid(x):
 
 def hard_sigmoid(x):
     """relu6(x + 3) / 6, Keras 3's piecewise-linear sigmoid."""
-    return relu6(x + 3.0) / 6.0
+    return mf.hardsigmoid(x)
 
 
 def tanh(x):
@@ -94,12 +94,12 @@ swish = silu
 
 def hard_silu(x):
     """x * hard_sigmoid(x)."""
-    return x * hard_sigmoid(x)
+    return mf.hardswish(x)
 
 
 def softplus(x):
     """log(exp(x) + 1)."""
-    return mf.log(mf.exp(x) + 1.0)
+    return mf.softplus(x)
 
 
 def softsign(x):
@@ -114,7 +114,7 @@ def exponential(x):
 
 def mish(x):
     """x * tanh(softplus(x))."""
-    return x * mf.tanh(softplus(x))
+    return mf.mish(x)
 
 
 ALL_OBJECTS_DICT = {f.__name__: f for f in (relu, relu6, leaky_relu, elu, selu, sigmoid, hard_sigmoid, tanh,

@@ -44,7 +44,7 @@ _MATH = {n: getattr(_ops, n) for n in ("abs", "add", "argmax", "divide", "equal"
                                        "subtract", "tanh")}
 math = _namespace("math", "tf.math: elementwise math and reductions.", **_MATH)
 nn = _namespace("nn", "tf.nn: activations.", **{n: getattr(_ops, n) for n in (
-    "relu", "relu6", "sigmoid", "tanh", "softmax", "log_softmax", "gelu", "silu", "swish")})
+    "relu", "relu6", "leaky_relu", "sigmoid", "tanh", "softmax", "log_softmax", "gelu", "silu", "swish")})
 linalg = _namespace("linalg", "tf.linalg: matmul.", matmul=_ops.matmul)
 random = _namespace("random", "tf.random: draws from minifp's one generator, rounded once into the dtype.",
                     normal=_ops.random_normal, uniform=_ops.random_uniform, set_seed=_ops.set_seed)

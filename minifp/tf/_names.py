@@ -31,4 +31,7 @@ NAMES = {
     "binary_cross_entropy": (),
     "setitem": (), "broadcast_to": (), "var": (), "cumsum": (),
     "reciprocal": ("math.reciprocal",),
+    "leaky_relu": ("nn.leaky_relu",),
+    "elu": ("nn.elu",), "selu": ("nn.selu",), "softplus": ("nn.softplus", "math.softplus"), "mish": (),
+    "hardswish": (), "hardsigmoid": (),
 }

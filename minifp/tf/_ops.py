@@ -22,7 +22,8 @@ __all__ = ["Tensor", "constant", "convert_to_tensor", "cast", "is_tensor", "zero
            "add", "subtract", "multiply", "divide", "pow", "square", "sqrt", "exp", "log", "abs", "negative",
            "maximum", "minimum", "equal", "not_equal", "less", "greater", "argmax", "reduce_sum", "reduce_mean",
            "reduce_max", "reduce_min", "is_finite", "is_nan", "is_inf", "sigmoid", "tanh", "softmax",
-           "log_softmax", "relu", "relu6", "gelu", "silu", "swish", "random_normal", "random_uniform", "set_seed"]
+           "log_softmax", "relu", "relu6", "leaky_relu", "gelu", "silu", "swish", "random_normal", "random_uniform",
+           "set_seed"]
 
 Tensor = _K.Tensor
 
@@ -287,6 +288,11 @@ def swish(features, beta=1.0, name=None):
 def relu6(features, name=None):
     """tf.nn.relu6: min(max(x, 0), 6)."""
     return apply("hardtanh", _t(features), min_val=0.0, max_val=6.0)
+
+
+def leaky_relu(features, alpha=0.2, name=None):
+    """tf.nn.leaky_relu: x where x > 0, else alpha * x (TensorFlow's argument name and default)."""
+    return apply("leaky_relu", _t(features), negative_slope=float(alpha))
 
 
 def gelu(features, approximate=False, name=None):

@@ -36,4 +36,7 @@ NAMES = {
     "setitem": ("Tensor.__setitem__",), "broadcast_to": ("torch.broadcast_to", "Tensor.broadcast_to"),
     "var": ("torch.var", "Tensor.var"), "cumsum": ("torch.cumsum", "Tensor.cumsum"),
     "reciprocal": ("torch.reciprocal", "Tensor.reciprocal"),
+    "leaky_relu": ("F.leaky_relu",), "elu": ("F.elu",), "selu": ("torch.selu", "F.selu"),
+    "softplus": ("F.softplus",), "mish": ("F.mish",), "hardswish": ("F.hardswish",),
+    "hardsigmoid": ("F.hardsigmoid",),
 }

@@ -32,9 +32,13 @@ MAKERS = {
      "min_lr=0.01)"):
         lambda o: S.ReduceLROnPlateau(o, mode="max", factor=0.3, patience=1, threshold=0.05, threshold_mode="abs",
                                       cooldown=2, min_lr=0.01),
+    "CosineAnnealingWarmRestarts(T_0=7, T_mult=2, eta_min=0.001)":
+        lambda o: S.CosineAnnealingWarmRestarts(o, T_0=7, T_mult=2, eta_min=0.001),
+    "SequentialLR([LinearLR(start_factor=0.1, total_iters=5), CosineAnnealingLR(T_max=25)], milestones=[5])":
+        lambda o: S.SequentialLR(o, [S.LinearLR(o, start_factor=0.1, total_iters=5), S.CosineAnnealingLR(o, T_max=25)],
+                                 milestones=[5]),
 }
-NOT_BUILT = {"CosineAnnealingWarmRestarts(T_0=7, T_mult=2, eta_min=0.001)",
-             "SequentialLR([LinearLR(start_factor=0.1, total_iters=5), CosineAnnealingLR(T_max=25)], milestones=[5])"}
+NOT_BUILT = set()
 
 
 def param():

@@ -10,12 +10,14 @@ import numpy as np
 
 from ...engine import (apply, array_module, autocast_scope, current_autocast, made_like, rng, storage,
     Tensor as _EngineTensor, update_running_stats)
-from .. import _tensor
+from .. import _functions, _tensor
 
-__all__ = ["linear", "conv2d", "relu", "relu6", "hardtanh", "gelu", "silu", "sigmoid", "tanh", "softmax",
+__all__ = ["linear", "conv2d", "relu", "relu6", "hardtanh", "gelu", "silu", "leaky_relu", "elu", "selu", "softplus",
+           "mish", "hardswish", "hardsigmoid", "prelu", "glu", "sigmoid", "tanh", "softmax",
            "log_softmax", "dropout", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "layer_norm", "group_norm", "batch_norm", "max_pool2d", "avg_pool2d",
-           "adaptive_avg_pool2d", "embedding", "scaled_dot_product_attention", "pad_for_same"]
+           "adaptive_avg_pool2d", "embedding", "scaled_dot_product_attention", "pad_for_same", "conv1d",
+           "conv_transpose2d", "instance_norm", "rms_norm", "pixel_shuffle", "pixel_unshuffle", "interpolate"]
 
 BCE_UNSAFE = ("torch.nn.functional.binary_cross_entropy and torch.nn.BCELoss are unsafe to autocast.\n"
               "Many models use a sigmoid layer right before the binary cross entropy layer.\n"
@@ -162,6 +164,70 @@ def gelu(input, approximate="none"):
 
 def silu(input, inplace=False):
     return apply("silu", input)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """x where x > 0, else negative_slope * x (one op)."""
+    return apply("leaky_relu", input, negative_slope=float(negative_slope))
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """x where x > 0, else alpha * expm1(x) (one op)."""
+    return apply("elu", input, alpha=float(alpha))
+
+
+def selu(input, inplace=False):
+    """scale * elu(x, alpha) with the self-normalising constants (one op)."""
+    return apply("selu", input)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """log1p(exp(beta * x)) / beta, x itself where beta * x > threshold (one op)."""
+    return apply("softplus", input, beta=float(beta), threshold=float(threshold))
+
+
+def mish(input, inplace=False):
+    """x * tanh(softplus(x)) (one op)."""
+    return apply("mish", input)
+
+
+def hardswish(input, inplace=False):
+    """x * relu6(x + 3) / 6 (one op)."""
+    return apply("hardswish", input)
+
+
+def hardsigmoid(input, inplace=False):
+    """relu6(x + 3) / 6 (one op)."""
+    return apply("hardsigmoid", input)
+
+
+def prelu(input, weight):
+    """x where x > 0, else weight * x, weight along dim 1 (one value, or one per channel)."""
+    _must_be_tensor(input, "prelu(): argument 'input'")
+    _must_be_tensor(weight, "prelu(): argument 'weight'")
+    n = int(np.prod(weight.shape))
+    channels = input.shape[1] if input.ndim >= 2 else 1
+    if n != 1 and n != channels:
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = {n} "
+                           f"and channel size = {channels}.")
+    if n != 1 and input.ndim >= 2:      # the per-channel weight lines up with dim 1
+        weight = apply("reshape", weight, shape=(n,) + (1,) * (input.ndim - 2))
+    # where only selects: the product is the one rounding of each negative element.
+    return apply("where", apply("gt", input, 0.0), input, apply("mul", weight, input))
+
+
+def glu(input, dim=-1):
+    """a * sigmoid(b) for the halves a, b of input along dim."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = _tensor._dim(dim, input.ndim)
+    size = input.shape[d]
+    if size % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {size}")
+    half = [slice(None)] * d
+    a = apply("getitem", input, index=tuple(half + [slice(0, size // 2)]))
+    b = apply("getitem", input, index=tuple(half + [slice(size // 2, size)]))
+    return apply("mul", a, apply("sigmoid", b))
 
 
 def sigmoid(input):
@@ -519,6 +585,210 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         if dropout_p > 0:
             attn = dropout(attn, dropout_p, True)
         return apply("matmul", attn, value)
+
+
+# -- issue 32's breadth: 1-d and transposed convolution, instance and RMS norm, resizing ------------------------------
+
+
+def _single(v, arg):
+    if isinstance(v, numbers.Integral) and not isinstance(v, bool):
+        return (int(v),)
+    if isinstance(v, (tuple, list)) and len(v) == 1 and isinstance(v[0], numbers.Integral):
+        return (int(v[0]),)
+    raise TypeError(f"{arg} must be an int or a tuple of one int, got {v!r}")
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-D convolution: the 2-D op over a height of one (one rounding, the bias fused)."""
+    _must_be_tensor(input, "conv1d(): argument 'input'")
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input to conv1d, but got input of size: "
+                           f"{list(input.shape)}")
+    (s,), (d,) = _single(stride, "stride"), _single(dilation, "dilation")
+    if isinstance(padding, str):
+        if padding not in ("same", "valid"):
+            raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}")
+        if padding == "same" and s != 1:
+            raise ValueError("padding='same' is not supported for strided convolutions")
+        pad = ((0, 0),) + pad_for_same(weight.shape[2:], (d,)) if padding == "same" else (0, 0)
+    else:
+        pad = (0, _single(padding, "padding")[0])
+    x = apply("reshape", input, shape=tuple(input.shape[:-1]) + (1, input.shape[-1]))
+    w = apply("reshape", weight, shape=tuple(weight.shape[:2]) + (1, weight.shape[2]))
+    out = conv2d(x, w, bias, (1, s), pad, (1, d), groups)
+    return apply("reshape", out, shape=tuple(out.shape[:-2]) + (out.shape[-1],))
+
+
+def _dilate(x, axis, s):
+    """x with s - 1 zeros between neighbours along axis (the input of a strided transposed convolution)."""
+    if s == 1:
+        return x
+    shape = tuple(x.shape)
+    n = shape[axis]
+    zeros = _tensor.zeros(*(shape[:axis + 1] + (s - 1,) + shape[axis + 1:]), dtype=x.dtype, device=x.device)
+    spread = apply("concatenate", apply("reshape", x, shape=shape[:axis + 1] + (1,) + shape[axis + 1:]), zeros,
+                   axis=axis + 1)
+    flat = apply("reshape", spread, shape=shape[:axis] + (n * s,) + shape[axis + 1:])
+    return apply("getitem", flat, index=(slice(None),) * axis + (slice(0, (n - 1) * s + 1),))
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The transpose (gradient) of conv2d: the input spread by stride, then one convolution with the flipped,
+    transposed kernel (one rounding, the bias fused)."""
+    _must_be_tensor(input, "conv_transpose2d(): argument 'input'")
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv_transpose2d, but got input of "
+                           f"size: {list(input.shape)}")
+    unbatched = input.ndim == 3
+    x = input.reshape((1,) + tuple(input.shape)) if unbatched else input
+    stride, padding, out_pad, dilation = (_pair(stride, "stride"), _pair(padding, "padding"),
+                                          _pair(output_padding, "output_padding"), _pair(dilation, "dilation"))
+    cin, cout_g, kh, kw = weight.shape
+    if x.shape[1] != cin:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected input{list(x.shape)} "
+                           f"to have {cin} channels, but got {x.shape[1]} channels instead")
+    for i in (0, 1):
+        x = _dilate(x, 2 + i, stride[i])
+    # Each side pads by d*(k-1) - p; a negative amount crops instead.
+    pads = []
+    for i, k in enumerate((kh, kw)):
+        before, after = dilation[i] * (k - 1) - padding[i], dilation[i] * (k - 1) - padding[i] + out_pad[i]
+        if before < 0 or after < 0:
+            n = x.shape[2 + i]
+            index = (slice(None),) * (2 + i) + (slice(max(-before, 0), n - max(-after, 0)),)
+            x = apply("getitem", x, index=index)
+        pads.append((max(before, 0), max(after, 0)))
+    w = apply("reshape", weight, shape=(groups, cin // groups, cout_g, kh, kw))
+    w = apply("reshape", apply("transpose", w, axes=(0, 2, 1, 3, 4)), shape=(groups * cout_g, cin // groups, kh, kw))
+    w = apply("getitem", w, index=(slice(None), slice(None), slice(None, None, -1), slice(None, None, -1)))
+    out = conv2d(x, w, bias, 1, tuple(pads), dilation, groups)
+    return out.reshape(tuple(out.shape[1:])) if unbatched else out
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Each (sample, channel) normalised over its own positions (use_input_stats), or by the running statistics;
+    those, when given, are updated in place with the mean over the batch of the instances' statistics."""
+    if use_input_stats and running_mean is None and running_var is None:
+        # One group per channel. PyTorch runs it as batch_norm over (1, N*C, ...), which no autocast list names:
+        # the input's dtype, never group_norm's float32 entry.
+        return apply("group_norm", input, weight, bias, num_groups=input.shape[1], eps=float(eps), _out=input.fmt)
+    return _instance_norm_with_stats(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+
+
+def _instance_norm_with_stats(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps):
+    """PyTorch's instance_norm: batch_norm over (1, N*C, ...) with every per-channel tensor repeated N times, then
+    each running statistic the mean of its N updated copies."""
+    b, c = input.shape[:2]
+    x = apply("reshape", input, shape=(1, b * c) + tuple(input.shape[2:]))
+
+    def repeated(t):
+        return None if t is None else apply("concatenate", *([t] * b), axis=0)
+
+    def copies(t):
+        return None if t is None else _tensor.tensor(np.tile(t.float32(), b), device=t.device)
+    means, variances = copies(running_mean), copies(running_var)
+    out = batch_norm(x, means, variances, repeated(weight), repeated(bias), use_input_stats, momentum, eps)
+    for running, updated in ((running_mean, means), (running_var, variances)):
+        if running is not None and use_input_stats:
+            running.copy_(updated.float32().reshape(b, c).mean(0, dtype=np.float32))
+    return apply("reshape", out, shape=tuple(input.shape))
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """x / sqrt(mean(x**2) + eps) * weight over the trailing normalized_shape dims, in float32, rounded once into
+    the input's dtype (PyTorch's composite computes in float32 and casts back)."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, numbers.Integral) else tuple(normalized_shape)
+    if tuple(input.shape[input.ndim - len(shape):]) != shape or input.ndim < len(shape):
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
+                           f"[*, {', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
+    eps = _functions.finfo(input.dtype).eps if eps is None else eps
+    x = input.float()
+    axes = tuple(range(input.ndim - len(shape), input.ndim))
+    ms = apply("mean", apply("mul", x, x), axis=axes, keepdims=True)
+    out = apply("mul", x, apply("div", 1.0, apply("sqrt", apply("add", ms, float(eps)))))
+    if weight is not None:
+        out = apply("mul", out, weight.float())
+    return out.to(input.dtype)
+
+
+def pixel_shuffle(input, upscale_factor):
+    """(*, C * r**2, H, W) -> (*, C, H * r, W * r)."""
+    r = upscale_factor
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    lead, n = tuple(lead), len(lead)
+    x = apply("reshape", input, shape=lead + (c // (r * r), r, r, h, w))
+    x = apply("transpose", x, axes=tuple(range(n)) + tuple(n + a for a in (0, 3, 1, 4, 2)))
+    return apply("reshape", x, shape=lead + (c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """(*, C, H * r, W * r) -> (*, C * r**2, H, W), pixel_shuffle's inverse."""
+    r = downscale_factor
+    *lead, c, h, w = input.shape
+    if h % r or w % r:
+        raise RuntimeError(f"pixel_unshuffle expects height to be divisible by downscale_factor, but input.size(-2)="
+                           f"{h} is not divisible by {r}" if h % r else
+                           f"pixel_unshuffle expects width to be divisible by downscale_factor, but input.size(-1)="
+                           f"{w} is not divisible by {r}")
+    lead, n = tuple(lead), len(lead)
+    x = apply("reshape", input, shape=lead + (c, h // r, r, w // r, r))
+    x = apply("transpose", x, axes=tuple(range(n)) + tuple(n + a for a in (0, 2, 4, 1, 3)))
+    return apply("reshape", x, shape=lead + (c * r * r, h // r, w // r))
+
+
+def _resize_plan(input, size, scale_factor):
+    """(output sizes, scales in -> out per spatial dim) as PyTorch computes them (scale 1/scale_factor when given)."""
+    spatial = tuple(input.shape[2:])
+    if (size is None) == (scale_factor is None):
+        raise ValueError("either size or scale_factor should be defined" if size is None else
+                         "only one of size or scale_factor should be defined")
+    if size is not None:
+        out = (size,) * len(spatial) if isinstance(size, numbers.Integral) else tuple(size)
+        return out, tuple(i / o for i, o in zip(spatial, out))
+    factors = (scale_factor,) * len(spatial) if isinstance(scale_factor, numbers.Real) else tuple(scale_factor)
+    return tuple(int(math.floor(i * f)) for i, f in zip(spatial, factors)), tuple(1.0 / f for f in factors)
+
+
+def _take(x, axis, idx):
+    return apply("getitem", x, index=(slice(None),) * axis + (idx,))
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resize the spatial dims: 'nearest' (selects values, no arithmetic) or 'linear'/'bilinear' (float32 weights)."""
+    if mode not in ("nearest", "linear", "bilinear"):
+        raise NotImplementedError(f"interpolate: mode={mode!r} is not supported by minifp.torch (nearest, linear, "
+                                  f"bilinear)")
+    if mode == "nearest" and align_corners is not None:
+        raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
+                         "bicubic | trilinear")
+    out_sizes, scales = _resize_plan(input, size, scale_factor)
+    if recompute_scale_factor:
+        scales = tuple(i / o for i, o in zip(input.shape[2:], out_sizes))
+    x = input
+    for k, (n_in, n_out, scale) in enumerate(zip(input.shape[2:], out_sizes, scales)):
+        axis = 2 + k
+        dst = np.arange(n_out).astype(np.float32)      # PyTorch's source positions are float32 arithmetic
+        if mode == "nearest":
+            x = _take(x, axis, np.minimum(np.floor(dst * np.float32(scale)).astype(np.int64), n_in - 1))
+            continue
+        if align_corners:
+            src = dst * (np.float32(n_in - 1) / np.float32(n_out - 1) if n_out > 1 else np.float32(0))
+        else:
+            src = np.maximum((dst + np.float32(0.5)) * np.float32(scale) - np.float32(0.5), np.float32(0))
+        i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+        i1 = np.minimum(i0 + 1, n_in - 1)
+        lam = (src - i0).astype(np.float32)
+        shape = (n_out,) + (1,) * (x.ndim - axis - 1)
+        w0 = _tensor.tensor((1 - lam).reshape(shape), device=x.device)
+        w1 = _tensor.tensor(lam.reshape(shape), device=x.device)
+        x = apply("add", apply("mul", _take(x, axis, i0), w0, _out=x.fmt), apply("mul", _take(x, axis, i1), w1,
+                                                                                   _out=x.fmt), _out=x.fmt)
+    return x
 
 
 from .._missing import missing as _missing  # noqa: E402

@@ -13,7 +13,8 @@ from . import functional as F, init
 from .module import Module, Parameter
 
 __all__ = ["Identity", "Linear", "Conv2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "Embedding",
-           "Dropout", "ReLU", "ReLU6", "Hardtanh", "GELU", "SiLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
+           "Dropout", "ReLU", "ReLU6", "Hardtanh", "GELU", "SiLU", "LeakyReLU", "ELU", "SELU", "Softplus", "Mish",
+           "Hardswish", "Hardsigmoid", "PReLU", "GLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
            "Flatten", "Unflatten", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "Sequential", "ModuleList",
            "ModuleDict", "MultiheadAttention", "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss",
            "BCEWithLogitsLoss", "BCELoss"]
@@ -312,6 +313,105 @@ class SiLU(_Activation):
     fn = staticmethod(F.silu)
 
 
+class Mish(_Activation):
+    """x * tanh(softplus(x))."""
+
+    fn = staticmethod(F.mish)
+
+
+class Hardswish(_Activation):
+    """x * relu6(x + 3) / 6."""
+
+    fn = staticmethod(F.hardswish)
+
+
+class Hardsigmoid(_Activation):
+    """relu6(x + 3) / 6."""
+
+    fn = staticmethod(F.hardsigmoid)
+
+
+class SELU(_Activation):
+    """scale * elu(x, alpha), the self-normalising constants."""
+
+    fn = staticmethod(F.selu)
+
+
+class LeakyReLU(Module):
+    """x where x > 0, else negative_slope * x."""
+
+    def __init__(self, negative_slope=0.01, inplace=False):
+        super().__init__()
+        self.negative_slope, self.inplace = negative_slope, inplace
+
+    def forward(self, input):
+        return F.leaky_relu(input, self.negative_slope)
+
+    def extra_repr(self):
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
+
+
+class ELU(Module):
+    """x where x > 0, else alpha * (exp(x) - 1)."""
+
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input):
+        return F.elu(input, self.alpha)
+
+    def extra_repr(self):
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class Softplus(Module):
+    """log(1 + exp(beta * x)) / beta, linear above threshold."""
+
+    def __init__(self, beta=1.0, threshold=20.0):
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, input):
+        return F.softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self):
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class PReLU(Module):
+    """leaky_relu with a learned slope: one (num_parameters=1) or one per channel, initialised to `init`."""
+
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        super().__init__()
+        self.num_parameters, self.init = num_parameters, init
+        self.weight = _empty((num_parameters,), device, dtype)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.constant_(self.weight, self.init)
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"
+
+
+class GLU(Module):
+    """a * sigmoid(b) for the two halves of the input along dim."""
+
+    def __init__(self, dim=-1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.glu(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
 class Hardtanh(Module):
     def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
         super().__init__()
@@ -392,6 +492,9 @@ class Unflatten(Module):
         shape = tuple(input.shape)
         d = _tensor._dim(self.dim, len(shape))
         return apply("reshape", input, shape=shape[:d] + self.unflattened_size + shape[d + 1:])
+
+    def extra_repr(self):
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
 
 
 class MaxPool2d(Module):
@@ -658,6 +761,9 @@ class MultiheadAttention(Module):
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
+        if is_causal and attn_mask is None:         # is_causal is only a hint about attn_mask (PyTorch's check)
+            raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
+                               "method `generate_square_subsequent_mask` to create this mask.")
         unbatched = query.ndim == 2
         if unbatched:
             query, key, value = (apply("reshape", t, shape=(1,) + tuple(t.shape)) for t in (query, key, value))
@@ -697,8 +803,6 @@ class MultiheadAttention(Module):
     def _mask(self, attn_mask, key_padding_mask, is_causal, n, L, S, like):
         """One float mask (n, 1 or H, L, S) of 0 / -inf from MHA's masks (True = do NOT attend here)."""
         xp_mask = None
-        if is_causal and attn_mask is None:
-            attn_mask = _tensor.tensor(np.triu(np.ones((L, S), bool), 1), device=like.device)
         if attn_mask is not None:
             m = F._float_mask(attn_mask, like, attend_when_true=False)
             if m.ndim == 3:             # (n * H, L, S)

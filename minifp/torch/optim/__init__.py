@@ -1,4 +1,5 @@
-"""torch.optim's face: SGD, Adam, AdamW, RMSprop and Adagrad with PyTorch's names, defaults, checks and state_dict.
+"""torch.optim's face: SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam and RAdam with PyTorch's names,
+defaults, checks and state_dict.
 
 The update rules themselves are the engine's (minifp.engine: sgd_update, adam_update, ...), computed in float32
 and rounded once into each parameter's format; this module adds PyTorch's param_groups, state keyed by
@@ -21,7 +22,8 @@ from ...engine import (enable_grad, float32 as _float32, made_like, make, no_gra
     to_numpy)
 from . import lr_scheduler
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler", "required"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
+           "lr_scheduler", "required"]
 
 
 class _RequiredParameter:
@@ -435,6 +437,90 @@ class Adagrad(Optimizer):
             for p in group["params"]:
                 arrays = engine.adagrad_state(p.float32(), group["initial_accumulator_value"])
                 self.state[p] = {k: _state_tensor(p, a) for k, a in arrays.items()}
+
+
+def _check_betas(lr, eps, betas, weight_decay):
+    """Adamax's, NAdam's and RAdam's checks, in PyTorch's order and words."""
+    if not 0.0 <= _number("lr", lr):
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if not 0.0 <= _number("eps", eps):
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+        raise TypeError(f"betas must be a pair (beta1, beta2) of numbers in [0, 1), got {betas!r}")
+    for i, beta in enumerate(betas):
+        if not 0.0 <= _number(f"betas[{i}]", beta) < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+    if not 0.0 <= _number("weight_decay", weight_decay):
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
+class Adadelta(Optimizer):
+    """torch.optim.Adadelta: rho, eps, weight_decay, maximize (state: step, square_avg, acc_delta)."""
+
+    _rule = staticmethod(engine.adadelta_update)
+    _rule_args = ("lr", "rho", "eps", "weight_decay", "maximize")
+
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, capturable=False,
+                 maximize=False, differentiable=False, update_rounding="nearest"):
+        if not 0.0 <= _number("lr", lr):
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= _number("rho", rho) <= 1.0:
+            raise ValueError(f"Invalid rho value: {rho}")
+        if not 0.0 <= _number("eps", eps):
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= _number("weight_decay", weight_decay):
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize, capturable=capturable,
+                        foreach=foreach, differentiable=differentiable)
+        super().__init__(params, defaults, update_rounding=update_rounding)
+
+
+class Adamax(Optimizer):
+    """torch.optim.Adamax: Adam over an infinity norm (state: step, exp_avg, exp_inf)."""
+
+    _rule = staticmethod(engine.adamax_update)
+    _rule_args = ("lr", "betas", "eps", "weight_decay", "maximize")
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
+                 maximize=False, differentiable=False, capturable=False, update_rounding="nearest"):
+        _check_betas(lr, eps, betas, weight_decay)
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach, maximize=maximize,
+                        differentiable=differentiable, capturable=capturable)
+        super().__init__(params, defaults, update_rounding=update_rounding)
+
+
+class NAdam(Optimizer):
+    """torch.optim.NAdam: momentum_decay, decoupled_weight_decay (state: step, mu_product, exp_avg, exp_avg_sq)."""
+
+    _rule = staticmethod(engine.nadam_update)
+    _rule_args = ("lr", "betas", "eps", "weight_decay", "momentum_decay", "decoupled_weight_decay", "maximize")
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
+                 decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, update_rounding="nearest"):
+        _check_betas(lr, eps, betas, weight_decay)
+        if not 0.0 <= _number("momentum_decay", momentum_decay):
+            raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, momentum_decay=momentum_decay,
+                        decoupled_weight_decay=decoupled_weight_decay, maximize=maximize, foreach=foreach,
+                        capturable=capturable, differentiable=differentiable)
+        super().__init__(params, defaults, update_rounding=update_rounding)
+
+
+class RAdam(Optimizer):
+    """torch.optim.RAdam: rectified Adam, decoupled_weight_decay (state: step, exp_avg, exp_avg_sq)."""
+
+    _rule = staticmethod(engine.radam_update)
+    _rule_args = ("lr", "betas", "eps", "weight_decay", "decoupled_weight_decay", "maximize")
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, decoupled_weight_decay=False,
+                 *, foreach=None, maximize=False, capturable=False, differentiable=False,
+                 update_rounding="nearest"):
+        _check_betas(lr, eps, betas, weight_decay)
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize, foreach=foreach,
+                        capturable=capturable, decoupled_weight_decay=decoupled_weight_decay,
+                        differentiable=differentiable)
+        super().__init__(params, defaults, update_rounding=update_rounding)
 
 
 from .._missing import missing as _missing  # noqa: E402

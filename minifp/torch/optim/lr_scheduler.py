@@ -12,7 +12,8 @@ from bisect import bisect_right
 from collections import Counter
 
 __all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LambdaLR", "LinearLR",
-           "ConstantLR", "PolynomialLR", "OneCycleLR", "ReduceLROnPlateau"]
+           "ConstantLR", "PolynomialLR", "OneCycleLR", "ReduceLROnPlateau", "CosineAnnealingWarmRestarts",
+           "SequentialLR", "ChainedScheduler", "CyclicLR"]
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where possible. Please use "
@@ -104,13 +105,18 @@ class LRScheduler:
             elif not getattr(self.optimizer, "_opt_called", False):
                 warnings.warn(_ORDER, UserWarning, stacklevel=2)
         self._step_count += 1
+        if epoch is not None:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch=None):
+        """The next epoch's learning rates (or, given an epoch, its closed form where there is one), written."""
         self._get_lr_called_within_step = True
         try:
             if epoch is None:
                 self.last_epoch += 1
                 values = self.get_lr()
             else:
-                warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
                 self.last_epoch = epoch
                 values = self._closed_form() if hasattr(self, "_closed_form") else self.get_lr()
         finally:
@@ -514,3 +520,243 @@ class ReduceLROnPlateau(LRScheduler):
     def load_state_dict(self, state_dict):
         self.__dict__.update(state_dict)
 
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine annealing from the base lr to eta_min over T_i epochs, restarting with T_i = T_0 * T_mult**k."""
+
+    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1, verbose="deprecated"):
+        if not isinstance(T_0, int) or T_0 <= 0:
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if not isinstance(T_mult, int) or T_mult < 1:
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        if not isinstance(eta_min, (float, int)):
+            raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}")
+        self.T_0, self.T_i, self.T_mult, self.eta_min, self.T_cur = T_0, T_0, T_mult, eta_min, last_epoch
+        super().__init__(optimizer, last_epoch, verbose)
+
+    def _lrs(self):
+        return [self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+                for base in self.base_lrs]
+
+    def step(self, epoch=None):
+        """Advance T_cur by one (restarting at T_i), or go to a fractional `epoch` (PyTorch's own step: no order
+        warnings)."""
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:
+                self.T_cur, self.T_i = self.T_cur % self.T_i, self.T_i * self.T_mult
+        elif epoch < 0:
+            raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+        elif epoch >= self.T_0:
+            if self.T_mult == 1:
+                self.T_cur = epoch % self.T_0
+            else:
+                n = int(math.log((epoch / self.T_0 * (self.T_mult - 1) + 1), self.T_mult))
+                self.T_cur = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
+                self.T_i = self.T_0 * self.T_mult**n
+        else:
+            self.T_i, self.T_cur = self.T_0, epoch
+        self.last_epoch = math.floor(epoch)
+        self._get_lr_called_within_step = True
+        try:
+            values = self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, values):
+            group["lr"] = lr
+        self._last_lr = self._group_lrs()
+
+
+def _check_schedulers(owner, optimizer, schedulers):
+    """SequentialLR's and ChainedScheduler's checks on their schedulers, in PyTorch's words."""
+    for i, scheduler in enumerate(schedulers):
+        if not hasattr(scheduler, "optimizer"):
+            raise TypeError(f"{owner} at index {i} should have `optimizer` as its attribute.")
+        if isinstance(scheduler, ReduceLROnPlateau):
+            raise ValueError(f"{owner} does not support `ReduceLROnPlateau` scheduler as it requires additional "
+                             f"kwargs to be specified when calling `step`, but got one at index {i} in the given "
+                             f"schedulers sequence.")
+        if optimizer != scheduler.optimizer:
+            raise ValueError(f"{owner} expects all schedulers to belong to the same optimizer, but got scheduler "
+                             f"{type(scheduler).__name__} at index {i} has {scheduler.optimizer}, which is "
+                             f"different from {type(optimizer).__name__}.")
+
+
+class _Composite(LRScheduler):
+    """A scheduler of schedulers: its state_dict holds theirs under '_schedulers'."""
+
+    def state_dict(self):
+        """Every attribute but the optimizer, with each scheduler's own state_dict."""
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict):
+        """Restore what state_dict() gave, each scheduler's part by that scheduler."""
+        schedulers = state_dict.pop("_schedulers")
+        self.__dict__.update(state_dict)
+        state_dict["_schedulers"] = schedulers      # leaves the caller's dict as it was (PyTorch's #32756)
+        for s, saved in zip(self._schedulers, schedulers):
+            s.load_state_dict(saved)
+
+
+class SequentialLR(_Composite):
+    """One scheduler after another: schedulers[i] runs from milestones[i - 1], restarted at epoch 0 there."""
+
+    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
+        if len(schedulers) < 1:
+            raise ValueError("SequentialLR expects at least one scheduler, but got no scheduler.")
+        _check_schedulers("SequentialLR", optimizer, schedulers)
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(f"Sequential Schedulers expects number of schedulers provided to be one more than the "
+                             f"number of milestone points, but got number of schedulers {len(schedulers)} and the "
+                             f"number of milestones to be equal to {len(milestones)}")
+        self._schedulers, self._milestones = schedulers, milestones
+        self.last_epoch = last_epoch + 1
+        self.optimizer = optimizer
+        for group in optimizer.param_groups:
+            group["lr"] = group["initial_lr"]
+        self.recursive_undo()       # undo the initial step each scheduler took when it was made
+        idx = bisect_right(self._milestones, 0)
+        self._schedulers[idx]._initial_step()
+        self._last_lr = schedulers[idx].get_last_lr()
+
+    def recursive_undo(self, sched=None):
+        """Step every scheduler inside (nested ones too) back by one epoch."""
+        scheds = self if sched is None else sched
+        if hasattr(scheds, "_schedulers"):
+            for s in scheds._schedulers:
+                self.recursive_undo(s)
+        elif hasattr(scheds, "last_epoch"):
+            scheds.last_epoch -= 1
+
+    def step(self):
+        """The current scheduler's step; at a milestone, the next scheduler's epoch 0."""
+        self.last_epoch += 1
+        idx = bisect_right(self._milestones, self.last_epoch)
+        scheduler = self._schedulers[idx]
+        if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
+            scheduler._update_lr(0)
+        else:
+            scheduler.step()
+        self._last_lr = scheduler.get_last_lr()
+
+
+class ChainedScheduler(_Composite):
+    """Every scheduler's step, in order, at each step (their factors multiply)."""
+
+    def __init__(self, schedulers, optimizer=None):
+        if len(schedulers) < 1:
+            raise ValueError("ChainedScheduler expects at least one scheduler to be chained, but got no scheduler.")
+        optimizer = optimizer or schedulers[0].optimizer
+        _check_schedulers("ChainedScheduler", optimizer, schedulers)
+        self._schedulers, self.optimizer = schedulers, optimizer
+        self._last_lr = [group["lr"] for group in schedulers[-1].optimizer.param_groups]
+
+    def step(self):
+        """Step each scheduler in turn."""
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = [group["lr"] for group in self._schedulers[-1].optimizer.param_groups]
+
+
+def _format_param(name, optimizer, value):
+    """value for each param group (CyclicLR's words when a list has the wrong length)."""
+    n = len(optimizer.param_groups)
+    if isinstance(value, (list, tuple)):
+        if len(value) != n:
+            raise ValueError(f"{name} must have the same length as optimizer.param_groups. {name} has {len(value)} "
+                             f"values, param_groups has {n}.")
+        return list(value)
+    return [value] * n
+
+
+class CyclicLR(LRScheduler):
+    """The lr cycles between base_lr and max_lr (triangular, triangular2, exp_range or scale_fn), momentum the
+    other way."""
+
+    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None, mode="triangular",
+                 gamma=1.0, scale_fn=None, scale_mode="cycle", cycle_momentum=True, base_momentum=0.8,
+                 max_momentum=0.9, last_epoch=-1, verbose="deprecated"):
+        _check_optimizer(optimizer)
+        self.optimizer = optimizer
+        base_lrs = _format_param("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                group["lr"] = lr
+        self.max_lrs = _format_param("max_lr", optimizer, max_lr)
+        step_size_up = float(step_size_up)
+        step_size_down = float(step_size_down) if step_size_down is not None else step_size_up
+        self.total_size = step_size_up + step_size_down
+        self.step_ratio = step_size_up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode, self.gamma = mode, gamma
+        self._scale_fn_custom, self.scale_mode = scale_fn, scale_mode
+        self._init_scale_fn()
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = _format_param("base_momentum", optimizer, base_momentum)
+            self.max_momentums = _format_param("max_momentum", optimizer, max_momentum)
+            if last_epoch == -1:
+                for high, low, group in zip(self.max_momentums, self.base_momentums, optimizer.param_groups):
+                    self._set_momentum(group, high)
+                    group["max_momentum"], group["base_momentum"] = high, low
+        super().__init__(optimizer, last_epoch, verbose)
+        self.base_lrs = base_lrs
+
+    def _set_momentum(self, group, value):
+        if self.use_beta1:
+            group["betas"] = (value, *group["betas"][1:])
+        else:
+            group["momentum"] = value
+
+    def _init_scale_fn(self):
+        if self._scale_fn_custom is not None:
+            return
+        # The built-in scale functions are named by mode (a bound method would not pickle into state_dict).
+        self.scale_mode = "iterations" if self.mode == "exp_range" else "cycle"
+
+    def scale_fn(self, x):
+        """The amplitude's factor at cycle (or iteration) x."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma**x
+
+    def _lrs(self):
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        scale_factor = x / self.step_ratio if x <= self.step_ratio else (x - 1) / (self.step_ratio - 1)
+        at = cycle if self.scale_mode == "cycle" else self.last_epoch
+        lrs = [base + (high - base) * scale_factor * self.scale_fn(at) for base, high in zip(self.base_lrs,
+                                                                                              self.max_lrs)]
+        if self.cycle_momentum:
+            for group, low, high in zip(self.optimizer.param_groups, self.base_momentums, self.max_momentums):
+                self._set_momentum(group, high - (high - low) * scale_factor * self.scale_fn(at))
+        return lrs
+
+    def state_dict(self):
+        """As the base class; a custom scale_fn kept as its __dict__ when it is a callable object (else None)."""
+        state = super().state_dict()
+        fn = state.pop("_scale_fn_custom")
+        state["_scale_fn_custom"] = None if fn is None or isinstance(fn, type(lambda: 0)) else dict(fn.__dict__)
+        return state
+
+    def load_state_dict(self, state_dict):
+        fn = state_dict.pop("_scale_fn_custom")
+        super().load_state_dict(state_dict)
+        state_dict["_scale_fn_custom"] = fn
+        if fn is not None:
+            self._scale_fn_custom.__dict__.update(fn)
+        self._init_scale_fn()

@@ -1,0 +1,232 @@
+"""torch.nn's recurrent layers RNN, LSTM and GRU, composed of the engine's ops in PyTorch's CPU order: the input
+projection of every time step at once, then per step the hidden projection and the gates (aten/src/ATen/native/
+RNN.cpp). Parameters are PyTorch's (weight_ih_l0, weight_hh_l0, bias_ih_l0, bias_hh_l0, ..._reverse), and so are
+the arguments, shapes, initialisation and errors."""
+from __future__ import annotations
+
+import math
+import warnings
+
+from ...engine import apply
+from .. import _tensor
+from . import functional as F, init
+from .module import Module, Parameter
+
+__all__ = ["RNN", "LSTM", "GRU"]
+
+
+def _step(x, t):
+    return apply("getitem", x, index=t)
+
+
+def _chunk(x, n, i):
+    size = x.shape[-1] // n
+    return apply("getitem", x, index=(Ellipsis, slice(i * size, (i + 1) * size)))
+
+
+def _stack(steps):
+    """(L, N, H) from L tensors (N, H)."""
+    return apply("concatenate", *[apply("reshape", s, shape=(1,) + tuple(s.shape)) for s in steps], axis=0)
+
+
+class _RNNBase(Module):
+    """Parameters, checks and the time loop shared by RNN, LSTM and GRU; subclasses give _gates and _cell."""
+
+    _gates = 1
+    _projects = False       # only LSTM has proj_size
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+                 bidirectional=False, proj_size=0, device=None, dtype=None):
+        super().__init__()
+        if not isinstance(dropout, (int, float)) or isinstance(dropout, bool) or not 0 <= dropout <= 1:
+            raise ValueError("dropout should be a number in range [0, 1] representing the probability of an "
+                             "element being zeroed")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn(f"dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
+                          f"expects num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}",
+                          stacklevel=2)
+        if not isinstance(hidden_size, int) or isinstance(hidden_size, bool):
+            raise TypeError(f"hidden_size should be of type int, got: {type(hidden_size).__name__}")
+        if hidden_size <= 0:
+            raise ValueError("hidden_size must be greater than zero")
+        if num_layers <= 0:
+            raise ValueError("num_layers must be greater than zero")
+        if proj_size and not self._projects:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
+        self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
+        self.bidirectional, self.proj_size = bidirectional, proj_size
+        directions = 2 if bidirectional else 1
+        real_hidden = proj_size or hidden_size          # what h holds: the projection, where there is one
+        self._flat_weights_names = []
+        for layer in range(num_layers):
+            for direction in range(directions):
+                size_in = input_size if layer == 0 else real_hidden * directions
+                suffix = f"_l{layer}" + ("_reverse" if direction == 1 else "")
+                shapes = {"weight_ih": (self._gates * hidden_size, size_in),
+                          "weight_hh": (self._gates * hidden_size, real_hidden)}
+                if bias:
+                    shapes.update(bias_ih=(self._gates * hidden_size,), bias_hh=(self._gates * hidden_size,))
+                if proj_size:
+                    shapes["weight_hr"] = (proj_size, hidden_size)
+                for name, shape in shapes.items():
+                    setattr(self, name + suffix, Parameter(_tensor.empty(*shape, dtype=dtype, device=device)))
+                    self._flat_weights_names.append(name + suffix)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for p in self.parameters():
+            init.uniform_(p, -stdv, stdv)
+
+    def _weights(self, layer, direction):
+        """(weight_ih, weight_hh, bias_ih, bias_hh, weight_hr) of one layer and direction (None where absent)."""
+        suffix = f"_l{layer}" + ("_reverse" if direction == 1 else "")
+        return tuple(getattr(self, name + suffix, None) for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh",
+                                                                      "weight_hr"))
+
+    def _initial(self, x, hx, directions, size):
+        """The initial state (num_layers * directions, N, size): zeros, or hx."""
+        shape = (self.num_layers * directions, x.shape[1], size)
+        if hx is None:
+            return _tensor.zeros(*shape, dtype=x.dtype, device=x.device)
+        if tuple(hx.shape) != shape:
+            raise RuntimeError(f"Expected hidden size {shape}, got {tuple(hx.shape)}")
+        return hx
+
+    def forward(self, input, hx=None):
+        batched = input.ndim == 3
+        if input.ndim not in (2, 3):
+            raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.ndim}D instead")
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
+                               f"got {input.shape[-1]}")
+        x = input if batched else apply("reshape", input, shape=(input.shape[0], 1, input.shape[1]))
+        if batched and self.batch_first:
+            x = apply("transpose", x, axes=(1, 0, 2))
+        states = self._states(x, hx, batched)
+        out, finals = self._run(x, states)
+        if batched and self.batch_first:
+            out = apply("transpose", out, axes=(1, 0, 2))
+        if not batched:
+            out = apply("reshape", out, shape=(out.shape[0], out.shape[2]))
+            finals = [apply("reshape", f, shape=(f.shape[0], f.shape[2])) for f in finals]
+        return out, self._pack(finals)
+
+    def _states(self, x, hx, batched):
+        """The initial states, each (num_layers * directions, N, H)."""
+        directions = 2 if self.bidirectional else 1
+        hx = [hx] if not isinstance(hx, tuple) else list(hx)
+        if not batched:
+            hx = [None if h is None else apply("reshape", h, shape=(h.shape[0], 1, h.shape[1])) for h in hx]
+        sizes = [self.proj_size or self.hidden_size, self.hidden_size][:self._n_states]   # LSTM: (h, c)
+        return [self._initial(x, h, directions, size)
+                for h, size in zip(hx + [None] * (self._n_states - len(hx)), sizes)]
+
+    def _run(self, x, states):
+        """Every layer over the whole sequence x (L, N, H_in): (output of the last layer, final states)."""
+        directions = 2 if self.bidirectional else 1
+        finals = [[] for _ in states]
+        for layer in range(self.num_layers):
+            outs = []
+            for direction in range(directions):
+                k = layer * directions + direction
+                state = [_step(s, k) for s in states]
+                out, state = self._direction(x, state, self._weights(layer, direction), reverse=direction == 1)
+                outs.append(out)
+                for f, s in zip(finals, state):
+                    f.append(s)
+            x = outs[0] if directions == 1 else apply("concatenate", *outs, axis=2)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout, True)
+        return x, [_stack(f) for f in finals]
+
+    def _direction(self, x, state, weights, reverse):
+        """One direction of one layer: the input projections at once, then the cell step by step."""
+        w_ih, w_hh, b_ih, b_hh, w_hr = weights
+        projected = F.linear(x, w_ih, b_ih)
+        order = range(x.shape[0] - 1, -1, -1) if reverse else range(x.shape[0])
+        outs = {}
+        for t in order:
+            state = self._cell(_step(projected, t), state, w_hh, b_hh, w_hr)
+            outs[t] = state[0]
+        return _stack([outs[t] for t in range(x.shape[0])]), state
+
+    def extra_repr(self):
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size != 0:
+            s += f", proj_size={self.proj_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if self.batch_first is not False:
+            s += f", batch_first={self.batch_first}"
+        if self.dropout != 0:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional is not False:
+            s += f", bidirectional={self.bidirectional}"
+        return s
+
+
+class RNN(_RNNBase):
+    """h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh) (or relu), returns (output, h_n)."""
+
+    _n_states = 1
+
+    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, device=None, dtype=None):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
+        self.nonlinearity = nonlinearity
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         device=device, dtype=dtype)
+
+    def _cell(self, xw, state, w_hh, b_hh, w_hr=None):
+        pre = apply("add", xw, F.linear(state[0], w_hh, b_hh))
+        return [apply("tanh" if self.nonlinearity == "tanh" else "relu", pre)]
+
+    def _pack(self, finals):
+        return finals[0]
+
+
+class LSTM(_RNNBase):
+    """Input, forget, cell and output gates; returns (output, (h_n, c_n))."""
+
+    _gates = 4
+    _n_states = 2
+    _projects = True
+
+    def _cell(self, xw, state, w_hh, b_hh, w_hr=None):
+        h, c = state
+        gates = apply("add", xw, F.linear(h, w_hh, b_hh))
+        i, f = apply("sigmoid", _chunk(gates, 4, 0)), apply("sigmoid", _chunk(gates, 4, 1))
+        g, o = apply("tanh", _chunk(gates, 4, 2)), apply("sigmoid", _chunk(gates, 4, 3))
+        c = apply("add", apply("mul", f, c), apply("mul", i, g))
+        h = apply("mul", o, apply("tanh", c))
+        return [h if w_hr is None else F.linear(h, w_hr), c]      # proj_size: h @ weight_hr.T
+
+    def _pack(self, finals):
+        return tuple(finals)
+
+
+class GRU(_RNNBase):
+    """Reset and update gates; h' = (h - n) * z + n (PyTorch's order); returns (output, h_n)."""
+
+    _gates = 3
+    _n_states = 1
+
+    def _cell(self, xw, state, w_hh, b_hh, w_hr=None):
+        h = state[0]
+        hw = F.linear(h, w_hh, b_hh)
+        r = apply("sigmoid", apply("add", _chunk(xw, 3, 0), _chunk(hw, 3, 0)))
+        z = apply("sigmoid", apply("add", _chunk(xw, 3, 1), _chunk(hw, 3, 1)))
+        n = apply("tanh", apply("add", _chunk(xw, 3, 2), apply("mul", _chunk(hw, 3, 2), r)))
+        return [apply("add", apply("mul", apply("sub", h, n), z), n)]
+
+    def _pack(self, finals):
+        return finals[0]
