@@ -26,9 +26,9 @@ RUNS = {
     "gpt_train": (["--device=cpu", "--dtype=float32", "--max_iters=5", "--eval_interval=1000"],
                   r"^iter \d+: loss ([0-9.]+)"),
     "amp_recipe": (["--epochs=1"], r"^default precision epoch \d+ batch \d+: loss ([0-9.]+)"),
-    "cifar_resnet": (["--device=cpu", "--no-augment", "--no-shuffle", "--epochs=1", "--lr=0.01"],
+    "cifar_resnet": (["--device=cpu", "--no-augment", "--no-shuffle", "--epochs=1", "--lr=0.001"],
                      r"^batch \d+: loss ([0-9.]+)"),
-    "imagenet_style": ([str(FOLDER), "--cpu", "--no-augment", "--no-shuffle", "--image-size=32", "-b", "4"],
+    "imagenet_style": ([str(FOLDER), "--cpu", "--no-augment", "--no-shuffle", "--image-size=64", "-b", "4"],
                        r"^train batch \d+: loss ([0-9.]+)"),
 }
 # Runs the example with torchvision importable (its CUDA wheel needs record_pytorch's shim on CPU torch)

@@ -354,6 +354,7 @@ for _name, _fn in {
         "__and__": _logical(np.bitwise_and), "__or__": _logical(np.bitwise_or), "__xor__": _logical(np.bitwise_xor),
         "__rand__": _logical(np.bitwise_and), "__ror__": _logical(np.bitwise_or), "__invert__": _invert,
         "logical_not": lambda self: made_like(self, np.logical_not(to_numpy(storage(self))), None),
+        "__array__": lambda self, dtype=None, copy=None: self.numpy() if dtype is None else self.numpy().astype(dtype),
         "pin_memory": lambda self, device=None: self, "is_pinned": lambda self, device=None: False,
         "new_tensor": _new_tensor, "new_zeros": _new(zeros), "new_ones": _new(ones), "new_empty": _new(zeros),
         "new_full": lambda self, size, fill_value, **kw: _new(full)(self, size, fill_value=fill_value, **kw)}.items():
