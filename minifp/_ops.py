@@ -159,6 +159,24 @@ defop("relu", lambda xp, x: xp.maximum(x, 0), lambda xp, g, ans, x: SEAMS.masked
       doc="Elementwise max(x, 0).", selects=True)
 defop("abs", lambda xp, x: xp.abs(x), lambda xp, g, ans, x: g * xp.sign(x), doc="Elementwise |x|.",
       operator="abs")
+defop("sin", lambda xp, x: xp.sin(x), lambda xp, g, ans, x: g * xp.cos(x), doc="Elementwise sine.")
+defop("cos", lambda xp, x: xp.cos(x), lambda xp, g, ans, x: -g * xp.sin(x), doc="Elementwise cosine.")
+defop("log1p", lambda xp, x: xp.log1p(x), lambda xp, g, ans, x: g / (1 + x),
+      doc="Elementwise log(1 + x), accurate for small x.")
+defop("expm1", lambda xp, x: xp.expm1(x), lambda xp, g, ans, x: g * (ans + 1),
+      doc="Elementwise e**x - 1, accurate for small x.")
+defop("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda xp, g, ans, x: -0.5 * g * ans * ans * ans,
+      doc="Elementwise 1 / sqrt(x).")
+# Rounding to integers: every result is a value of the input's format already, and the gradient is zero
+def _integral(name):
+    return lambda xp, x: getattr(xp, name)(x)
+
+
+for _name, _doc in (("floor", "largest integer <= x"), ("ceil", "smallest integer >= x"),
+                    ("round", "nearest integer, halves to even"), ("trunc", "integer part (toward zero)"),
+                    ("sign", "-1, 0 or 1 as the sign of x (NaN stays NaN)")):
+    defop(_name, _integral("rint" if _name == "round" else _name),
+          lambda xp, g, ans, x: xp.zeros_like(g), doc=f"Elementwise {_doc}.", saves=False, selects=True)
 
 # -- comparisons (no gradient, bool results) -----------------------------------
 for _name, _fn, _sign in (("lt", lambda xp, x, y: x < y, "<"), ("le", lambda xp, x, y: x <= y, "<="),

@@ -35,4 +35,6 @@ NAMES = {
     "softplus": ("ops.softplus", "activations.softplus"), "mish": ("activations.mish",),
     "hardswish": ("ops.hard_silu", "ops.hard_swish", "activations.hard_silu"),
     "hardsigmoid": ("ops.hard_sigmoid", "activations.hard_sigmoid"),
+    "sin": ("ops.sin",), "cos": ("ops.cos",), "log1p": ("ops.log1p",), "expm1": ("ops.expm1",), "rsqrt": ("ops.rsqrt",),
+    "floor": ("ops.floor",), "ceil": ("ops.ceil",), "round": (), "trunc": ("ops.trunc",), "sign": ("ops.sign",),
 }

@@ -34,4 +34,7 @@ NAMES = {
     "leaky_relu": ("nn.leaky_relu",),
     "elu": ("nn.elu",), "selu": ("nn.selu",), "softplus": ("nn.softplus", "math.softplus"), "mish": (),
     "hardswish": (), "hardsigmoid": (),
+    "sin": ("math.sin",), "cos": ("math.cos",), "log1p": ("math.log1p",), "expm1": ("math.expm1",),
+    "rsqrt": ("math.rsqrt",), "floor": ("math.floor",), "ceil": ("math.ceil",), "round": ("math.round",), "trunc": (),
+    "sign": ("math.sign",),
 }

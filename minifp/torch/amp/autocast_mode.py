@@ -23,7 +23,7 @@ __all__ = ["autocast", "is_autocast_enabled", "get_autocast_dtype", "LISTS"]
 # `2.0 / x` is reciprocal(x) * 2.0 (Tensor.__rtruediv__), so float32 under CUDA autocast, as on the H100.
 # binary_cross_entropy is banned on CUDA (nn.functional raises PyTorch's error there).
 _CUDA_LOWER = {"matmul", "linear", "conv2d", "scaled_dot_product_attention"}
-_CUDA_FP32 = {"exp", "log", "reciprocal", "pow", "softplus", "layer_norm", "group_norm", "sum", "softmax", "log_softmax", "nll_loss",
+_CUDA_FP32 = {"exp", "expm1", "log", "log1p", "reciprocal", "rsqrt", "pow", "softplus", "layer_norm", "group_norm", "sum", "softmax", "log_softmax", "nll_loss",
               "mse_loss", "l1_loss", "binary_cross_entropy_with_logits"}
 _CPU_LOWER = {"matmul", "linear", "conv2d", "scaled_dot_product_attention"}
 _CPU_FP32 = {"nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
