@@ -52,18 +52,6 @@ def rate_line(results):
             f"{g} of {ng} ({100 * g / ng:.1f}%) for gradients.**")
 
 
-def has_name(ns, call):
-    """Whether namespace ns has the function, Tensor method or attribute a recorded call names."""
-    if call["kind"] != "function":
-        return hasattr(ns.Tensor, call["name"])
-    obj = ns
-    for part in call["name"].split(".")[1:]:
-        obj = getattr(obj, part, None)
-        if obj is None:
-            return False
-    return True
-
-
 def public_name(call):
     """A call's name as PyTorch code spells it: torch.X, Tensor.X or torch.nn.functional.X."""
     return call["name"] if call["kind"] == "function" else f"Tensor.{call['name']}"
@@ -81,7 +69,8 @@ def attrs(v):
 def missing(meta, ns):
     """Counter {missing public name: samples that need it}: the functions and methods called, and the torch
     attributes (dtypes, memory formats) passed."""
-    count = collections.Counter(public_name(r["call"]) for r in meta["samples"] if not has_name(ns, r["call"]))
+    count = collections.Counter(public_name(r["call"]) for r in meta["samples"]
+                                if not opdb_samples.has_name(ns, r["call"]))
     count.update(f"torch.{a}" for r in meta["samples"] for a in set(attrs(r["call"])) if not hasattr(ns, a))
     return count
 

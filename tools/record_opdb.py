@@ -239,7 +239,8 @@ def record_sample(op, sid, resolved, sample, store, grads, error=None, values=Tr
     if reorder:
         args = reorder(args)[0]
     seen = {}
-    call = {"kind": kind, "name": name, "args": encode(args, store, seen), "kwargs": encode(kwargs, store, seen)["dict"]}
+    call = {"kind": kind, "name": name, "args": encode(args, store, seen),
+            "kwargs": encode(kwargs, store, seen)["dict"]}
     rec = {"id": sid, "call": call}
     torch.manual_seed(SEED)
     with warnings.catch_warnings():
@@ -341,11 +342,14 @@ def record_op(op, store, meta):
     resolved = resolve(op)
     atol, rtol = tolerance(op)
     entry = {"name": opname, "atol": atol, "rtol": rtol, "values": not shape_only(op.name),
-             "autograd": bool(op.supports_autograd), "call": None if resolved is None else resolved[1] if resolved[0] == "function" else f"Tensor.{resolved[1]}"}
+             "autograd": bool(op.supports_autograd),
+             "call": None if resolved is None else (resolved[1] if resolved[0] == "function"
+                                                    else f"Tensor.{resolved[1]}")}
     meta["ops"].append(entry)
     regular, errors = samples_of(op)
     if resolved is None:
-        meta["unrecordable"].append({"op": opname, "samples": "all", "why": "op_db calls it through a private callable"})
+        meta["unrecordable"].append({"op": opname, "samples": "all",
+                                     "why": "op_db calls it through a private callable"})
         return
     sizes = [numel([s.input, s.args, s.kwargs]) for s in regular + [e.sample_input for e in errors]]
     small = [k for k in range(len(regular)) if sizes[k] <= MAX_ELEMENTS]
