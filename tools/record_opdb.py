@@ -6,8 +6,9 @@ Run by hand from the repository root with real PyTorch (see tools/record_pytorch
 
 Every OpInfo is in scope unless tools/opdb_exclusions.json excludes it (by name or name prefix, with a reason).
 For each in-scope op: up to MAX_SAMPLES float32 samples of op.sample_inputs(device="cpu", dtype=torch.float32,
-requires_grad=op.supports_autograd) and up to MAX_ERRORS of op.error_inputs("cpu"), drawn under fixed seeds,
-of at most MAX_ELEMENTS tensor elements (an op with none such keeps its smallest sample under MAX_LARGE).
+requires_grad=op.supports_autograd) (int64 samples for ops PyTorch runs on integers only) and up to MAX_ERRORS
+of op.error_inputs("cpu"), drawn under fixed seeds, of at most MAX_ELEMENTS tensor elements (an op with none
+such keeps its smallest sample under MAX_LARGE).
 Each sample keeps its call (resolved to a public name: a torch function, a Tensor method or attribute, checked
 to give what op_db's own callable gives), its arguments, its output(s) or the exception PyTorch
 raised, and, for ops op_db marks differentiable, the gradients of sum(out_i * cotangent_i) over the floating
@@ -305,15 +306,24 @@ def add_gradients(rec, out, inputs, store):
     rec["grads"] = [None if g is None else store.put(g) for g in grads]
 
 
+def sample_dtype(op):
+    """float32, or int64 for ops PyTorch runs on integers only (one_hot, bitwise_and, ...), or None."""
+    supported = op.supported_dtypes("cpu")
+    return next((d for d in (torch.float32, torch.int64) if d in supported), None)
+
+
 def samples_of(op):
-    """The op's float32 samples (requires_grad where op_db says it is differentiable), then its error inputs."""
+    """The op's samples of sample_dtype (requires_grad where op_db says it is differentiable), then its error
+    inputs."""
     torch.manual_seed(SEED)     # sample_inputs draw from all three generators
     random.seed(SEED)
     np.random.seed(SEED)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            regular = list(op.sample_inputs("cpu", torch.float32, requires_grad=op.supports_autograd))
+            dtype = sample_dtype(op)
+            grad = op.supports_autograd and dtype.is_floating_point
+            regular = list(op.sample_inputs("cpu", dtype, requires_grad=grad))
         except Exception as e:  # noqa: BLE001
             print(f"  {op.name}: sample_inputs raised {type(e).__name__}: {e}", file=sys.stderr)
             regular = []
@@ -341,7 +351,8 @@ def record_op(op, store, meta):
     opname = op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
     resolved = resolve(op)
     atol, rtol = tolerance(op)
-    entry = {"name": opname, "atol": atol, "rtol": rtol, "values": not shape_only(op.name),
+    entry = {"name": opname, "dtype": str(sample_dtype(op))[6:], "atol": atol, "rtol": rtol,
+             "values": not shape_only(op.name),
              "autograd": bool(op.supports_autograd),
              "call": None if resolved is None else (resolved[1] if resolved[0] == "function"
                                                     else f"Tensor.{resolved[1]}")}
@@ -363,7 +374,8 @@ def record_op(op, store, meta):
             continue
         sid = f"{opname}#{'e' if is_error else ''}{k - len(regular) if is_error else k}"
         try:
-            rec = record_sample(op, sid, resolved, s, store, op.supports_autograd and not is_error,
+            rec = record_sample(op, sid, resolved, s, store, entry["dtype"] == "float32" and op.supports_autograd
+                                and not is_error,
                                 error=errors[k - len(regular)].error_type if is_error else None,
                                 values=entry["values"])
         except Unrecordable as e:
@@ -399,8 +411,8 @@ def main():
     for op in op_db:
         opname = op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
         why = excluded(op.name)
-        if why is None and torch.float32 not in op.supported_dtypes("cpu"):
-            why = ("no float32", "PyTorch has no float32 kernel for it on the CPU (integer or complex only)")
+        if why is None and sample_dtype(op) is None:
+            why = ("no float32", "PyTorch has no float32 or int64 kernel for it on the CPU")
         if why:
             meta["excluded"].append({"op": opname, "category": why[0], "reason": why[1]})
             continue
