@@ -131,8 +131,8 @@ def render(meta, results, ns):
         "Present: " + ", ".join(f"`{n}`" for n in have) + ".",
         "## Per op", table(per_op(meta, results), ("op_db op", "called as", "forward", "gradients")),
         "## Excluded", "Categories of `tools/opdb_exclusions.json`, each with its reason (ops PyTorch has neither "
-        "a float32 nor an int64 CPU kernel for are excluded by the recorder). Ops whose values are random or uninitialised "
-        "stay in scope, compared by shape, dtype and raises only: "
+        "a float32 nor an int64 CPU kernel for are excluded by the recorder). Ops whose values are random or "
+        "uninitialised stay in scope, compared by shape, dtype and raises only: "
         + "; ".join(f"{r['reason']}: " + ", ".join(f"`{o}`" for o in r["ops"]) for r in EXCLUSIONS["shape_only"])
         + ".",
         table([(c, r, ", ".join(ops)) for (c, r), ops in excl.items()], ("category", "reason", "ops")),
