@@ -81,15 +81,12 @@ def tolerance(op):
 MODULES = (("torch", torch), ("torch.nn.functional", torch.nn.functional), ("torch.linalg", torch.linalg),
            ("torch.special", torch.special), ("torch.fft", torch.fft))
 # Lambdas of op_db that call something other than their first argument's method or a seeded function.
-SPECIAL = {"where": ("function", "torch.where", lambda a: ([a[1], a[0], a[2]], None)),
-           "einsum": ("function", "torch.einsum", lambda a: ([a[1], *a[0]], None)),
-           "nn.functional.embedding": ("function", "torch.nn.functional.embedding", lambda a: ([a[1], a[0]], None)),
-           "nn.functional.embedding_bag": ("function", "torch.nn.functional.embedding_bag",
-                                           lambda a: ([a[1], a[0]], None)),
+SPECIAL = {"where": ("function", "torch.where", lambda a: [a[1], a[0], a[2]]),
+           "einsum": ("function", "torch.einsum", lambda a: [a[1], *a[0]]),
+           "nn.functional.embedding": ("function", "torch.nn.functional.embedding", lambda a: [a[1], a[0]]),
+           "nn.functional.embedding_bag": ("function", "torch.nn.functional.embedding_bag", lambda a: [a[1], a[0]]),
            "T": ("attribute", "T", None), "H": ("attribute", "H", None), "mT": ("attribute", "mT", None),
-           "mH": ("attribute", "mH", None), "resize_": ("method", "resize_", None),
-           "zero_": ("method", "zero_", None), "resize_as_": ("method", "resize_as_", None),
-           "nn.functional.logsigmoid": ("function", "torch.nn.functional.logsigmoid", None)}
+           "mH": ("attribute", "mH", None), "zero_": ("method", "zero_", None)}
 
 
 def chain(name):
@@ -238,7 +235,7 @@ def record_sample(op, sid, resolved, sample, store, grads, error=None, values=Tr
     args = leaves([sample.input, *sample.args], memo)
     kwargs = leaves(dict(sample.kwargs), memo)
     if reorder:
-        args = reorder(args)[0]
+        args = reorder(args)
     seen = {}
     call = {"kind": kind, "name": name, "args": encode(args, store, seen),
             "kwargs": encode(kwargs, store, seen)["dict"]}

@@ -15,7 +15,7 @@ import pathlib
 
 import numpy as np
 
-__all__ = ["FIXTURES", "load", "Sample", "invoke", "has_name", "run_forward", "run_gradient", "missing_name"]
+__all__ = ["FIXTURES", "load", "Sample", "invoke", "has_name", "run_forward", "run_gradient"]
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "pytorch" / "opdb"
 
@@ -59,13 +59,13 @@ class Sample:
         if "attr" in v:
             return getattr(ns, v["attr"])
         if "slice" in v:
-            return slice(*v["slice"])
+            return slice(*(self.decode(x, ns, made) for x in v["slice"]))
         if "ellipsis" in v:
             return Ellipsis
         return {k: self.decode(x, ns, made) for k, x in v["dict"].items()}
 
     def call(self, ns, made):
-        """Run the recorded call in namespace `ns`; returns (result, the rebuilt tensors by reference)."""
+        """The recorded call's result in namespace `ns` (the tensors it rebuilds are left in `made`)."""
         c = self.record["call"]
         return invoke(ns, c, self.decode(c["args"], ns, made),
                       {k: self.decode(v, ns, made) for k, v in c["kwargs"].items()})
@@ -189,10 +189,3 @@ def run_gradient(sample, ns):
             problems += _compare(sample, ns, g, want, f"grad[{i}]", tol)
     return problems
 
-
-def missing_name(problems):
-    """The name a failure's AttributeError names, if the failure is a missing name."""
-    for p in problems:
-        if p.startswith("raised AttributeError"):
-            return p.split("attribute '")[-1].split("'")[0] if "attribute '" in p else p
-    return None
