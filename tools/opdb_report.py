@@ -3,6 +3,7 @@
     python tools/opdb_report.py             # print the pass rates, rewrite docs/torch_coverage.md
     python tools/opdb_report.py --update    # also rewrite tests/fixtures/pytorch/opdb/passing.txt (the ratchet)
     python tools/opdb_report.py --missing 30    # also print the 30 missing names that fail the most samples
+    python tools/opdb_report.py --failures 20   # ... and the 20 commonest failures of the names minifp has
 
 The samples come from tools/record_opdb.py; tests/torch/test_opdb.py checks that every sample listed in
 passing.txt still passes and that the docs show the rates measured now.
@@ -11,6 +12,7 @@ import argparse
 import collections
 import importlib.util
 import json
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -73,6 +75,17 @@ def missing(meta, ns):
                                 if not opdb_samples.has_name(ns, r["call"]))
     count.update(f"torch.{a}" for r in meta["samples"] for a in set(attrs(r["call"])) if not hasattr(ns, a))
     return count
+
+
+def failures(meta, results, ns):
+    """[(failure with its numbers blanked, [ids])], commonest first, of the samples whose names ns has."""
+    by_why = collections.defaultdict(list)
+    for rec in meta["samples"]:
+        if opdb_samples.has_name(ns, rec["call"]):
+            for key in (rec["id"], rec["id"] + "/grad"):
+                if results.get(key):
+                    by_why[re.sub(r"\b\d[\d.e+-]*", "N", results[key][0])[:120]].append(key)
+    return sorted(by_why.items(), key=lambda kv: -len(kv[1]))
 
 
 def table(rows, head):
@@ -143,6 +156,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--update", action="store_true", help="rewrite passing.txt with the samples that pass now")
     ap.add_argument("--missing", type=int, default=0, help="print the N missing names failing the most samples")
+    ap.add_argument("--failures", type=int, default=0,
+                    help="print the N commonest failures of the samples whose names minifp.torch has")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     import minifp.torch as ns
@@ -154,6 +169,8 @@ def main(argv=None):
         print(f"{PASSING.relative_to(ROOT)}: {sum(not p for p in results.values())} ids")
     for name, n in missing(meta, ns).most_common(args.missing):
         print(f"{n:5d}  {name}")
+    for why, ids in failures(meta, results, ns)[:args.failures]:
+        print(f"{len(ids):5d}  {why}  ({', '.join(ids[:3])}{', ...' if len(ids) > 3 else ''})")
 
 
 if __name__ == "__main__":
