@@ -18,7 +18,7 @@ from .linalg import vector_norm
 from ._missing import missing_method
 from ._tensor import Tensor, _dim, _dims, _shape_args, _type_name, full, ones, tensor, zeros
 
-__all__ = ["topk", "sort", "argsort", "split", "chunk", "unbind", "tril", "triu", "flip", "gather", "var", "std",
+__all__ = ["check_grad", "topk", "sort", "argsort", "split", "chunk", "unbind", "tril", "triu", "flip", "gather", "var", "std",
            "cumsum", "masked_fill", "broadcast_to", "count_nonzero", "amax", "amin", "norm"]
 
 _sorted = collections.namedtuple("sorted", ("values", "indices"))       # torch.return_types.topk / sort
@@ -66,22 +66,19 @@ def _refuse_on_leaf(method):
     return checked
 
 
-_GRAD = _EngineTensor.grad          # the engine's slot; the face's property checks what is assigned to it
-
-
-def _set_grad(self, g):
-    """p.grad = g: None or a tensor of p's dtype, device and shape (PyTorch's checks, in its order)."""
-    if g is not None:
-        if not isinstance(g, _EngineTensor):
-            raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
-                            f"{type(g).__name__}")
-        if g.dtype != self.dtype:
-            raise RuntimeError("assigned grad has data of a different type")
-        if g.device != self.device:
-            raise RuntimeError("assigned grad has data located on a different device")
-        if tuple(g.shape) != tuple(self.shape):
-            raise RuntimeError("assigned grad has data of a different size")
-    _GRAD.__set__(self, g)
+def check_grad(p, g):
+    """What p.grad = g must be: None or a tensor of p's dtype, device and shape (PyTorch's checks, in its order)."""
+    if g is None or isinstance(g, _EngineTensor) and g.fmt is p.fmt and g.device == p.device \
+            and storage(g).shape == storage(p).shape:      # (the backward's own: the quick test)
+        return
+    if not isinstance(g, _EngineTensor):
+        raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(g).__name__}")
+    if g.dtype != p.dtype:
+        raise RuntimeError("assigned grad has data of a different type")
+    if g.device != p.device:
+        raise RuntimeError("assigned grad has data located on a different device")
+    if tuple(g.shape) != tuple(p.shape):
+        raise RuntimeError("assigned grad has data of a different size")
 
 
 def _setitem(self, index, value):
@@ -361,7 +358,6 @@ for _name, _fn in {
     setattr(Tensor, _name, _fn)
 for _name in ("fill_", "zero_", "copy_"):
     setattr(Tensor, _name, _refuse_on_leaf(getattr(Tensor, _name)))
-Tensor.grad = property(_GRAD.__get__, _set_grad, doc="The gradient the last backward left (None before one).")
 for _name in ("neg", "abs", "exp", "log", "sqrt", "tanh", "sigmoid", "relu"):
     setattr(Tensor, f"{_name}_", _unary_(_name))
 Tensor.tril_ = lambda self, diagonal=0: _in_place(self, lambda t: tril(t, diagonal))

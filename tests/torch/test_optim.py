@@ -230,7 +230,7 @@ def test_closure_loss_is_returned():
 def test_float16_parameter_has_float32_state_and_one_rounding():
     w = minifp.tensor(np.ones(2, np.float32), dtype="float16", requires_grad=True)
     opt = optim.SGD([w], lr=1e-4, momentum=0.9)
-    w.grad = minifp.tensor(np.ones(2, np.float32))
+    w.grad = minifp.tensor(np.ones(2, np.float32), dtype="float16")     # a gradient of the weight's dtype, as PyTorch asks
     opt.step()
     assert w.fmt == minifp.float16 and opt.state[w]["momentum_buffer"].fmt == minifp.float32
     assert w.float32().tolist() == [1.0, 1.0]      # 1 - 1e-4 rounds back to 1 in float16 (spacing 2**-10 near 1)

@@ -148,7 +148,7 @@ def test_load_state_dict_round_trip_continues_identically(cls):
 def test_float16_parameter_rounds_once_and_keeps_float32_state():
     w = minifp.tensor(np.ones(2, np.float32), dtype="float16", requires_grad=True)
     opt = optim.NAdam([w], lr=1e-4)
-    w.grad = minifp.tensor(np.ones(2, np.float32))
+    w.grad = minifp.tensor(np.ones(2, np.float32), dtype="float16")     # a gradient of the weight's dtype, as PyTorch asks
     opt.step()
     assert w.fmt == minifp.float16 and opt.state[w]["exp_avg"].fmt == minifp.float32
     assert opt.state[w]["mu_product"].shape == () and w.float32().tolist() == [1.0, 1.0]   # 1 - 1e-4 is 1 in fp16
@@ -167,7 +167,7 @@ def test_update_rounding_applies_to_the_new_optimizers(cls):
         w = minifp.tensor(np.full(4, 1.0, np.float32), dtype="bfloat16", requires_grad=True)
         opt = getattr(optim, cls)([w], lr=1e-3 if cls != "Adadelta" else 0.1, update_rounding=rounding)
         for _ in range(50):
-            w.grad = minifp.tensor(np.full(4, 1.0, np.float32))
+            w.grad = minifp.tensor(np.full(4, 1.0, np.float32), dtype="bfloat16")
             opt.step()
         runs[rounding] = (w.float32()[0], opt.state_dict()["state"][0])
     assert runs["nearest"][0] == 1.0 and runs["kahan"][0] < 1.0         # each step is below half a bfloat16 ulp

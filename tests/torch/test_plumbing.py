@@ -100,12 +100,17 @@ def test_global_switches_read_back_what_was_set():
 
 
 def test_misuse_is_refused_as_pytorch_refuses_it():
-    p = torch.zeros(2, 3, requires_grad=True)
+    p = nn.Parameter(torch.zeros(2, 3))
     for grad, words in ((torch.zeros(3), "different size"), (torch.zeros(2, 3, dtype=torch.float16), "different type"),
                         (torch.zeros(2, 3, device="cuda"), "different device")):
         with pytest.raises(RuntimeError, match=f"assigned grad has data (of a|located on a) {words}"):
             p.grad = grad
     assert p.grad is None
+    x = torch.zeros(3, requires_grad=True)      # a plain tensor's .grad: checked by the optimizer, before a step
+    x.grad = torch.ones(1)
+    with pytest.raises(RuntimeError, match="assigned grad has data of a different size"):
+        torch.optim.SGD([p, x], lr=1.0).step()
+    assert x.tolist() == [0.0] * 3
     with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
         p.fill_(3.0)
     assert p.tolist() == [[0.0] * 3] * 2

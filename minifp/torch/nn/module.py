@@ -9,6 +9,7 @@ import numpy as np
 
 from ...engine import convert, make, set_storage, storage, Tensor as _EngineTensor, watched_call
 from .. import _device
+from .._methods import check_grad
 from .._tensor import Size, Tensor, as_dtype, bfloat16, float16, float32, format_of, parse_to
 
 __all__ = ["Module", "Parameter"]
@@ -35,6 +36,19 @@ class Parameter(Tensor):
 
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
+
+
+_GRAD = _EngineTensor.grad              # the engine's slot, under the property that checks assignments
+
+
+def _set_grad(p, g):
+    check_grad(p, g)
+    _GRAD.__set__(p, g)
+
+
+# p.grad = g is checked as PyTorch checks it (a parameter only: plain tensors are made on every op, and the
+# optimizer checks every gradient before a step)
+Parameter.grad = property(_GRAD.__get__, _set_grad, doc="The gradient the last backward left (None before one).")
 
 
 class _IncompatibleKeys(NamedTuple):

@@ -17,6 +17,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from .._methods import check_grad
 from ... import engine
 from ...engine import (enable_grad, float32 as _float32, made_like, make, no_grad, real, round_to, storage, Tensor,
     to_numpy)
@@ -181,9 +182,12 @@ class Optimizer:
         return ()
 
     def _check_state(self):
-        """A state that lost an entry (a bad load_state_dict) stops the step before anything changes, with the
-        KeyError PyTorch's step raises, instead of restarting that moment at zero."""
+        """A gradient of the wrong shape, dtype or device, or a state that lost an entry (a bad load_state_dict),
+        stops the step before anything changes, with PyTorch's error (its KeyError for the state, instead of
+        restarting that moment at zero)."""
         for group in self.param_groups:
+            for p in group["params"]:
+                check_grad(p, p.grad)
             keys = self._state_keys(group)
             for p in group["params"] if keys else ():
                 state = self.state.get(p)
