@@ -3,17 +3,19 @@ sorting, masks, expansion, statistics, and the Python protocols of a 0-dim tenso
 
 Each is an engine op or a composition of them (values exact where only values move); in-place ops compute the
 result from the tensor's value before the change and the tensor then stands for it (engine.become), so a graph
-through it stays correct. `.data` is a detached alias: an in-place op on it changes the alias, not the tensor.
+through it stays correct. `.data` and `detach()` give an alias whose in-place changes reach the tensor too, as
+PyTorch's shared storage does (old scripts update parameters through `p.data.add_(...)`); `p.data = t` re-stores p.
 """
 from __future__ import annotations
 
 import collections
 import numbers
+import weakref
 
 import numpy as np
 
 from .. import engine
-from ..engine import apply, become, made_by, made_like, rewrap, storage, Tensor as _EngineTensor, to_numpy
+from ..engine import apply, become, made_by, made_like, rewrap, set_storage, storage, Tensor as _EngineTensor, to_numpy
 from .linalg import vector_norm
 from ._missing import missing_method
 from ._tensor import Tensor, _dim, _dims, _shape_args, _type_name, full, ones, tensor, zeros
@@ -38,6 +40,33 @@ def _cast_refused(x, like):
 
 # -- assignment and in-place ops ---------------------------------------------------------------------------
 
+_ORIGINS = {}        # id(a .data alias) -> (a weak reference to it, the tensor whose values it shows)
+
+
+def _detach(self):
+    """The same values, cut from the graph (PyTorch's detach() and .data); in-place changes to it reach this
+    tensor, as PyTorch's shared storage does."""
+    alias = _EngineTensor.detach(self)
+    key = id(alias)         # (tensors compare elementwise: no WeakKeyDictionary; the entry leaves with the alias)
+    _ORIGINS[key] = (weakref.ref(alias, lambda _, key=key: _ORIGINS.pop(key, None)), self)
+    return alias
+
+
+def _set_data(self, new):
+    """p.data = t: p holds t's values, dtype and device from now on (p stays the parameter its optimizer holds)."""
+    if not isinstance(new, _EngineTensor):
+        raise TypeError(f"data must be a Tensor, got {type(new).__name__}")
+    set_storage(self, storage(new), new.fmt, new.device)
+
+
+def _written(t):
+    """t's new values reach the tensors it is the .data of."""
+    entry = _ORIGINS.get(id(t))
+    while entry is not None and entry[0]() is t:
+        t = entry[1]
+        set_storage(t, storage(entry[0]()), entry[0]().fmt, entry[0]().device)
+        entry = _ORIGINS.get(id(t))
+
 
 def _in_place(t, compute):
     """t becomes compute(t as it was), rounded into t's own dtype, as PyTorch's in-place ops (x.add_(y), x[i] = v)."""
@@ -53,6 +82,7 @@ def _in_place(t, compute):
     become(t, new)
     if made_by(t) is None:                  # under no_grad: a parameter stays one
         t.requires_grad = requires_grad
+    _written(t)
     return t
 
 
@@ -61,7 +91,9 @@ def _refuse_on_leaf(method):
     def checked(self, *args, **kwargs):
         if self.requires_grad and made_by(self) is None and engine.is_grad_enabled():
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-        return method(self, *args, **kwargs)
+        out = method(self, *args, **kwargs)
+        _written(self)
+        return out
     checked.__name__ = method.__name__
     return checked
 
@@ -356,7 +388,9 @@ for _name, _fn in {
         "new_tensor": _new_tensor, "new_zeros": _new(zeros), "new_ones": _new(ones), "new_empty": _new(zeros),
         "new_full": lambda self, size, fill_value, **kw: _new(full)(self, size, fill_value=fill_value, **kw)}.items():
     setattr(Tensor, _name, _fn)
-for _name in ("fill_", "zero_", "copy_"):
+Tensor.detach = _detach
+Tensor.data = property(_detach, _set_data, doc=_detach.__doc__)
+for _name in ("fill_", "zero_", "copy_", "normal_", "uniform_", "random_", "bernoulli_", "exponential_"):
     setattr(Tensor, _name, _refuse_on_leaf(getattr(Tensor, _name)))
 for _name in ("neg", "abs", "exp", "log", "sqrt", "tanh", "sigmoid", "relu"):
     setattr(Tensor, f"{_name}_", _unary_(_name))

@@ -200,7 +200,6 @@ class Tensor(_EngineTensor):
     dtype = property(lambda self: as_dtype(self.fmt) if self.fmt is not None else _BY_NUMPY[storage(self).dtype])
     shape = property(lambda self: Size(storage(self).shape))
     is_cuda = property(lambda self: self.device == "cuda")
-    data = property(lambda self: self.detach(), doc="The same values, cut from the graph (PyTorch's .data).")
 
     def __init__(self, *args, **kwargs):
         raise TypeError("use minifp.torch.tensor(data, dtype=...) to make a tensor")
