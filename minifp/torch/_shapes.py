@@ -1,0 +1,430 @@
+"""PyTorch's shape, creation and indexing ops: spaced values, diagonals, pads, rolls, rotations, takes and masks.
+
+Every op here only moves or selects values, so each is composed of the engine's getitem, setitem, reshape,
+transpose, broadcast_to, concatenate and where (values stay exact and gradients flow through them); integer and
+bool tensors, which have no gradient, take the same index arrays through NumPy.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from ..engine import apply, made_like, storage, Tensor as _EngineTensor, to_numpy
+from ._methods import flip, masked_fill
+from ._tensor import Tensor, _dim, _dims, _shape_args, _type_name, get_default_dtype, int64, tensor, zeros
+from . import linalg as _linalg, nn as _nn
+
+__all__ = ["linspace", "logspace", "eye", "meshgrid", "diagonal", "diag", "diag_embed", "diagflat", "narrow", "roll",
+           "rot90", "take", "masked_select", "constant_pad_nd", "fliplr", "flipud", "movedim", "moveaxis",
+           "swapaxes", "swapdims", "select", "index_select", "take_along_dim"]
+
+
+def _np(t):
+    """A tensor's storage as a NumPy array."""
+    return to_numpy(storage(t))
+
+
+def _ints(like, arr):
+    """An int64 tensor of `arr` on like's device."""
+    return made_like(like, np.asarray(arr, np.int64), None)
+
+
+def _at(x, index):
+    """x[index] (NumPy's indexing): the engine's getitem for floating tensors, NumPy's for the others."""
+    if x.fmt is not None:
+        return apply("getitem", x, index=index)
+    return made_like(x, np.ascontiguousarray(_np(x)[index]), None)
+
+
+def _put(base, index, value):
+    """A copy of base with base[index] = value (the engine's setitem for floating tensors)."""
+    if base.fmt is not None:
+        value = value.to(base.dtype) if isinstance(value, _EngineTensor) else tensor(value, dtype=base.dtype)
+        return apply("setitem", base, value, index=index)
+    out = _np(base).copy()
+    out[index] = _np(value) if isinstance(value, _EngineTensor) else value
+    return made_like(base, out, None)
+
+
+def _scalar(v, name):
+    """A Python number from a number or a 0-dim tensor (linspace's start and end)."""
+    if isinstance(v, _EngineTensor):
+        if v.ndim:
+            raise RuntimeError(f"linspace only supports 0-dimensional start and end tensors, but got {name} with "
+                               f"{v.ndim} dimension(s).")
+        return v.item()
+    return v
+
+
+def _steps(steps):
+    if isinstance(steps, bool) or not isinstance(steps, numbers.Integral):
+        raise TypeError(f"linspace(): argument 'steps' must be int, not {type(steps).__name__}")
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    return int(steps)
+
+
+def _spaced(start, end, steps):
+    """PyTorch's linspace values in float64: from start for the first half, back from end for the second."""
+    start, end, steps = _scalar(start, "start"), _scalar(end, "end"), _steps(steps)
+    if steps == 1:
+        return np.array([start], np.float64)
+    i = np.arange(steps, dtype=np.float64)
+    step = (end - start) / max(steps - 1, 1)
+    return np.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i))
+
+
+def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """`steps` evenly spaced values from start to end, both included."""
+    return tensor(_spaced(start, end, steps), dtype=dtype or get_default_dtype(), device=device,
+                  requires_grad=requires_grad)
+
+
+def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """base ** linspace(start, end, steps)."""
+    return tensor(np.power(float(base), _spaced(start, end, steps)), dtype=dtype or get_default_dtype(),
+                  device=device, requires_grad=requires_grad)
+
+
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """The n x m identity matrix."""
+    m = n if m is None else m
+    for name, v in (("n", n), ("m", m)):
+        if v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
+    return tensor(np.eye(n, m), dtype=dtype or get_default_dtype(), device=device, requires_grad=requires_grad)
+
+
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids: each 0-/1-dim tensor broadcast along its own dim ("ij") or with the first two swapped ("xy")."""
+    tensors = tuple(tensors[0]) if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
+    for t in tensors:
+        if t.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
+    indexing = indexing or "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    ts = [t.reshape(-1) for t in tensors]
+    swap = indexing == "xy" and len(ts) >= 2
+    if swap:                            # "xy": the "ij" grids of the first two inputs swapped
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = tuple(t.shape[0] for t in ts)
+    grids = [_broadcast(t.reshape([-1 if j == i else 1 for j in range(len(ts))]), shape) for i, t in enumerate(ts)]
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def _broadcast(t, shape):
+    if t.fmt is not None:
+        return apply("broadcast_to", t, shape=tuple(shape))
+    return made_like(t, np.ascontiguousarray(np.broadcast_to(_np(t), shape)), None)
+
+
+def _permute(t, axes):
+    if t.fmt is not None:
+        return apply("transpose", t, axes=tuple(axes))
+    return made_like(t, np.ascontiguousarray(np.transpose(_np(t), axes)), None)
+
+
+# -- diagonals ---------------------------------------------------------------------------------------------
+
+
+def _diagonal_index(rows, cols, offset):
+    """(row indices, column indices) of diagonal `offset` of a rows x cols matrix."""
+    n = max(0, min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols))
+    return np.arange(n) + max(-offset, 0), np.arange(n) + max(offset, 0)
+
+
+def _last_two(ndim, d1, d2):
+    """The permutation that moves dims d1, d2 last (the others in order)."""
+    return [i for i in range(ndim) if i not in (d1, d2)] + [d1, d2]
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """The diagonal `offset` of the matrices in dims dim1, dim2, as input's last dim."""
+    d1, d2 = _dim(dim1, input.ndim), _dim(dim2, input.ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    rows, cols = _diagonal_index(input.shape[d1], input.shape[d2], offset)
+    return _at(_permute(input, _last_two(input.ndim, d1, d2)), (Ellipsis, rows, cols))
+
+
+def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """torch.linalg.diagonal: torch.diagonal with the last two dims by default."""
+    return diagonal(A, offset, dim1, dim2)
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """Matrices in dims dim1, dim2 of the output with input's last dim on their diagonal `offset`."""
+    nd = input.ndim + 1
+    d1, d2 = _dim(dim1, nd), _dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n = input.shape[-1] + abs(offset)
+    rows, cols = _diagonal_index(n, n, offset)
+    out = _put(zeros(tuple(input.shape[:-1]) + (n, n), dtype=input.dtype, device=input.device),
+               (Ellipsis, rows, cols), input)
+    batch = iter(range(nd - 2))
+    return _permute(out, [nd - 2 if i == d1 else nd - 1 if i == d2 else next(batch) for i in range(nd)])
+
+
+def diag(input, diagonal=0):
+    """A 1-dim input on a matrix's diagonal `diagonal`; a 2-dim input's diagonal."""
+    if input.ndim == 1:
+        return diag_embed(input, diagonal)
+    if input.ndim != 2:
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
+    return globals()["diagonal"](input, diagonal)
+
+
+def diagflat(input, offset=0):
+    """input flattened onto a matrix's diagonal `offset`."""
+    return diag_embed(input.reshape(-1), offset)
+
+
+# -- slices, rolls, rotations ------------------------------------------------------------------------------
+
+
+def narrow(input, dim, start, length):
+    """`length` entries of dim from `start` (a negative start counts from the end)."""
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    d = _dim(dim, input.ndim)
+    n = input.shape[d]
+    if isinstance(start, _EngineTensor) and (start.ndim or start.fmt is not None):
+        raise RuntimeError("start must be an 0-dim integral Tensor.")
+    start = int(start.item()) if isinstance(start, _EngineTensor) else start
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
+    start %= max(n, 1) if start < 0 else n + 1
+    if length < 0 or start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return _at(input, (slice(None),) * d + (slice(start, start + length),))
+
+
+def roll(input, shifts, dims=None):
+    """input shifted circularly by `shifts` along dims (the flattened input when dims is None)."""
+    shifts = tuple(shifts) if isinstance(shifts, (tuple, list)) else (shifts,)
+    if dims is None:
+        if len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
+        return roll(input.reshape(-1), shifts, 0).reshape(input.shape)
+    dims = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    if input.ndim == 0:
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
+    for s, d in zip(shifts, dims):
+        d = _dim(d, input.ndim)
+        input = _at(input, (slice(None),) * d + (np.roll(np.arange(input.shape[d]), s),))
+    return input
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    """input rotated by k quarter turns from dims[0] towards dims[1]."""
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
+    a, b = _dim(dims[0], input.ndim), _dim(dims[1], input.ndim)
+    if a == b:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {a} and dim1 = {b}")
+    axes = list(range(input.ndim))
+    axes[a], axes[b] = b, a
+    k %= 4
+    if k == 1:
+        return _permute(flip(input, [b]), axes)
+    if k == 2:
+        return flip(input, [a, b])
+    if k == 3:
+        return flip(_permute(input, axes), [b])
+    return _at(input, (slice(None),) * input.ndim)
+
+
+def fliplr(input):
+    """input with its columns (dim 1) reversed."""
+    if input.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, [1])
+
+
+def flipud(input):
+    """input with its rows (dim 0) reversed."""
+    if input.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, [0])
+
+
+def movedim(input, source, destination):
+    """input with dims `source` moved to positions `destination` (the others keep their order)."""
+    src = _dims(list(source) if isinstance(source, (tuple, list)) else [source], input.ndim)
+    dst = _dims(list(destination) if isinstance(destination, (tuple, list)) else [destination], input.ndim)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) should contain "
+                           f"the same number of dims as destination ({list(dst)} dims)")
+    if len(set(src)) != len(src):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({list(source)})")
+    if len(set(dst)) != len(dst):
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({list(destination)})")
+    rest = iter(i for i in range(input.ndim) if i not in src)
+    where = dict(zip(dst, src))
+    return _permute(input, [where[i] if i in where else next(rest) for i in range(input.ndim)])
+
+
+moveaxis = movedim
+
+
+def swapaxes(input, axis0, axis1):
+    """input with two dims exchanged (transpose)."""
+    return input.transpose(axis0, axis1)
+
+
+swapdims = swapaxes
+
+
+def select(input, dim, index):
+    """The slice at `index` of dim, without dim."""
+    d = _dim(dim, input.ndim)
+    n = input.shape[d]
+    index = int(index.item()) if isinstance(index, _EngineTensor) else index
+    if not -n <= index < n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at "
+                         f"dimension {d}")
+    return _at(input, (slice(None),) * d + (index,))
+
+
+def index_select(input, dim, index):
+    """The slices of dim at the entries of a 1-dim index."""
+    if index.fmt is not None:
+        raise RuntimeError("index_select(): Expected dtype int32/int64 for index")
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    d = _dim(dim, input.ndim)
+    idx = _np(index).reshape(-1)
+    n = input.shape[d] if input.ndim else 1
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError("index out of range in self")
+    if input.ndim == 0:
+        return _at(input.reshape(1), (idx,)).reshape(())
+    return _at(input, (slice(None),) * d + (idx,))
+
+
+def take(input, index):
+    """input's values at flat positions `index`, in index's shape."""
+    if index.fmt is not None:
+        raise RuntimeError("take(): Expected a long tensor for index, but got Float")
+    idx, n = _np(index), input.numel()
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError(f"out of range: tried to access index {idx.max() if idx.max() >= n else idx.min()} on a "
+                         f"tensor of {n} elements.")
+    return _at(input.reshape(-1), (idx,))
+
+
+def take_along_dim(input, indices, dim=None):
+    """input's values at `indices` along dim (broadcast against each other), or at flat positions."""
+    if indices.fmt is not None:
+        raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got Float")
+    if dim is None:
+        return take(input, indices.reshape(-1))
+    d = _dim(dim, input.ndim)
+    if input.ndim != indices.ndim:
+        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of dimensions, "
+                           f"but got {input.ndim} dimensions for input, and {indices.ndim} dimensions for indices")
+    shape = [max(a, b) if i != d else None for i, (a, b) in enumerate(zip(input.shape, indices.shape))]
+    xs = _broadcast(input, [s if s is not None else input.shape[d] for s in shape])
+    idx = np.broadcast_to(_np(indices), [s if s is not None else indices.shape[d] for s in shape])
+    grid = list(np.indices(idx.shape, sparse=True))
+    grid[d] = idx
+    return _at(xs, tuple(grid))
+
+
+def masked_select(input, mask):
+    """A 1-dim tensor of input's values where the (broadcast) bool mask holds."""
+    if not isinstance(mask, _EngineTensor) or storage(mask).dtype != np.bool_:
+        raise RuntimeError(f"masked_select: expected BoolTensor for mask")
+    shape = np.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    return _at(_broadcast(input, shape), np.broadcast_to(_np(mask), shape))
+
+
+# -- padding -----------------------------------------------------------------------------------------------
+
+
+def _pad_index(n, before, after, mode):
+    """(source positions, valid mask) along one dim of length n padded by before and after."""
+    src = np.arange(n + before + after) - before
+    if mode == "reflect":
+        src = np.abs(src)
+        src = np.where(src >= n, 2 * (n - 1) - src, src)
+    elif mode == "replicate":
+        src = np.clip(src, 0, n - 1)
+    elif mode == "circular":          # negative pads crop first; the cropped piece wraps
+        m = n - max(-before, 0) - max(-after, 0)
+        src = (np.arange(n + before + after) - max(before, 0)) % max(m, 1) + max(-before, 0)
+    return src, (src >= 0) & (src < n)
+
+
+def _pad_checks(input, pad, mode):
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.ndim:
+        raise RuntimeError("Padding length should be less than or equal to two times the input dimension but got "
+                           f"padding length {len(pad)} and input of dimension {input.ndim}")
+    if mode == "constant":
+        return
+    k = len(pad) // 2
+    if not 1 <= k <= 3 or input.ndim not in (k + 1, k + 2):
+        raise NotImplementedError(f"Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now")
+    for i in range(k):
+        n, lo, hi = input.shape[input.ndim - 1 - i], pad[2 * i], pad[2 * i + 1]
+        if mode == "reflect" and (lo >= n or hi >= n):
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, "
+                               f"but got: padding ({lo}, {hi}) at dimension {input.ndim - 1 - i} of input "
+                               f"{list(input.shape)}")
+        if mode == "circular" and (lo > n or hi > n):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if n == 0 and mode != "circular" and input.ndim > k:
+            raise RuntimeError(f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 batch size and "
+                               f"other non-zero dimensions for input, but got: {list(input.shape)}")
+
+
+def pad(input, pad, mode="constant", value=None):
+    """input padded on its last len(pad) // 2 dims (last dim first): a constant, or reflected, replicated, wrapped."""
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    pad = [int(p) for p in pad]
+    _pad_checks(input, pad, mode)
+    if mode != "constant" and value:
+        raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
+    sides = [(pad[2 * i], pad[2 * i + 1]) if 2 * i < len(pad) else (0, 0)
+             for i in range(input.ndim - 1, -1, -1)]
+    for d, ((before, after), n) in enumerate(zip(sides, input.shape)):
+        if n + before + after < 0:
+            raise RuntimeError(f"The input size {n}, plus negative padding {before} and {after} resulted in a "
+                               f"negative output size, which is invalid. Check dimension {d} of your input.")
+    if mode != "constant":
+        return _at(input, np.ix_(*(_pad_index(n, lo, hi, mode)[0] for (lo, hi), n in zip(sides, input.shape))))
+    # a constant pad: the (cropped) input written into a filled tensor
+    crop = tuple(slice(max(-lo, 0), n - max(-hi, 0)) for (lo, hi), n in zip(sides, input.shape))
+    into = tuple(slice(max(lo, 0), max(lo, 0) + max(n - max(-lo, 0) - max(-hi, 0), 0))
+                 for (lo, hi), n in zip(sides, input.shape))
+    shape = tuple(n + lo + hi for (lo, hi), n in zip(sides, input.shape))
+    base = tensor(np.full(shape, value or 0), dtype=input.dtype, device=input.device)
+    return _put(base, into, _at(input, crop))
+
+
+def constant_pad_nd(input, pad, value=0):
+    """input padded with `value` (pad as F.pad's)."""
+    return globals()["pad"](input, pad, "constant", value)
+
+
+# -- attach: Tensor methods and nn.functional names -------------------------------------------------------------
+
+for _name in ("diagonal", "diag", "diag_embed", "diagflat", "narrow", "roll", "rot90", "take", "masked_select",
+              "fliplr", "flipud", "movedim", "moveaxis", "swapaxes", "swapdims", "select", "index_select",
+              "take_along_dim"):
+    setattr(Tensor, _name, globals()[_name])
+_nn.functional.pad = pad
+_linalg.diagonal = linalg_diagonal
