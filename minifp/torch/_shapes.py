@@ -13,12 +13,15 @@ import numpy as np
 
 from ..engine import apply, made_like, storage, Tensor as _EngineTensor, to_numpy
 from ._methods import flip, masked_fill
-from ._tensor import Tensor, _dim, _dims, _shape_args, _type_name, get_default_dtype, int64, tensor, zeros
+from ._tensor import Size, Tensor, _dim, _dims, _shape_args, _type_name, get_default_dtype, int64, tensor, zeros
 from . import linalg as _linalg, nn as _nn
 
 __all__ = ["linspace", "logspace", "eye", "meshgrid", "diagonal", "diag", "diag_embed", "diagflat", "narrow", "roll",
            "rot90", "take", "masked_select", "constant_pad_nd", "fliplr", "flipud", "movedim", "moveaxis",
-           "swapaxes", "swapdims", "select", "index_select", "take_along_dim"]
+           "swapaxes", "swapdims", "select", "index_select", "take_along_dim", "unflatten", "tensor_split", "hsplit",
+           "vsplit", "dsplit", "split_with_sizes", "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack",
+           "row_stack", "dstack", "column_stack", "tile", "broadcast_shapes", "broadcast_tensors", "nonzero",
+           "argwhere"]
 
 
 def _np(t):
@@ -420,9 +423,181 @@ def constant_pad_nd(input, pad, value=0):
     return globals()["pad"](input, pad, "constant", value)
 
 
+# -- splits, stacks, tiles -------------------------------------------------------------------------------
+
+
+def sum_to_size(self, *size):
+    """self summed over the dims that broadcasting to `size` would have expanded."""
+    size = _shape_args(size)
+    lead = self.ndim - len(size)
+    if lead < 0 or any(n != 1 and n != m for n, m in zip(size, self.shape[lead:])):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(self.shape)}}}.")
+    dims = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(size) if n == 1 and self.shape[lead + i] != 1)
+    return self.sum(dims, keepdim=True).reshape(size) if dims else self
+
+
+def unflatten(input, dim, sizes):
+    """input with dim split into `sizes` (one of them may be -1)."""
+    d = _dim(dim, input.ndim)
+    sizes = tuple(sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    if -1 not in sizes and math.prod(sizes) != input.shape[d]:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
+                           f"({input.shape[d]}) in the input tensor")
+    return input.reshape(tuple(input.shape[:d]) + sizes + tuple(input.shape[d + 1:]))
+
+
+def tensor_split(input, indices_or_sections, dim=0):
+    """Views of input split along dim into n near-equal sections, or at the given indices."""
+    if input.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
+    d = _dim(dim, input.ndim)
+    n = input.shape[d]
+    cut = indices_or_sections
+    if isinstance(cut, _EngineTensor):
+        if cut.fmt is not None or cut.ndim > 1:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have integer dtype and to be "
+                               "zero-dimensional or one-dimensional")
+        cut = int(cut.item()) if cut.ndim == 0 else [int(v) for v in _np(cut)]
+    if isinstance(cut, numbers.Integral):
+        if cut <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {cut}")
+        q, r = divmod(n, cut)
+        bounds = np.cumsum([0] + [q + 1] * r + [q] * (cut - r))
+    else:
+        bounds = [0] + [min(max(int(i) if i >= 0 else n + int(i), 0), n) for i in cut] + [n]
+    return tuple(_at(input, (slice(None),) * d + (slice(int(a), max(int(a), int(b))),))
+                 for a, b in zip(bounds[:-1], bounds[1:]))
+
+
+def _split_at(name, dim, least):
+    def fn(input, indices_or_sections):
+        if input.ndim < least:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {least} dimension, but got a tensor "
+                               f"with {input.ndim} dimensions!")
+        d = 1 if name == "hsplit" and input.ndim > 1 else 0 if name == "hsplit" else dim
+        if isinstance(indices_or_sections, numbers.Integral) and (
+                indices_or_sections == 0 or input.shape[d] % indices_or_sections):
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the size of the dimension "
+                               f"{input.shape[d]} is not divisible by the split_size {indices_or_sections}!")
+        return tensor_split(input, indices_or_sections, d)
+    fn.__name__ = name
+    fn.__doc__ = f"torch.{name}: tensor_split along dim {dim} (numpy.{name}'s rules)."
+    return fn
+
+
+hsplit, vsplit, dsplit = _split_at("hsplit", 1, 1), _split_at("vsplit", 0, 2), _split_at("dsplit", 2, 3)
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    """Pieces of the listed sizes along dim."""
+    return input.split(list(split_sizes), dim)
+
+
+def _atleast(n):
+    def fn(*tensors):
+        ts = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
+        out = []
+        for t in ts:
+            shape = tuple(t.shape)
+            if len(shape) < n:          # numpy's rules: (n,) -> (1, n) or (1, n, 1); (r, c) -> (r, c, 1)
+                shape = {0: (1,) * n, 1: (1,) + shape + (1,) * (n - 2), 2: shape + (1,)}[len(shape)]
+            out.append(t.reshape(shape) if shape != tuple(t.shape) else t)
+        return out[0] if len(tensors) == 1 and isinstance(tensors[0], _EngineTensor) else tuple(out)
+    fn.__name__ = f"atleast_{n}d"
+    fn.__doc__ = f"Each tensor viewed with at least {n} dims."
+    return fn
+
+
+atleast_1d, atleast_2d, atleast_3d = _atleast(1), _atleast(2), _atleast(3)
+
+
+def _stacker(name, prepare, dim):
+    def fn(tensors):
+        from ._functions import cat
+        if not tensors:
+            raise RuntimeError(f"{name} expects a non-empty TensorList")
+        ts = [prepare(t) for t in tensors]
+        for t in ts[1:]:
+            if t.ndim != ts[0].ndim:
+                raise RuntimeError(f"Tensors must have same number of dimensions: got {ts[0].ndim} and {t.ndim}")
+        return cat(ts, 0 if name == "hstack" and ts[0].ndim == 1 else dim)
+    fn.__name__ = name
+    fn.__doc__ = f"torch.{name}: the tensors joined (numpy.{name}'s rules)."
+    return fn
+
+
+hstack = _stacker("hstack", atleast_1d, 1)
+vstack = row_stack = _stacker("vstack", atleast_2d, 0)
+dstack = _stacker("dstack", atleast_3d, 2)
+column_stack = _stacker("column_stack", lambda t: t.reshape(-1, 1) if t.ndim <= 1 else t, 1)
+
+
+def tile(input, dims):
+    """input repeated dims times along each dim (leading ones added to the shorter of the two)."""
+    dims = tuple(dims)
+    return input.repeat((1,) * (input.ndim - len(dims)) + dims)
+
+
+def unfold(self, dimension, size, step):
+    """Windows of `size` every `step` along dimension, as a new last dim."""
+    d = _dim(dimension, self.ndim)
+    n = self.shape[d] if self.ndim else 1
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if self.ndim == 0:
+        return self.reshape(1)
+    starts = np.arange(0, n - size + 1, step)
+    win = starts[:, None] + np.arange(size)
+    out = _at(self, (slice(None),) * d + (win,))
+    return _permute(out, [i for i in range(out.ndim) if i != d + 1] + [d + 1])
+
+
+def broadcast_shapes(*shapes):
+    """The shape the given shapes broadcast to."""
+    try:
+        return Size(np.broadcast_shapes(*[(s,) if isinstance(s, numbers.Integral) else tuple(s) for s in shapes]))
+    except ValueError:
+        raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single shape") from None
+
+
+def broadcast_tensors(*tensors):
+    """The tensors broadcast to one shape."""
+    shape = broadcast_shapes(*[t.shape for t in tensors])
+    return tuple(_broadcast(t, shape) if tuple(t.shape) != tuple(shape) else t for t in tensors)
+
+
+def nonzero(input, *, as_tuple=False):
+    """The indices of input's nonzero entries: an (n, ndim) int64 tensor, or one per dim."""
+    a = _np(input)
+    if input.ndim == 0:                 # a 0-dim tensor has one position (with no coordinates) or none
+        n = int(a != 0)
+        return (_ints(input, np.zeros(n)),) if as_tuple else _ints(input, np.zeros((n, 0)))
+    where = np.nonzero(a)
+    if as_tuple:
+        return tuple(_ints(input, w) for w in where)
+    return _ints(input, np.stack(where, -1).reshape(-1, input.ndim))
+
+
+def argwhere(input):
+    """nonzero(input): the indices of its nonzero entries, one row each."""
+    return nonzero(input)
+
+
+def reshape_as(self, other):
+    """self reshaped to other's shape."""
+    if self.numel() != other.numel():
+        raise RuntimeError(f"shape '{list(other.shape)}' is invalid for input of size {self.numel()}")
+    return self.reshape(other.shape)
+
+
 # -- attach: Tensor methods and nn.functional names -------------------------------------------------------------
 
-for _name in ("diagonal", "diag", "diag_embed", "diagflat", "narrow", "roll", "rot90", "take", "masked_select",
+for _name in ("sum_to_size", "unflatten", "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes", "tile",
+              "unfold", "nonzero", "argwhere", "reshape_as", "diagonal", "diag", "diag_embed", "diagflat", "narrow", "roll", "rot90", "take", "masked_select",
               "fliplr", "flipud", "movedim", "moveaxis", "swapaxes", "swapdims", "select", "index_select",
               "take_along_dim"):
     setattr(Tensor, _name, globals()[_name])
