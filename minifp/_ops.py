@@ -1109,3 +1109,87 @@ defop("hardsigmoid", lambda xp, x: xp.minimum(xp.maximum(x + 3, 0), 6) * (1 / 6)
       lambda xp, g, ans, x: SEAMS.masked(xp, (x > -3) & (x < 3), g * (1 / 6)),
       doc="min(max(x + 3, 0), 6) / 6; no gradient at or beyond +-3 (PyTorch's).", method=False,
       example=lambda rng: ((_signed(rng, 3, 4),), {}))
+
+
+# -- scatter reductions: sums, products, means and extremes into positions of x --------------------------------
+
+_SCATTER_IDENTITY = {"sum": 0.0, "mean": 0.0, "prod": 1.0, "amax": -math.inf, "amin": math.inf}
+
+
+def _scatter_counts(xp, x, index, src, include_self):
+    """How many values each position of x reduces (x itself counts where include_self)."""
+    count = xp.zeros(x.shape, "float32")
+    xp.add.at(count, index, xp.ones(src.shape, "float32"))
+    return count + (count > 0) * include_self if include_self else count
+
+
+def _scatter_reduce(xp, x, src, *, index, reduce, include_self=True):
+    out = x.copy()
+    if not include_self:
+        out[index] = _SCATTER_IDENTITY[reduce]
+    ufunc = {"sum": xp.add, "mean": xp.add, "prod": xp.multiply, "amax": xp.maximum, "amin": xp.minimum}[reduce]
+    ufunc.at(out, index, src)
+    if reduce == "mean":
+        count = _scatter_counts(xp, x, index, src, include_self)
+        out = xp.where(count > 0, out / xp.maximum(count, 1), out)
+    return out
+
+
+def _scatter_targets(xp, x, index):
+    hit = xp.zeros(x.shape, bool)
+    hit[index] = True
+    return hit
+
+
+def _scatter_others(xp, ans, x, src, index, include_self):
+    """Per src value: the product of everything else its position reduces (prod's gradient, as PyTorch's: the
+    result over the value, and the product of the others where the value is zero)."""
+    others = ans[index] / xp.where(src == 0, 1, src)
+    flat = xp.ravel_multi_index(tuple(xp.broadcast_arrays(*index)), x.shape)
+    for k in zip(*xp.nonzero(src == 0)):
+        mates = flat == flat[k]
+        mates[k] = False
+        others[k] = xp.prod(src[mates]) * (x.flat[flat[k]] if include_self else 1)
+    return others
+
+
+def _scatter_extremes(xp, ans, x, src, index, include_self):
+    """How many of the values each position reduces equal its result (amax and amin share the gradient)."""
+    count = xp.zeros(x.shape, "float32")
+    xp.add.at(count, index, (src == ans[index]).astype("float32"))
+    return count + (x == ans) if include_self else count
+
+
+def _scatter_reduce_grad_x(xp, g, ans, x, src, *, index, reduce, include_self=True):
+    hit = _scatter_targets(xp, x, index)
+    if not include_self:
+        return xp.where(hit, 0, g)
+    if reduce == "sum":
+        return g
+    if reduce == "mean":
+        return xp.where(hit, g / xp.maximum(_scatter_counts(xp, x, index, src, True), 1), g)
+    if reduce == "prod":                # the product of the values reduced into x's position
+        rest = xp.ones(x.shape, "float32")
+        xp.multiply.at(rest, index, src)
+        return xp.where(hit, g * rest, g)
+    count = _scatter_extremes(xp, ans, x, src, index, True)
+    return xp.where(hit, g * (x == ans) / xp.maximum(count, 1), g)
+
+
+def _scatter_reduce_grad_src(xp, g, ans, x, src, *, index, reduce, include_self=True):
+    if reduce == "sum":
+        return g[index]
+    if reduce == "mean":
+        return (g / xp.maximum(_scatter_counts(xp, x, index, src, include_self), 1))[index]
+    if reduce == "prod":
+        return g[index] * _scatter_others(xp, ans, x, src, index, include_self)
+    count = _scatter_extremes(xp, ans, x, src, index, include_self)
+    return g[index] * (src == ans[index]) / xp.maximum(count, 1)[index]
+
+
+defop("scatter_reduce", _scatter_reduce, _scatter_reduce_grad_x, _scatter_reduce_grad_src,
+      doc="x with src's values reduced (sum, prod, mean, amax, amin) into x[index] (NumPy integer arrays that "
+          "broadcast to src's shape; repeats reduce together), x's own values taking part where include_self.",
+      function=False, method=False,
+      example=lambda rng: ((_u(rng, 4, 3), _u(rng, 2, 3)), {"index": ([[0, 2, 2], [2, 2, 0]], [[0, 1, 2], [0, 1, 2]]),
+                                                            "reduce": "sum"}))

@@ -6,6 +6,7 @@ bool tensors, which have no gradient, take the same index arrays through NumPy.
 """
 from __future__ import annotations
 
+import collections
 import math
 import numbers
 
@@ -21,7 +22,9 @@ __all__ = ["linspace", "logspace", "eye", "meshgrid", "diagonal", "diag", "diag_
            "swapaxes", "swapdims", "select", "index_select", "take_along_dim", "unflatten", "tensor_split", "hsplit",
            "vsplit", "dsplit", "split_with_sizes", "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack",
            "row_stack", "dstack", "column_stack", "tile", "broadcast_shapes", "broadcast_tensors", "nonzero",
-           "argwhere"]
+           "argwhere", "kthvalue", "median", "nanmedian", "mode", "diagonal_scatter", "select_scatter", "index_fill",
+           "index_copy", "masked_scatter", "put", "scatter", "scatter_reduce", "scatter_add", "index_reduce",
+           "index_add"]
 
 
 def _np(t):
@@ -594,9 +597,321 @@ def reshape_as(self, other):
     return self.reshape(other.shape)
 
 
+# -- order statistics ------------------------------------------------------------------------------------
+
+_values_indices = {n: collections.namedtuple(n, ("values", "indices")) for n in ("kthvalue", "median", "nanmedian",
+                                                                                  "mode")}
+
+
+def _pick(input, d, rank, keepdim, name):
+    """(values, indices) at per-row positions `rank` (an array shaped as input with dim d of length 1) of input
+    sorted along d."""
+    s = input.sort(d)
+    idx = made_like(input, np.asarray(rank, np.int64), None)
+    values, indices = s.values.gather(d, idx), s.indices.gather(d, idx)
+    if not keepdim:
+        values, indices = values.squeeze(d), indices.squeeze(d)
+    return _values_indices[name](values, indices)
+
+
+def _row_dim(input, dim):
+    return _dim(dim, input.ndim) if input.ndim else 0
+
+
+def kthvalue(input, k, dim=-1, keepdim=False):
+    """(values, indices) of the k-th smallest entry along dim."""
+    if input.fmt is None and input.ndim == 0:
+        raise RuntimeError("kthvalue(): expected a floating or integer tensor of at least one element")
+    d = _row_dim(input, dim)
+    x = input.reshape(1) if input.ndim == 0 else input
+    if not 1 <= k <= x.shape[d]:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    shape = list(x.shape)
+    shape[d] = 1
+    out = _pick(x, d, np.full(shape, k - 1), keepdim or input.ndim == 0, "kthvalue")
+    return out if input.ndim else _values_indices["kthvalue"](out.values.reshape(()), out.indices.reshape(()))
+
+
+def _median(input, dim, keepdim, name, skip_nan):
+    if dim is None:
+        flat = input.reshape(-1)
+        if flat.shape[0] == 0:
+            return tensor(float("nan"), dtype=input.dtype, device=input.device)
+        return _median(flat, 0, False, name, skip_nan).values
+    d = _row_dim(input, dim)
+    x = input.reshape(1) if input.ndim == 0 else input
+    if x.shape[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    v = _np(x).astype(np.float32) if x.fmt is not None else _np(x)
+    nans = np.isnan(v).sum(axis=d, keepdims=True) if v.dtype.kind == "f" else np.zeros(1, np.int64)
+    n = x.shape[d]
+    # NaNs sort last: median returns the first NaN, nanmedian the median of the others
+    rank = (n - nans - 1) // 2 if skip_nan else np.where(nans > 0, n - nans, (n - 1) // 2)
+    rank = np.broadcast_to(np.maximum(rank, 0), [1 if i == d else m for i, m in enumerate(x.shape)])
+    out = _pick(x, d, rank, keepdim or input.ndim == 0, name)
+    return out if input.ndim else _values_indices[name](out.values.reshape(()), out.indices.reshape(()))
+
+
+def median(input, dim=None, keepdim=False):
+    """The lower median (of all entries, or (values, indices) along dim); NaN where a NaN takes part."""
+    return _median(input, dim, keepdim, "median", False)
+
+
+def nanmedian(input, dim=None, keepdim=False):
+    """median ignoring NaNs (NaN where a row holds only NaNs)."""
+    return _median(input, dim, keepdim, "nanmedian", True)
+
+
+def _row_mode(row):
+    """(smallest most frequent value's last position) in a 1-dim array."""
+    values, counts = np.unique(row, return_counts=True)
+    best = values[np.argmax(counts)]
+    return int(np.flatnonzero(row == best)[-1])
+
+
+def mode(input, dim=-1, keepdim=False):
+    """(values, indices) of the most frequent entry along dim (the smallest of ties; its last position)."""
+    d = _row_dim(input, dim)
+    x = input.reshape(1) if input.ndim == 0 else input
+    v = np.moveaxis(_np(x), d, -1)
+    pos = np.array([_row_mode(r) for r in v.reshape(-1, v.shape[-1])], np.int64).reshape(v.shape[:-1])
+    idx = made_like(x, np.expand_dims(pos, d), None)
+    values, indices = x.gather(d, idx), idx
+    if not keepdim or input.ndim == 0:
+        values, indices = values.squeeze(d), indices.squeeze(d)
+    if input.ndim == 0:
+        values, indices = values.reshape(()), indices.reshape(())
+    return _values_indices["mode"](values, indices)
+
+
+# -- scatters that overwrite ------------------------------------------------------------------------------
+
+
+def _inverse(axes):
+    return list(np.argsort(axes))
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """A copy of input with src written on the diagonal `offset` of dims dim1, dim2."""
+    d1, d2 = _dim(dim1, input.ndim), _dim(dim2, input.ndim)
+    axes = _last_two(input.ndim, d1, d2)
+    rows, cols = _diagonal_index(input.shape[d1], input.shape[d2], offset)
+    want = tuple(input.shape[a] for a in axes[:-2]) + (len(rows),)
+    if tuple(src.shape) != want:
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+                           f"slice size = {list(want)}")
+    return _permute(_put(_permute(input, axes), (Ellipsis, rows, cols), src), _inverse(axes))
+
+
+def select_scatter(input, src, dim, index):
+    """A copy of input with src written at `index` of dim."""
+    d = _dim(dim, input.ndim)
+    want = tuple(n for i, n in enumerate(input.shape) if i != d)
+    if tuple(src.shape) != want:
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+                           f"slice size = {list(want)}")
+    return _put(input, (slice(None),) * d + (index,), src)
+
+
+def _index_along(input, dim, index, name):
+    """The (dim, NumPy index) that selects index's entries of dim."""
+    if not isinstance(index, _EngineTensor) or index.fmt is not None:
+        raise IndexError(f"{name}(): Expected dtype int64 for index")
+    if index.ndim > 1:
+        raise IndexError(f"{name}(): Index is supposed to be a vector")
+    d = _row_dim(input, dim)
+    idx = _np(index).reshape(-1)
+    n = input.shape[d] if input.ndim else 1
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError(f"index {idx.max() if idx.max() >= n else idx.min()} is out of bounds for dimension {d} "
+                         f"with size {n}")
+    return d, (slice(None),) * d + (idx,)
+
+
+def index_fill(input, dim, index, value):
+    """A copy of input with `value` in the slices of dim at index."""
+    if isinstance(value, _EngineTensor) and value.ndim:
+        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.ndim} dimension(s).")
+    x = input.reshape(1) if input.ndim == 0 else input
+    d, where = _index_along(x, dim, index, "index_fill")
+    where = where[:-1] + (np.unique(where[-1] % max(x.shape[d], 1)),)     # each slice once: value's gradient
+    return _put(x, where, value).reshape(input.shape)
+
+
+def index_copy(input, dim, index, source):
+    """A copy of input with source's slices written at the entries of index along dim."""
+    x = input.reshape(1) if input.ndim == 0 else input
+    d, where = _index_along(x, dim, index, "index_copy")
+    src = source.reshape(1) if source.ndim == 0 else source
+    want = list(x.shape)
+    want[d] = len(where[-1])
+    if list(src.shape) != want:
+        raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice shapes. Destination "
+                           f"slice shape: {list(x.shape)} at dimension {d} and source slice shape: "
+                           f"{list(src.shape)} at dimension 0.")
+    return _put(x, where, src).reshape(input.shape)
+
+
+def masked_scatter(input, mask, source):
+    """A copy of input (broadcast with mask) with source's leading values, in order, where mask holds."""
+    if not isinstance(mask, _EngineTensor) or storage(mask).dtype != np.bool_:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype "
+                           f"{getattr(mask, 'dtype', type(mask).__name__)}")
+    if input.dtype != source.dtype:
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got "
+                           f"{input.dtype} and {source.dtype}")
+    shape = np.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    m = np.broadcast_to(_np(mask), shape)
+    count = int(m.sum())
+    if count > source.numel():
+        raise RuntimeError("masked_scatter: expected source to have at least as many elements as ones in mask")
+    return _put(_broadcast(input, shape), m, source.reshape(-1)[:count])
+
+
+def put(input, index, source, accumulate=False):
+    """A copy of input with source's values at the flat positions index (accumulate: added there)."""
+    if index.fmt is not None:
+        raise RuntimeError("put_(): Expected a long tensor for index, but got Float")
+    if index.numel() != source.numel():
+        raise RuntimeError(f"put_(): Expected source and index to have the same number of elements, but got "
+                           f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")
+    n, idx = input.numel(), _np(index).reshape(-1)
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError(f"out of range: tried to access index {idx.max() if idx.max() >= n else idx.min()} on a "
+                         f"tensor of {n} elements.")
+    flat = input.reshape(-1)
+    if accumulate:
+        return index_add(flat, 0, made_like(index, idx, None), source.reshape(-1)).reshape(input.shape)
+    return _put(flat, (idx,), source.reshape(-1)).reshape(input.shape)
+
+
+def _scatter_index(input, dim, index, src, name):
+    """The NumPy index of scatter's targets: index's positions, with dim's coordinate replaced by index."""
+    if index.fmt is not None:
+        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    d = _row_dim(input, dim)
+    idx = _np(index)
+    if index.ndim != input.ndim and index.numel():
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    if isinstance(src, _EngineTensor) and src.ndim != index.ndim and index.numel():
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    n = input.shape[d] if input.ndim else 1
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise RuntimeError(f"index {idx.max() if idx.max() >= n else idx.min()} is out of bounds for dimension "
+                           f"{d} with size {n}")
+    if input.ndim == 0:
+        return d, idx.reshape(-1)
+    grid = list(np.indices(idx.shape, sparse=True))
+    grid[d] = idx
+    return d, tuple(grid)
+
+
+def _src_part(src, index):
+    """src's leading block of index's shape (scatter reads only that much)."""
+    if not isinstance(src, _EngineTensor):
+        return src
+    if src.ndim == 0:
+        return src.reshape(1) if index.ndim else src
+    return _at(src, tuple(slice(0, n) for n in index.shape))
+
+
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    """A copy of input with src's values (or `value`) written at index along dim."""
+    if src is None:
+        src = value
+    if reduce is not None:
+        return scatter_reduce(input, dim, index, src if isinstance(src, _EngineTensor) else
+                              full_like_value(input, index, src), {"add": "sum", "multiply": "prod"}[reduce])
+    d, where = _scatter_index(input, dim, index, src, "scatter")
+    x = input.reshape(1) if input.ndim == 0 else input
+    part = _src_part(src, index)
+    return _put(x, where, part.reshape(-1) if input.ndim == 0 and isinstance(part, _EngineTensor) else part
+                ).reshape(input.shape)
+
+
+def full_like_value(input, index, value):
+    """A tensor of index's shape filled with value in input's dtype (scatter's value form)."""
+    return tensor(np.full(tuple(index.shape), value), dtype=input.dtype, device=input.device)
+
+
+# -- scatters that reduce: one engine op (scatter_reduce), one rounding ---------------------------------------
+
+_REDUCES = ("sum", "prod", "mean", "amax", "amin")
+
+
+def _reduced(input, where, src, reduce, include_self):
+    """input with src reduced into input[where] (integer index arrays) by the engine's scatter_reduce."""
+    if input.fmt is None:
+        out = _np(input).copy()
+        if not include_self:
+            out[where] = {"sum": 0, "mean": 0, "prod": 1}.get(reduce, np.iinfo(out.dtype).min if reduce == "amax"
+                                                                else np.iinfo(out.dtype).max)
+        {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}[reduce].at(
+            out, where, _np(src))
+        if reduce == "mean":
+            count = np.zeros(out.shape, np.int64)
+            np.add.at(count, where, 1)
+            out = np.where(count > 0, out // np.maximum(count + include_self, 1), out)
+        return made_like(input, out.astype(storage(input).dtype), None)
+    if src.dtype != input.dtype:
+        raise RuntimeError(f"scatter(): Expected self.dtype to be equal to src.dtype")
+    return apply("scatter_reduce", input, src, index=where, reduce=reduce, include_self=include_self)
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    """input with src's values reduced (sum, prod, mean, amax, amin) into the positions index names along dim."""
+    if reduce not in _REDUCES:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    d, where = _scatter_index(input, dim, index, src, "scatter_reduce")
+    if index.numel() == 0:
+        return _at(input, (Ellipsis,))
+    x = input.reshape(1) if input.ndim == 0 else input
+    part = _src_part(src, index)
+    where = where if input.ndim else (where,)
+    return _reduced(x, where, part.reshape(-1) if input.ndim == 0 else part, reduce, include_self).reshape(
+        input.shape)
+
+
+def scatter_add(input, dim, index, src):
+    """input with src's values added into the positions index names along dim."""
+    return scatter_reduce(input, dim, index, src, "sum")
+
+
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    """input with source's slices reduced (prod, mean, amax, amin) into the slices of dim at index."""
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got "
+                           f"{reduce}.")
+    return _index_reduce(input, dim, index, source, reduce, include_self, "index_reduce")
+
+
+def _index_reduce(input, dim, index, source, reduce, include_self, name):
+    x = input.reshape(1) if input.ndim == 0 else input
+    d, _ = _index_along(x, dim, index, name)
+    src = source.reshape(1) if source.ndim == 0 else source
+    idx = _np(index).reshape(-1)
+    if src.ndim != x.ndim or src.shape[d] != len(idx) or any(
+            a != b for i, (a, b) in enumerate(zip(src.shape, x.shape)) if i != d):
+        raise RuntimeError(f"{name}_(): Source/destination tensor must have same slice shapes. Destination slice "
+                           f"shape: {list(x.shape)} at dimension {d} and source slice shape: {list(src.shape)} "
+                           f"at dimension 0.")
+    grid = list(np.indices(src.shape, sparse=True))
+    grid[d] = idx.reshape([-1 if i == d else 1 for i in range(src.ndim)]) % max(x.shape[d], 1)
+    if not len(idx):
+        return _at(input, (Ellipsis,))
+    return _reduced(x, tuple(grid), src, reduce, include_self).reshape(input.shape)
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    """input with alpha * source's slices added into the slices of dim at index."""
+    return _index_reduce(input, dim, index, source * alpha if alpha != 1 else source, "sum", True, "index_add")
+
+
 # -- attach: Tensor methods and nn.functional names -------------------------------------------------------------
 
-for _name in ("sum_to_size", "unflatten", "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes", "tile",
+for _name in ("scatter_reduce", "scatter_add", "index_reduce", "index_add", "kthvalue", "median", "nanmedian", "mode", "diagonal_scatter", "select_scatter", "index_fill",
+              "index_copy", "masked_scatter", "put", "scatter", "sum_to_size", "unflatten", "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes", "tile",
               "unfold", "nonzero", "argwhere", "reshape_as", "diagonal", "diag", "diag_embed", "diagflat", "narrow", "roll", "rot90", "take", "masked_select",
               "fliplr", "flipud", "movedim", "moveaxis", "swapaxes", "swapdims", "select", "index_select",
               "take_along_dim"):
