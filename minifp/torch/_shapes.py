@@ -24,7 +24,9 @@ __all__ = ["linspace", "logspace", "eye", "meshgrid", "diagonal", "diag", "diag_
            "row_stack", "dstack", "column_stack", "tile", "broadcast_shapes", "broadcast_tensors", "nonzero",
            "argwhere", "kthvalue", "median", "nanmedian", "mode", "diagonal_scatter", "select_scatter", "index_fill",
            "index_copy", "masked_scatter", "put", "scatter", "scatter_reduce", "scatter_add", "index_reduce",
-           "index_add"]
+           "index_add", "tril_indices", "triu_indices", "unravel_index", "combinations", "cartesian_prod",
+           "block_diag", "repeat_interleave", "bincount", "searchsorted", "bucketize", "unique", "unique_consecutive",
+           "diff"]
 
 
 def _np(t):
@@ -908,13 +910,259 @@ def index_add(input, dim, index, source, *, alpha=1):
     return _index_reduce(input, dim, index, source * alpha if alpha != 1 else source, "sum", True, "index_add")
 
 
+# -- index sets, counts and searches (integer results, no gradient) ---------------------------------------
+
+
+def _triangle_indices(row, col, offset, lower, dtype, device):
+    keep = np.tri(row, col, offset, dtype=bool) if lower else ~np.tri(row, col, offset - 1, dtype=bool)
+    return tensor(np.stack(np.nonzero(keep)).reshape(2, -1), dtype=dtype or int64, device=device)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (2, n) coordinates of a row x col matrix's lower triangle (from diagonal `offset` down)."""
+    return _triangle_indices(row, col, offset, True, dtype, device)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (2, n) coordinates of a row x col matrix's upper triangle (from diagonal `offset` up)."""
+    return _triangle_indices(row, col, offset, False, dtype, device)
+
+
+def unravel_index(indices, shape):
+    """The coordinates in `shape` of flat positions (one int64 tensor per dim)."""
+    if not isinstance(indices, _EngineTensor):
+        indices = tensor(indices)
+    if indices.fmt is not None or storage(indices).dtype == np.bool_:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
+    if any(n < 0 for n in shape):
+        raise ValueError("'shape' cannot have negative values, but got " + str(tuple(shape)))
+    idx, total = _np(indices).astype(np.int64), math.prod(shape)
+    if idx.size and (idx.min() < -total or idx.max() >= total):
+        raise RuntimeError("index out of bounds for the given shape")
+    idx = idx % max(total, 1)
+    out, rest = [], idx
+    for n in reversed(shape):           # Python ints: sizes past int64's products stay exact
+        out.append(rest % n if n else rest)
+        rest = rest // n if n else rest
+    return tuple(_ints(indices, o) for o in reversed(out))
+
+
+def combinations(input, r=2, with_replacement=False):
+    """The length-r combinations of a 1-dim tensor's entries, one per row."""
+    import itertools
+    if input.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    rows = np.array(list(pick(range(input.shape[0]), r)), np.int64).reshape(-1, r)
+    if r == 0:
+        return _at(input, (slice(0, 0),))
+    return _at(input, (rows,))
+
+
+def cartesian_prod(*tensors):
+    """Every combination of one entry from each 1-dim tensor, one per row (a 1-dim tensor for one input)."""
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return stack_(tuple(g.reshape(-1) for g in grids), 1)
+
+
+def stack_(tensors, dim):
+    from ._functions import stack
+    return stack(tensors, dim)
+
+
+def block_diag(*tensors):
+    """The tensors (0-, 1- or 2-dim) as the blocks of one block-diagonal matrix."""
+    mats = []
+    for i, t in enumerate(tensors):
+        if t.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+                               f"{t.ndim} dimensions")
+        mats.append(t.reshape(1, -1) if t.ndim < 2 else t)
+    rows, cols = sum(m.shape[0] for m in mats), sum(m.shape[1] for m in mats)
+    kinds = [m for m in mats if m.fmt is not None]
+    like = kinds[0] if kinds else (mats[0] if mats else None)
+    out = zeros(rows, cols, dtype=like.dtype if like is not None else None,
+                device=like.device if like is not None else None)
+    r = c = 0
+    for m in mats:
+        out = _put(out, (slice(r, r + m.shape[0]), slice(c, c + m.shape[1])), m)
+        r, c = r + m.shape[0], c + m.shape[1]
+    return out
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Each entry (slice along dim) repeated `repeats` times; repeat_interleave(counts) repeats their positions."""
+    if repeats is None:                 # torch.repeat_interleave(repeats): arange's entries repeated
+        counts = _np(input)
+        if input.ndim > 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        return _ints(input, np.repeat(np.arange(counts.size), counts))
+    x = input.reshape(-1) if dim is None else input
+    d = 0 if dim is None else _dim(dim, x.ndim)
+    if x.ndim == 0:
+        x = x.reshape(1)
+    reps = _np(repeats).reshape(-1) if isinstance(repeats, _EngineTensor) else np.array([repeats])
+    if (reps < 0).any():
+        raise RuntimeError("repeats can not be negative")
+    if reps.size not in (1, x.shape[d]):
+        raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+                           f"{reps.size} and input.size({d}) = {x.shape[d]}")
+    return _at(x, (slice(None),) * d + (np.repeat(np.arange(x.shape[d]), np.broadcast_to(reps, x.shape[d])),))
+
+
+def bincount(input, weights=None, minlength=0):
+    """How often each non-negative integer occurs (weighted: the sum of its weights)."""
+    if input.fmt is not None or input.ndim != 1:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    v = _np(input)
+    if v.size and v.min() < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if weights is None:
+        return _ints(input, np.bincount(v, minlength=minlength))
+    if weights.shape != input.shape:
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    w = weights.float32() if weights.fmt is not None else _np(weights).astype(np.float64)
+    return tensor(np.bincount(v, w, minlength=minlength),
+                  dtype=weights.dtype if weights.fmt is not None else get_default_dtype(), device=input.device)
+
+
+def _sorted_keys(t):
+    return t.float32() if t.fmt is not None else _np(t)
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None):
+    """Where input's values would be inserted into the innermost rows of sorted_sequence to keep them sorted."""
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+        if right and side == "left":
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left "
+                               "while right was True")
+        right = side == "right"
+    values = input if isinstance(input, _EngineTensor) else tensor(input)
+    seq, v = _sorted_keys(sorted_sequence), _sorted_keys(values)
+    if sorter is not None:
+        seq = np.take_along_axis(seq, _np(sorter), -1)
+    if seq.ndim > 1 and (values.ndim != seq.ndim or seq.shape[:-1] != v.shape[:-1]):
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+                           "dimensions of boundaries tensor and input value tensor must match, but we got "
+                           f"boundaries tensor {list(seq.shape)} and input value tensor {list(v.shape)}")
+    way = "right" if right else "left"
+    if seq.ndim <= 1:
+        found = np.searchsorted(seq.reshape(-1), v, side=way)
+    else:
+        rows, vals = seq.reshape(-1, seq.shape[-1]), v.reshape(-1, v.shape[-1])
+        found = np.stack([np.searchsorted(a, b, side=way) for a, b in zip(rows, vals)]).reshape(v.shape)
+    return made_like(values, np.asarray(found, np.int32 if out_int32 else np.int64), None)
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
+    """The bucket of each value among 1-dim sorted boundaries (right: boundaries[i-1] <= x < boundaries[i])."""
+    if boundaries.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+def _unique_rows(a, consecutive):
+    """(unique values, inverse, counts) of a 1-dim array, sorted or in runs."""
+    if not consecutive:
+        return np.unique(a, return_inverse=True, return_counts=True)
+    if a.size == 0:
+        return a, np.zeros(0, np.int64), np.zeros(0, np.int64)
+    starts = np.concatenate([[True], a[1:] != a[:-1]])
+    inverse = np.cumsum(starts) - 1
+    return a[starts], inverse, np.bincount(inverse)
+
+
+def _unique(input, return_inverse, return_counts, dim, consecutive, name):
+    if dim is not None:
+        d = _dim(dim, input.ndim)
+        moved = np.moveaxis(_np(input), d, 0)
+        rows = moved.reshape(moved.shape[0], -1)
+        keys = [tuple(r) for r in rows]
+        if consecutive:
+            starts = [i for i in range(len(keys)) if i == 0 or keys[i] != keys[i - 1]]
+            inverse = np.cumsum([i in starts for i in range(len(keys))]) - 1
+            first = np.array(starts, np.int64)
+        else:
+            order = sorted(range(len(keys)), key=lambda i: keys[i])
+            first, inverse, seen = [], np.zeros(len(keys), np.int64), {}
+            for i in order:
+                if keys[i] not in seen:
+                    seen[keys[i]] = len(first)
+                    first.append(i)
+                inverse[i] = seen[keys[i]]
+            first = np.array(first, np.int64)
+        counts = np.bincount(inverse, minlength=len(first)) if len(keys) else np.zeros(0, np.int64)
+        values = _at(input, (slice(None),) * d + (first,))
+    else:
+        values_np, inverse, counts = _unique_rows(_np(input).reshape(-1), consecutive)
+        values = made_like(input, np.ascontiguousarray(values_np), input.fmt)
+        inverse = inverse.reshape(input.shape)
+    out = (values,) + ((_ints(input, inverse),) if return_inverse else ()) + (
+        (_ints(input, counts),) if return_counts else ())
+    return out[0] if len(out) == 1 else out
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The distinct values (slices along dim) of input, sorted; with the inverse map and counts if asked."""
+    return _unique(input, return_inverse, return_counts, dim, False, "unique")
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """input with each run of equal values (slices along dim) kept once."""
+    return _unique(input, return_inverse, return_counts, dim, True, "unique_consecutive")
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """The n-th forward difference along dim (prepend and append joined first)."""
+    from ._functions import cat
+    if input.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = _dim(dim, input.ndim)
+    parts = [p if p.ndim else _broadcast(p.reshape([1] * input.ndim), [1 if i == d else m for i, m in
+                                                                       enumerate(input.shape)])
+             for p in (prepend, input, append) if p is not None]
+    x = cat(parts, d) if len(parts) > 1 else input
+    for _ in range(n):
+        a = _at(x, (slice(None),) * d + (slice(1, None),))
+        b = _at(x, (slice(None),) * d + (slice(None, -1),))
+        x = made_like(x, _np(a) ^ _np(b), None) if storage(x).dtype == np.bool_ else a - b
+    return x
+
+
+def one_hot(tensor_, num_classes=-1):
+    """int64 one-hot rows of a tensor of class indices (num_classes: one more than the largest by default)."""
+    if tensor_.fmt is not None or storage(tensor_).dtype != np.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    v = _np(tensor_)
+    if num_classes == -1:
+        if v.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(v.max()) + 1
+    if v.size and v.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if v.size and v.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return _ints(tensor_, v[..., None] == np.arange(num_classes))
+
+
 # -- attach: Tensor methods and nn.functional names -------------------------------------------------------------
 
-for _name in ("scatter_reduce", "scatter_add", "index_reduce", "index_add", "kthvalue", "median", "nanmedian", "mode", "diagonal_scatter", "select_scatter", "index_fill",
+for _name in ("repeat_interleave", "bincount", "unique", "unique_consecutive", "diff", "scatter_reduce", "scatter_add", "index_reduce", "index_add", "kthvalue", "median", "nanmedian", "mode", "diagonal_scatter", "select_scatter", "index_fill",
               "index_copy", "masked_scatter", "put", "scatter", "sum_to_size", "unflatten", "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes", "tile",
               "unfold", "nonzero", "argwhere", "reshape_as", "diagonal", "diag", "diag_embed", "diagflat", "narrow", "roll", "rot90", "take", "masked_select",
               "fliplr", "flipud", "movedim", "moveaxis", "swapaxes", "swapdims", "select", "index_select",
               "take_along_dim"):
     setattr(Tensor, _name, globals()[_name])
-_nn.functional.pad = pad
+_nn.functional.pad, _nn.functional.one_hot = pad, one_hot
 _linalg.diagonal = linalg_diagonal
