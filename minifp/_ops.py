@@ -247,12 +247,12 @@ defop("max", lambda xp, x, *, axis=None, keepdims=False: xp.max(x, axis=axis, ke
 
 
 def _softmax(xp, x, *, axis=-1):
-    e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
+    e = xp.exp(x - (xp.max(x, axis=axis, keepdims=True) if x.size else 0))     # (an empty x has no max)
     return e / xp.sum(e, axis=axis, keepdims=True)
 
 
 def _log_softmax(xp, x, *, axis=-1):
-    shifted = x - xp.max(x, axis=axis, keepdims=True)
+    shifted = x - (xp.max(x, axis=axis, keepdims=True) if x.size else 0)
     return shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
 
 
