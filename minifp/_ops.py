@@ -1193,3 +1193,42 @@ defop("scatter_reduce", _scatter_reduce, _scatter_reduce_grad_x, _scatter_reduce
       function=False, method=False,
       example=lambda rng: ((_u(rng, 4, 3), _u(rng, 2, 3)), {"index": ([[0, 2, 2], [2, 2, 0]], [[0, 1, 2], [0, 1, 2]]),
                                                             "reduce": "sum"}))
+
+
+# -- running products and log-sum-exps ---------------------------------------------------------------------
+
+
+def _cumprod_grad(xp, g, ans, x, *, axis):
+    """sum over j >= i of g_j * (the product up to j without x_i): by division where x has no zeros, else
+    position by position (PyTorch's zero-safe formula)."""
+    if bool(xp.all(x != 0)):
+        return xp.flip(xp.cumsum(xp.flip(g * ans, axis), axis=axis), axis) / x
+    xs, gs = xp.moveaxis(x, axis, -1), xp.moveaxis(g, axis, -1)
+    out = xp.empty_like(xs)
+    for i in range(xs.shape[-1]):
+        without = xs.copy()
+        without[..., i] = 1
+        out[..., i] = xp.sum((gs * xp.cumprod(without, axis=-1))[..., i:], axis=-1)
+    return xp.moveaxis(out, -1, axis)
+
+
+defop("cumprod", lambda xp, x, *, axis: xp.cumprod(x, axis=axis), _cumprod_grad,
+      doc="Running products along `axis`, each in float32 and rounded once.",
+      example=lambda rng: ((_u(rng, 3, 4),), {"axis": 1}))
+
+
+def _logcumsumexp_grad(xp, g, ans, x, *, axis):
+    """sum over j >= i of g_j * exp(x_i - ans_j): the positive and negative cotangents summed apart in log space
+    (PyTorch's formula), in float64: in float32 exp(log-sum + x_i) loses x_i's ulp where x_i is large."""
+    g, ans, x = (a.astype("float64") for a in (g, ans, x))
+    log_abs = xp.log(xp.where(g != 0, xp.abs(g), 1))
+    def later_sum(v):                   # log of the sums over j >= i: a reversed running logaddexp
+        return xp.flip(xp.logaddexp.accumulate(xp.flip(v, axis), axis=axis), axis)
+    pos = later_sum(xp.where(g > 0, log_abs, -math.inf) - ans)
+    neg = later_sum(xp.where(g < 0, log_abs, -math.inf) - ans)
+    return xp.exp(pos + x) - xp.exp(neg + x)
+
+
+defop("logcumsumexp", lambda xp, x, *, axis: xp.logaddexp.accumulate(x, axis=axis), _logcumsumexp_grad,
+      doc="Running log(sum(exp(x))) along `axis`, in float32 and rounded once.",
+      example=lambda rng: ((_u(rng, 3, 4),), {"axis": 1}))

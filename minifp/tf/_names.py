@@ -38,4 +38,5 @@ NAMES = {
     "rsqrt": ("math.rsqrt",), "floor": ("math.floor",), "ceil": ("math.ceil",), "round": ("math.round",), "trunc": (),
     "sign": ("math.sign",),
     "scatter_reduce": (),
+    "cumprod": (), "logcumsumexp": (),
 }

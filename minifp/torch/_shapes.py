@@ -26,7 +26,7 @@ __all__ = ["linspace", "logspace", "eye", "meshgrid", "diagonal", "diag", "diag_
            "index_copy", "masked_scatter", "put", "scatter", "scatter_reduce", "scatter_add", "index_reduce",
            "index_add", "tril_indices", "triu_indices", "unravel_index", "combinations", "cartesian_prod",
            "block_diag", "repeat_interleave", "bincount", "searchsorted", "bucketize", "unique", "unique_consecutive",
-           "diff"]
+           "diff", "cumprod", "logcumsumexp", "cummax", "cummin"]
 
 
 def _np(t):
@@ -1156,9 +1156,71 @@ def one_hot(tensor_, num_classes=-1):
     return _ints(tensor_, v[..., None] == np.arange(num_classes))
 
 
+# -- running products, log-sum-exps and extremes ------------------------------------------------------------
+
+
+def _running(name, input, dim, dtype=None):
+    x = input.to(dtype) if dtype is not None else input
+    if x.fmt is None:
+        if name == "logcumsumexp":
+            raise RuntimeError(f"\"logcumsumexp_out_cpu\" not implemented for '{_type_name(x)}'")
+        return made_like(x, np.cumprod(_np(x).reshape(x.shape), axis=_row_dim(x, dim)).astype(np.int64)
+                         if x.ndim else _np(x).astype(np.int64), None)
+    if x.ndim == 0:
+        _dim(dim, 0)
+        return apply(name, x.reshape(1), axis=0).reshape(())
+    return apply(name, x, axis=_dim(dim, x.ndim))
+
+
+def cumprod(input, dim, *, dtype=None, out=None):
+    """Running products along dim."""
+    return _running("cumprod", input, dim, dtype)
+
+
+def logcumsumexp(input, dim, *, out=None):
+    """Running log(sum(exp(x))) along dim."""
+    return _running("logcumsumexp", input, dim)
+
+
+_cum_extreme = {n: collections.namedtuple(n, ("values", "indices")) for n in ("cummax", "cummin")}
+
+
+def _cum_positions(v, larger):
+    """Per position: where the running extreme so far sits (a later tie or a NaN takes over, as in PyTorch)."""
+    idx = np.zeros(v.shape, np.int64)
+    best, at = v[..., 0].copy(), np.zeros(v.shape[:-1], np.int64)
+    for i in range(v.shape[-1]):
+        x = v[..., i]
+        better = (x >= best) if larger else (x <= best)
+        take = np.isnan(x) | (~np.isnan(best) & better) if v.dtype.kind == "f" else better
+        best, at = np.where(take, x, best), np.where(take, i, at)
+        idx[..., i] = at
+    return idx
+
+
+def _cum_extreme_of(name, input, dim):
+    d = _row_dim(input, dim)
+    x = input.reshape(1) if input.ndim == 0 else input
+    v = np.moveaxis(x.float32() if x.fmt is not None else _np(x), d, -1)
+    pos = np.moveaxis(_cum_positions(v, name == "cummax") if v.shape[-1] else np.zeros(v.shape, np.int64), -1, d)
+    idx = made_like(x, np.ascontiguousarray(pos), None)
+    values = x.gather(d, idx) if x.numel() else x
+    return _cum_extreme[name](values.reshape(input.shape), idx.reshape(input.shape))
+
+
+def cummax(input, dim):
+    """(values, indices) of the running maximum along dim."""
+    return _cum_extreme_of("cummax", input, dim)
+
+
+def cummin(input, dim):
+    """(values, indices) of the running minimum along dim."""
+    return _cum_extreme_of("cummin", input, dim)
+
+
 # -- attach: Tensor methods and nn.functional names -------------------------------------------------------------
 
-for _name in ("repeat_interleave", "bincount", "unique", "unique_consecutive", "diff", "scatter_reduce", "scatter_add", "index_reduce", "index_add", "kthvalue", "median", "nanmedian", "mode", "diagonal_scatter", "select_scatter", "index_fill",
+for _name in ("cumprod", "logcumsumexp", "cummax", "cummin", "repeat_interleave", "bincount", "unique", "unique_consecutive", "diff", "scatter_reduce", "scatter_add", "index_reduce", "index_add", "kthvalue", "median", "nanmedian", "mode", "diagonal_scatter", "select_scatter", "index_fill",
               "index_copy", "masked_scatter", "put", "scatter", "sum_to_size", "unflatten", "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes", "tile",
               "unfold", "nonzero", "argwhere", "reshape_as", "diagonal", "diag", "diag_embed", "diagflat", "narrow", "roll", "rot90", "take", "masked_select",
               "fliplr", "flipud", "movedim", "moveaxis", "swapaxes", "swapdims", "select", "index_select",
