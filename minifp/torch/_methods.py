@@ -165,7 +165,7 @@ def gather(input, dim, index, *, sparse_grad=False):
     if index.fmt is not None or idx.dtype.kind not in "iu":
         raise RuntimeError("gather(): Expected dtype int64 for index")
     if input.ndim == 0 or idx.ndim == 0:    # a 0-dim tensor acts as one of shape [1]
-        return gather(input.reshape(1), 0, index.reshape(1)).reshape(index.shape)
+        return gather(input.reshape(1), 0, index.reshape(-1)).reshape(index.shape)
     for i, (m, n) in enumerate(zip(idx.shape, input.shape)):
         if i != d and m > n:
             raise RuntimeError(f"Size does not match at dimension {i} expected index {list(idx.shape)} to be "
