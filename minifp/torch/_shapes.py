@@ -13,7 +13,7 @@ import numbers
 import numpy as np
 
 from ..engine import apply, made_like, storage, Tensor as _EngineTensor, to_numpy
-from ._methods import flip, masked_fill
+from ._methods import _in_place, flip, masked_fill
 from ._tensor import Size, Tensor, _dim, _dims, _shape_args, _type_name, get_default_dtype, int64, tensor, zeros
 from . import linalg as _linalg, nn as _nn
 
@@ -26,7 +26,7 @@ __all__ = ["linspace", "logspace", "eye", "meshgrid", "diagonal", "diag", "diag_
            "index_copy", "masked_scatter", "put", "scatter", "scatter_reduce", "scatter_add", "index_reduce",
            "index_add", "tril_indices", "triu_indices", "unravel_index", "combinations", "cartesian_prod",
            "block_diag", "repeat_interleave", "bincount", "searchsorted", "bucketize", "unique", "unique_consecutive",
-           "diff", "cumprod", "logcumsumexp", "cummax", "cummin"]
+           "diff", "cumprod", "logcumsumexp", "cummax", "cummin", "index_put", "nonzero_static"]
 
 
 def _np(t):
@@ -1218,13 +1218,47 @@ def cummin(input, dim):
     return _cum_extreme_of("cummin", input, dim)
 
 
+def index_put(input, indices, values, accumulate=False):
+    """A copy of input with values at input[indices] (a tuple of integer or bool tensors); accumulate: added."""
+    where = tuple(_np(i) if isinstance(i, _EngineTensor) else i for i in indices)
+    x = input.reshape(1) if input.ndim == 0 else input
+    values = values if isinstance(values, _EngineTensor) else tensor(values, dtype=input.dtype)
+    if not accumulate:
+        return _put(x, where, values).reshape(input.shape)
+    positions = np.arange(x.numel()).reshape(x.shape)[where]      # repeats add up, as PyTorch's accumulate
+    return _reduced(x.reshape(-1), (positions,), _broadcast(values.to(input.dtype), positions.shape), "sum",
+                    True).reshape(input.shape)
+
+
+def nonzero_static(input, *, size, fill_value=-1):
+    """nonzero(input) cut or padded with fill_value to `size` rows."""
+    if size < 0:
+        raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer but got {size}")
+    found = _np(nonzero(input))[:size]
+    pad_rows = np.full((size - len(found), found.shape[1]), fill_value, np.int64)
+    return _ints(input, np.concatenate([found, pad_rows]))
+
+
 # -- attach: Tensor methods and nn.functional names -------------------------------------------------------------
 
-for _name in ("cumprod", "logcumsumexp", "cummax", "cummin", "repeat_interleave", "bincount", "unique", "unique_consecutive", "diff", "scatter_reduce", "scatter_add", "index_reduce", "index_add", "kthvalue", "median", "nanmedian", "mode", "diagonal_scatter", "select_scatter", "index_fill",
+for _name in ("index_put", "nonzero_static", "cumprod", "logcumsumexp", "cummax", "cummin", "repeat_interleave", "bincount", "unique", "unique_consecutive", "diff", "scatter_reduce", "scatter_add", "index_reduce", "index_add", "kthvalue", "median", "nanmedian", "mode", "diagonal_scatter", "select_scatter", "index_fill",
               "index_copy", "masked_scatter", "put", "scatter", "sum_to_size", "unflatten", "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes", "tile",
               "unfold", "nonzero", "argwhere", "reshape_as", "diagonal", "diag", "diag_embed", "diagflat", "narrow", "roll", "rot90", "take", "masked_select",
               "fliplr", "flipud", "movedim", "moveaxis", "swapaxes", "swapdims", "select", "index_select",
               "take_along_dim"):
     setattr(Tensor, _name, globals()[_name])
+
+
+def _in_place_of(fn):
+    """x.scatter_(...) and the like: x becomes fn(x, ...) (engine.become keeps its graph right)."""
+    def method(self, *args, **kwargs):
+        return _in_place(self, lambda t: fn(t, *args, **kwargs))
+    method.__name__ = fn.__name__ + "_"
+    return method
+
+
+for _name in ("scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill", "index_put",
+              "index_reduce", "masked_scatter", "put"):
+    setattr(Tensor, _name + "_", _in_place_of(globals()[_name]))
 _nn.functional.pad, _nn.functional.one_hot = pad, one_hot
 _linalg.diagonal = linalg_diagonal

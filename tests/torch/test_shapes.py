@@ -122,3 +122,14 @@ def test_empty_and_zero_dim_cases():
     assert torch.zeros(5, 0, 0).softmax(-1).shape == (5, 0, 0)
     assert torch.tensor(2.0).mean(0, keepdim=True).item() == 2.0
     assert torch.gather(torch.tensor(3.0), 0, torch.tensor([0, 0])).tolist() == [3.0, 3.0]
+
+
+def test_in_place_scatters_keep_the_graph():
+    w = torch.ones(3, requires_grad=True)
+    y = w * 2
+    y.scatter_(0, torch.tensor([1]), torch.tensor([5.0]))
+    y.sum().backward()
+    assert y.tolist() == [2.0, 5.0, 2.0] and w.grad.tolist() == [2.0, 0.0, 2.0]
+    x = torch.zeros(3)
+    assert x.index_put_((torch.tensor([0, 0]),), torch.tensor([1.0, 2.0]), accumulate=True) is x
+    assert x.tolist() == [3.0, 0.0, 0.0]
