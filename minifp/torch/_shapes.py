@@ -1239,6 +1239,35 @@ def nonzero_static(input, *, size, fill_value=-1):
     return _ints(input, np.concatenate([found, pad_rows]))
 
 
+def _pair(v, name):
+    v = tuple(v) if isinstance(v, (tuple, list)) else (v, v)
+    if len(v) != 2:
+        raise RuntimeError(f"{name} must be an int or a pair of ints")
+    return v
+
+
+def im2col(input, kernel_size, dilation=1, padding=0, stride=1):
+    """F.unfold: the kernel-sized patches of a (N, C, H, W) or (C, H, W) input, one column each:
+    (N, C * kh * kw, number of patches)."""
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"Input Error: Only 3D or 4D input Tensors are supported (got {input.ndim}D)")
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = (_pair(kernel_size, "kernel_size"), _pair(dilation, "dilation"),
+                                              _pair(padding, "padding"), _pair(stride, "stride"))
+    x = input.reshape((1,) + tuple(input.shape)) if input.ndim == 3 else input
+    x = pad(x, (pw, pw, ph, ph)) if ph or pw else x
+    n, c, h, w = x.shape
+    oh, ow = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
+    if oh <= 0 or ow <= 0:
+        raise RuntimeError(f"Given input with spatial size ({h - 2 * ph}, {w - 2 * pw}), kernel_size=({kh}, {kw}), "
+                           f"dilation=({dh}, {dw}), padding=({ph}, {pw}), calculated shape of the array of sliding "
+                           f"blocks as ({oh}, {ow}), but its components must be at least one.")
+    ch = np.arange(c).reshape(c, 1, 1, 1, 1)
+    rows = (np.arange(kh) * dh).reshape(1, kh, 1, 1, 1) + (np.arange(oh) * sh).reshape(1, 1, 1, oh, 1)
+    cols = (np.arange(kw) * dw).reshape(1, 1, kw, 1, 1) + (np.arange(ow) * sw).reshape(1, 1, 1, 1, ow)
+    out = _at(x, (slice(None), ch, rows, cols)).reshape(n, c * kh * kw, oh * ow)
+    return out if input.ndim == 4 else out.reshape(c * kh * kw, oh * ow)
+
+
 # -- attach: Tensor methods and nn.functional names -------------------------------------------------------------
 
 for _name in ("index_put", "nonzero_static", "cumprod", "logcumsumexp", "cummax", "cummin", "repeat_interleave", "bincount", "unique", "unique_consecutive", "diff", "scatter_reduce", "scatter_add", "index_reduce", "index_add", "kthvalue", "median", "nanmedian", "mode", "diagonal_scatter", "select_scatter", "index_fill",
@@ -1260,5 +1289,5 @@ def _in_place_of(fn):
 for _name in ("scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill", "index_put",
               "index_reduce", "masked_scatter", "put"):
     setattr(Tensor, _name + "_", _in_place_of(globals()[_name]))
-_nn.functional.pad, _nn.functional.one_hot = pad, one_hot
+_nn.functional.pad, _nn.functional.one_hot, _nn.functional.unfold = pad, one_hot, im2col
 _linalg.diagonal = linalg_diagonal

@@ -133,3 +133,11 @@ def test_in_place_scatters_keep_the_graph():
     x = torch.zeros(3)
     assert x.index_put_((torch.tensor([0, 0]),), torch.tensor([1.0, 2.0]), accumulate=True) is x
     assert x.tolist() == [3.0, 0.0, 0.0]
+
+
+def test_unfold_columns_are_the_patches():
+    x = torch.arange(2 * 4 * 5.0).reshape(1, 2, 4, 5)
+    cols = F.unfold(x, (2, 3), stride=(2, 1))           # 2 x 3 patches: 2 rows of 3 positions
+    assert cols.shape == (1, 12, 6)
+    patch = x.numpy()[0, :, 2:4, 1:4].reshape(-1)       # the patch at row 1, column 1
+    assert cols.numpy()[0, :, 4].tolist() == patch.tolist()
