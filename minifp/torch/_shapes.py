@@ -7,12 +7,14 @@ bool tensors, which have no gradient, take the same index arrays through NumPy.
 from __future__ import annotations
 
 import collections
+import itertools
 import math
 import numbers
 
 import numpy as np
 
 from ..engine import apply, made_like, storage, Tensor as _EngineTensor, to_numpy
+from ._functions import cat, stack
 from ._methods import _in_place, flip, masked_fill
 from ._tensor import Size, Tensor, _dim, _dims, _shape_args, _type_name, get_default_dtype, int64, tensor, zeros
 from . import linalg as _linalg, nn as _nn
@@ -160,7 +162,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     return _at(_permute(input, _last_two(input.ndim, d1, d2)), (Ellipsis, rows, cols))
 
 
-def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+def _linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     """torch.linalg.diagonal: torch.diagonal with the last two dims by default."""
     return diagonal(A, offset, dim1, dim2)
 
@@ -520,7 +522,6 @@ atleast_1d, atleast_2d, atleast_3d = _atleast(1), _atleast(2), _atleast(3)
 
 def _stacker(name, prepare, dim):
     def fn(tensors):
-        from ._functions import cat
         if not tensors:
             raise RuntimeError(f"{name} expects a non-empty TensorList")
         ts = [prepare(t) for t in tensors]
@@ -824,7 +825,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
         src = value
     if reduce is not None:
         return scatter_reduce(input, dim, index, src if isinstance(src, _EngineTensor) else
-                              full_like_value(input, index, src), {"add": "sum", "multiply": "prod"}[reduce])
+                              _filled(input, index, src), {"add": "sum", "multiply": "prod"}[reduce])
     d, where = _scatter_index(input, dim, index, src, "scatter")
     x = input.reshape(1) if input.ndim == 0 else input
     part = _src_part(src, index)
@@ -832,7 +833,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
                 ).reshape(input.shape)
 
 
-def full_like_value(input, index, value):
+def _filled(input, index, value):
     """A tensor of index's shape filled with value in input's dtype (scatter's value form)."""
     return tensor(np.full(tuple(index.shape), value), dtype=input.dtype, device=input.device)
 
@@ -950,7 +951,6 @@ def unravel_index(indices, shape):
 
 def combinations(input, r=2, with_replacement=False):
     """The length-r combinations of a 1-dim tensor's entries, one per row."""
-    import itertools
     if input.ndim != 1:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
     if r < 0:
@@ -967,12 +967,7 @@ def cartesian_prod(*tensors):
     if len(tensors) == 1:
         return tensors[0]
     grids = meshgrid(*tensors, indexing="ij")
-    return stack_(tuple(g.reshape(-1) for g in grids), 1)
-
-
-def stack_(tensors, dim):
-    from ._functions import stack
-    return stack(tensors, dim)
+    return stack(tuple(g.reshape(-1) for g in grids), 1)
 
 
 def block_diag(*tensors):
@@ -1123,7 +1118,6 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     """The n-th forward difference along dim (prepend and append joined first)."""
-    from ._functions import cat
     if input.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:
@@ -1246,7 +1240,7 @@ def _pair(v, name):
     return v
 
 
-def im2col(input, kernel_size, dilation=1, padding=0, stride=1):
+def _unfold_patches(input, kernel_size, dilation=1, padding=0, stride=1):
     """F.unfold: the kernel-sized patches of a (N, C, H, W) or (C, H, W) input, one column each:
     (N, C * kh * kw, number of patches)."""
     if input.ndim not in (3, 4):
@@ -1289,5 +1283,5 @@ def _in_place_of(fn):
 for _name in ("scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill", "index_put",
               "index_reduce", "masked_scatter", "put"):
     setattr(Tensor, _name + "_", _in_place_of(globals()[_name]))
-_nn.functional.pad, _nn.functional.one_hot, _nn.functional.unfold = pad, one_hot, im2col
-_linalg.diagonal = linalg_diagonal
+_nn.functional.pad, _nn.functional.one_hot, _nn.functional.unfold = pad, one_hot, _unfold_patches
+_linalg.diagonal = _linalg_diagonal
