@@ -309,6 +309,9 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 def cumsum(input, dim, *, dtype=None):
     x = input.to(dtype) if dtype is not None else input
+    if x.ndim == 0:                     # a 0-dim tensor: its one value (dim 0 or -1)
+        _dim(dim, 0)
+        return cumsum(x.reshape(1), 0).reshape(())
     if x.fmt is None:
         return made_like(x, np.cumsum(storage(x), axis=_dim(dim, x.ndim)).astype(np.int64), None)
     return apply("cumsum", x, axis=_dim(dim, x.ndim))

@@ -1283,5 +1283,10 @@ def _in_place_of(fn):
 for _name in ("scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill", "index_put",
               "index_reduce", "masked_scatter", "put"):
     setattr(Tensor, _name + "_", _in_place_of(globals()[_name]))
-_nn.functional.pad, _nn.functional.one_hot, _nn.functional.unfold = pad, one_hot, _unfold_patches
-_linalg.diagonal = _linalg_diagonal
+# nn.functional and linalg cannot import this module (it imports them): it hands them their names
+for _module, _names in ((_nn.functional, {"pad": pad, "one_hot": one_hot, "unfold": _unfold_patches}),
+                        (_linalg, {"diagonal": _linalg_diagonal})):
+    for _name, _fn in _names.items():
+        _fn.__name__ = _name
+        setattr(_module, _name, _fn)
+        _module.__all__.append(_name)
