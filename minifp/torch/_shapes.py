@@ -58,6 +58,11 @@ def _put(base, index, value):
     return made_like(base, out, None)
 
 
+def _as_shape_of(input, out):
+    """out (computed on a 0-dim input viewed as one of shape [1]) back in input's shape."""
+    return out.reshape(()) if input.ndim == 0 else out
+
+
 def _scalar(v, name):
     """A Python number from a number or a 0-dim tensor (linspace's start and end)."""
     if isinstance(v, _EngineTensor):
@@ -108,7 +113,7 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
 
 
 def meshgrid(*tensors, indexing=None):
-    """Coordinate grids: each 0-/1-dim tensor broadcast along its own dim ("ij") or with the first two swapped ("xy")."""
+    """Coordinate grids: each 0-/1-dim tensor broadcast along its own dim ("ij"; "xy": the first two swapped)."""
     tensors = tuple(tensors[0]) if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
     for t in tensors:
         if t.ndim > 1:
@@ -739,7 +744,7 @@ def index_fill(input, dim, index, value):
     x = input.reshape(1) if input.ndim == 0 else input
     d, where = _index_along(x, dim, index, "index_fill")
     where = where[:-1] + (np.unique(where[-1] % max(x.shape[d], 1)),)     # each slice once: value's gradient
-    return _put(x, where, value).reshape(input.shape)
+    return _as_shape_of(input, _put(x, where, value))
 
 
 def index_copy(input, dim, index, source):
@@ -753,7 +758,7 @@ def index_copy(input, dim, index, source):
         raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice shapes. Destination "
                            f"slice shape: {list(x.shape)} at dimension {d} and source slice shape: "
                            f"{list(src.shape)} at dimension 0.")
-    return _put(x, where, src).reshape(input.shape)
+    return _as_shape_of(input, _put(x, where, src))
 
 
 def masked_scatter(input, mask, source):
@@ -829,8 +834,9 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     d, where = _scatter_index(input, dim, index, src, "scatter")
     x = input.reshape(1) if input.ndim == 0 else input
     part = _src_part(src, index)
-    return _put(x, where, part.reshape(-1) if input.ndim == 0 and isinstance(part, _EngineTensor) else part
-                ).reshape(input.shape)
+    if input.ndim == 0 and isinstance(part, _EngineTensor):
+        part = part.reshape(-1)
+    return _as_shape_of(input, _put(x, where, part))
 
 
 def _filled(input, index, value):
@@ -872,8 +878,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     x = input.reshape(1) if input.ndim == 0 else input
     part = _src_part(src, index)
     where = where if input.ndim else (where,)
-    return _reduced(x, where, part.reshape(-1) if input.ndim == 0 else part, reduce, include_self).reshape(
-        input.shape)
+    return _as_shape_of(input, _reduced(x, where, part.reshape(-1) if input.ndim == 0 else part, reduce,
+                                        include_self))
 
 
 def scatter_add(input, dim, index, src):
@@ -903,7 +909,7 @@ def _index_reduce(input, dim, index, source, reduce, include_self, name):
     grid[d] = idx.reshape([-1 if i == d else 1 for i in range(src.ndim)]) % max(x.shape[d], 1)
     if not len(idx):
         return _at(input, (Ellipsis,))
-    return _reduced(x, tuple(grid), src, reduce, include_self).reshape(input.shape)
+    return _as_shape_of(input, _reduced(x, tuple(grid), src, reduce, include_self))
 
 
 def index_add(input, dim, index, source, *, alpha=1):
@@ -1218,10 +1224,10 @@ def index_put(input, indices, values, accumulate=False):
     x = input.reshape(1) if input.ndim == 0 else input
     values = values if isinstance(values, _EngineTensor) else tensor(values, dtype=input.dtype)
     if not accumulate:
-        return _put(x, where, values).reshape(input.shape)
+        return _as_shape_of(input, _put(x, where, values))
     positions = np.arange(x.numel()).reshape(x.shape)[where]      # repeats add up, as PyTorch's accumulate
-    return _reduced(x.reshape(-1), (positions,), _broadcast(values.to(input.dtype), positions.shape), "sum",
-                    True).reshape(input.shape)
+    values = _broadcast(values.to(input.dtype), positions.shape)
+    return _reduced(x.reshape(-1), (positions,), values, "sum", True).reshape(input.shape)
 
 
 def nonzero_static(input, *, size, fill_value=-1):
@@ -1264,11 +1270,15 @@ def _unfold_patches(input, kernel_size, dilation=1, padding=0, stride=1):
 
 # -- attach: Tensor methods and nn.functional names -------------------------------------------------------------
 
-for _name in ("index_put", "nonzero_static", "cumprod", "logcumsumexp", "cummax", "cummin", "repeat_interleave", "bincount", "unique", "unique_consecutive", "diff", "scatter_reduce", "scatter_add", "index_reduce", "index_add", "kthvalue", "median", "nanmedian", "mode", "diagonal_scatter", "select_scatter", "index_fill",
-              "index_copy", "masked_scatter", "put", "scatter", "sum_to_size", "unflatten", "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes", "tile",
-              "unfold", "nonzero", "argwhere", "reshape_as", "diagonal", "diag", "diag_embed", "diagflat", "narrow", "roll", "rot90", "take", "masked_select",
-              "fliplr", "flipud", "movedim", "moveaxis", "swapaxes", "swapdims", "select", "index_select",
-              "take_along_dim"):
+_METHODS = ("index_put", "nonzero_static", "cumprod", "logcumsumexp", "cummax", "cummin", "repeat_interleave",
+            "bincount", "unique", "unique_consecutive", "diff", "scatter_reduce", "scatter_add", "index_reduce",
+            "index_add", "kthvalue", "median", "nanmedian", "mode", "diagonal_scatter", "select_scatter",
+            "index_fill", "index_copy", "masked_scatter", "put", "scatter", "sum_to_size", "unflatten",
+            "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes", "tile", "unfold", "nonzero",
+            "argwhere", "reshape_as", "diagonal", "diag", "diag_embed", "diagflat", "narrow", "roll", "rot90",
+            "take", "masked_select", "fliplr", "flipud", "movedim", "moveaxis", "swapaxes", "swapdims",
+            "select", "index_select", "take_along_dim")
+for _name in _METHODS:
     setattr(Tensor, _name, globals()[_name])
 
 
