@@ -141,3 +141,15 @@ def test_unfold_columns_are_the_patches():
     assert cols.shape == (1, 12, 6)
     patch = x.numpy()[0, :, 2:4, 1:4].reshape(-1)       # the patch at row 1, column 1
     assert cols.numpy()[0, :, 4].tolist() == patch.tolist()
+
+
+def test_scatter_reduce_prod_through_a_zero_and_amin_ties_without_self():
+    base = torch.tensor([3.0], requires_grad=True)
+    src = torch.tensor([0.0, 2.0, 0.5], requires_grad=True)
+    base.scatter_reduce(0, torch.tensor([0, 0, 0]), src, "prod").sum().backward()
+    assert base.grad.tolist() == [0.0] and src.grad.tolist() == [3.0, 0.0, 0.0]
+    base = torch.tensor([3.0, 7.0], requires_grad=True)
+    src = torch.tensor([5.0, 5.0, 1.0], requires_grad=True)
+    y = base.scatter_reduce(0, torch.tensor([0, 0, 1]), src, "amin", include_self=False)
+    (y * torch.tensor([1.0, 2.0])).sum().backward()
+    assert y.tolist() == [5.0, 1.0] and base.grad.tolist() == [0.0, 0.0] and src.grad.tolist() == [0.5, 0.5, 2.0]
