@@ -158,8 +158,7 @@ def gather(input, dim, index, *, sparse_grad=False):
     """input's values at `index` along dim (index has input's number of dims)."""
     d, idx = _dim(dim, input.ndim), to_numpy(storage(index))
     if idx.size == 0:                   # nothing to read: no checks (PyTorch's)
-        return input.reshape(-1)[np.zeros(idx.shape, np.int64)] if input.numel() else \
-            input.reshape(-1)[np.zeros(0, np.int64)].reshape(idx.shape)
+        return input.reshape(-1)[np.zeros(idx.shape, np.int64)]
     if max(idx.ndim, 1) != max(input.ndim, 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     if index.fmt is not None or idx.dtype.kind not in "iu":
