@@ -247,12 +247,12 @@ defop("max", lambda xp, x, *, axis=None, keepdims=False: xp.max(x, axis=axis, ke
 
 
 def _softmax(xp, x, *, axis=-1):
-    e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
+    e = xp.exp(x - (xp.max(x, axis=axis, keepdims=True) if x.size else 0))     # (an empty x has no max)
     return e / xp.sum(e, axis=axis, keepdims=True)
 
 
 def _log_softmax(xp, x, *, axis=-1):
-    shifted = x - xp.max(x, axis=axis, keepdims=True)
+    shifted = x - (xp.max(x, axis=axis, keepdims=True) if x.size else 0)
     return shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
 
 
@@ -1109,3 +1109,126 @@ defop("hardsigmoid", lambda xp, x: xp.minimum(xp.maximum(x + 3, 0), 6) * (1 / 6)
       lambda xp, g, ans, x: SEAMS.masked(xp, (x > -3) & (x < 3), g * (1 / 6)),
       doc="min(max(x + 3, 0), 6) / 6; no gradient at or beyond +-3 (PyTorch's).", method=False,
       example=lambda rng: ((_signed(rng, 3, 4),), {}))
+
+
+# -- scatter reductions: sums, products, means and extremes into positions of x --------------------------------
+
+_SCATTER_IDENTITY = {"sum": 0.0, "mean": 0.0, "prod": 1.0, "amax": -math.inf, "amin": math.inf}
+
+
+def _scatter_counts(xp, x, index, src, include_self):
+    """How many values each position of x reduces (x itself counts where include_self)."""
+    count = xp.zeros(x.shape, "float32")
+    xp.add.at(count, index, xp.ones(src.shape, "float32"))
+    return count + (count > 0) * include_self if include_self else count
+
+
+def _scatter_reduce(xp, x, src, *, index, reduce, include_self=True):
+    out = x.copy()
+    if not include_self:
+        out[index] = _SCATTER_IDENTITY[reduce]
+    ufunc = {"sum": xp.add, "mean": xp.add, "prod": xp.multiply, "amax": xp.maximum, "amin": xp.minimum}[reduce]
+    ufunc.at(out, index, src)
+    if reduce == "mean":
+        count = _scatter_counts(xp, x, index, src, include_self)
+        out = xp.where(count > 0, out / xp.maximum(count, 1), out)
+    return out
+
+
+def _scatter_targets(xp, x, index):
+    hit = xp.zeros(x.shape, bool)
+    hit[index] = True
+    return hit
+
+
+def _scatter_others(xp, ans, x, src, index, include_self):
+    """Per src value: the product of everything else its position reduces (prod's gradient, as PyTorch's: the
+    result over the value, and the product of the others where the value is zero)."""
+    others = ans[index] / xp.where(src == 0, 1, src)
+    flat = xp.ravel_multi_index(tuple(xp.broadcast_arrays(*index)), x.shape)
+    for k in zip(*xp.nonzero(src == 0)):
+        mates = flat == flat[k]
+        mates[k] = False
+        others[k] = xp.prod(src[mates]) * (x.flat[flat[k]] if include_self else 1)
+    return others
+
+
+def _scatter_extremes(xp, ans, x, src, index, include_self):
+    """How many of the values each position reduces equal its result (amax and amin share the gradient)."""
+    count = xp.zeros(x.shape, "float32")
+    xp.add.at(count, index, (src == ans[index]).astype("float32"))
+    return count + (x == ans) if include_self else count
+
+
+def _scatter_reduce_grad_x(xp, g, ans, x, src, *, index, reduce, include_self=True):
+    hit = _scatter_targets(xp, x, index)
+    if not include_self:
+        return xp.where(hit, 0, g)
+    if reduce == "sum":
+        return g
+    if reduce == "mean":
+        return xp.where(hit, g / xp.maximum(_scatter_counts(xp, x, index, src, True), 1), g)
+    if reduce == "prod":                # the product of the values reduced into x's position
+        rest = xp.ones(x.shape, "float32")
+        xp.multiply.at(rest, index, src)
+        return xp.where(hit, g * rest, g)
+    count = _scatter_extremes(xp, ans, x, src, index, True)
+    return xp.where(hit, g * (x == ans) / xp.maximum(count, 1), g)
+
+
+def _scatter_reduce_grad_src(xp, g, ans, x, src, *, index, reduce, include_self=True):
+    if reduce == "sum":
+        return g[index]
+    if reduce == "mean":
+        return (g / xp.maximum(_scatter_counts(xp, x, index, src, include_self), 1))[index]
+    if reduce == "prod":
+        return g[index] * _scatter_others(xp, ans, x, src, index, include_self)
+    count = _scatter_extremes(xp, ans, x, src, index, include_self)
+    return g[index] * (src == ans[index]) / xp.maximum(count, 1)[index]
+
+
+defop("scatter_reduce", _scatter_reduce, _scatter_reduce_grad_x, _scatter_reduce_grad_src,
+      doc="x with src's values reduced (sum, prod, mean, amax, amin) into x[index] (NumPy integer arrays that "
+          "broadcast to src's shape; repeats reduce together), x's own values taking part where include_self.",
+      function=False, method=False,
+      example=lambda rng: ((_u(rng, 4, 3), _u(rng, 2, 3)), {"index": ([[0, 2, 2], [2, 2, 0]], [[0, 1, 2], [0, 1, 2]]),
+                                                            "reduce": "sum"}))
+
+
+# -- running products and log-sum-exps ---------------------------------------------------------------------
+
+
+def _cumprod_grad(xp, g, ans, x, *, axis):
+    """sum over j >= i of g_j * (the product up to j without x_i): by division where x has no zeros, else
+    position by position (PyTorch's zero-safe formula)."""
+    if bool(xp.all(x != 0)):
+        return xp.flip(xp.cumsum(xp.flip(g * ans, axis), axis=axis), axis) / x
+    xs, gs = xp.moveaxis(x, axis, -1), xp.moveaxis(g, axis, -1)
+    out = xp.empty_like(xs)
+    for i in range(xs.shape[-1]):
+        without = xs.copy()
+        without[..., i] = 1
+        out[..., i] = xp.sum((gs * xp.cumprod(without, axis=-1))[..., i:], axis=-1)
+    return xp.moveaxis(out, -1, axis)
+
+
+defop("cumprod", lambda xp, x, *, axis: xp.cumprod(x, axis=axis), _cumprod_grad,
+      doc="Running products along `axis`, each in float32 and rounded once.",
+      example=lambda rng: ((_u(rng, 3, 4),), {"axis": 1}))
+
+
+def _logcumsumexp_grad(xp, g, ans, x, *, axis):
+    """sum over j >= i of g_j * exp(x_i - ans_j): the positive and negative cotangents summed apart in log space
+    (PyTorch's formula), in float64: in float32 exp(log-sum + x_i) loses x_i's ulp where x_i is large."""
+    g, ans, x = (a.astype("float64") for a in (g, ans, x))
+    log_abs = xp.log(xp.where(g != 0, xp.abs(g), 1))
+    def later_sum(v):                   # log of the sums over j >= i: a reversed running logaddexp
+        return xp.flip(xp.logaddexp.accumulate(xp.flip(v, axis), axis=axis), axis)
+    pos = later_sum(xp.where(g > 0, log_abs, -math.inf) - ans)
+    neg = later_sum(xp.where(g < 0, log_abs, -math.inf) - ans)
+    return xp.exp(pos + x) - xp.exp(neg + x)
+
+
+defop("logcumsumexp", lambda xp, x, *, axis: xp.logaddexp.accumulate(x, axis=axis), _logcumsumexp_grad,
+      doc="Running log(sum(exp(x))) along `axis`, in float32 and rounded once.",
+      example=lambda rng: ((_u(rng, 3, 4),), {"axis": 1}))

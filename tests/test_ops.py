@@ -186,6 +186,24 @@ def _put(x, value, index):
     return out
 
 
+def _scatter_reduce(x, src, index, reduce, include_self=True):
+    """x with src's values folded into x[index] one at a time, in order (a loop, not ufunc.at)."""
+    out, fold = x.copy(), {"sum": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
+    targets = np.broadcast_arrays(*(np.asarray(i) for i in index))
+    flat = np.ravel_multi_index(targets, x.shape).ravel()
+    seen = set()
+    for pos, v in zip(flat, np.broadcast_to(src, targets[0].shape).ravel()):
+        if pos not in seen and not include_self:
+            out.flat[pos] = v
+        else:
+            out.flat[pos] = fold.get(reduce, np.add)(out.flat[pos], v)
+        seen.add(pos)
+    if reduce == "mean":
+        count = np.bincount(flat, minlength=x.size).reshape(x.shape) + include_self
+        out = np.where(count > 0, out / np.maximum(count, 1).astype(x.dtype), out)
+    return out
+
+
 REFERENCES = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "pow": np.power, "neg": np.negative,
     "maximum": np.maximum, "minimum": np.minimum, "where": lambda c, x, y: np.where(c, x, y),
@@ -227,12 +245,15 @@ REFERENCES = {
     "mish": lambda x: x * np.tanh(np.log1p(np.exp(x))),
     "hardswish": lambda x: x * np.clip(x + 3, 0, 6) / 6,
     "hardsigmoid": lambda x: np.clip(x + 3, 0, 6) * (1 / 6),      # PyTorch multiplies by a float32 1/6
+    "scatter_reduce": _scatter_reduce,
+    "cumprod": lambda x, axis: np.cumprod(x.astype(np.float64), axis=axis),
+    "logcumsumexp": lambda x, axis: np.logaddexp.accumulate(x.astype(np.float64), axis=axis),
 }
 # Sums in the BLAS's own order (or reductions and transcendentals computed in float32, or erf by a fit), which the
 # float64 reference does not follow: within a few units in the last place, on moderate inputs.
 BLAS_ORDER = {"var", "cumsum", "conv2d", "avg_pool2d", "adaptive_avg_pool2d", "gelu", "silu", "layer_norm", "group_norm",
               "batch_norm", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy_with_logits",
-              "binary_cross_entropy"}
+              "binary_cross_entropy", "cumprod", "logcumsumexp"}
 
 
 def values(fmt, shape, rng):

@@ -37,4 +37,6 @@ NAMES = {
     "sin": ("math.sin",), "cos": ("math.cos",), "log1p": ("math.log1p",), "expm1": ("math.expm1",),
     "rsqrt": ("math.rsqrt",), "floor": ("math.floor",), "ceil": ("math.ceil",), "round": ("math.round",), "trunc": (),
     "sign": ("math.sign",),
+    "scatter_reduce": (),
+    "cumprod": (), "logcumsumexp": (),
 }

@@ -186,11 +186,24 @@ def unbind(input, dim=0):
     return tuple(input[(slice(None),) * d + (i,)] for i in range(input.shape[d]))
 
 
-def gather(input, dim, index):
+def gather(input, dim, index, *, sparse_grad=False):
     """input's values at `index` along dim (index has input's number of dims)."""
     d, idx = _dim(dim, input.ndim), to_numpy(storage(index))
-    if idx.ndim != input.ndim:
+    if idx.size == 0:                   # nothing to read: no checks (PyTorch's)
+        return input.reshape(-1)[np.zeros(idx.shape, np.int64)]
+    if max(idx.ndim, 1) != max(input.ndim, 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    if index.fmt is not None or idx.dtype.kind not in "iu":
+        raise RuntimeError("gather(): Expected dtype int64 for index")
+    if input.ndim == 0 or idx.ndim == 0:    # a 0-dim tensor acts as one of shape [1]
+        return gather(input.reshape(1), 0, index.reshape(-1)).reshape(index.shape)
+    for i, (m, n) in enumerate(zip(idx.shape, input.shape)):
+        if i != d and m > n:
+            raise RuntimeError(f"Size does not match at dimension {i} expected index {list(idx.shape)} to be "
+                               f"smaller than self {list(input.shape)} apart from dimension {d}")
+    if idx.min() < 0 or idx.max() >= input.shape[d]:
+        bad = idx.min() if idx.min() < 0 else idx.max()
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {input.shape[d]}")
     grid = list(np.indices(idx.shape, sparse=True))
     grid[d] = idx
     return input[tuple(grid)]
@@ -216,6 +229,10 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     n = input.shape[d] if input.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
+    if input.ndim == 0:                 # a 0-dim tensor: its value, at position 0 (k == 1)
+        pick = np.zeros(k, np.int64)
+        return _sorted(input.reshape(1)[pick].reshape(() if k else (0,)), made_like(input, pick.reshape(
+            () if k else (0,)), None))
     return _select(input, _order(input, d, largest), k, d)
 
 
@@ -323,6 +340,9 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 def cumsum(input, dim, *, dtype=None):
     x = input.to(dtype) if dtype is not None else input
+    if x.ndim == 0:                     # a 0-dim tensor: its one value (dim 0 or -1)
+        _dim(dim, 0)
+        return cumsum(x.reshape(1), 0).reshape(())
     if x.fmt is None:
         return made_like(x, np.cumsum(storage(x), axis=_dim(dim, x.ndim)).astype(np.int64), None)
     return apply("cumsum", x, axis=_dim(dim, x.ndim))
