@@ -1109,3 +1109,111 @@ defop("hardsigmoid", lambda xp, x: xp.minimum(xp.maximum(x + 3, 0), 6) * (1 / 6)
       lambda xp, g, ans, x: SEAMS.masked(xp, (x > -3) & (x < 3), g * (1 / 6)),
       doc="min(max(x + 3, 0), 6) / 6; no gradient at or beyond +-3 (PyTorch's).", method=False,
       example=lambda rng: ((_signed(rng, 3, 4),), {}))
+
+# -- more elementwise math (PyTorch's ELEMENTWISE family): computed in float32, one rounding --------------------
+
+
+def _unit(rng, *shape):
+    """Values inside (-1, 1) kept off the ends, for asin, acos, atanh."""
+    return rng.uniform(-0.9, 0.9, shape)
+
+
+for _name, _fwd, _grad, _doc, _ex in (
+        ("acos", "arccos", lambda xp, g, ans, x: -g / xp.sqrt(1 - x * x), "arc cosine", _unit),
+        ("asin", "arcsin", lambda xp, g, ans, x: g / xp.sqrt(1 - x * x), "arc sine", _unit),
+        ("atan", "arctan", lambda xp, g, ans, x: g / (1 + x * x), "arc tangent", None),
+        ("acosh", "arccosh", lambda xp, g, ans, x: g / xp.sqrt((x - 1) * (x + 1)), "inverse hyperbolic cosine",
+         lambda rng, *s: rng.uniform(1.2, 3.0, s)),
+        ("asinh", "arcsinh", lambda xp, g, ans, x: g / xp.sqrt(x * x + 1), "inverse hyperbolic sine", None),
+        ("atanh", "arctanh", lambda xp, g, ans, x: g / (1 - x * x), "inverse hyperbolic tangent", _unit),
+        ("sinh", "sinh", lambda xp, g, ans, x: g * xp.cosh(x), "hyperbolic sine", None),
+        ("cosh", "cosh", lambda xp, g, ans, x: g * xp.sinh(x), "hyperbolic cosine", None),
+        ("tan", "tan", lambda xp, g, ans, x: g * (1 + ans * ans), "tangent", None),
+        ("log2", "log2", lambda xp, g, ans, x: g / (x * math.log(2)), "base-2 logarithm", None),
+        ("log10", "log10", lambda xp, g, ans, x: g / (x * math.log(10)), "base-10 logarithm", None),
+        ("exp2", "exp2", lambda xp, g, ans, x: g * ans * math.log(2), "2 ** x", None)):
+    defop(_name, (lambda f: lambda xp, x: getattr(xp, f)(x))(_fwd), _grad, doc=f"Elementwise {_doc}.",
+          example=None if _ex is None else (lambda ex: lambda rng: ((ex(rng, 3, 4),), {}))(_ex))
+
+
+def _logaddexp_grads(base):
+    """The gradients of log(base**x + base**y): each input's share, base**(x - ans)."""
+    e = (lambda xp, v: xp.exp(v)) if base == "e" else (lambda xp, v: xp.exp2(v))
+    return (lambda xp, g, ans, x, y: g * e(xp, x - ans), lambda xp, g, ans, x, y: g * e(xp, y - ans))
+
+
+def _xlogy(xp, x, y):
+    # 0 where x is 0 (PyTorch's rule), unless y is NaN
+    return xp.where((x == 0) & ~xp.isnan(y), 0, x * xp.log(y))
+
+
+defop("atan2", lambda xp, x, y: xp.arctan2(x, y), lambda xp, g, ans, x, y: g * y / (x * x + y * y),
+      lambda xp, g, ans, x, y: -g * x / (x * x + y * y), doc="Elementwise angle of the point (y, x): atan(x / y) "
+      "in the right quadrant.")
+defop("hypot", lambda xp, x, y: xp.hypot(x, y), lambda xp, g, ans, x, y: g * x / ans,
+      lambda xp, g, ans, x, y: g * y / ans, doc="Elementwise sqrt(x**2 + y**2), without overflow on the way.")
+defop("logaddexp", lambda xp, x, y: xp.logaddexp(x, y), *_logaddexp_grads("e"),
+      doc="Elementwise log(exp(x) + exp(y)), without overflow on the way.")
+defop("logaddexp2", lambda xp, x, y: xp.logaddexp2(x, y), *_logaddexp_grads(2),
+      doc="Elementwise log2(2**x + 2**y), without overflow on the way.")
+defop("copysign", lambda xp, x, y: xp.copysign(x, y),
+      lambda xp, g, ans, x, y: xp.where(x == 0, 0, g * xp.sign(x) * xp.where(xp.signbit(y), -1, 1)),
+      lambda xp, g, ans, x, y: xp.zeros_like(g), doc="Elementwise |x| with the sign of y.")
+defop("fmod", lambda xp, x, y: xp.fmod(x, y), lambda xp, g, ans, x, y: g,
+      lambda xp, g, ans, x, y: -g * xp.trunc(x / y), doc="Elementwise remainder of x / y truncated (C's fmod): "
+      "the sign of x.")
+defop("remainder", lambda xp, x, y: xp.remainder(x, y), lambda xp, g, ans, x, y: g,
+      lambda xp, g, ans, x, y: -g * xp.floor(x / y), doc="Elementwise remainder of x / y floored (Python's %): "
+      "the sign of y.")
+defop("xlogy", _xlogy, lambda xp, g, ans, x, y: g * xp.where((x == 0) & ~xp.isnan(y), 0, xp.log(y)),
+      lambda xp, g, ans, x, y: g * x / y, doc="Elementwise x * log(y), 0 where x is 0.")
+defop("div_floor", lambda xp, x, y: xp.floor_divide(x, y), lambda xp, g, ans, x, y: xp.zeros_like(g),
+      lambda xp, g, ans, x, y: xp.zeros_like(g), doc="Elementwise x / y rounded down (Python's //); no gradient.",
+      saves=False)
+defop("div_trunc", lambda xp, x, y: xp.trunc(x / y), lambda xp, g, ans, x, y: xp.zeros_like(g),
+      lambda xp, g, ans, x, y: xp.zeros_like(g), doc="Elementwise x / y rounded toward zero; no gradient.",
+      saves=False)
+
+
+def _round_decimals(xp, x, *, decimals=0):
+    # PyTorch's: nearbyint(x * 10**d) / 10**d (or x / 10**-d, then times it), the power a float32
+    p = x.dtype.type(10.0 ** abs(decimals))
+    return xp.rint(x * p) / p if decimals >= 0 else xp.rint(x / p) * p
+
+
+defop("round_decimals", _round_decimals, lambda xp, g, ans, x, **params: xp.zeros_like(g),
+      doc="Elementwise x rounded to `decimals` decimal places, halves to even; no gradient.", saves=False,
+      example=lambda rng: ((_u(rng, 3, 4),), {"decimals": 2}))
+
+
+def _logit(xp, x, *, eps=None):
+    z = x if eps is None else xp.clip(x, eps, 1 - eps)
+    return xp.log(z / (1 - z))
+
+
+def _logit_grad(xp, g, ans, x, *, eps=None):
+    inside = 1 if eps is None else (x >= eps) & (x <= 1 - eps)
+    return xp.where(inside, g / (x * (1 - x)), 0)
+
+
+defop("logit", _logit, _logit_grad, doc="Elementwise log(x / (1 - x)), x clamped to [eps, 1 - eps] where eps "
+      "is given (no gradient outside).", example=lambda rng: ((rng.uniform(0.1, 0.9, (3, 4)),), {"eps": 0.2}))
+
+
+def _lerp(xp, x, y, w):
+    # PyTorch's two-sided form: exact at both ends
+    return xp.where(xp.abs(w) < 0.5, x + w * (y - x), y - (y - x) * (1 - w))
+
+
+defop("lerp", _lerp, lambda xp, g, ans, x, y, w: g * (1 - w), lambda xp, g, ans, x, y, w: g * w,
+      lambda xp, g, ans, x, y, w: g * (y - x), doc="Elementwise x + w * (y - x), exact at w = 0 and w = 1.",
+      example=lambda rng: ((_u(rng, 3, 4), _u(rng, 4), rng.uniform(0, 1, (3, 4))), {}))
+defop("addcmul", lambda xp, x, a, b, *, value=1.0: x + value * a * b, lambda xp, g, ans, x, a, b, value=1.0: g,
+      lambda xp, g, ans, x, a, b, value=1.0: g * value * b, lambda xp, g, ans, x, a, b, value=1.0: g * value * a,
+      doc="Elementwise x + value * a * b, one rounding.",
+      example=lambda rng: ((_u(rng, 3, 4), _u(rng, 4), _u(rng, 3, 1)), {"value": 0.5}))
+defop("addcdiv", lambda xp, x, a, b, *, value=1.0: x + value * a / b, lambda xp, g, ans, x, a, b, value=1.0: g,
+      lambda xp, g, ans, x, a, b, value=1.0: g * value / b,
+      lambda xp, g, ans, x, a, b, value=1.0: -g * value * a / (b * b),
+      doc="Elementwise x + value * a / b, one rounding.",
+      example=lambda rng: ((_u(rng, 3, 4), _u(rng, 4), _u(rng, 3, 1)), {"value": 0.5}))

@@ -227,6 +227,18 @@ REFERENCES = {
     "mish": lambda x: x * np.tanh(np.log1p(np.exp(x))),
     "hardswish": lambda x: x * np.clip(x + 3, 0, 6) / 6,
     "hardsigmoid": lambda x: np.clip(x + 3, 0, 6) * (1 / 6),      # PyTorch multiplies by a float32 1/6
+    "acos": np.arccos, "asin": np.arcsin, "atan": np.arctan, "acosh": np.arccosh, "asinh": np.arcsinh,
+    "atanh": np.arctanh, "sinh": np.sinh, "cosh": np.cosh, "tan": np.tan, "log2": np.log2, "log10": np.log10,
+    "exp2": np.exp2, "atan2": np.arctan2, "hypot": np.hypot, "logaddexp": np.logaddexp,
+    "logaddexp2": np.logaddexp2, "copysign": np.copysign, "fmod": np.fmod, "remainder": np.remainder,
+    "xlogy": lambda x, y: np.where((x == 0) & ~np.isnan(y), 0, x * np.log(y)).astype(x.dtype),
+    "div_floor": np.floor_divide, "div_trunc": lambda x, y: np.trunc(x / y),
+    "round_decimals": lambda x, decimals=0: (np.round(x * x.dtype.type(10.0**decimals)) / x.dtype.type(10.0**decimals)
+                                             if decimals >= 0 else np.round(x / x.dtype.type(10.0**-decimals))
+                                             * x.dtype.type(10.0**-decimals)),
+    "logit": lambda x, eps=None: np.log((z := x if eps is None else np.clip(x, eps, 1 - eps)) / (1 - z)),
+    "lerp": lambda x, y, w: np.where(np.abs(w) < 0.5, x + w * (y - x), y - (y - x) * (1 - w)),
+    "addcmul": lambda x, a, b, value=1.0: x + value * a * b, "addcdiv": lambda x, a, b, value=1.0: x + value * a / b,
 }
 # Sums in the BLAS's own order (or reductions and transcendentals computed in float32, or erf by a fit), which the
 # float64 reference does not follow: within a few units in the last place, on moderate inputs.

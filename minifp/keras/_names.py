@@ -37,4 +37,11 @@ NAMES = {
     "hardsigmoid": ("ops.hard_sigmoid", "activations.hard_sigmoid"),
     "sin": ("ops.sin",), "cos": ("ops.cos",), "log1p": ("ops.log1p",), "expm1": ("ops.expm1",), "rsqrt": ("ops.rsqrt",),
     "floor": ("ops.floor",), "ceil": ("ops.ceil",), "round": (), "trunc": ("ops.trunc",), "sign": ("ops.sign",),
+    "acos": ("ops.arccos",), "asin": ("ops.arcsin",), "atan": ("ops.arctan",), "acosh": ("ops.arccosh",),
+    "asinh": ("ops.arcsinh",), "atanh": ("ops.arctanh",), "sinh": ("ops.sinh",), "cosh": ("ops.cosh",),
+    "tan": ("ops.tan",), "log2": ("ops.log2",), "log10": ("ops.log10",), "exp2": ("ops.exp2",),
+    "atan2": ("ops.arctan2",), "hypot": ("ops.hypot",), "logaddexp": ("ops.logaddexp",), "logaddexp2": (),
+    "copysign": ("ops.copysign",), "fmod": (), "remainder": ("ops.mod",), "xlogy": (),
+    "div_floor": ("ops.floor_divide",), "div_trunc": (), "round_decimals": (), "logit": (), "lerp": (),
+    "addcmul": (), "addcdiv": (),
 }

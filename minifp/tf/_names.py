@@ -37,4 +37,10 @@ NAMES = {
     "sin": ("math.sin",), "cos": ("math.cos",), "log1p": ("math.log1p",), "expm1": ("math.expm1",),
     "rsqrt": ("math.rsqrt",), "floor": ("math.floor",), "ceil": ("math.ceil",), "round": ("math.round",), "trunc": (),
     "sign": ("math.sign",),
+    "acos": ("math.acos",), "asin": ("math.asin",), "atan": ("math.atan",), "acosh": ("math.acosh",),
+    "asinh": ("math.asinh",), "atanh": ("math.atanh",), "sinh": ("math.sinh",), "cosh": ("math.cosh",),
+    "tan": ("math.tan",), "log2": (), "log10": (), "exp2": (), "atan2": ("math.atan2",), "hypot": (),
+    "logaddexp": (), "logaddexp2": (), "copysign": (), "fmod": (), "remainder": ("math.floormod",),
+    "xlogy": ("math.xlogy",), "div_floor": ("math.floordiv",), "div_trunc": ("math.truncatediv",),
+    "round_decimals": (), "logit": (), "lerp": (), "addcmul": (), "addcdiv": (),
 }

@@ -1,0 +1,445 @@
+"""PyTorch's elementwise family: the binary math functions with their argument checks, integer and bool tensor
+arithmetic with PyTorch's type promotion, bitwise and logical ops, and the methods around them.
+
+Ops that compute new float values are the engine's (one rounding each); those that only select values (fmax,
+clamp_min, nan_to_num) compose `where`; integer and bool results are computed with NumPy on the storage, exactly.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ..engine import apply, made_like, storage, Tensor as _EngineTensor, to_numpy
+from ._tensor import Tensor, _dim, _type_name, _weak_out, float32, int8, int16, uint8
+
+__all__ = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod", "rsub", "atan2",
+           "arctan2", "hypot", "logaddexp", "logaddexp2", "copysign", "xlogy", "ldexp", "nextafter", "fmax", "fmin",
+           "heaviside", "gcd", "lcm", "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
+           "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "clamp_min",
+           "clamp_max", "clamp", "clip", "isclose", "logit", "lerp", "addcmul", "addcdiv", "square", "float_power",
+           "nan_to_num", "round", "eq", "ne", "lt", "le", "gt", "ge"]
+
+
+# -- argument checks and PyTorch's promotion of integers --------------------------------------------------------
+
+
+def _tensors(name, *args, scalars=()):
+    """PyTorch's TypeError where an argument must be a tensor: every position not in `scalars`, and at least one."""
+    for i, a in enumerate(args):
+        if not isinstance(a, _EngineTensor) and (i not in scalars or
+                                                 not any(isinstance(b, _EngineTensor) for b in args)):
+            what = ("input", "other")[i] if i < 2 else f"arg{i}"
+            raise TypeError(f"{name}(): argument '{what}' (position {i + 1}) must be Tensor, not {type(a).__name__}")
+
+
+def _integral(*args):
+    """Whether every operand is an integer or bool tensor or Python int (no float takes part)."""
+    return all(a.fmt is None if isinstance(a, _EngineTensor) else
+               isinstance(a, (numbers.Integral, np.bool_)) for a in args)
+
+
+def _int_dtype(*args):
+    """PyTorch's result dtype of integer and bool operands: dimensioned tensors first, then 0-dim tensors, then
+    Python numbers, a later group counting only where it is of a higher category (bool < integer)."""
+    groups = ([storage(a).dtype for a in args if isinstance(a, _EngineTensor) and storage(a).ndim],
+              [storage(a).dtype for a in args if isinstance(a, _EngineTensor) and not storage(a).ndim],
+              [np.dtype(np.bool_ if isinstance(a, (bool, np.bool_)) else np.int64)
+               for a in args if not isinstance(a, _EngineTensor)])
+    out = None
+    for g in groups:
+        if g:
+            t = np.result_type(*g)
+            out = t if out is None else np.result_type(out, t) if out == np.bool_ else out
+    return out
+
+
+def _numpy_result(fn, *args, dtype=None):
+    """fn of the operands' storage (integers and bools) as a tensor of `dtype` (PyTorch's promotion by default)."""
+    like = next(a for a in args if isinstance(a, _EngineTensor))
+    dtype = _int_dtype(*args) if dtype is None else dtype
+    arrays = [to_numpy(storage(a)).astype(dtype) if isinstance(a, _EngineTensor) else np.asarray(a, dtype)
+              for a in args]
+    with np.errstate(all="ignore"):
+        return made_like(like, np.asarray(fn(*arrays)).astype(dtype, copy=False), None)
+
+
+def _values(t):
+    """A tensor's values as float32 (floats) or its integer storage."""
+    return to_numpy(t.float32() if t.fmt is not None else storage(t)) if isinstance(t, _EngineTensor) else t
+
+
+# -- arithmetic: integer and bool tensors stay integer ------------------------------------------------------------
+_ENGINE = {name: getattr(Tensor, name) for name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__",
+                                                     "__rmul__", "__truediv__", "__rtruediv__")}
+
+
+def _no_bool_sub(a, b):
+    if a.dtype == np.bool_:                 # (both operands are arrays of the result's dtype)
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
+    return np.subtract(a, b)
+
+
+def _integer_aware(np_fn, engine_fn):
+    """A binary operator that computes integer and bool operands with NumPy, PyTorch's dtype; floats by the engine."""
+    def op(self, other):
+        if _integral(self, other):
+            return _numpy_result(np_fn, self, other)
+        return engine_fn(self, other)
+    return op
+
+
+def _swap(fn):
+    return lambda self, other: fn(other, self)
+
+
+def _floor_div(a, b):
+    if _integral(a, b):
+        return _numpy_result(np.floor_divide, a, b)
+    return apply("div_floor", a, b, _out=_weak_out((a, b)))
+
+
+def _trunc_div(a, b):
+    if _integral(a, b):
+        return _numpy_result(lambda x, y: np.where((x % y != 0) & ((x < 0) != (y < 0)), x // y + 1, x // y), a, b)
+    return apply("div_trunc", a, b, _out=_weak_out((a, b)))
+
+
+def _scaled(other, alpha):
+    return other if alpha == 1 else other * alpha
+
+
+def add(input, other, *, alpha=1, out=None):
+    """input + alpha * other, with PyTorch's promotion (integer tensors stay integer)."""
+    _tensors("add", input, other, scalars=(0, 1))
+    return Tensor.__add__(input, _scaled(other, alpha)) if isinstance(input, _EngineTensor) else \
+        Tensor.__radd__(other, input)
+
+
+def sub(input, other, *, alpha=1, out=None):
+    """input - alpha * other."""
+    _tensors("sub", input, other, scalars=(0, 1))
+    return Tensor.__sub__(input, _scaled(other, alpha)) if isinstance(input, _EngineTensor) else \
+        Tensor.__rsub__(other, input)
+
+
+def mul(input, other, *, out=None):
+    """input * other."""
+    _tensors("mul", input, other, scalars=(0, 1))
+    return Tensor.__mul__(input, other) if isinstance(input, _EngineTensor) else Tensor.__rmul__(other, input)
+
+
+def div(input, other, *, rounding_mode=None, out=None):
+    """input / other: true division (integers give floats), or rounded "trunc" or "floor"."""
+    _tensors("div", input, other, scalars=(0, 1))
+    if rounding_mode is None:
+        return _ENGINE["__truediv__"](input, other) if isinstance(input, _EngineTensor) else \
+            _ENGINE["__rtruediv__"](other, input)
+    if rounding_mode not in ("trunc", "floor"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                           f"'{rounding_mode}'")
+    return (_trunc_div if rounding_mode == "trunc" else _floor_div)(input, other)
+
+
+def true_divide(input, other, *, out=None):
+    """input / other (always a true division)."""
+    return div(input, other)
+
+
+def floor_divide(input, other, *, out=None):
+    """input / other rounded down."""
+    _tensors("floor_divide", input, other, scalars=(1,))
+    return _floor_div(input, other)
+
+
+def rsub(input, other, *, alpha=1):
+    """other - alpha * input."""
+    _tensors("rsub", input, other, scalars=(1,))
+    return sub(other, input, alpha=alpha) if isinstance(other, _EngineTensor) else Tensor.__rsub__(
+        _scaled(input, alpha), other)
+
+
+def _float_binary(name, op=None, scalars=(), integer=None):
+    """torch.<name>(input, other): the engine's op (one rounding); integer operands by `integer` with NumPy."""
+    def fn(input, other, *, out=None):
+        _tensors(name, input, other, scalars=scalars)
+        if integer is not None and _integral(input, other):
+            return _numpy_result(integer, input, other)
+        return apply(op or name, input, other, _out=_weak_out((input, other)))
+    fn.__name__, fn.__doc__ = name, f"torch.{name}(input, other), elementwise."
+    return fn
+
+
+remainder = _float_binary("remainder", scalars=(0, 1), integer=np.remainder)
+fmod = _float_binary("fmod", scalars=(1,), integer=np.fmod)
+atan2 = arctan2 = _float_binary("atan2")
+hypot = _float_binary("hypot")
+logaddexp = _float_binary("logaddexp")
+logaddexp2 = _float_binary("logaddexp2")
+copysign = _float_binary("copysign", scalars=(1,))
+xlogy = _float_binary("xlogy", scalars=(0, 1))
+
+
+def ldexp(input, other, *, out=None):
+    """input * 2 ** other (PyTorch's two ops)."""
+    _tensors("ldexp", input, other)
+    return input * (2.0 ** (other if other.fmt is not None else other.float()))
+
+
+def nextafter(input, other, *, out=None):
+    """The next value of input's dtype after input toward other."""
+    _tensors("nextafter", input, other)
+    fmt = _weak_out((input, other)) or (input.fmt if input.fmt == other.fmt else None)
+    if input.fmt is None or other.fmt is None or fmt is None:
+        raise RuntimeError(f"nextafter: expected both inputs of one floating dtype, got {_type_name(input)} and "
+                           f"{_type_name(other)}")
+    a, b = storage(input.to(input.dtype if fmt == input.fmt else other.dtype)), storage(other.to(input.dtype))
+    try:
+        return made_like(input, np.nextafter(to_numpy(a), to_numpy(b)), fmt)
+    except TypeError:
+        raise NotImplementedError(f"nextafter of {input.dtype} is not supported by minifp.torch") from None
+
+
+def _selects(name, keep):
+    """fmax / fmin / clamp_min / clamp_max: input where keep(input values, other values) holds, else other."""
+    def fn(input, other, *, out=None):
+        _tensors(name, input, other, scalars=() if name.startswith("f") else (1,))
+        if _integral(input, other):
+            return _numpy_result(lambda x, y: np.where(keep(x, y), x, y), input, other)
+        with np.errstate(invalid="ignore"):
+            mask = np.asarray(keep(_values(input), _values(other)))
+        return apply("where", made_like(input, mask, None), input, other, _out=_weak_out((input, other)))
+    fn.__name__, fn.__doc__ = name, f"torch.{name}(input, other), elementwise (selects values: exact)."
+    return fn
+
+
+fmax = _selects("fmax", lambda x, y: (x >= y) | np.isnan(y))
+fmin = _selects("fmin", lambda x, y: (x <= y) | np.isnan(y))
+clamp_min = _selects("clamp_min", lambda x, m: (x >= m) | np.isnan(x))
+clamp_max = _selects("clamp_max", lambda x, m: (x <= m) | np.isnan(x))
+_NUMBER_CLAMP = Tensor.clamp
+
+
+def clamp(input, min=None, max=None, *, out=None):
+    """input clamped to [min, max] (numbers or tensors; either may be None)."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if not isinstance(min, _EngineTensor) and not isinstance(max, _EngineTensor):
+        return _NUMBER_CLAMP(input, min, max)
+    out = input if min is None else clamp_min(input, min)
+    return out if max is None else clamp_max(out, max)
+
+
+clip = clamp
+
+
+def heaviside(input, values, *, out=None):
+    """0 where input < 0, values where input == 0, 1 where input > 0 (no gradient)."""
+    _tensors("heaviside", input, values)
+    if input.dtype != values.dtype:
+        raise RuntimeError(f"heaviside is not yet implemented for tensors with different dtypes")
+    x, v = _values(input), _values(values)
+    data = np.where(x == 0, v, x > 0).astype(x.dtype)
+    return input.new_tensor(np.broadcast_to(data, np.broadcast_shapes(x.shape, v.shape)))
+
+
+def _integer_only(name, fn, scalars=(0, 1), bools=True):
+    """An op of integer (and bool) tensors, computed with NumPy; PyTorch's error for a floating tensor."""
+    def op(input, other=None, *, out=None):
+        args = (input,) if other is None and name == "bitwise_not" else (input, other)
+        _tensors(name, *args, scalars=scalars)
+        for a in args:
+            if isinstance(a, _EngineTensor) and (a.fmt is not None or not bools and storage(a).dtype == np.bool_):
+                raise RuntimeError(f"\"{name}_cpu\" not implemented for '{_type_name(a)}'")
+            if not isinstance(a, (_EngineTensor, numbers.Integral, np.bool_)):
+                raise RuntimeError(f"\"{name}_cpu\" not implemented for 'Float'")
+        return _numpy_result(fn, *args)
+    op.__name__, op.__doc__ = name, f"torch.{name}: elementwise, of integer and bool tensors."
+    return op
+
+
+bitwise_and = _integer_only("bitwise_and", np.bitwise_and)
+bitwise_or = _integer_only("bitwise_or", np.bitwise_or)
+bitwise_xor = _integer_only("bitwise_xor", np.bitwise_xor)
+bitwise_not = _integer_only("bitwise_not", np.invert)
+bitwise_left_shift = _integer_only("bitwise_left_shift", np.left_shift, bools=False)
+bitwise_right_shift = _integer_only("bitwise_right_shift", np.right_shift, bools=False)
+gcd = _integer_only("gcd", np.gcd, scalars=(), bools=False)
+lcm = _integer_only("lcm", np.lcm, scalars=(), bools=False)
+
+
+def _logical(name, fn):
+    def op(input, other, *, out=None):
+        _tensors(name, input, other)
+        a, b = _values(input), _values(other)
+        return made_like(input, np.asarray(fn(a != 0, b != 0)), None)
+    op.__name__, op.__doc__ = name, f"torch.{name}(input, other): bool, elementwise (nonzero is true)."
+    return op
+
+
+logical_and = _logical("logical_and", np.logical_and)
+logical_or = _logical("logical_or", np.logical_or)
+logical_xor = _logical("logical_xor", np.logical_xor)
+
+
+def logical_not(input, *, out=None):
+    """True where input is zero."""
+    _tensors("logical_not", input)
+    return made_like(input, np.asarray(_values(input) == 0), None)
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|input - other| <= atol + rtol * |other|, elementwise (equal infinities too; NaN where equal_nan)."""
+    _tensors("isclose", input, other)
+    if rtol < 0 or atol < 0:
+        which, v = ("rtol", rtol) if rtol < 0 else ("atol", atol)
+        raise RuntimeError(f"{which} must be greater than or equal to zero, but got {v}")
+    a, b = _values(input), _values(other)
+    with np.errstate(all="ignore"):
+        close = (a == b) | (np.isfinite(a) & np.isfinite(b) & (np.abs(a - b) <= atol + rtol * np.abs(b)))
+    if equal_nan:
+        close |= np.isnan(a) & np.isnan(b)
+    return made_like(input, np.asarray(close), None)
+
+
+def logit(input, eps=None, *, out=None):
+    """log(input / (1 - input)), input clamped to [eps, 1 - eps] where eps is given."""
+    return apply("logit", input, eps=eps)
+
+
+def lerp(input, end, weight, *, out=None):
+    """input + weight * (end - input), exact at weight 0 and 1."""
+    _tensors("lerp", input, end)
+    return apply("lerp", input, end, weight, _out=_weak_out((input, end, weight)))
+
+
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+    """input + value * tensor1 * tensor2, one rounding."""
+    return apply("addcmul", input, tensor1, tensor2, value=value, _out=_weak_out((input, tensor1, tensor2)))
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+    """input + value * tensor1 / tensor2, one rounding."""
+    if input.fmt is None and tensor1.fmt is None and tensor2.fmt is None:
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future release "
+                           "addcdiv will perform a true division of tensor1 and tensor2.")
+    return apply("addcdiv", input, tensor1, tensor2, value=value, _out=_weak_out((input, tensor1, tensor2)))
+
+
+def square(input, *, out=None):
+    """input * input (one rounding)."""
+    return Tensor.__mul__(input, input)
+
+
+def float_power(input, exponent, *, out=None):
+    """input ** exponent in PyTorch's double precision (float32 here: minifp has no float64)."""
+    _tensors("float_power", input, exponent, scalars=(0, 1))
+    widen = lambda v: v.float() if isinstance(v, _EngineTensor) else float(v)
+    return widen(input) ** widen(exponent) if isinstance(input, _EngineTensor) else Tensor.__rpow__(
+        widen(exponent), widen(input))
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
+    """NaN, +inf and -inf replaced by nan, posinf and neginf (the dtype's largest finite values by default)."""
+    if input.fmt is None:
+        return input.clone()
+    from ._functions import finfo        # (imported here: _functions imports this module's names)
+    info = finfo(input.dtype)
+    v = _values(input)
+    out = input
+    for mask, value in ((np.isnan(v), nan), (v == np.inf, info.max if posinf is None else posinf),
+                        (v == -np.inf, info.min if neginf is None else neginf)):
+        if mask.any():
+            out = apply("where", made_like(input, mask, None), value, out, _out=input.fmt)
+    return out if out is not input else apply("cast", input, _out=input.fmt)
+
+
+_ROUND = Tensor.round
+
+
+def round(input, *, decimals=0, out=None):
+    """input rounded to `decimals` decimal places, halves to even."""
+    if input.fmt is None:
+        return input.clone()
+    return _ROUND(input) if decimals == 0 else apply("round_decimals", input, decimals=decimals)
+
+
+def _compare(name):
+    def fn(input, other, *, out=None):
+        _tensors(name, input, other, scalars=(1,))
+        return apply(name, input, other)
+    fn.__name__, fn.__doc__ = name, f"torch.{name}(input, other): a bool tensor."
+    return fn
+
+
+eq, ne, lt, le, gt, ge = (_compare(n) for n in ("eq", "ne", "lt", "le", "gt", "ge"))
+
+
+# -- Tensor methods ----------------------------------------------------------------------------------------------
+_ENGINE_ITEM = Tensor.item
+
+
+def _item(self):
+    """The one value of a one-element tensor, as a Python number."""
+    n = storage(self).size
+    if n != 1:
+        raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+    return _ENGINE_ITEM(self)
+
+
+def _softmax_method(name):
+    def method(self, dim, dtype=None):
+        x = self if dtype is None else self.to(dtype)
+        return apply(name, x, axis=_dim(dim, x.ndim))
+    method.__name__ = name
+    return method
+
+
+def _cast(dtype_name):
+    original = getattr(Tensor, dtype_name)
+
+    def method(self, memory_format=None):
+        return original(self)
+    method.__name__ = dtype_name
+    return method
+
+
+def _rdiv(self, other):
+    """other / self as PyTorch's Tensor.__rdiv__: self.reciprocal() * other."""
+    return self.reciprocal() * other
+
+
+def _bitwise_method(fn, swap=False):
+    return (lambda self, other: fn(other, self)) if swap else (lambda self, other: fn(self, other))
+
+
+for _name, _fn in {
+        "__add__": _integer_aware(np.add, _ENGINE["__add__"]), "__radd__": _integer_aware(np.add, _ENGINE["__radd__"]),
+        "__sub__": _integer_aware(_no_bool_sub, _ENGINE["__sub__"]),
+        "__rsub__": _integer_aware(_swap(_no_bool_sub), _ENGINE["__rsub__"]),
+        "__mul__": _integer_aware(np.multiply, _ENGINE["__mul__"]),
+        "__rmul__": _integer_aware(np.multiply, _ENGINE["__rmul__"]),
+        "__floordiv__": _floor_div, "__rfloordiv__": _swap(_floor_div),
+        "__mod__": lambda self, other: remainder(self, other), "__rmod__": lambda self, other: remainder(other, self),
+        "__rdiv__": _rdiv, "__div__": _ENGINE["__truediv__"],
+        "__and__": bitwise_and, "__or__": bitwise_or, "__xor__": bitwise_xor,
+        "__rand__": _bitwise_method(bitwise_and, True), "__ror__": _bitwise_method(bitwise_or, True),
+        "__rxor__": _bitwise_method(bitwise_xor, True), "__invert__": bitwise_not,
+        "__lshift__": bitwise_left_shift, "__rshift__": bitwise_right_shift,
+        "add": add, "sub": sub, "mul": mul, "div": div, "true_divide": true_divide, "floor_divide": floor_divide,
+        "remainder": remainder, "fmod": fmod, "atan2": atan2, "arctan2": atan2, "hypot": hypot,
+        "logaddexp": logaddexp, "logaddexp2": logaddexp2, "copysign": copysign, "xlogy": xlogy, "ldexp": ldexp,
+        "nextafter": nextafter, "fmax": fmax, "fmin": fmin, "heaviside": heaviside, "gcd": gcd, "lcm": lcm,
+        "logical_and": logical_and, "logical_or": logical_or, "logical_xor": logical_xor, "logical_not": logical_not,
+        "bitwise_and": bitwise_and, "bitwise_or": bitwise_or, "bitwise_xor": bitwise_xor, "bitwise_not": bitwise_not,
+        "bitwise_left_shift": bitwise_left_shift, "bitwise_right_shift": bitwise_right_shift,
+        "clamp_min": clamp_min, "clamp_max": clamp_max, "clamp": clamp, "clip": clamp, "isclose": isclose,
+        "logit": logit, "lerp": lerp, "addcmul": addcmul, "addcdiv": addcdiv, "square": square,
+        "float_power": float_power, "nan_to_num": nan_to_num, "round": round,
+        "item": _item, "softmax": _softmax_method("softmax"), "log_softmax": _softmax_method("log_softmax"),
+        "byte": lambda self, memory_format=None: self.to(uint8), "char": lambda self, memory_format=None: self.to(int8),
+        "short": lambda self, memory_format=None: self.to(int16)}.items():
+    setattr(Tensor, _name, _fn)
+for _name in ("float", "half", "double", "bfloat16", "long", "int", "bool"):
+    setattr(Tensor, _name, _cast(_name))

@@ -1,0 +1,67 @@
+"""minifp.torch's elementwise family: PyTorch's integer promotion, argument errors and values (issue 32)."""
+import math
+
+import numpy as np
+import pytest
+
+import minifp.torch as torch
+
+
+def test_integer_tensors_stay_integer_as_pytorch_promotes():
+    a = torch.tensor([1, 2])
+    assert (a + 10).dtype == torch.int64 and (a + 10).tolist() == [11, 12]
+    i32 = torch.tensor([1, 2], dtype=torch.int32)
+    assert (i32 + 3).dtype == torch.int32 and (3 * i32).dtype == torch.int32
+    assert (i32 + torch.tensor(5)).dtype == torch.int32           # a 0-dim tensor does not widen
+    assert (i32 + torch.tensor([5, 6])).dtype == torch.int64
+    assert (a + 0.5).dtype == torch.float32 and (a + 0.5).tolist() == [1.5, 2.5]
+    assert (a / torch.tensor([2, 4])).dtype == torch.float32 and (a / 2).tolist() == [0.5, 1.0]
+    b = torch.tensor([True, False])
+    assert (b + 1).dtype == torch.int64 and (b * b).dtype == torch.bool
+    with pytest.raises(RuntimeError, match="Subtraction"):
+        b - b
+    assert torch.add(a, a, alpha=3).tolist() == [4, 8] and torch.rsub(a, 10).tolist() == [9, 8]
+    assert torch.tensor([7, -7]).div(2, rounding_mode="trunc").tolist() == [3, -3]
+    assert torch.tensor([7, -7]).div(2, rounding_mode="floor").tolist() == [3, -4]
+
+
+def test_numbers_where_pytorch_wants_tensors_raise_type_error():
+    t = torch.tensor([1, 2, 3])
+    for fn, args in ((torch.eq, (2, t)), (torch.atan2, (t, 2)), (torch.gcd, (t, 2)), (torch.remainder, (2, 3)),
+                     (torch.bitwise_and, (2, 3)), (torch.logical_and, (2, t))):
+        with pytest.raises(TypeError):
+            fn(*args)
+    with pytest.raises(RuntimeError, match="cannot be converted to Scalar"):
+        torch.tensor([1.0, 2.0]).item()
+
+
+def test_values():
+    x, y = torch.tensor([3.0, -3.0, 0.0, float("nan")]), torch.tensor([2.0, 2.0, -1.0, 1.0])
+    assert torch.fmod(x, y).tolist()[:3] == [1.0, -1.0, 0.0]
+    assert torch.remainder(x, y).tolist()[:3] == [1.0, 1.0, 0.0]
+    assert torch.fmax(x, y).tolist() == [3.0, 2.0, 0.0, 1.0]
+    assert torch.copysign(y, x).tolist()[:3] == [2.0, -2.0, 1.0]
+    assert torch.div(x, y, rounding_mode="floor").tolist()[:2] == [1.0, -2.0]
+    assert torch.hypot(torch.tensor([3.0]), torch.tensor([4.0])).item() == 5.0
+    assert torch.gcd(torch.tensor([12, 18]), torch.tensor([8, 12])).tolist() == [4, 6]
+    assert torch.bitwise_left_shift(torch.tensor([1, 3]), torch.tensor([2, 1])).tolist() == [4, 6]
+    assert torch.heaviside(torch.tensor([-1.0, 0.0, 2.0]), torch.tensor([0.5])).tolist() == [0.0, 0.5, 1.0]
+    assert torch.round(torch.tensor([1.2345, -2.5]), decimals=2).tolist() == pytest.approx([1.23, -2.5])
+    assert torch.nan_to_num(torch.tensor([float("nan"), float("inf")], dtype=torch.float16)).tolist() == [0.0, 65504.0]
+    assert torch.isclose(torch.tensor([1.0, 1.0]), torch.tensor([1.0 + 1e-6, 1.1])).tolist() == [True, False]
+    assert torch.nextafter(torch.tensor([1.0], dtype=torch.float16), torch.tensor([2.0], dtype=torch.float16)).item() \
+        == 1 + 2 ** -10
+
+
+def test_half_results_round_once():
+    """atan2 of float16 values: computed in float32 and rounded once, as PyTorch's CUDA kernel."""
+    a, b = torch.tensor([1.0, 3.0], dtype=torch.float16), torch.tensor([7.0, -0.3], dtype=torch.float16)
+    want = np.arctan2(a.numpy().astype(np.float32), b.numpy().astype(np.float32)).astype(np.float16)
+    assert torch.atan2(a, b).dtype == torch.float16 and np.array_equal(torch.atan2(a, b).numpy(), want)
+
+
+def test_clamp_min_gradient_goes_to_input_at_ties():
+    x, m = torch.tensor([1.0, 2.0], requires_grad=True), torch.tensor([1.0, 3.0], requires_grad=True)
+    torch.clamp_min(x, m).sum().backward()
+    assert x.grad.tolist() == [1.0, 0.0] and m.grad.tolist() == [0.0, 1.0]
+    assert math.isnan(torch.clamp_min(torch.tensor([float("nan")]), 0.0).item())
