@@ -1217,3 +1217,43 @@ defop("addcdiv", lambda xp, x, a, b, *, value=1.0: x + value * a / b, lambda xp,
       lambda xp, g, ans, x, a, b, value=1.0: -g * value * a / (b * b),
       doc="Elementwise x + value * a / b, one rounding.",
       example=lambda rng: ((_u(rng, 3, 4), _u(rng, 4), _u(rng, 3, 1)), {"value": 0.5}))
+
+
+def _erf(xp, x):
+    """erf in float64: its Taylor series near 0 (where 1 - erfc would cancel), 1 - erfc beyond."""
+    z = x.astype("float64")
+    z2 = z * z
+    series = z * (1 + z2 * (-1 / 3 + z2 * (1 / 10 + z2 * (-1 / 42 + z2 * (1 / 216 + z2 * (-1 / 1320 + z2 / 9360))))))
+    near = series * (2 / math.sqrt(math.pi))
+    return xp.where(xp.abs(z) < 0.5, near, xp.sign(z) * (1 - _erfc(xp, xp.abs(z)))).astype(x.dtype)
+
+
+def _erfinv(xp, y):
+    """erfinv in float64: Giles's single-precision approximation, then two Newton steps on erf."""
+    v = y.astype("float64")
+    w = -xp.log((1 - v) * (1 + v))
+    small = w - 2.5
+    big = xp.sqrt(xp.maximum(w, 5)) - 3
+    p_small = 2.81022636e-08
+    for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503, -0.00417768164,
+              0.246640727, 1.50140941):
+        p_small = c + p_small * small
+    p_big = -0.000200214257
+    for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613, 0.00943887047,
+              1.00167406, 2.83297682):
+        p_big = c + p_big * big
+    x = xp.where(w < 5, p_small, p_big) * v
+    for _ in range(2):
+        x = x - (_erf(xp, x) - v) / (2 / math.sqrt(math.pi) * xp.exp(-x * x))
+    x = xp.where(xp.abs(v) == 1, xp.copysign(xp.inf, v), x)
+    return xp.where(xp.abs(v) > 1, xp.nan, x).astype(y.dtype)
+
+
+defop("erf", _erf, lambda xp, g, ans, x: g * (2 / math.sqrt(math.pi)) * xp.exp(-x * x),
+      doc="Elementwise error function, one rounding.")
+defop("erfc", lambda xp, x: _erfc(xp, x.astype("float64")).astype(x.dtype),
+      lambda xp, g, ans, x: -g * (2 / math.sqrt(math.pi)) * xp.exp(-x * x),
+      doc="Elementwise 1 - erf(x), accurate where erf(x) is near 1.")
+defop("erfinv", _erfinv, lambda xp, g, ans, x: g * (math.sqrt(math.pi) / 2) * xp.exp(ans * ans),
+      doc="Elementwise inverse of erf on (-1, 1); +-inf at +-1, NaN beyond.",
+      example=lambda rng: ((rng.uniform(-0.9, 0.9, (3, 4)),), {}))

@@ -239,12 +239,27 @@ REFERENCES = {
     "logit": lambda x, eps=None: np.log((z := x if eps is None else np.clip(x, eps, 1 - eps)) / (1 - z)),
     "lerp": lambda x, y, w: np.where(np.abs(w) < 0.5, x + w * (y - x), y - (y - x) * (1 - w)),
     "addcmul": lambda x, a, b, value=1.0: x + value * a * b, "addcdiv": lambda x, a, b, value=1.0: x + value * a / b,
+    "erf": np.vectorize(math.erf, otypes=[np.float64]), "erfc": np.vectorize(math.erfc, otypes=[np.float64]),
+    "erfinv": np.vectorize(lambda y: _erfinv(y), otypes=[np.float64]),
 }
+def _erfinv(y):
+    """erfinv by bisection on math.erf (float64)."""
+    if not -1 <= y <= 1:
+        return math.nan
+    if abs(y) == 1:
+        return math.copysign(math.inf, y)
+    lo, hi = -6.0, 6.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if math.erf(mid) < y else (lo, mid)
+    return (lo + hi) / 2
+
+
 # Sums in the BLAS's own order (or reductions and transcendentals computed in float32, or erf by a fit), which the
 # float64 reference does not follow: within a few units in the last place, on moderate inputs.
 BLAS_ORDER = {"var", "cumsum", "conv2d", "avg_pool2d", "adaptive_avg_pool2d", "gelu", "silu", "layer_norm", "group_norm",
               "batch_norm", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy_with_logits",
-              "binary_cross_entropy"}
+              "binary_cross_entropy", "erf", "erfc", "erfinv"}
 
 
 def values(fmt, shape, rng):

@@ -44,4 +44,5 @@ NAMES = {
     "copysign": ("ops.copysign",), "fmod": (), "remainder": ("ops.mod",), "xlogy": (),
     "div_floor": ("ops.floor_divide",), "div_trunc": (), "round_decimals": (), "logit": (), "lerp": (),
     "addcmul": (), "addcdiv": (),
+    "erf": ("ops.erf",), "erfc": (), "erfinv": ("ops.erfinv",),
 }

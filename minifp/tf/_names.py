@@ -43,4 +43,5 @@ NAMES = {
     "logaddexp": (), "logaddexp2": (), "copysign": (), "fmod": (), "remainder": ("math.floormod",),
     "xlogy": ("math.xlogy",), "div_floor": ("math.floordiv",), "div_trunc": ("math.truncatediv",),
     "round_decimals": (), "logit": (), "lerp": (), "addcmul": (), "addcdiv": (),
+    "erf": ("math.erf",), "erfc": ("math.erfc",), "erfinv": ("math.erfinv",),
 }

@@ -81,12 +81,23 @@ def _no_bool_sub(a, b):
     return np.subtract(a, b)
 
 
-def _integer_aware(np_fn, engine_fn):
+def _self_tensor(name, self):
+    """PyTorch's TypeError for Tensor.<name>(self, ...) called with a self that is no tensor."""
+    if not isinstance(self, _EngineTensor):
+        raise TypeError(f"descriptor '{name}' requires a 'torch._C.TensorBase' object but received a "
+                        f"'{type(self).__name__}'")
+
+
+def _integer_aware(name, np_fn):
     """A binary operator that computes integer and bool operands with NumPy, PyTorch's dtype; floats by the engine."""
+    engine_fn = _ENGINE[name]
+
     def op(self, other):
+        _self_tensor(name, self)
         if _integral(self, other):
             return _numpy_result(np_fn, self, other)
         return engine_fn(self, other)
+    op.__name__ = name
     return op
 
 
@@ -194,11 +205,17 @@ def nextafter(input, other, *, out=None):
     if input.fmt is None or other.fmt is None or fmt is None:
         raise RuntimeError(f"nextafter: expected both inputs of one floating dtype, got {_type_name(input)} and "
                            f"{_type_name(other)}")
-    a, b = storage(input.to(input.dtype if fmt == input.fmt else other.dtype)), storage(other.to(input.dtype))
+    x = input if fmt == input.fmt else input.to(other.dtype)
+    a, b = to_numpy(storage(x)), to_numpy(storage(other.to(x.dtype)))
     try:
-        return made_like(input, np.nextafter(to_numpy(a), to_numpy(b)), fmt)
+        with np.errstate(all="ignore"):
+            step = np.nextafter(a, b) - a       # one unit in the last place: exact, and exact when added back
     except TypeError:
         raise NotImplementedError(f"nextafter of {input.dtype} is not supported by minifp.torch") from None
+    # PyTorch's gradients: 1 for input, 0 for other (a `where` that always picks the sum gives other its zero)
+    moved = apply("add", x, made_like(x, step.astype(a.dtype), fmt), _out=fmt)
+    keep = made_like(x, np.ones(np.broadcast_shapes(a.shape, b.shape), bool), None)
+    return apply("where", keep, moved, other, _out=fmt)
 
 
 def _selects(name, keep):
@@ -391,6 +408,8 @@ def _item(self):
 def _softmax_method(name):
     def method(self, dim, dtype=None):
         x = self if dtype is None else self.to(dtype)
+        if not storage(x).size:             # nothing to normalise (NumPy's max of nothing would raise)
+            return apply("cast", x, _out=x.fmt)
         return apply(name, x, axis=_dim(dim, x.ndim))
     method.__name__ = name
     return method
@@ -410,22 +429,26 @@ def _rdiv(self, other):
     return self.reciprocal() * other
 
 
-def _bitwise_method(fn, swap=False):
-    return (lambda self, other: fn(other, self)) if swap else (lambda self, other: fn(self, other))
+def _bitwise_method(fn, name):
+    """Tensor.__rand__ and the like: fn(other, self), self a tensor."""
+    def method(self, other):
+        _self_tensor(name, self)
+        return fn(other, self)
+    return method
 
 
 for _name, _fn in {
-        "__add__": _integer_aware(np.add, _ENGINE["__add__"]), "__radd__": _integer_aware(np.add, _ENGINE["__radd__"]),
-        "__sub__": _integer_aware(_no_bool_sub, _ENGINE["__sub__"]),
-        "__rsub__": _integer_aware(_swap(_no_bool_sub), _ENGINE["__rsub__"]),
-        "__mul__": _integer_aware(np.multiply, _ENGINE["__mul__"]),
-        "__rmul__": _integer_aware(np.multiply, _ENGINE["__rmul__"]),
+        "__add__": _integer_aware("__add__", np.add), "__radd__": _integer_aware("__radd__", np.add),
+        "__sub__": _integer_aware("__sub__", _no_bool_sub),
+        "__rsub__": _integer_aware("__rsub__", _swap(_no_bool_sub)),
+        "__mul__": _integer_aware("__mul__", np.multiply),
+        "__rmul__": _integer_aware("__rmul__", np.multiply),
         "__floordiv__": _floor_div, "__rfloordiv__": _swap(_floor_div),
         "__mod__": lambda self, other: remainder(self, other), "__rmod__": lambda self, other: remainder(other, self),
         "__rdiv__": _rdiv, "__div__": _ENGINE["__truediv__"],
         "__and__": bitwise_and, "__or__": bitwise_or, "__xor__": bitwise_xor,
-        "__rand__": _bitwise_method(bitwise_and, True), "__ror__": _bitwise_method(bitwise_or, True),
-        "__rxor__": _bitwise_method(bitwise_xor, True), "__invert__": bitwise_not,
+        "__rand__": _bitwise_method(bitwise_and, "__rand__"), "__ror__": _bitwise_method(bitwise_or, "__ror__"),
+        "__rxor__": _bitwise_method(bitwise_xor, "__rxor__"), "__invert__": bitwise_not,
         "__lshift__": bitwise_left_shift, "__rshift__": bitwise_right_shift,
         "add": add, "sub": sub, "mul": mul, "div": div, "true_divide": true_divide, "floor_divide": floor_divide,
         "remainder": remainder, "fmod": fmod, "atan2": atan2, "arctan2": atan2, "hypot": hypot,

@@ -58,4 +58,6 @@ NAMES = {
     "div_trunc": (), "round_decimals": (), "logit": ("torch.logit", "Tensor.logit"),
     "lerp": ("torch.lerp", "Tensor.lerp"), "addcmul": ("torch.addcmul", "Tensor.addcmul"),
     "addcdiv": ("torch.addcdiv", "Tensor.addcdiv"),
+    "erf": ("torch.erf", "Tensor.erf"), "erfc": ("torch.erfc", "Tensor.erfc"),
+    "erfinv": ("torch.erfinv", "Tensor.erfinv"),
 }
