@@ -1257,3 +1257,18 @@ defop("erfc", lambda xp, x: _erfc(xp, x.astype("float64")).astype(x.dtype),
 defop("erfinv", _erfinv, lambda xp, g, ans, x: g * (math.sqrt(math.pi) / 2) * xp.exp(ans * ans),
       doc="Elementwise inverse of erf on (-1, 1); +-inf at +-1, NaN beyond.",
       example=lambda rng: ((rng.uniform(-0.9, 0.9, (3, 4)),), {}))
+
+
+def _sinc(xp, x):
+    # PyTorch's kernel: sin(pi * x) / (pi * x) with the product in the compute precision, 1 at 0
+    y = x * x.dtype.type(math.pi)
+    return xp.where(x == 0, 1, xp.sin(y) / xp.where(x == 0, 1, y))
+
+
+def _sinc_grad(xp, g, ans, x):
+    y = x * math.pi
+    safe = xp.where(x == 0, 1, y)
+    return xp.where(x == 0, 0, g * (xp.cos(y) * y - xp.sin(y)) / (safe * xp.where(x == 0, 1, x)))
+
+
+defop("sinc", _sinc, _sinc_grad, doc="Elementwise sin(pi * x) / (pi * x), 1 at 0.")

@@ -241,6 +241,7 @@ REFERENCES = {
     "addcmul": lambda x, a, b, value=1.0: x + value * a * b, "addcdiv": lambda x, a, b, value=1.0: x + value * a / b,
     "erf": np.vectorize(math.erf, otypes=[np.float64]), "erfc": np.vectorize(math.erfc, otypes=[np.float64]),
     "erfinv": np.vectorize(lambda y: _erfinv(y), otypes=[np.float64]),
+    "sinc": lambda x: np.where(x == 0, 1, np.sin(x * x.dtype.type(np.pi)) / np.where(x == 0, 1, x * x.dtype.type(np.pi))),
 }
 def _erfinv(y):
     """erfinv by bisection on math.erf (float64)."""

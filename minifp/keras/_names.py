@@ -45,4 +45,5 @@ NAMES = {
     "div_floor": ("ops.floor_divide",), "div_trunc": (), "round_decimals": (), "logit": (), "lerp": (),
     "addcmul": (), "addcdiv": (),
     "erf": ("ops.erf",), "erfc": (), "erfinv": ("ops.erfinv",),
+    "sinc": (),
 }

@@ -44,4 +44,5 @@ NAMES = {
     "xlogy": ("math.xlogy",), "div_floor": ("math.floordiv",), "div_trunc": ("math.truncatediv",),
     "round_decimals": (), "logit": (), "lerp": (), "addcmul": (), "addcdiv": (),
     "erf": ("math.erf",), "erfc": ("math.erfc",), "erfinv": ("math.erfinv",),
+    "sinc": (),
 }

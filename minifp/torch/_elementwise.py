@@ -6,19 +6,23 @@ clamp_min, nan_to_num) compose `where`; integer and bool results are computed wi
 """
 from __future__ import annotations
 
+import collections
+import math
 import numbers
 
 import numpy as np
 
 from ..engine import apply, made_like, storage, Tensor as _EngineTensor, to_numpy
 from ._tensor import Tensor, _dim, _type_name, _weak_out, float32, int8, int16, uint8
+from ._tensor import maximum as _maximum, minimum as _minimum
 
 __all__ = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod", "rsub", "atan2",
            "arctan2", "hypot", "logaddexp", "logaddexp2", "copysign", "xlogy", "ldexp", "nextafter", "fmax", "fmin",
            "heaviside", "gcd", "lcm", "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
            "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "clamp_min",
            "clamp_max", "clamp", "clip", "isclose", "logit", "lerp", "addcmul", "addcdiv", "square", "float_power",
-           "nan_to_num", "round", "eq", "ne", "lt", "le", "gt", "ge"]
+           "nan_to_num", "round", "eq", "ne", "lt", "le", "gt", "ge", "maximum", "minimum", "max", "min", "neg",
+           "negative", "positive", "frac", "deg2rad", "rad2deg", "signbit", "isposinf", "isneginf", "frexp"]
 
 
 # -- argument checks and PyTorch's promotion of integers --------------------------------------------------------
@@ -393,6 +397,93 @@ def _compare(name):
 eq, ne, lt, le, gt, ge = (_compare(n) for n in ("eq", "ne", "lt", "le", "gt", "ge"))
 
 
+def maximum(input, other, *, out=None):
+    """The elementwise larger of two tensors (NaN wins)."""
+    _tensors("maximum", input, other)
+    return _numpy_result(np.maximum, input, other) if _integral(input, other) else _maximum(input, other)
+
+
+def minimum(input, other, *, out=None):
+    """The elementwise smaller of two tensors (NaN wins)."""
+    _tensors("minimum", input, other)
+    return _numpy_result(np.minimum, input, other) if _integral(input, other) else _minimum(input, other)
+
+
+def max(input, *args, **kwargs):
+    """torch.max(input), torch.max(input, dim) or torch.max(input, other)."""
+    _tensors("max", input)
+    return input.max(*args, **kwargs)
+
+
+def min(input, *args, **kwargs):
+    """torch.min(input), torch.min(input, dim) or torch.min(input, other)."""
+    _tensors("min", input)
+    return input.min(*args, **kwargs)
+
+
+_ENGINE_NEG = Tensor.neg
+
+
+def neg(input, *, out=None):
+    """-input; integer tensors stay integer, bool tensors are refused (as PyTorch)."""
+    _tensors("neg", input)
+    if input.fmt is None:
+        if storage(input).dtype == np.bool_:
+            raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+                               "invert a mask, use the `~` or `logical_not()` operator instead.")
+        return _numpy_result(np.negative, input)
+    return _ENGINE_NEG(input)
+
+
+negative = neg
+
+
+def positive(input):
+    """input itself (PyTorch refuses bool tensors)."""
+    if input.fmt is None and storage(input).dtype == np.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def frac(input, *, out=None):
+    """input - trunc(input) (exact; the gradient is the identity)."""
+    return input - input.trunc()
+
+
+def deg2rad(input, *, out=None):
+    """input * pi / 180, one rounding."""
+    return input * (math.pi / 180)
+
+
+def rad2deg(input, *, out=None):
+    """input * 180 / pi, one rounding."""
+    return input * (180 / math.pi)
+
+
+def _bool_of_values(name, fn):
+    def op(input, *, out=None):
+        _tensors(name, input)
+        return made_like(input, np.asarray(fn(_values(input))), None)
+    op.__name__, op.__doc__ = name, f"torch.{name}(input): a bool tensor."
+    return op
+
+
+signbit = _bool_of_values("signbit", np.signbit)
+isposinf = _bool_of_values("isposinf", lambda v: v == np.inf)
+isneginf = _bool_of_values("isneginf", lambda v: v == -np.inf)
+_frexp = collections.namedtuple("frexp", ("mantissa", "exponent"))      # torch.return_types.frexp
+
+
+def frexp(input, *, out=None):
+    """(mantissa in [0.5, 1) with input's sign, int32 exponent): input == mantissa * 2 ** exponent."""
+    if input.fmt is None:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    m, e = np.frexp(_values(input))
+    scale = np.ldexp(np.float32(1), -e)            # a power of two: the product is exact
+    mantissa = apply("mul", input, made_like(input, scale.astype(np.float32), float32.fmt), _out=input.fmt)
+    return _frexp(mantissa, made_like(input, e.astype(np.int32), None))
+
+
 # -- Tensor methods ----------------------------------------------------------------------------------------------
 _ENGINE_ITEM = Tensor.item
 
@@ -419,6 +510,8 @@ def _cast(dtype_name):
     original = getattr(Tensor, dtype_name)
 
     def method(self, memory_format=None):
+        if dtype_name == "bool":            # nonzero is true (NaN too), not truncation toward zero
+            return made_like(self, np.asarray(_values(self) != 0), None)
         return original(self)
     method.__name__ = dtype_name
     return method
@@ -459,7 +552,10 @@ for _name, _fn in {
         "bitwise_left_shift": bitwise_left_shift, "bitwise_right_shift": bitwise_right_shift,
         "clamp_min": clamp_min, "clamp_max": clamp_max, "clamp": clamp, "clip": clamp, "isclose": isclose,
         "logit": logit, "lerp": lerp, "addcmul": addcmul, "addcdiv": addcdiv, "square": square,
-        "float_power": float_power, "nan_to_num": nan_to_num, "round": round,
+        "float_power": float_power, "nan_to_num": nan_to_num, "round": round, "maximum": maximum,
+        "minimum": minimum, "neg": neg, "negative": neg, "__neg__": neg, "positive": positive, "__pos__": positive,
+        "frac": frac, "deg2rad": deg2rad, "rad2deg": rad2deg, "signbit": signbit, "isposinf": isposinf,
+        "isneginf": isneginf, "frexp": frexp,
         "item": _item, "softmax": _softmax_method("softmax"), "log_softmax": _softmax_method("log_softmax"),
         "byte": lambda self, memory_format=None: self.to(uint8), "char": lambda self, memory_format=None: self.to(int8),
         "short": lambda self, memory_format=None: self.to(int16)}.items():

@@ -60,4 +60,5 @@ NAMES = {
     "addcdiv": ("torch.addcdiv", "Tensor.addcdiv"),
     "erf": ("torch.erf", "Tensor.erf"), "erfc": ("torch.erfc", "Tensor.erfc"),
     "erfinv": ("torch.erfinv", "Tensor.erfinv"),
+    "sinc": ("torch.sinc", "Tensor.sinc"),
 }

@@ -65,3 +65,19 @@ def test_clamp_min_gradient_goes_to_input_at_ties():
     torch.clamp_min(x, m).sum().backward()
     assert x.grad.tolist() == [1.0, 0.0] and m.grad.tolist() == [0.0, 1.0]
     assert math.isnan(torch.clamp_min(torch.tensor([float("nan")]), 0.0).item())
+
+
+def test_more_of_the_family():
+    x = torch.tensor([-1.5, 0.0, 2.25, float("inf")])
+    assert torch.frac(x).tolist()[:3] == [-0.5, 0.0, 0.25]
+    assert torch.signbit(x).tolist() == [True, False, False, False]
+    assert torch.isposinf(x).tolist() == [False, False, False, True]
+    m, e = torch.frexp(torch.tensor([8.0, -0.375]))
+    assert m.tolist() == [0.5, -0.75] and e.tolist() == [4, -1] and e.dtype == torch.int32
+    assert torch.sinc(torch.tensor([0.0, 1.0])).tolist()[0] == 1.0
+    assert torch.tensor([0.5, 0.0, float("nan")]).bool().tolist() == [True, False, True]
+    assert (-torch.tensor([1, 2], dtype=torch.int32)).dtype == torch.int32
+    with pytest.raises(RuntimeError, match="Negation"):
+        -torch.tensor([True])
+    with pytest.raises(TypeError):
+        torch.maximum(torch.tensor([1, 2]), 2)
