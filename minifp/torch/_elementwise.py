@@ -15,6 +15,7 @@ import numpy as np
 from ..engine import apply, made_like, storage, Tensor as _EngineTensor, to_numpy
 from ._tensor import Tensor, _dim, _type_name, _weak_out, float32, int8, int16, uint8
 from ._tensor import maximum as _maximum, minimum as _minimum
+from ._methods import _in_place
 
 __all__ = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod", "rsub", "atan2",
            "arctan2", "hypot", "logaddexp", "logaddexp2", "copysign", "xlogy", "ldexp", "nextafter", "fmax", "fmin",
@@ -22,7 +23,7 @@ __all__ = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder
            "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "clamp_min",
            "clamp_max", "clamp", "clip", "isclose", "logit", "lerp", "addcmul", "addcdiv", "square", "float_power",
            "nan_to_num", "round", "eq", "ne", "lt", "le", "gt", "ge", "maximum", "minimum", "max", "min", "neg",
-           "negative", "positive", "frac", "deg2rad", "rad2deg", "signbit", "isposinf", "isneginf", "frexp"]
+           "negative", "positive", "frac", "deg2rad", "rad2deg", "signbit", "isposinf", "isneginf", "frexp", "pow"]
 
 
 # -- argument checks and PyTorch's promotion of integers --------------------------------------------------------
@@ -75,7 +76,8 @@ def _values(t):
 
 # -- arithmetic: integer and bool tensors stay integer ------------------------------------------------------------
 _ENGINE = {name: getattr(Tensor, name) for name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__",
-                                                     "__rmul__", "__truediv__", "__rtruediv__")}
+                                                     "__rmul__", "__truediv__", "__rtruediv__", "__pow__", "__rpow__",
+                                                     "add_", "sub_", "mul_")}
 
 
 def _no_bool_sub(a, b):
@@ -103,6 +105,38 @@ def _integer_aware(name, np_fn):
         return engine_fn(self, other)
     op.__name__ = name
     return op
+
+
+def _int_power(a, b):
+    if np.any(b < 0) and a.dtype != np.bool_:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    return np.power(a, b)
+
+
+def pow(input, exponent, *, out=None):
+    """input ** exponent (integer tensors to integer powers stay integer)."""
+    _tensors("pow", input, exponent, scalars=(0, 1))
+    return Tensor.__pow__(input, exponent) if isinstance(input, _EngineTensor) else Tensor.__rpow__(exponent, input)
+
+
+def _in_place_arith(name, fn):
+    """x.add_(y) and the like: integer and bool tensors keep their dtype (a float result is refused)."""
+    engine_fn = _ENGINE[name]
+
+    def method(self, other, **kwargs):
+        if self.fmt is not None:
+            return engine_fn(self, other, **kwargs)
+        return _in_place(self, lambda t: _into(fn(t, other, **kwargs), t))
+    method.__name__ = name
+    return method
+
+
+def _into(new, t):
+    """new in t's integer dtype (PyTorch's in-place casting rule: floats do not go into integers)."""
+    if new.fmt is not None:
+        raise RuntimeError(f"result type {_type_name(new)} can't be cast to the desired output type {_type_name(t)}")
+    return new if storage(new).dtype == storage(t).dtype else made_like(t, storage(new).astype(storage(t).dtype),
+                                                                       None)
 
 
 def _swap(fn):
@@ -536,6 +570,9 @@ for _name, _fn in {
         "__rsub__": _integer_aware("__rsub__", _swap(_no_bool_sub)),
         "__mul__": _integer_aware("__mul__", np.multiply),
         "__rmul__": _integer_aware("__rmul__", np.multiply),
+        "__pow__": _integer_aware("__pow__", _int_power), "__rpow__": _integer_aware("__rpow__", _swap(_int_power)),
+        "pow": pow, "add_": _in_place_arith("add_", add), "sub_": _in_place_arith("sub_", sub),
+        "mul_": _in_place_arith("mul_", mul),
         "__floordiv__": _floor_div, "__rfloordiv__": _swap(_floor_div),
         "__mod__": lambda self, other: remainder(self, other), "__rmod__": lambda self, other: remainder(other, self),
         "__rdiv__": _rdiv, "__div__": _ENGINE["__truediv__"],
@@ -562,3 +599,4 @@ for _name, _fn in {
     setattr(Tensor, _name, _fn)
 for _name in ("float", "half", "double", "bfloat16", "long", "int", "bool"):
     setattr(Tensor, _name, _cast(_name))
+Tensor.__iadd__, Tensor.__isub__, Tensor.__imul__ = Tensor.add_, Tensor.sub_, Tensor.mul_

@@ -81,3 +81,16 @@ def test_more_of_the_family():
         -torch.tensor([True])
     with pytest.raises(TypeError):
         torch.maximum(torch.tensor([1, 2]), 2)
+
+
+def test_integer_powers_and_in_place_arithmetic_keep_the_dtype():
+    assert (torch.tensor([2, 3]) ** 2).tolist() == [4, 9] and (torch.tensor([2, 3]) ** 2).dtype == torch.int64
+    assert (2 ** torch.tensor([1, 2])).tolist() == [2, 4]
+    with pytest.raises(RuntimeError, match="negative integer powers"):
+        torch.tensor([2]) ** -1
+    a = torch.tensor([1, 2], dtype=torch.int32)
+    a += torch.tensor([3, 4])
+    assert a.dtype == torch.int32 and a.tolist() == [4, 6]
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        a += 0.5
+    assert a.tolist() == [4, 6]
