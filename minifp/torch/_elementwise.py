@@ -99,10 +99,10 @@ def _integer_aware(name, np_fn):
     engine_fn = _ENGINE[name]
 
     def op(self, other):
-        _self_tensor(name, self)
-        if _integral(self, other):
+        if isinstance(self, _EngineTensor) and self.fmt is None and _integral(self, other):
             return _numpy_result(np_fn, self, other)
-        return engine_fn(self, other)
+        _self_tensor(name, self)
+        return engine_fn(self, other)           # (a float operand: the engine's promotion and rounding)
     op.__name__ = name
     return op
 
@@ -420,15 +420,29 @@ def round(input, *, decimals=0, out=None):
     return _ROUND(input) if decimals == 0 else apply("round_decimals", input, decimals=decimals)
 
 
+_COMPARISONS = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+                "ge": np.greater_equal}
+_ENGINE_COMPARISONS = {n: getattr(Tensor, f"__{n}__") for n in _COMPARISONS}
+
+
+def _compared(name, input, other):
+    """input <op> other: integers compared exactly with NumPy (past 2**24 float32 would not tell them apart)."""
+    if input.fmt is None and _integral(input, other):
+        dtype = _int_dtype(input, other)
+        a, b = (to_numpy(storage(v)).astype(dtype) if isinstance(v, _EngineTensor) else v for v in (input, other))
+        return made_like(input, np.asarray(_COMPARISONS[name](a, b)), None)
+    return _ENGINE_COMPARISONS[name](input, other)
+
+
 def _compare(name):
     def fn(input, other, *, out=None):
         _tensors(name, input, other, scalars=(1,))
-        return apply(name, input, other)
+        return _compared(name, input, other)
     fn.__name__, fn.__doc__ = name, f"torch.{name}(input, other): a bool tensor."
     return fn
 
 
-eq, ne, lt, le, gt, ge = (_compare(n) for n in ("eq", "ne", "lt", "le", "gt", "ge"))
+eq, ne, lt, le, gt, ge = (_compare(n) for n in _COMPARISONS)
 
 
 def maximum(input, other, *, out=None):
@@ -600,3 +614,6 @@ for _name, _fn in {
 for _name in ("float", "half", "double", "bfloat16", "long", "int", "bool"):
     setattr(Tensor, _name, _cast(_name))
 Tensor.__iadd__, Tensor.__isub__, Tensor.__imul__ = Tensor.add_, Tensor.sub_, Tensor.mul_
+for _name, _fn in zip(_COMPARISONS, (eq, ne, lt, le, gt, ge)):
+    setattr(Tensor, _name, _fn)
+    setattr(Tensor, f"__{_name}__", (lambda n: lambda self, other: _compared(n, self, other))(_name))

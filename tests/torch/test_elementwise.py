@@ -94,3 +94,9 @@ def test_integer_powers_and_in_place_arithmetic_keep_the_dtype():
     with pytest.raises(RuntimeError, match="can't be cast"):
         a += 0.5
     assert a.tolist() == [4, 6]
+
+
+def test_integer_comparisons_are_exact_past_float32():
+    a = torch.tensor([2 ** 24 + 1])
+    assert (a == 2 ** 24).tolist() == [False] and torch.gt(a, torch.tensor(2 ** 24)).tolist() == [True]
+    assert (torch.tensor([1, 3]) != torch.tensor([1.0, 2.0])).tolist() == [False, True]
