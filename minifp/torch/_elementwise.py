@@ -80,11 +80,35 @@ _ENGINE = {name: getattr(Tensor, name) for name in ("__add__", "__radd__", "__su
                                                      "add_", "sub_", "mul_")}
 
 
-def _no_bool_sub(a, b):
-    if a.dtype == np.bool_:                 # (both operands are arrays of the result's dtype)
-        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
-                           "`logical_xor()` operator instead.")
-    return np.subtract(a, b)
+def _is_bool(v):
+    return isinstance(v, (bool, np.bool_)) or isinstance(v, _EngineTensor) and v.fmt is None and \
+        storage(v).dtype == np.bool_
+
+
+def _no_bool_sub(fn):
+    """fn (a subtraction) after PyTorch's refusal of bool operands."""
+    def checked(self, other):
+        n = _is_bool(self) + _is_bool(other)
+        if n == 2:
+            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+                               "or `logical_xor()` operator instead.")
+        if n:
+            raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+                               "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+        return fn(self, other)
+    checked.__name__ = fn.__name__
+    return checked
+
+
+def _int_division(fn, kernel):
+    """An integer division (floor, trunc, remainder) as PyTorch's: bools refused, division by zero an error."""
+    def checked(a, b):
+        if a.dtype == np.bool_:             # (both operands are arrays of the result's dtype)
+            raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for 'Bool'")
+        if np.any(b == 0):
+            raise RuntimeError("ZeroDivisionError")
+        return fn(a, b)
+    return checked
 
 
 def _self_tensor(name, self):
@@ -108,9 +132,25 @@ def _integer_aware(name, np_fn):
 
 
 def _int_power(a, b):
-    if np.any(b < 0) and a.dtype != np.bool_:
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
-    return np.power(a, b)
+    """a ** b of integers; a negative power gives 1 of 1, +-1 of -1, 0 of the rest (PyTorch's)."""
+    if a.dtype == np.bool_:
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+    powered = np.power(a, np.maximum(b, 0))
+    if not np.any(b < 0):
+        return powered
+    ones = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 0, 1, -1), 0))
+    return np.where(b < 0, ones, powered)
+
+
+def _no_negative_power(fn):
+    """fn (a power) after PyTorch's refusal of a negative Python integer as an integer tensor's exponent."""
+    def checked(self, other):
+        if isinstance(self, _EngineTensor) and self.fmt is None and isinstance(other, numbers.Integral) and \
+                not isinstance(other, bool) and other < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        return fn(self, other)
+    checked.__name__ = fn.__name__
+    return checked
 
 
 def pow(input, exponent, *, out=None):
@@ -145,13 +185,14 @@ def _swap(fn):
 
 def _floor_div(a, b):
     if _integral(a, b):
-        return _numpy_result(np.floor_divide, a, b)
+        return _numpy_result(_int_division(np.floor_divide, "div_floor"), a, b)
     return apply("div_floor", a, b, _out=_weak_out((a, b)))
 
 
 def _trunc_div(a, b):
     if _integral(a, b):
-        return _numpy_result(lambda x, y: np.where((x % y != 0) & ((x < 0) != (y < 0)), x // y + 1, x // y), a, b)
+        return _numpy_result(_int_division(lambda x, y: np.where((x % y != 0) & ((x < 0) != (y < 0)), x // y + 1,
+                                                                 x // y), "div_trunc"), a, b)
     return apply("div_trunc", a, b, _out=_weak_out((a, b)))
 
 
@@ -220,8 +261,8 @@ def _float_binary(name, op=None, scalars=(), integer=None):
     return fn
 
 
-remainder = _float_binary("remainder", scalars=(0, 1), integer=np.remainder)
-fmod = _float_binary("fmod", scalars=(1,), integer=np.fmod)
+remainder = _float_binary("remainder", scalars=(0, 1), integer=_int_division(np.remainder, "remainder"))
+fmod = _float_binary("fmod", scalars=(1,), integer=_int_division(np.fmod, "fmod"))
 atan2 = arctan2 = _float_binary("atan2")
 hypot = _float_binary("hypot")
 logaddexp = _float_binary("logaddexp")
@@ -306,9 +347,9 @@ def _integer_only(name, fn, scalars=(0, 1), bools=True):
         _tensors(name, *args, scalars=scalars)
         for a in args:
             if isinstance(a, _EngineTensor) and (a.fmt is not None or not bools and storage(a).dtype == np.bool_):
-                raise RuntimeError(f"\"{name}_cpu\" not implemented for '{_type_name(a)}'")
+                raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_type_name(a)}'")
             if not isinstance(a, (_EngineTensor, numbers.Integral, np.bool_)):
-                raise RuntimeError(f"\"{name}_cpu\" not implemented for 'Float'")
+                raise NotImplementedError(f"\"{name}_cpu\" not implemented for 'Float'")
         return _numpy_result(fn, *args)
     op.__name__, op.__doc__ = name, f"torch.{name}: elementwise, of integer and bool tensors."
     return op
@@ -580,11 +621,12 @@ def _bitwise_method(fn, name):
 
 for _name, _fn in {
         "__add__": _integer_aware("__add__", np.add), "__radd__": _integer_aware("__radd__", np.add),
-        "__sub__": _integer_aware("__sub__", _no_bool_sub),
-        "__rsub__": _integer_aware("__rsub__", _swap(_no_bool_sub)),
+        "__sub__": _no_bool_sub(_integer_aware("__sub__", np.subtract)),
+        "__rsub__": _no_bool_sub(_integer_aware("__rsub__", _swap(np.subtract))),
         "__mul__": _integer_aware("__mul__", np.multiply),
         "__rmul__": _integer_aware("__rmul__", np.multiply),
-        "__pow__": _integer_aware("__pow__", _int_power), "__rpow__": _integer_aware("__rpow__", _swap(_int_power)),
+        "__pow__": _no_negative_power(_integer_aware("__pow__", _int_power)),
+        "__rpow__": _integer_aware("__rpow__", _swap(_int_power)),
         "pow": pow, "add_": _in_place_arith("add_", add), "sub_": _in_place_arith("sub_", sub),
         "mul_": _in_place_arith("mul_", mul),
         "__floordiv__": _floor_div, "__rfloordiv__": _swap(_floor_div),

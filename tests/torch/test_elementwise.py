@@ -100,3 +100,13 @@ def test_integer_comparisons_are_exact_past_float32():
     a = torch.tensor([2 ** 24 + 1])
     assert (a == 2 ** 24).tolist() == [False] and torch.gt(a, torch.tensor(2 ** 24)).tolist() == [True]
     assert (torch.tensor([1, 3]) != torch.tensor([1.0, 2.0])).tolist() == [False, True]
+
+
+def test_integer_edge_cases_as_pytorch():
+    assert (torch.tensor([0, 2, -1, 1]) ** torch.tensor([-1, -1, -3, -2])).tolist() == [0, 0, -1, 1]
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        torch.tensor([3]) // torch.tensor([0])
+    with pytest.raises(RuntimeError, match="with a bool tensor"):
+        torch.tensor([3]) - True
+    with pytest.raises(NotImplementedError):
+        torch.tensor([3.0]) & 1
