@@ -1170,9 +1170,6 @@ defop("xlogy", _xlogy, lambda xp, g, ans, x, y: g * xp.where((x == 0) & ~xp.isna
 defop("div_floor", lambda xp, x, y: xp.floor_divide(x, y), lambda xp, g, ans, x, y: xp.zeros_like(g),
       lambda xp, g, ans, x, y: xp.zeros_like(g), doc="Elementwise x / y rounded down (Python's //); no gradient.",
       saves=False)
-defop("div_trunc", lambda xp, x, y: xp.trunc(x / y), lambda xp, g, ans, x, y: xp.zeros_like(g),
-      lambda xp, g, ans, x, y: xp.zeros_like(g), doc="Elementwise x / y rounded toward zero; no gradient.",
-      saves=False)
 
 
 def _round_decimals(xp, x, *, decimals=0):

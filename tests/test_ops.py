@@ -232,7 +232,7 @@ REFERENCES = {
     "exp2": np.exp2, "atan2": np.arctan2, "hypot": np.hypot, "logaddexp": np.logaddexp,
     "logaddexp2": np.logaddexp2, "copysign": np.copysign, "fmod": np.fmod, "remainder": np.remainder,
     "xlogy": lambda x, y: np.where((x == 0) & ~np.isnan(y), 0, x * np.log(y)).astype(x.dtype),
-    "div_floor": np.floor_divide, "div_trunc": lambda x, y: np.trunc(x / y),
+    "div_floor": np.floor_divide,
     "round_decimals": lambda x, decimals=0: (np.round(x * x.dtype.type(10.0**decimals)) / x.dtype.type(10.0**decimals)
                                              if decimals >= 0 else np.round(x / x.dtype.type(10.0**-decimals))
                                              * x.dtype.type(10.0**-decimals)),

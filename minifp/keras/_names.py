@@ -42,7 +42,7 @@ NAMES = {
     "tan": ("ops.tan",), "log2": ("ops.log2",), "log10": ("ops.log10",), "exp2": ("ops.exp2",),
     "atan2": ("ops.arctan2",), "hypot": ("ops.hypot",), "logaddexp": ("ops.logaddexp",), "logaddexp2": (),
     "copysign": ("ops.copysign",), "fmod": (), "remainder": ("ops.mod",), "xlogy": (),
-    "div_floor": ("ops.floor_divide",), "div_trunc": (), "round_decimals": (), "logit": (), "lerp": (),
+    "div_floor": ("ops.floor_divide",), "round_decimals": (), "logit": (), "lerp": (),
     "addcmul": (), "addcdiv": (),
     "erf": ("ops.erf",), "erfc": (), "erfinv": ("ops.erfinv",),
     "sinc": (),

@@ -193,7 +193,9 @@ def _trunc_div(a, b):
     if _integral(a, b):
         return _numpy_result(_int_division(lambda x, y: np.where((x % y != 0) & ((x < 0) != (y < 0)), x // y + 1,
                                                                  x // y), "div_trunc"), a, b)
-    return apply("div_trunc", a, b, _out=_weak_out((a, b)))
+    # PyTorch's kernel truncates the quotient as rounded into the result's dtype: trunc(a / b), two ops
+    return _ENGINE["__truediv__"](a, b).trunc() if isinstance(a, _EngineTensor) else \
+        _ENGINE["__rtruediv__"](b, a).trunc()
 
 
 def _scaled(other, alpha):

@@ -55,7 +55,7 @@ NAMES = {
     "logaddexp2": ("torch.logaddexp2", "Tensor.logaddexp2"), "copysign": ("torch.copysign", "Tensor.copysign"),
     "fmod": ("torch.fmod", "Tensor.fmod"), "remainder": ("torch.remainder", "Tensor.remainder"),
     "xlogy": ("torch.xlogy", "Tensor.xlogy"), "div_floor": ("torch.floor_divide", "Tensor.floor_divide"),
-    "div_trunc": (), "round_decimals": (), "logit": ("torch.logit", "Tensor.logit"),
+    "round_decimals": (), "logit": ("torch.logit", "Tensor.logit"),
     "lerp": ("torch.lerp", "Tensor.lerp"), "addcmul": ("torch.addcmul", "Tensor.addcmul"),
     "addcdiv": ("torch.addcdiv", "Tensor.addcdiv"),
     "erf": ("torch.erf", "Tensor.erf"), "erfc": ("torch.erfc", "Tensor.erfc"),
