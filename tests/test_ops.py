@@ -241,7 +241,8 @@ REFERENCES = {
     "addcmul": lambda x, a, b, value=1.0: x + value * a * b, "addcdiv": lambda x, a, b, value=1.0: x + value * a / b,
     "erf": np.vectorize(math.erf, otypes=[np.float64]), "erfc": np.vectorize(math.erfc, otypes=[np.float64]),
     "erfinv": np.vectorize(lambda y: _erfinv(y), otypes=[np.float64]),
-    "sinc": lambda x: np.where(x == 0, 1, np.sin(x * x.dtype.type(np.pi)) / np.where(x == 0, 1, x * x.dtype.type(np.pi))),
+    "sinc": lambda x: np.where(x == 0, 1, np.sin(x * x.dtype.type(np.pi))
+                               / np.where(x == 0, 1, x * x.dtype.type(np.pi))),
 }
 def _erfinv(y):
     """erfinv by bisection on math.erf (float64)."""
@@ -260,7 +261,8 @@ def _erfinv(y):
 # float64 reference does not follow: within a few units in the last place, on moderate inputs.
 BLAS_ORDER = {"var", "cumsum", "conv2d", "avg_pool2d", "adaptive_avg_pool2d", "gelu", "silu", "layer_norm", "group_norm",
               "batch_norm", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy_with_logits",
-              "binary_cross_entropy", "erf", "erfc", "erfinv"}
+              "binary_cross_entropy",
+              "erf", "erfc", "erfinv"}
 
 
 def values(fmt, shape, rng):

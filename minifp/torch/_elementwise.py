@@ -63,9 +63,9 @@ def _numpy_result(fn, *args, dtype=None):
     """fn of the operands' storage (integers and bools) as a tensor of `dtype` (PyTorch's promotion by default)."""
     like = next(a for a in args if isinstance(a, _EngineTensor))
     dtype = _int_dtype(*args) if dtype is None else dtype
-    arrays = [to_numpy(storage(a)).astype(dtype) if isinstance(a, _EngineTensor) else np.asarray(a, dtype)
-              for a in args]
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):        # (a Python int past the dtype's range wraps, as in PyTorch)
+        arrays = [to_numpy(storage(a)).astype(dtype) if isinstance(a, _EngineTensor) else np.asarray(a).astype(dtype)
+                  for a in args]
         return made_like(like, np.asarray(fn(*arrays)).astype(dtype, copy=False), None)
 
 
@@ -336,7 +336,7 @@ def heaviside(input, values, *, out=None):
     """0 where input < 0, values where input == 0, 1 where input > 0 (no gradient)."""
     _tensors("heaviside", input, values)
     if input.dtype != values.dtype:
-        raise RuntimeError(f"heaviside is not yet implemented for tensors with different dtypes")
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
     x, v = _values(input), _values(values)
     data = np.where(x == 0, v, x > 0).astype(x.dtype)
     return input.new_tensor(np.broadcast_to(data, np.broadcast_shapes(x.shape, v.shape)))
