@@ -12,8 +12,9 @@ import numbers
 
 import numpy as np
 
+from .. import engine
 from ..engine import apply, made_like, storage, Tensor as _EngineTensor, to_numpy
-from ._tensor import Tensor, _dim, _type_name, _weak_out, float32, int8, int16, uint8
+from ._tensor import Tensor, _dim, _type_name, _weak_out, float32, int8, int16, tensor, uint8
 from ._tensor import maximum as _maximum, minimum as _minimum
 from ._methods import _in_place
 
@@ -241,7 +242,7 @@ def true_divide(input, other, *, out=None):
 
 def floor_divide(input, other, *, out=None):
     """input / other rounded down."""
-    _tensors("floor_divide", input, other, scalars=(1,))
+    _tensors("floor_divide", input, other, scalars=(0, 1))
     return _floor_div(input, other)
 
 
@@ -252,12 +253,23 @@ def rsub(input, other, *, alpha=1):
         _scaled(input, alpha), other)
 
 
-def _float_binary(name, op=None, scalars=(), integer=None):
-    """torch.<name>(input, other): the engine's op (one rounding); integer operands by `integer` with NumPy."""
+def _not_for(name, *args):
+    """PyTorch's NotImplementedError for a kernel that has no integer (or bool) version."""
+    t = next(a for a in args if isinstance(a, _EngineTensor))
+    raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_type_name(t)}'")
+
+
+def _float_binary(name, op=None, scalars=(), integer=None, ints=True):
+    """torch.<name>(input, other): the engine's op (one rounding); integer operands by `integer` with NumPy, else
+    (ints) as float32, as PyTorch promotes them, or refused."""
     def fn(input, other, *, out=None):
         _tensors(name, input, other, scalars=scalars)
-        if integer is not None and _integral(input, other):
-            return _numpy_result(integer, input, other)
+        if _integral(input, other):
+            if integer is not None:
+                return _numpy_result(integer, input, other)
+            if not ints:
+                _not_for(name, input, other)
+        input, other = (v.long() if _is_bool(v) and not isinstance(v, bool) else v for v in (input, other))
         return apply(op or name, input, other, _out=_weak_out((input, other)))
     fn.__name__, fn.__doc__ = name, f"torch.{name}(input, other), elementwise."
     return fn
@@ -266,9 +278,9 @@ def _float_binary(name, op=None, scalars=(), integer=None):
 remainder = _float_binary("remainder", scalars=(0, 1), integer=_int_division(np.remainder, "remainder"))
 fmod = _float_binary("fmod", scalars=(1,), integer=_int_division(np.fmod, "fmod"))
 atan2 = arctan2 = _float_binary("atan2")
-hypot = _float_binary("hypot")
-logaddexp = _float_binary("logaddexp")
-logaddexp2 = _float_binary("logaddexp2")
+hypot = _float_binary("hypot", ints=False)
+logaddexp = _float_binary("logaddexp", ints=False)
+logaddexp2 = _float_binary("logaddexp2", ints=False)
 copysign = _float_binary("copysign", scalars=(1,))
 xlogy = _float_binary("xlogy", scalars=(0, 1))
 
@@ -276,27 +288,45 @@ xlogy = _float_binary("xlogy", scalars=(0, 1))
 def ldexp(input, other, *, out=None):
     """input * 2 ** other (PyTorch's two ops)."""
     _tensors("ldexp", input, other)
-    return input * (2.0 ** (other if other.fmt is not None else other.float()))
+    if other.fmt is not None:
+        return input * (2.0 ** other)
+    powers = 2.0 ** other.float()            # exact powers of two: the product rounds once, into input's dtype
+    return apply("mul", input, powers, _out=input.fmt) if input.fmt is not None else input * powers
+
+
+def _next_toward(a, b):
+    """The neighbour of each a toward b in a's own storage dtype (a format of 16 or 32 bits), by its bits."""
+    ints = {2: np.uint16, 4: np.uint32}.get(a.dtype.itemsize)
+    if ints is None:
+        raise NotImplementedError(f"nextafter of {a.dtype} is not supported by minifp.torch")
+    a, b = np.broadcast_arrays(a, b)
+    wa, wb = a.astype(np.float32), b.astype(np.float32)
+    bits = a.view(ints).astype(np.int64)
+    tiny = np.where(wb < 0, 1 | 1 << (8 * a.dtype.itemsize - 1), 1)           # the smallest subnormal, b's sign
+    moved = np.where(wa == 0, tiny, np.where((wb > wa) == (wa > 0), bits + 1, bits - 1))
+    out = moved.astype(ints).view(a.dtype)
+    return np.where(np.isnan(wa) | np.isnan(wb), np.nan, np.where(wa == wb, b, out)).astype(a.dtype)
 
 
 def nextafter(input, other, *, out=None):
-    """The next value of input's dtype after input toward other."""
+    """The next value of the result's dtype after input toward other."""
     _tensors("nextafter", input, other)
-    fmt = _weak_out((input, other)) or (input.fmt if input.fmt == other.fmt else None)
-    if input.fmt is None or other.fmt is None or fmt is None:
-        raise RuntimeError(f"nextafter: expected both inputs of one floating dtype, got {_type_name(input)} and "
-                           f"{_type_name(other)}")
-    x = input if fmt == input.fmt else input.to(other.dtype)
-    a, b = to_numpy(storage(x)), to_numpy(storage(other.to(x.dtype)))
-    try:
-        with np.errstate(all="ignore"):
-            step = np.nextafter(a, b) - a       # one unit in the last place: exact, and exact when added back
-    except TypeError:
-        raise NotImplementedError(f"nextafter of {input.dtype} is not supported by minifp.torch") from None
-    # PyTorch's gradients: 1 for input, 0 for other (a `where` that always picks the sum gives other its zero)
-    moved = apply("add", x, made_like(x, step.astype(a.dtype), fmt), _out=fmt)
-    keep = made_like(x, np.ones(np.broadcast_shapes(a.shape, b.shape), bool), None)
-    return apply("where", keep, moved, other, _out=fmt)
+    if _integral(input, other):
+        _not_for("nextafter", input, other)
+    fmt = _weak_out((input, other)) or (input.fmt if other.fmt is None else other.fmt if input.fmt is None else
+                                        engine.promote(input.fmt, other.fmt))
+    x, y = (v if v.fmt == fmt and v.fmt is not None else v.to(fmt) for v in (input, other))
+    a = to_numpy(storage(x))
+    with np.errstate(all="ignore"):
+        after = _next_toward(a, to_numpy(storage(y)))
+        step = after.astype(np.float32) - a.astype(np.float32)     # one unit in the last place: exact
+    finite = np.isfinite(step) | np.isnan(after.astype(np.float32))
+    # PyTorch's gradients: 1 for input (x plus its exact step), 0 for other (a `where` that always picks the
+    # result gives other its zero); steps to or from infinity take the value as it is
+    moved = apply("add", x, made_like(x, np.where(finite, step, 0).astype(a.dtype), fmt), _out=fmt)
+    if not finite.all():
+        moved = apply("where", made_like(x, finite, None), moved, made_like(x, after, fmt), _out=fmt)
+    return apply("where", made_like(x, np.ones(after.shape, bool), None), moved, y, _out=fmt)
 
 
 def _selects(name, keep):
@@ -348,10 +378,12 @@ def _integer_only(name, fn, scalars=(0, 1), bools=True):
         args = (input,) if other is None and name == "bitwise_not" else (input, other)
         _tensors(name, *args, scalars=scalars)
         for a in args:
-            if isinstance(a, _EngineTensor) and (a.fmt is not None or not bools and storage(a).dtype == np.bool_):
+            if isinstance(a, _EngineTensor) and a.fmt is not None:
                 raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_type_name(a)}'")
             if not isinstance(a, (_EngineTensor, numbers.Integral, np.bool_)):
                 raise NotImplementedError(f"\"{name}_cpu\" not implemented for 'Float'")
+        if not bools and _int_dtype(*args) == np.bool_:
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for 'Bool'")
         return _numpy_result(fn, *args)
     op.__name__, op.__doc__ = name, f"torch.{name}: elementwise, of integer and bool tensors."
     return op
@@ -390,10 +422,12 @@ def logical_not(input, *, out=None):
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """|input - other| <= atol + rtol * |other|, elementwise (equal infinities too; NaN where equal_nan)."""
     _tensors("isclose", input, other)
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"{_type_name(input)} did not match {_type_name(other)}")
     if rtol < 0 or atol < 0:
         which, v = ("rtol", rtol) if rtol < 0 else ("atol", atol)
         raise RuntimeError(f"{which} must be greater than or equal to zero, but got {v}")
-    a, b = _values(input), _values(other)
+    a, b = (v if v.dtype.kind == "f" else v.astype(np.float64) for v in (_values(input), _values(other)))
     with np.errstate(all="ignore"):
         close = (a == b) | (np.isfinite(a) & np.isfinite(b) & (np.abs(a - b) <= atol + rtol * np.abs(b)))
     if equal_nan:
@@ -409,6 +443,11 @@ def logit(input, eps=None, *, out=None):
 def lerp(input, end, weight, *, out=None):
     """input + weight * (end - input), exact at weight 0 and 1."""
     _tensors("lerp", input, end)
+    for what, v in (("end", end), ("weight", weight)):
+        if isinstance(v, _EngineTensor) and v.dtype != input.dtype:
+            raise RuntimeError(f"expected dtype {input.dtype} for `{what}` but got dtype {v.dtype}")
+    if input.fmt is None:
+        _not_for("lerp", input)
     return apply("lerp", input, end, weight, _out=_weak_out((input, end, weight)))
 
 
@@ -426,8 +465,8 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
 
 
 def square(input, *, out=None):
-    """input * input (one rounding)."""
-    return Tensor.__mul__(input, input)
+    """input * input (one rounding; bools square into int64)."""
+    return Tensor.__mul__(input, input) if not _is_bool(input) else Tensor.__mul__(input.long(), input.long())
 
 
 def float_power(input, exponent, *, out=None):
@@ -459,6 +498,8 @@ _ROUND = Tensor.round
 def round(input, *, decimals=0, out=None):
     """input rounded to `decimals` decimal places, halves to even."""
     if input.fmt is None:
+        if storage(input).dtype == np.bool_:
+            _not_for("round", input)
         return input.clone()
     return _ROUND(input) if decimals == 0 else apply("round_decimals", input, decimals=decimals)
 
@@ -538,6 +579,8 @@ def positive(input):
 
 def frac(input, *, out=None):
     """input - trunc(input) (exact; the gradient is the identity)."""
+    if input.fmt is None:
+        _not_for("frac", input)
     return input - input.trunc()
 
 
@@ -608,6 +651,18 @@ def _cast(dtype_name):
     return method
 
 
+_FACE_TO = Tensor.to
+
+
+def _to(self, *args, **kwargs):
+    """Tensor.to, with an integer or bool tensor cast to a floating dtype stored in that format (the engine's
+    cast moves an integer storage as it is)."""
+    out = _FACE_TO(self, *args, **kwargs)
+    if self.fmt is None and out.fmt is not None:
+        return tensor(to_numpy(storage(self)), dtype=out.dtype, device=out.device)
+    return out
+
+
 def _rdiv(self, other):
     """other / self as PyTorch's Tensor.__rdiv__: self.reciprocal() * other."""
     return self.reciprocal() * other
@@ -655,6 +710,7 @@ for _name, _fn in {
         "byte": lambda self, memory_format=None: self.to(uint8), "char": lambda self, memory_format=None: self.to(int8),
         "short": lambda self, memory_format=None: self.to(int16)}.items():
     setattr(Tensor, _name, _fn)
+Tensor.to = _to
 for _name in ("float", "half", "double", "bfloat16", "long", "int", "bool"):
     setattr(Tensor, _name, _cast(_name))
 Tensor.__iadd__, Tensor.__isub__, Tensor.__imul__ = Tensor.add_, Tensor.sub_, Tensor.mul_

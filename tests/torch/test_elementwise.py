@@ -110,3 +110,19 @@ def test_integer_edge_cases_as_pytorch():
         torch.tensor([3]) - True
     with pytest.raises(NotImplementedError):
         torch.tensor([3.0]) & 1
+
+
+def test_promotion_and_refusals_of_the_float_functions():
+    i, h = torch.tensor([3, -7, 5]), torch.tensor([1.5, -2.0, 0.25], dtype=torch.float16)
+    assert torch.atan2(i, i).dtype == torch.float32 and torch.atan2(h, i).dtype == torch.float16
+    assert torch.ldexp(h, torch.tensor([1, 2, 3])).dtype == torch.float16
+    assert torch.ldexp(h, torch.tensor([1, 2, 3])).tolist() == [3.0, -8.0, 2.0]
+    for fn in (torch.hypot, torch.logaddexp, torch.nextafter):
+        with pytest.raises(NotImplementedError):
+            fn(i, i)
+    with pytest.raises(RuntimeError, match="did not match"):
+        torch.isclose(i, h)
+    assert torch.nextafter(i, h).dtype == torch.float16 and torch.nextafter(i, h).tolist()[0] == 3 - 2 ** -9
+    assert torch.nextafter(torch.tensor([1.0], dtype=torch.bfloat16),
+                           torch.tensor([2.0], dtype=torch.bfloat16)).item() == 1 + 2 ** -7
+    assert torch.tensor([1, 2]).float().numpy().dtype == np.float32    # stored as floats, not integers
