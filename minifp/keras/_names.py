@@ -39,4 +39,13 @@ NAMES = {
     "floor": ("ops.floor",), "ceil": ("ops.ceil",), "round": (), "trunc": ("ops.trunc",), "sign": ("ops.sign",),
     "scatter_reduce": (),
     "cumprod": (), "logcumsumexp": (),
+    "acos": ("ops.arccos",), "asin": ("ops.arcsin",), "atan": ("ops.arctan",), "acosh": ("ops.arccosh",),
+    "asinh": ("ops.arcsinh",), "atanh": ("ops.arctanh",), "sinh": ("ops.sinh",), "cosh": ("ops.cosh",),
+    "tan": ("ops.tan",), "log2": ("ops.log2",), "log10": ("ops.log10",), "exp2": ("ops.exp2",),
+    "atan2": ("ops.arctan2",), "hypot": ("ops.hypot",), "logaddexp": ("ops.logaddexp",), "logaddexp2": (),
+    "copysign": ("ops.copysign",), "fmod": (), "remainder": ("ops.mod",), "xlogy": (),
+    "div_floor": ("ops.floor_divide",), "round_decimals": (), "logit": (), "lerp": (),
+    "addcmul": (), "addcdiv": (),
+    "erf": ("ops.erf",), "erfc": (), "erfinv": ("ops.erfinv",),
+    "sinc": (),
 }

@@ -791,5 +791,14 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     return x
 
 
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """softmax(-input) along dim (PyTorch's: negated first, then cast to dtype)."""
+    dim = _dim_for_softmax("softmin", input.ndim) if dim is None else dim
+    return (-input).softmax(dim, dtype=dtype)
+
+
+__all__ += ["softmin"]
+
 from .._missing import missing as _missing  # noqa: E402
 __getattr__ = _missing("minifp.torch.nn.functional")
