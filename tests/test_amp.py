@@ -22,7 +22,7 @@ def param(values, dtype=torch.float32):
 
 def finite_step(scaler, opt, p, grad=1.0):
     scaler.scale(torch.ones(1))              # as PyTorch, a scaler scales before it unscales
-    p.grad = torch.full(tuple(p.shape), grad * scaler.get_scale())
+    p.grad = torch.full(tuple(p.shape), grad * scaler.get_scale(), device="cuda")
     scaler.step(opt)
     scaler.update()
 
@@ -81,7 +81,7 @@ def test_unscale_finds_inf_and_nan(view, bad):
     big[4, 4] = g[2, 2]
     grad = {"plain": g, "transposed": g.T, "sliced": big[::2, ::2]}[view]
     p = param(np.zeros((20, 20)))
-    p.grad = torch.tensor(grad)
+    p.grad = torch.tensor(grad, device="cuda")
     opt = torch.optim.SGD([p], lr=0.0)
     s = torch.amp.GradScaler("cuda", init_scale=4.0)
     s.scale(torch.ones(1))
@@ -107,7 +107,7 @@ def test_skipped_step_matches_float32_run_without_it():
         if i == 1:
             scaled[3] = np.inf
         s.scale(torch.ones(1))
-        p.grad = torch.tensor(scaled)
+        p.grad = torch.tensor(scaled, device="cuda")
         s.step(opt)
         s.update()
     assert s.get_scale() == 512.0
@@ -117,7 +117,7 @@ def test_skipped_step_matches_float32_run_without_it():
     ref = torch.optim.Adam([q], lr=0.1)
     for i, g in enumerate(grads):
         if i != 1:
-            q.grad = torch.tensor(g)
+            q.grad = torch.tensor(g, device="cuda")
             ref.step()
     assert np.array_equal(p.detach().numpy(), q.detach().numpy())
     for a, b in zip(opt.state_dict()["state"].values(), ref.state_dict()["state"].values()):
@@ -133,7 +133,7 @@ def test_growth_refused_when_not_finite():
 
 def test_float16_gradients_refused_by_gradscaler_accepted_by_tf_keras_lso():
     p = param([1.0], torch.float16)
-    p.grad = torch.tensor([2.0], dtype=torch.float16)
+    p.grad = torch.tensor([2.0], dtype=torch.float16, device="cuda")
     with pytest.raises(ValueError, match="Attempting to unscale FP16 gradients."):
         scaler = torch.amp.GradScaler("cuda")
         scaler.scale(torch.ones(1))
@@ -149,7 +149,7 @@ def test_half_weights_show_swamping():
         p = param([1.0], dtype)
         opt = torch.optim.SGD([p], lr=2.0**-12)
         for _ in range(10):
-            p.grad = torch.tensor([1.0], dtype=dtype)
+            p.grad = torch.tensor([1.0], dtype=dtype, device="cuda")
             opt.step()
         assert (p.item() < 1.0) == moved and p.dtype == dtype
 
