@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
-from ._tensor import _dims
+from ._tensor import _dim, _dims, matmul
 
-__all__ = ["vector_norm", "norm", "matrix_norm"]
+__all__ = ["vector_norm", "norm", "matrix_norm", "vecdot", "cross", "multi_dot"]
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
@@ -40,3 +40,38 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     if ord == "fro":
         return matrix_norm(A, ord, dim if dim is not None else (-2, -1), keepdim, dtype=dtype)
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+def vecdot(x, y, *, dim=-1):
+    """Sum of x * y along dim (PyTorch's own decomposition: the elementwise products, then their sum)."""
+    return (x * y).sum(dim)
+
+
+def cross(input, other, *, dim=-1):
+    """The cross product of 3-vectors along dim (inputs broadcast)."""
+    if input.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    d = _dim(dim, input.ndim)
+    if input.shape[d] != 3 or other.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[d]} and "
+                           f"{other.shape[d]}")
+    a, b = (t.unbind(d) for t in (input, other))
+    parts = [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+    from ._functions import stack           # (imported here: _functions imports this module's users)
+    return stack(parts, d)
+
+
+def multi_dot(tensors, *, out=None):
+    """tensors[0] @ tensors[1] @ ...; a 1-D first (last) tensor is a row (column) vector, dropped from the result."""
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    first, last = tensors[0].ndim == 1, tensors[-1].ndim == 1
+    ts = [tensors[0].unsqueeze(0) if first else tensors[0], *tensors[1:-1],
+          tensors[-1].unsqueeze(1) if last else tensors[-1]]
+    for i, t in enumerate(ts):
+        if t.ndim != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {tensors[i].ndim}D")
+    out = ts[0]
+    for t in ts[1:]:
+        out = matmul(out, t)
+    return out.reshape([s for s, drop in zip(out.shape, (first, last)) if not drop])
