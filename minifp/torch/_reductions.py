@@ -19,8 +19,8 @@ from ._tensor import Tensor, _dim, _dims, _type_name, format_of, matmul, tensor
 
 __all__ = ["all", "any", "prod", "nansum", "nanmean", "logsumexp", "var_mean", "std_mean", "aminmax", "quantile",
            "nanquantile", "cov", "corrcoef", "histc", "histogram", "trapezoid", "trapz", "cumulative_trapezoid",
-           "renorm", "dot", "vdot", "inner", "outer", "ger", "mv", "addmm", "addmv", "addbmm", "baddbmm", "addr",
-           "einsum", "tensordot", "kron", "trace", "cross"]
+           "renorm", "amax", "amin", "dot", "vdot", "inner", "outer", "ger", "mv", "addmm", "addmv", "addbmm", "baddbmm", "addr",
+           "einsum", "tensordot", "kron", "trace", "cross", "norm"]
 
 _minmax = collections.namedtuple("aminmax", ("min", "max"))
 _hist = collections.namedtuple("histogram", ("hist", "bin_edges"))
@@ -134,6 +134,28 @@ def aminmax(input, *, dim=None, keepdim=False):
     return _minmax(-apply("max", -input, axis=axes, keepdims=keep), apply("max", input, axis=axes, keepdims=keep))
 
 
+def _reduced_dims(input, dim, name):
+    """dim of amax / amin as engine axes, with PyTorch's checks (no repeats, no empty dim reduced)."""
+    dims = [] if dim is None else list(dim) if isinstance(dim, (tuple, list)) else [dim]
+    dims = [_dim(d, input.ndim) for d in dims]
+    if len(set(dims)) < len(dims):
+        raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
+    for d in dims or range(input.ndim):
+        if input.ndim and input.shape[d] == 0:
+            raise RuntimeError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    return None if not dims or input.ndim == 0 else tuple(dims)
+
+
+def amax(input, dim=(), keepdim=False):
+    """The largest values over dim (all dims when empty); ties share the gradient."""
+    return apply("max", input, axis=_reduced_dims(input, dim, "amax"), keepdims=keepdim and input.ndim > 0)
+
+
+def amin(input, dim=(), keepdim=False):
+    """The smallest values over dim (all dims when empty); ties share the gradient."""
+    return -apply("max", -input, axis=_reduced_dims(input, dim, "amin"), keepdims=keepdim and input.ndim > 0)
+
+
 def _max_or_min(method):
     """Tensor.max / min with dim: a 0-dim tensor reduces over its one element (no axis for the engine)."""
     def reduce(self, dim=None, keepdim=False):
@@ -244,9 +266,9 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     else:
         w_sum = w.sum()
         avg = (x * w).sum(1) / w_sum
-    if w is None or correction == 0:
+    if correction == 0:
         factor = w_sum
-    elif aweights is None:
+    elif w is None or aweights is None:
         factor = w_sum - correction
     else:
         factor = w_sum - correction * (w * aweights).sum() / w_sum
@@ -296,8 +318,8 @@ def histogram(input, bins, *, range=None, weight=None, density=False):
     hist = hist.astype(np.float64)
     if density:
         hist = hist / (hist.sum() * np.diff(edges.astype(np.float64)))
-    return _hist(made_like(input, hist.astype(np.float32), None).to(input.dtype),
-                 made_like(input, edges, None).to(input.dtype))
+    return _hist(tensor(hist.astype(np.float32), dtype=input.dtype, device=input.device),
+                 tensor(edges, dtype=input.dtype, device=input.device))
 
 
 # -- trapezoids and renorm ---------------------------------------------------------------------------------------
@@ -454,9 +476,13 @@ def tensordot(a, b, dims=2, out=None):
     fa = [i for i in range(a.ndim) if i not in da]
     fb = [i for i in range(b.ndim) if i not in db]
     for i, j in zip(da, db):
-        if a.shape[i] != b.shape[j]:
+        if a.shape[i] != b.shape[j] and 1 not in (a.shape[i], b.shape[j]):
             raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[i]} in dim {i} "
                                f"and second has size {b.shape[j]} in dim {j}")
+        if a.shape[i] == 1 and b.shape[j] != 1:        # a size-1 dim broadcasts: the other is summed first
+            b = b.sum(j, keepdim=True)
+        elif b.shape[j] == 1 and a.shape[i] != 1:
+            a = a.sum(i, keepdim=True)
     ka = int(np.prod([a.shape[i] for i in da], dtype=np.int64))
     left = a.permute(*(fa + da)).reshape(-1, ka) if a.ndim else a.reshape(1, 1)
     right = b.permute(*(db + fb)).reshape(ka, -1) if b.ndim else b.reshape(1, 1)
@@ -487,6 +513,16 @@ def trace(input):
     idx = np.arange(builtins.min(input.shape))
     return input[idx, idx].sum()
 
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """torch.norm: the Frobenius or p-norm over dim (all by default); "nuc" (an SVD) is not part of the face."""
+    if p == "nuc":
+        raise NotImplementedError("torch.norm(p='nuc'): the nuclear norm needs an SVD, which minifp.torch does not "
+                                  "have")
+    if isinstance(p, str) and p != "fro":
+        raise RuntimeError(f"norm(): unsupported norm type {p!r}")
+    return _linalg.vector_norm(input, 2 if p in ("fro", None) else p, dim, keepdim, dtype=dtype)
 
 
 def cross(input, other, dim=None):
@@ -573,9 +609,9 @@ Tensor.min = _max_or_min(Tensor.min)
 Tensor.argmax = _arg_reduction(Tensor.argmax)
 Tensor.argmin = _arg_reduction(Tensor.argmin)
 for _name, _fn in {
-        "all": all, "any": any, "sum": _sum, "mean": _mean, "prod": prod, "nansum": nansum, "nanmean": nanmean,
+        "all": all, "any": any, "amax": amax, "amin": amin, "sum": _sum, "mean": _mean, "prod": prod, "nansum": nansum, "nanmean": nanmean,
         "logsumexp": logsumexp, "aminmax": aminmax, "quantile": quantile, "nanquantile": nanquantile,
         "histc": histc, "histogram": histogram, "renorm": renorm, "dot": dot, "vdot": vdot, "inner": inner,
         "outer": outer, "ger": ger, "mv": mv, "addmm": addmm, "addmv": addmv, "addbmm": addbmm, "baddbmm": baddbmm,
-        "addr": addr, "kron": kron, "trace": trace, "cross": cross, "cov": cov, "corrcoef": corrcoef}.items():
+        "addr": addr, "kron": kron, "trace": trace, "cross": cross, "norm": norm, "cov": cov, "corrcoef": corrcoef}.items():
     setattr(Tensor, _name, _fn)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 
-from ._tensor import _dim, _dims, matmul
+from ..engine import apply
+from ._tensor import _dim, _dims, matmul, tensor
 
 __all__ = ["vector_norm", "norm", "matrix_norm", "vecdot", "cross", "multi_dot"]
 
@@ -19,13 +20,21 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         return a.amax(axes, keepdim)
     if ord == -math.inf:
         return a.amin(axes, keepdim)
-    if ord == 0:
-        return (a != 0).to(x.dtype).sum(axes, keepdim)
+    if ord == 0:        # the count, with a zero gradient as PyTorch's (the where's other branch is a * 0 = 0)
+        return apply("where", a != 0, tensor(1.0, dtype=x.dtype), a * 0).sum(axes, keepdim)
     if ord == 1:
         return a.sum(axes, keepdim)
-    if ord == 2:
-        return (a * a).sum(axes, keepdim).sqrt()
-    return (a ** ord).sum(axes, keepdim) ** (1.0 / ord)
+    return _root((a * a) if ord == 2 else a ** ord, axes, keepdim, ord)
+
+
+def _root(powers, axes, keepdim, ord):
+    """sum(powers) ** (1 / ord), whose gradient is 0 where the sum is 0 (PyTorch's subgradient) rather than NaN:
+    the root is taken of 1 there and the result replaced by 0, both exact."""
+    s = powers.sum(axes, keepdim)
+    zero = s == 0
+    safe = apply("where", zero, tensor(1.0, dtype=s.dtype), s)
+    root = safe.sqrt() if ord == 2 else safe ** (1.0 / ord)
+    return apply("where", zero, tensor(0.0, dtype=s.dtype), root)
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
@@ -71,7 +80,25 @@ def multi_dot(tensors, *, out=None):
     for i, t in enumerate(ts):
         if t.ndim != 2:
             raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {tensors[i].ndim}D")
-    out = ts[0]
-    for t in ts[1:]:
-        out = matmul(out, t)
+    out = _chain(ts, _chain_order([t.shape[0] for t in ts] + [ts[-1].shape[1]]), 0, len(ts) - 1)
     return out.reshape([s for s, drop in zip(out.shape, (first, last)) if not drop])
+
+
+def _chain_order(dims):
+    """split[i][j]: where the cheapest product of matrices i..j splits (the matrix-chain order PyTorch uses)."""
+    n = len(dims) - 1
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j], split[i][j] = min((cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1], k)
+                                          for k in range(i, j))
+    return split
+
+
+def _chain(ts, split, i, j):
+    if i == j:
+        return ts[i]
+    k = split[i][j]
+    return matmul(_chain(ts, split, i, k), _chain(ts, split, k + 1, j))
