@@ -20,7 +20,7 @@ from ._tensor import Tensor, _dim, _dims, _type_name, format_of, matmul, tensor
 __all__ = ["all", "any", "prod", "nansum", "nanmean", "logsumexp", "var_mean", "std_mean", "aminmax", "quantile",
            "nanquantile", "cov", "corrcoef", "histc", "histogram", "trapezoid", "trapz", "cumulative_trapezoid",
            "renorm", "amax", "amin", "dot", "vdot", "inner", "outer", "ger", "mv", "addmm", "addmv", "addbmm", "baddbmm", "addr",
-           "einsum", "tensordot", "kron", "trace", "cross", "norm"]
+           "einsum", "tensordot", "kron", "trace", "cross", "norm", "median", "nanmedian", "kthvalue", "mode", "dist"]
 
 _minmax = collections.namedtuple("aminmax", ("min", "max"))
 _hist = collections.namedtuple("histogram", ("hist", "bin_edges"))
@@ -231,6 +231,96 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=N
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """quantile ignoring NaN (NaN only where a slice is all NaN)."""
     return _quantile(input, q, dim, keepdim, interpolation, True, "nanquantile")
+
+
+# -- order statistics: median, kthvalue, mode -----------------------------------------------------------------------
+
+_valind = collections.namedtuple("values_indices", ("values", "indices"))
+
+
+def _pick(input, dim, keepdim, rank_of):
+    """(values, indices) at rank rank_of(sorted values, NaN counts, n) along dim of the sorted input (NaN last)."""
+    from ._methods import gather, sort          # (imported here: _methods is loaded after this module's tables)
+    x = input.reshape(1) if input.ndim == 0 else input
+    d = _dim(dim, x.ndim)
+    order = sort(x, d)
+    nan = np.isnan(_values(x)).sum(axis=d, keepdims=True)
+    rank = np.asarray(rank_of(_values(order.values), nan, x.shape[d]), np.int64)
+    rank = np.broadcast_to(rank, nan.shape)
+    values = gather(order.values, d, made_like(x, rank, None))
+    indices = gather(order.indices, d, made_like(x, rank, None))
+    if not keepdim or input.ndim == 0:
+        values, indices = values.squeeze(d), indices.squeeze(d)
+    return _valind(values.reshape(input.shape if input.ndim == 0 else values.shape), indices)
+
+
+def _median(input, dim, keepdim, ignore_nan):
+    if input.numel() == 0 and dim is None:
+        return tensor(float("nan"), dtype=input.dtype)
+    rank = (lambda v, nan, n: np.where(nan == n, 0, (n - nan - 1) // 2)) if ignore_nan else \
+        (lambda v, nan, n: np.where(nan > 0, n - 1, (n - 1) // 2))
+    if dim is None:
+        return _pick(input.reshape(-1), 0, False, rank).values
+    return _pick(input, dim, keepdim, rank)
+
+
+def median(input, dim=None, keepdim=False):
+    """The lower median (of all values, or (values, indices) along dim); NaN where a slice holds one."""
+    return _median(input, dim, keepdim, False)
+
+
+def nanmedian(input, dim=None, keepdim=False):
+    """median ignoring NaN."""
+    return _median(input, dim, keepdim, True)
+
+
+def kthvalue(input, k, dim=-1, keepdim=False):
+    """(values, indices) of the k-th smallest element along dim."""
+    n = input.shape[_dim(dim, input.ndim)] if input.ndim else 1
+    if not 1 <= k <= n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
+    return _pick(input, dim, keepdim, lambda v, nan, size: k - 1)
+
+
+def _mode_rank(v, n):
+    """Rank in each sorted row (last axis) of the last element of its longest run of equal values (the smallest
+    such value), shaped (..., 1)."""
+    rows = v.reshape(-1, n)
+    ranks = np.empty(len(rows), np.int64)
+    for i, row in enumerate(rows):
+        run = np.cumsum(np.r_[True, row[1:] != row[:-1]]) - 1
+        ranks[i] = np.flatnonzero(run == np.argmax(np.bincount(run)))[-1]
+    return ranks.reshape(v.shape[:-1] + (1,))
+
+
+def mode(input, dim=-1, keepdim=False):
+    """(values, indices) of the most frequent value along dim (the smallest on ties)."""
+    if input.ndim == 0:
+        return _pick(input, 0, keepdim, lambda v, nan, n: 0)
+    d = _dim(dim, input.ndim)
+    order = [i for i in range(input.ndim) if i != d] + [d]
+    back = list(np.argsort(order))
+    out = _pick(input.permute(*order), -1, True, lambda v, nan, n: _mode_rank(v, n))
+    out = _valind(out.values.permute(*back), out.indices.permute(*back))
+    return out if keepdim else _valind(out.values.squeeze(d), out.indices.squeeze(d))
+
+
+def dist(input, other, p=2):
+    """The p-norm of input - other (broadcast)."""
+    return _linalg.vector_norm(input - other, p)
+
+
+def _sum_to_size(self, *size):
+    """The sum of self down to `size`, which self must broadcast from (leading dims and dims of 1 summed)."""
+    size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
+    lead = self.ndim - len(size)
+    if lead < 0 or _builtin_any_(s != 1 and s != self.shape[lead + i] for i, s in enumerate(size)):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(self.shape)}}}.")
+    axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(size) if s == 1 and self.shape[lead + i] != 1)
+    return self.sum(axes, keepdim=True).reshape(size) if axes else self
+
+
+_builtin_any_ = builtins.any
 
 
 # -- covariance and histograms ------------------------------------------------------------------------------------
@@ -613,5 +703,7 @@ for _name, _fn in {
         "logsumexp": logsumexp, "aminmax": aminmax, "quantile": quantile, "nanquantile": nanquantile,
         "histc": histc, "histogram": histogram, "renorm": renorm, "dot": dot, "vdot": vdot, "inner": inner,
         "outer": outer, "ger": ger, "mv": mv, "addmm": addmm, "addmv": addmv, "addbmm": addbmm, "baddbmm": baddbmm,
-        "addr": addr, "kron": kron, "trace": trace, "cross": cross, "norm": norm, "cov": cov, "corrcoef": corrcoef}.items():
+        "addr": addr, "kron": kron, "trace": trace, "cross": cross, "norm": norm,
+        "median": median, "nanmedian": nanmedian, "kthvalue": kthvalue, "mode": mode, "dist": dist,
+        "sum_to_size": _sum_to_size, "cov": cov, "corrcoef": corrcoef}.items():
     setattr(Tensor, _name, _fn)
