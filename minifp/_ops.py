@@ -1149,3 +1149,50 @@ defop("logsumexp", _logsumexp,
       _keep(xp, g, x.shape, axis, keepdims) * xp.exp(x - _keep(xp, ans, x.shape, axis, keepdims)),
       doc="log(sum(exp(x))) over `axis` (all axes by default), shifted by the max, in float32 and rounded once.",
       example=lambda rng: ((_u(rng, 3, 4),), {"axis": (1,)}))
+
+
+def _cumprod_grad(xp, g, ans, x, *, axis):
+    """sum over j >= i of g_j * prod_{k <= j, k != i} x_k, exact where x holds zeros: the exclusive products
+    before i times S_i = g_i + x_{i+1} * S_{i+1}, run backwards along the axis."""
+    xs, gs = xp.moveaxis(x, axis, 0), xp.moveaxis(g, axis, 0)
+    n = xs.shape[0]
+    if n == 0:
+        return g
+    before = xp.concatenate([xp.ones_like(xs[:1]), xp.cumprod(xs, axis=0)[:-1]], axis=0)
+    s = xp.empty_like(gs)
+    s[n - 1] = gs[n - 1]
+    for i in range(n - 2, -1, -1):
+        s[i] = gs[i] + xs[i + 1] * s[i + 1]
+    return xp.moveaxis(before * s, 0, axis)
+
+
+def _logcumsumexp(xp, x, *, axis):
+    """Running log(sum(exp)) along axis, each step a logaddexp (no overflow, no underflow of small prefixes)."""
+    xs = xp.moveaxis(x, axis, 0)
+    out = xp.empty_like(xs)
+    if xs.shape[0]:
+        out[0] = xs[0]
+    for i in range(1, xs.shape[0]):
+        out[i] = xp.logaddexp(out[i - 1], xs[i])
+    return xp.moveaxis(out, 0, axis)
+
+
+def _logcumsumexp_grad(xp, g, ans, x, *, axis):
+    """sum over j >= i of g_j * exp(x_i - ans_j), in log space for the positive and negative g apart (PyTorch's),
+    in float64: the two sums cancel."""
+    g, ans, x = (v.astype("float64") for v in (g, ans, x))
+
+    def reverse_lcse(v):
+        return xp.flip(_logcumsumexp(xp, xp.flip(v, axis), axis=axis), axis)
+    log_g = xp.log(xp.where(g != 0, xp.abs(g), 1))          # (1 where g is 0: no log(0) warning)
+    pos = reverse_lcse(xp.where(g > 0, log_g, -math.inf) - ans)
+    neg = reverse_lcse(xp.where(g < 0, log_g, -math.inf) - ans)
+    return xp.exp(pos + x) - xp.exp(neg + x)
+
+
+defop("cumprod", lambda xp, x, *, axis: xp.cumprod(x, axis=axis), _cumprod_grad,
+      doc="Running products along `axis`, each in float32 and rounded once; zeros get their exact gradients.",
+      example=lambda rng: ((_u(rng, 3, 4),), {"axis": 1}))
+defop("logcumsumexp", _logcumsumexp, _logcumsumexp_grad,
+      doc="Running log(sum(exp(x))) along `axis`, in float32 and rounded once each.",
+      example=lambda rng: ((_u(rng, 3, 4),), {"axis": 1}))

@@ -230,12 +230,15 @@ REFERENCES = {
     "prod": lambda x, axis=None, keepdims=False: np.prod(x.astype(np.float64), axis=axis, keepdims=keepdims),
     "logsumexp": lambda x, axis=None, keepdims=False: np.log(np.sum(np.exp(x.astype(np.float64)), axis=axis,
                                                                    keepdims=keepdims)),
+    "cumprod": lambda x, axis: np.cumprod(x.astype(np.float64), axis=axis),
+    "logcumsumexp": lambda x, axis: np.log(np.cumsum(np.exp(x.astype(np.float64)), axis=axis)),
 }
 # Sums in the BLAS's own order (or reductions and transcendentals computed in float32, or erf by a fit), which the
 # float64 reference does not follow: within a few units in the last place, on moderate inputs.
 BLAS_ORDER = {"var", "cumsum", "conv2d", "avg_pool2d", "adaptive_avg_pool2d", "gelu", "silu", "layer_norm", "group_norm",
               "batch_norm", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy_with_logits",
-              "binary_cross_entropy", "prod", "logsumexp"}
+              "binary_cross_entropy", "prod", "logsumexp", "cumprod",
+              "logcumsumexp"}
 
 
 def values(fmt, shape, rng):

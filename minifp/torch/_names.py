@@ -43,4 +43,5 @@ NAMES = {
     "expm1": ("torch.expm1", "Tensor.expm1"), "rsqrt": ("torch.rsqrt", "Tensor.rsqrt"), "floor": ("torch.floor", "Tensor.floor"),
     "ceil": ("torch.ceil", "Tensor.ceil"), "round": ("torch.round", "Tensor.round"), "trunc": ("torch.trunc", "Tensor.trunc"), "sign": ("torch.sign", "Tensor.sign"),
     "prod": ("torch.prod", "Tensor.prod"), "logsumexp": ("torch.logsumexp", "Tensor.logsumexp"),
+    "cumprod": ("torch.cumprod", "Tensor.cumprod"), "logcumsumexp": ("torch.logcumsumexp", "Tensor.logcumsumexp"),
 }

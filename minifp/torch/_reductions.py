@@ -20,7 +20,7 @@ from ._tensor import Tensor, _dim, _dims, _type_name, format_of, matmul, tensor
 __all__ = ["all", "any", "prod", "nansum", "nanmean", "logsumexp", "var_mean", "std_mean", "aminmax", "quantile",
            "nanquantile", "cov", "corrcoef", "histc", "histogram", "trapezoid", "trapz", "cumulative_trapezoid",
            "renorm", "amax", "amin", "dot", "vdot", "inner", "outer", "ger", "mv", "addmm", "addmv", "addbmm", "baddbmm", "addr",
-           "einsum", "tensordot", "kron", "trace", "cross", "norm", "median", "nanmedian", "kthvalue", "mode", "dist"]
+           "einsum", "tensordot", "kron", "trace", "cross", "norm", "median", "nanmedian", "kthvalue", "mode", "dist", "cumprod", "logcumsumexp"]
 
 _minmax = collections.namedtuple("aminmax", ("min", "max"))
 _hist = collections.namedtuple("histogram", ("hist", "bin_edges"))
@@ -103,6 +103,21 @@ def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(input))) over dim, shifted by the max for range, in float32 and rounded once."""
     x = input if input.fmt is not None else input.to(tensor(0.0).dtype)
     return apply("logsumexp", x, axis=_axes(dim, x.ndim), keepdims=keepdim)
+
+
+def _scan(name):
+    def scan(input, dim, *, dtype=None):
+        x = input.to(dtype) if dtype is not None else input
+        d = _dim(dim, x.ndim)
+        if x.fmt is None:
+            return made_like(x, np.asarray(np.cumprod(storage(x), axis=d if x.ndim else None), np.int64)
+                             .reshape(storage(x).shape), None)
+        return apply(name, x, axis=d) if x.ndim else apply(name, x.reshape(1), axis=0).reshape(())
+    scan.__name__, scan.__doc__ = name, f"Running {'products' if name == 'cumprod' else 'log-sum-exp'} along dim."
+    return scan
+
+
+cumprod, logcumsumexp = _scan("cumprod"), _scan("logcumsumexp")
 
 
 def _correction(unbiased, correction):
@@ -705,5 +720,5 @@ for _name, _fn in {
         "outer": outer, "ger": ger, "mv": mv, "addmm": addmm, "addmv": addmv, "addbmm": addbmm, "baddbmm": baddbmm,
         "addr": addr, "kron": kron, "trace": trace, "cross": cross, "norm": norm,
         "median": median, "nanmedian": nanmedian, "kthvalue": kthvalue, "mode": mode, "dist": dist,
-        "sum_to_size": _sum_to_size, "cov": cov, "corrcoef": corrcoef}.items():
+        "sum_to_size": _sum_to_size, "cumprod": cumprod, "logcumsumexp": logcumsumexp, "cov": cov, "corrcoef": corrcoef}.items():
     setattr(Tensor, _name, _fn)

@@ -207,3 +207,17 @@ def test_sum_to_size():
     assert x.sum_to_size(1, 2).tolist() == [[4.0, 6.0]] and x.sum_to_size(()).item() == 10.0
     with pytest.raises(RuntimeError, match="is not expandable to size"):
         x.sum_to_size(3)
+
+
+def test_cumprod_gradient_is_exact_at_zeros():
+    x = _x([2.0, 0.0, 3.0, 4.0], grad=True)
+    assert torch.cumprod(x, 0).tolist() == [2.0, 0.0, 0.0, 0.0]
+    torch.cumprod(x, 0).sum().backward()
+    # d/dx1 of 2 + 2*x1 + 2*x1*3 + 2*x1*3*4 = 2 + 6 + 24; the others see only x1 = 0 terms past their own
+    assert x.grad.tolist() == [1.0, 32.0, 0.0, 0.0]
+
+
+def test_logcumsumexp_keeps_small_prefixes():
+    x = _x([-200.0, 0.0, 200.0])
+    out = torch.logcumsumexp(x, 0).tolist()
+    assert out[0] == -200.0 and out[1] == 0.0 and out[2] == 200.0
