@@ -20,7 +20,7 @@ from ._tensor import Tensor, _dim, _dims, _type_name, format_of, matmul, tensor
 __all__ = ["all", "any", "prod", "nansum", "nanmean", "logsumexp", "var_mean", "std_mean", "aminmax", "quantile",
            "nanquantile", "cov", "corrcoef", "histc", "histogram", "trapezoid", "trapz", "cumulative_trapezoid",
            "renorm", "amax", "amin", "dot", "vdot", "inner", "outer", "ger", "mv", "addmm", "addmv", "addbmm", "baddbmm", "addr",
-           "einsum", "tensordot", "kron", "trace", "cross", "norm", "median", "nanmedian", "kthvalue", "mode", "dist", "cumprod", "logcumsumexp"]
+           "einsum", "tensordot", "kron", "trace", "cross", "norm", "median", "nanmedian", "kthvalue", "mode", "dist", "cumprod", "logcumsumexp", "histogramdd", "cdist"]
 
 _minmax = collections.namedtuple("aminmax", ("min", "max"))
 _hist = collections.namedtuple("histogram", ("hist", "bin_edges"))
@@ -411,13 +411,7 @@ def histc(input, bins=100, min=0, max=0):
 def histogram(input, bins, *, range=None, weight=None, density=False):
     """(hist, bin_edges): bins equal bins over range (the data's, widened by 0.5 when flat) or the given edges."""
     v = _values(input).reshape(-1).astype(np.float64)
-    if isinstance(bins, _EngineTensor):
-        edges = _values(bins).astype(np.float32)
-    else:
-        lo, hi = range if range is not None else ((float(v.min()), float(v.max())) if v.size else (0.0, 0.0))
-        if lo == hi:
-            lo, hi = lo - 0.5, hi + 0.5
-        edges = np.linspace(lo, hi, int(bins) + 1).astype(np.float32)
+    edges = _edges(v, bins, range)
     w = None if weight is None else _values(weight).reshape(-1).astype(np.float64)
     hist, _ = np.histogram(v, edges.astype(np.float64), weights=w)
     hist = hist.astype(np.float64)
@@ -425,6 +419,56 @@ def histogram(input, bins, *, range=None, weight=None, density=False):
         hist = hist / (hist.sum() * np.diff(edges.astype(np.float64)))
     return _hist(tensor(hist.astype(np.float32), dtype=input.dtype, device=input.device),
                  tensor(edges, dtype=input.dtype, device=input.device))
+
+
+def _edges(values, bins, span):
+    """float32 bin edges: the given tensor, or `bins` equal bins over span (the data's, widened by 0.5 if flat)."""
+    if isinstance(bins, _EngineTensor):
+        return _values(bins).astype(np.float32)
+    lo, hi = span if span is not None else ((float(values.min()), float(values.max())) if values.size else (0, 0))
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    return np.linspace(lo, hi, int(bins) + 1).astype(np.float32)
+
+
+_histdd = collections.namedtuple("histogramdd", ("hist", "bin_edges"))
+
+
+def histogramdd(input, bins, *, range=None, weight=None, density=False):
+    """(hist, bin_edges) of the rows of input (N, D) as points in D dimensions; no gradient."""
+    d = input.shape[-1]
+    v = _values(input).reshape(-1, d).astype(np.float64)
+    bins = [bins] * d if isinstance(bins, numbers.Integral) else list(bins)
+    if len(bins) != d:
+        raise RuntimeError("histogramdd: The size of bins must be equal to the innermost dimension of the input.")
+    spans = [None] * d if range is None else [range[2 * i:2 * i + 2] for i in builtins.range(d)]
+    edges = [_edges(v[:, i], b, sp) for i, (b, sp) in enumerate(zip(bins, spans))]
+    w = np.ones(len(v)) if weight is None else _values(weight).reshape(-1).astype(np.float64)
+    keep = np.ones(len(v), bool)
+    pos = []
+    for i, e in enumerate(edges):       # PyTorch's rule: outside [first, last] edge skipped, the last edge closed
+        keep &= (v[:, i] >= e[0]) & (v[:, i] <= e[-1])
+        pos.append(np.clip(np.searchsorted(e, v[:, i].astype(np.float32), "right") - 1, 0, len(e) - 2))
+    shape = tuple(len(e) - 1 for e in edges)
+    flat = np.ravel_multi_index(tuple(p[keep] for p in pos), shape) if keep.any() else np.zeros(0, np.int64)
+    hist = np.bincount(flat, w[keep], minlength=int(np.prod(shape))).reshape(shape)
+    if density:
+        widths = np.ix_(*(np.diff(e.astype(np.float64)) for e in edges))
+        hist = hist / (hist.sum() * np.prod(np.broadcast_arrays(*widths), axis=0))
+    return _histdd(tensor(hist.astype(np.float32), dtype=input.dtype, device=input.device),
+                   [tensor(e, dtype=input.dtype, device=input.device) for e in edges])
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """The p-norm distances between the rows of x1 (..., P, M) and of x2 (..., R, M): (..., P, R)."""
+    if x1.ndim < 2 or x2.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X{1 if x1.ndim < 2 else 2} got: "
+                           f"{builtins.min(x1.ndim, x2.ndim)}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    return _linalg.vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, -1)
 
 
 # -- trapezoids and renorm ---------------------------------------------------------------------------------------

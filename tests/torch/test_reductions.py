@@ -221,3 +221,15 @@ def test_logcumsumexp_keeps_small_prefixes():
     x = _x([-200.0, 0.0, 200.0])
     out = torch.logcumsumexp(x, 0).tolist()
     assert out[0] == -200.0 and out[1] == 0.0 and out[2] == 200.0
+
+
+def test_histogramdd_and_cdist():
+    pts = _x([[0.0, 0.0], [1.0, 1.0], [1.0, 0.0], [2.0, 2.0]])
+    h = torch.histogramdd(pts, [2, 2])
+    assert h.hist.tolist() == [[1.0, 0.0], [1.0, 2.0]] and h.bin_edges[0].tolist() == [0.0, 1.0, 2.0]
+    with pytest.raises(RuntimeError, match="The size of bins must be equal to the innermost dimension"):
+        torch.histogramdd(pts, [2, 2, 2])
+    d = torch.cdist(_x([[0.0, 0.0], [3.0, 4.0]]), _x([[0.0, 0.0]]))
+    assert d.tolist() == [[0.0], [5.0]]
+    with pytest.raises(RuntimeError, match="same number of columns"):
+        torch.cdist(pts, _x([[1.0]]))
