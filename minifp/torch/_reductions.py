@@ -15,12 +15,12 @@ import numpy as np
 
 from ..engine import apply, made_like, storage, Tensor as _EngineTensor, to_numpy
 from . import linalg as _linalg
-from ._tensor import Tensor, _dim, _dims, _type_name, format_of, matmul, tensor
+from ._tensor import Tensor, _dim, _dims, _type_name, as_dtype, format_of, matmul, tensor
 
 __all__ = ["all", "any", "prod", "nansum", "nanmean", "logsumexp", "var_mean", "std_mean", "aminmax", "quantile",
            "nanquantile", "cov", "corrcoef", "histc", "histogram", "trapezoid", "trapz", "cumulative_trapezoid",
            "renorm", "amax", "amin", "dot", "vdot", "inner", "outer", "ger", "mv", "addmm", "addmv", "addbmm", "baddbmm", "addr",
-           "einsum", "tensordot", "kron", "trace", "cross", "norm", "median", "nanmedian", "kthvalue", "mode", "dist", "cumprod", "logcumsumexp", "histogramdd", "cdist"]
+           "einsum", "tensordot", "kron", "trace", "cross", "norm", "median", "nanmedian", "kthvalue", "mode", "dist", "cumprod", "logcumsumexp", "histogramdd", "cdist", "bincount"]
 
 _minmax = collections.namedtuple("aminmax", ("min", "max"))
 _hist = collections.namedtuple("histogram", ("hist", "bin_edges"))
@@ -459,6 +459,20 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
                    [tensor(e, dtype=input.dtype, device=input.device) for e in edges])
 
 
+def bincount(input, weights=None, minlength=0):
+    """Counts (or sums of weights) of each value of a 1-D non-negative integer tensor; weighted sums are float32
+    (PyTorch's float32, or its double for other weights, which minifp's float64 names)."""
+    if input.fmt is not None:
+        raise NotImplementedError(f'"bincount_cpu" not implemented for \'{_type_name(input)}\'')
+    v = storage(input)
+    if v.ndim != 1 or v.size and v.min() < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is None:
+        return made_like(input, np.bincount(v, minlength=minlength).astype(np.int64), None)
+    counts = np.bincount(v, _values(weights).reshape(-1).astype(np.float64), minlength=minlength)
+    return tensor(counts.astype(np.float32), dtype=as_dtype("float32"), device=input.device)
+
+
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """The p-norm distances between the rows of x1 (..., P, M) and of x2 (..., R, M): (..., P, R)."""
     if x1.ndim < 2 or x2.ndim < 2:
@@ -764,5 +778,6 @@ for _name, _fn in {
         "outer": outer, "ger": ger, "mv": mv, "addmm": addmm, "addmv": addmv, "addbmm": addbmm, "baddbmm": baddbmm,
         "addr": addr, "kron": kron, "trace": trace, "cross": cross, "norm": norm,
         "median": median, "nanmedian": nanmedian, "kthvalue": kthvalue, "mode": mode, "dist": dist,
-        "sum_to_size": _sum_to_size, "cumprod": cumprod, "logcumsumexp": logcumsumexp, "cov": cov, "corrcoef": corrcoef}.items():
+        "sum_to_size": _sum_to_size, "cumprod": cumprod, "logcumsumexp": logcumsumexp,
+        "bincount": bincount, "cov": cov, "corrcoef": corrcoef}.items():
     setattr(Tensor, _name, _fn)

@@ -38,16 +38,31 @@ def _root(powers, axes, keepdim, ord):
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
-    """The Frobenius norm (ord "fro") over the two dims; other orders are not part of the face."""
-    if ord != "fro":
-        raise NotImplementedError(f"torch.linalg.matrix_norm(ord={ord!r}): minifp has the Frobenius norm only")
-    return vector_norm(A, 2, dim, keepdim, dtype=dtype)
+    """The Frobenius norm ("fro") or the largest (smallest) absolute column sum (ord 1, -1) or row sum (inf, -inf)
+    over the two dims; the orders that need singular values (2, -2, "nuc") are not part of the face."""
+    if ord == "fro":
+        return vector_norm(A, 2, dim, keepdim, dtype=dtype)
+    if ord not in (1, -1, math.inf, -math.inf):
+        if ord in (2, -2, "nuc"):
+            raise NotImplementedError(f"torch.linalg.matrix_norm(ord={ord!r}) needs singular values, which "
+                                      f"minifp.torch does not have")
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if A.ndim < 2:
+        raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    A = A.to(dtype) if dtype is not None else A
+    rows, cols = (_dim(d, A.ndim) for d in dim)
+    summed, kept = (rows, cols) if abs(ord) == 1 else (cols, rows)
+    sums = A.abs().sum(summed, True)
+    out = sums.amax(kept, True) if ord > 0 else sums.amin(kept, True)
+    return out if keepdim else out.squeeze((rows, cols))
 
 
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
-    """vector_norm for ord None over all or one dim, or a vector ord; the Frobenius norm for "fro"."""
-    if ord == "fro":
-        return matrix_norm(A, ord, dim if dim is not None else (-2, -1), keepdim, dtype=dtype)
+    """A matrix norm over two dims (dim a pair, or a 2-D A with an ord), else vector_norm (the 2-norm for None)."""
+    two = isinstance(dim, (tuple, list)) and len(dim) == 2
+    if isinstance(ord, str) or ord is not None and (two or dim is None and A.ndim == 2):
+        return matrix_norm(A, "fro" if ord is None else ord, dim if dim is not None else (-2, -1), keepdim,
+                           dtype=dtype)
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 

@@ -233,3 +233,16 @@ def test_histogramdd_and_cdist():
     assert d.tolist() == [[0.0], [5.0]]
     with pytest.raises(RuntimeError, match="same number of columns"):
         torch.cdist(pts, _x([[1.0]]))
+
+
+def test_bincount_and_matrix_norms():
+    assert torch.bincount(torch.tensor([0, 2, 2]), minlength=5).tolist() == [1, 0, 2, 0, 0]
+    w = torch.bincount(torch.tensor([0, 2, 2]), torch.tensor([1.0, 2.0, 3.0]))
+    assert w.tolist() == [1.0, 0.0, 5.0] and w.dtype == torch.float32
+    with pytest.raises(RuntimeError, match="1-d non-negative integral inputs"):
+        torch.bincount(torch.tensor([-1, 2]))
+    A = _x([[1.0, -2.0], [3.0, 4.0]])
+    assert [torch.linalg.matrix_norm(A, o).item() for o in (1, -1, math.inf, -math.inf)] == [6.0, 4.0, 7.0, 3.0]
+    assert torch.linalg.norm(A, 1).item() == 6.0 and torch.linalg.norm(A).item() == pytest.approx(30 ** 0.5)
+    with pytest.raises(NotImplementedError):
+        torch.linalg.matrix_norm(A, 2)
