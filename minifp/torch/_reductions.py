@@ -20,7 +20,7 @@ from ._tensor import Tensor, _dim, _dims, _type_name, as_dtype, format_of, matmu
 __all__ = ["all", "any", "prod", "nansum", "nanmean", "logsumexp", "var_mean", "std_mean", "aminmax", "quantile",
            "nanquantile", "cov", "corrcoef", "histc", "histogram", "trapezoid", "trapz", "cumulative_trapezoid",
            "renorm", "amax", "amin", "dot", "vdot", "inner", "outer", "ger", "mv", "addmm", "addmv", "addbmm", "baddbmm", "addr",
-           "einsum", "tensordot", "kron", "trace", "cross", "norm", "median", "nanmedian", "kthvalue", "mode", "dist", "cumprod", "logcumsumexp", "histogramdd", "cdist", "bincount"]
+           "einsum", "tensordot", "kron", "trace", "cross", "norm", "median", "nanmedian", "kthvalue", "mode", "dist", "cumprod", "logcumsumexp", "histogramdd", "cdist", "bincount", "cummax", "cummin"]
 
 _minmax = collections.namedtuple("aminmax", ("min", "max"))
 _hist = collections.namedtuple("histogram", ("hist", "bin_edges"))
@@ -118,6 +118,35 @@ def _scan(name):
 
 
 cumprod, logcumsumexp = _scan("cumprod"), _scan("logcumsumexp")
+
+
+def _running_arg(input, dim, better):
+    """(values, indices) of the running best along dim: indices where better(value, best so far) or equal (the
+    latest of ties, as PyTorch), values gathered there (input's own values; gradients to those elements)."""
+    from ._methods import gather                 # (imported here: _methods is loaded after this module's tables)
+    if input.ndim == 0:
+        return _valind(input * 1, made_like(input, np.zeros((), np.int64), None))
+    d = _dim(dim, input.ndim)
+    v = np.moveaxis(_values(input), d, 0)
+    idx = np.zeros(v.shape, np.int64)
+    best = v[0].copy()
+    for i in range(1, v.shape[0]):
+        # PyTorch's rule: a NaN always takes over; after one, only another NaN does
+        take = np.isnan(v[i]) | ~np.isnan(best) & (better(v[i], best) | (v[i] == best))
+        idx[i] = np.where(take, i, idx[i - 1])
+        best = np.where(take, v[i], best)
+    index = made_like(input, np.ascontiguousarray(np.moveaxis(idx, 0, d)), None)
+    return _valind(gather(input, d, index), index)
+
+
+def cummax(input, dim):
+    """(values, indices) of the running maximum along dim."""
+    return _running_arg(input, dim, np.greater)
+
+
+def cummin(input, dim):
+    """(values, indices) of the running minimum along dim."""
+    return _running_arg(input, dim, np.less)
 
 
 def _correction(unbiased, correction):
@@ -779,5 +808,5 @@ for _name, _fn in {
         "addr": addr, "kron": kron, "trace": trace, "cross": cross, "norm": norm,
         "median": median, "nanmedian": nanmedian, "kthvalue": kthvalue, "mode": mode, "dist": dist,
         "sum_to_size": _sum_to_size, "cumprod": cumprod, "logcumsumexp": logcumsumexp,
-        "bincount": bincount, "cov": cov, "corrcoef": corrcoef}.items():
+        "bincount": bincount, "cummax": cummax, "cummin": cummin, "cov": cov, "corrcoef": corrcoef}.items():
     setattr(Tensor, _name, _fn)

@@ -15,6 +15,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     of nonzeros."""
     x = x.to(dtype) if dtype is not None else x
     axes = _dims(dim, x.ndim)
+    axes = None if x.ndim == 0 or axes == () else axes      # a 0-dim tensor's one element; () is every dim
     a = x.abs()
     if ord == math.inf:
         return a.amax(axes, keepdim)

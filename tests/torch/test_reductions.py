@@ -246,3 +246,17 @@ def test_bincount_and_matrix_norms():
     assert torch.linalg.norm(A, 1).item() == 6.0 and torch.linalg.norm(A).item() == pytest.approx(30 ** 0.5)
     with pytest.raises(NotImplementedError):
         torch.linalg.matrix_norm(A, 2)
+
+
+def test_cummax_cummin_take_the_latest_tie_and_keep_nan():
+    r = torch.cummax(_x([1.0, 3.0, 2.0, 3.0, math.nan, 5.0]), 0)
+    assert r.indices.tolist() == [0, 1, 1, 3, 4, 4] and r.values.tolist()[:4] == [1.0, 3.0, 3.0, 3.0]
+    assert np.isnan(r.values[5].item())
+    assert torch.cummin(_x([[2.0, 1.0, 1.0]]), 1).indices.tolist() == [[0, 1, 2]]
+
+
+def test_normalize_cosine_similarity_pairwise_distance():
+    F = torch.nn.functional
+    assert F.normalize(_x([[3.0, 4.0]]), dim=1).tolist() == [[0.6000000238418579, 0.800000011920929]]
+    assert F.cosine_similarity(_x([[1.0, 0.0]]), _x([[0.0, 2.0], [3.0, 0.0]])).tolist() == [0.0, 1.0]
+    assert F.pairwise_distance(_x([[3.0, 0.0]]), _x([[0.0, 4.0]]), eps=0.0).tolist() == [5.0]
