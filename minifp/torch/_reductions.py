@@ -15,7 +15,7 @@ import numpy as np
 
 from ..engine import apply, made_like, storage, Tensor as _EngineTensor, to_numpy
 from . import linalg as _linalg
-from ._tensor import Tensor, _dim, _dims, _type_name, as_dtype, format_of, matmul, tensor
+from ._tensor import Tensor, _dim, _dims, _type_name, as_dtype, check_same_dtype, format_of, matmul, tensor
 
 __all__ = ["all", "any", "prod", "nansum", "nanmean", "logsumexp", "var_mean", "std_mean", "aminmax", "quantile",
            "nanquantile", "cov", "corrcoef", "histc", "histogram", "trapezoid", "trapz", "cumulative_trapezoid",
@@ -628,6 +628,9 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2)."""
     _matrix(mat1, "mat1")
     _matrix(mat2, "mat2")
+    if alpha == 1 and beta == 1 and input.ndim <= 2:    # the GEMM epilogue: input joins the float32 sum, one rounding
+        check_same_dtype(mat1, mat2, input)
+        return apply("linear", mat1, mat2, input.broadcast_to((mat1.shape[0], mat2.shape[1])), layout="io")
     return _scaled_add(input, matmul(mat1, mat2), beta, alpha)
 
 

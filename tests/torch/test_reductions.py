@@ -260,3 +260,13 @@ def test_normalize_cosine_similarity_pairwise_distance():
     assert F.normalize(_x([[3.0, 4.0]]), dim=1).tolist() == [[0.6000000238418579, 0.800000011920929]]
     assert F.cosine_similarity(_x([[1.0, 0.0]]), _x([[0.0, 2.0], [3.0, 0.0]])).tolist() == [0.0, 1.0]
     assert F.pairwise_distance(_x([[3.0, 0.0]]), _x([[0.0, 4.0]]), eps=0.0).tolist() == [5.0]
+
+
+def test_addmm_rounds_once_in_half():
+    # 2048 + 1 + 0.5: rounded after the product (2049 -> 2048 in float16) and again after the add would lose
+    # the half; one rounding of the float32 sum 2049.5 gives 2050
+    a = _x([[2048.0, 1.0]], torch.float16)
+    b = _x([[1.0], [1.0]], torch.float16)
+    c = _x([[0.5]], torch.float16)
+    out = torch.addmm(c, a, b)
+    assert out.dtype == torch.float16 and out.item() == 2050.0
