@@ -799,6 +799,20 @@ def einsum(equation, *operands):
 
 # -- attached as Tensor methods ----------------------------------------------------------------------------------------
 
+def _with_dtype(method):
+    """softmax / log_softmax taking dtype= (the input cast first, as PyTorch does); an empty input gives itself."""
+    def normalised(self, dim, dtype=None):
+        x = self.to(dtype) if dtype is not None else self
+        if x.numel() == 0:
+            _dim(dim, x.ndim)
+            return x * 1
+        return method(x, dim)
+    normalised.__name__ = method.__name__
+    return normalised
+
+
+Tensor.softmax = _with_dtype(Tensor.softmax)
+Tensor.log_softmax = _with_dtype(Tensor.log_softmax)
 Tensor.max = _max_or_min(Tensor.max)
 Tensor.min = _max_or_min(Tensor.min)
 Tensor.argmax = _arg_reduction(Tensor.argmax)

@@ -270,3 +270,10 @@ def test_addmm_rounds_once_in_half():
     c = _x([[0.5]], torch.float16)
     out = torch.addmm(c, a, b)
     assert out.dtype == torch.float16 and out.item() == 2050.0
+
+
+def test_softmax_dtype_and_empty_input():
+    x = _x([1.0, 2.0], torch.float16)
+    assert torch.softmax(x, 0, dtype=torch.float32).dtype == torch.float32
+    assert x.log_softmax(0, dtype=torch.float32).dtype == torch.float32
+    assert torch.softmax(torch.zeros(5, 0, 0), 1).shape == (5, 0, 0)
