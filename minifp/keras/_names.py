@@ -38,5 +38,5 @@ NAMES = {
     "sin": ("ops.sin",), "cos": ("ops.cos",), "log1p": ("ops.log1p",), "expm1": ("ops.expm1",), "rsqrt": ("ops.rsqrt",),
     "floor": ("ops.floor",), "ceil": ("ops.ceil",), "round": (), "trunc": ("ops.trunc",), "sign": ("ops.sign",),
     "prod": ("ops.prod",), "logsumexp": ("ops.logsumexp",),
-    "cumprod": ("ops.cumprod",), "logcumsumexp": (),
+    "cumprod": (), "logcumsumexp": (),   # keras.ops.cumprod flattens without an axis (as cumsum, issue 33)
 }

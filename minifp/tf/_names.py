@@ -38,5 +38,5 @@ NAMES = {
     "rsqrt": ("math.rsqrt",), "floor": ("math.floor",), "ceil": ("math.ceil",), "round": ("math.round",), "trunc": (),
     "sign": ("math.sign",),
     "prod": ("math.reduce_prod",), "logsumexp": ("math.reduce_logsumexp",),
-    "cumprod": ("math.cumprod",), "logcumsumexp": ("math.cumulative_logsumexp",),
+    "cumprod": (), "logcumsumexp": (),   # tf.math.cumprod / cumulative_logsumexp default to axis 0 (as cumsum)
 }
