@@ -1,9 +1,13 @@
-"""Reductions and products with PyTorch's names: all/any, prod, nansum, nanmean, logsumexp, var_mean, aminmax,
-quantiles, cov, histograms, trapezoids; dot, mv, addmm and friends, einsum, tensordot, kron, cross, multi_dot.
+"""Reductions, scans and products with PyTorch's names: all/any, sum/mean over dim lists, prod, nansum, nanmean,
+logsumexp, var_mean, aminmax, amax/amin, quantiles, medians, kthvalue, mode, cummax/cummin, cumprod, logcumsumexp,
+cov, histograms, bincount, trapezoids, renorm, norms and distances; dot, mv, addmm and friends, einsum, tensordot,
+kron, trace, cross. Attached as Tensor methods at the end.
 
-Products go through the engine's matmul (float32 accumulation, one rounding); einsum and tensordot are transposes
-and reshapes around one matmul. Reductions that compute new values are engine ops (prod, logsumexp); the rest
-compose engine ops as PyTorch's own decompositions do (nanmean is nansum / count, as in ATen).
+Products go through the engine's matmul (float32 accumulation, one rounding; addmm's default through its linear op,
+the input joining the float32 sum); einsum and tensordot are permutes and reshapes around one matmul. Reductions and
+scans that compute new values are engine ops (prod, logsumexp, cumprod, logcumsumexp); selections (medians,
+quantiles' neighbours, cummax) gather the input's own values; the rest compose engine ops as PyTorch's own
+decompositions do (nanmean is nansum / count, as in ATen).
 """
 from __future__ import annotations
 
@@ -17,17 +21,14 @@ from ..engine import apply, made_like, storage, Tensor as _EngineTensor, to_nump
 from . import linalg as _linalg
 from ._tensor import Tensor, _dim, _dims, _type_name, as_dtype, check_same_dtype, format_of, matmul, tensor
 
-__all__ = ["all", "any", "prod", "nansum", "nanmean", "logsumexp", "var_mean", "std_mean", "aminmax", "quantile",
-           "nanquantile", "cov", "corrcoef", "histc", "histogram", "trapezoid", "trapz", "cumulative_trapezoid",
-           "renorm", "amax", "amin", "dot", "vdot", "inner", "outer", "ger", "mv", "addmm", "addmv", "addbmm", "baddbmm", "addr",
-           "einsum", "tensordot", "kron", "trace", "cross", "norm", "median", "nanmedian", "kthvalue", "mode", "dist", "cumprod", "logcumsumexp", "histogramdd", "cdist", "bincount", "cummax", "cummin"]
+__all__ = ["all", "any", "prod", "nansum", "nanmean", "logsumexp", "var_mean", "std_mean", "aminmax", "amax", "amin",
+           "quantile", "nanquantile", "median", "nanmedian", "kthvalue", "mode", "cummax", "cummin", "cumprod",
+           "logcumsumexp", "cov", "corrcoef", "histc", "histogram", "histogramdd", "bincount", "trapezoid", "trapz",
+           "cumulative_trapezoid", "renorm", "norm", "dist", "cdist", "dot", "vdot", "inner", "outer", "ger", "mv",
+           "addmm", "addmv", "addbmm", "baddbmm", "addr", "einsum", "tensordot", "kron", "trace", "cross"]
 
 _minmax = collections.namedtuple("aminmax", ("min", "max"))
 _hist = collections.namedtuple("histogram", ("hist", "bin_edges"))
-
-
-def _t(x):
-    return x if isinstance(x, _EngineTensor) else tensor(x)
 
 
 def _axes(dim, ndim):
@@ -50,7 +51,8 @@ def _logical_reduction(fn):
     def reduce(input, dim=None, keepdim=False):
         out = fn(_values(input) != 0, axis=_axes(dim, input.ndim), keepdims=keepdim and input.ndim > 0)
         return made_like(input, np.asarray(out, np.bool_), None)
-    reduce.__name__, reduce.__doc__ = fn.__name__, f"Whether {fn.__name__} elements are nonzero over dim, a bool tensor."
+    reduce.__name__ = fn.__name__
+    reduce.__doc__ = f"Whether {fn.__name__} elements are nonzero over dim (all by default), a bool tensor."
     return reduce
 
 
@@ -358,13 +360,11 @@ def _sum_to_size(self, *size):
     """The sum of self down to `size`, which self must broadcast from (leading dims and dims of 1 summed)."""
     size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
     lead = self.ndim - len(size)
-    if lead < 0 or _builtin_any_(s != 1 and s != self.shape[lead + i] for i, s in enumerate(size)):
+    if lead < 0 or builtins.any(s != 1 and s != self.shape[lead + i] for i, s in enumerate(size)):
         raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(self.shape)}}}.")
     axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(size) if s == 1 and self.shape[lead + i] != 1)
     return self.sum(axes, keepdim=True).reshape(size) if axes else self
 
-
-_builtin_any_ = builtins.any
 
 
 # -- covariance and histograms ------------------------------------------------------------------------------------
@@ -562,7 +562,7 @@ def renorm(input, p, dim, maxnorm):
     if input.ndim < 2:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions")
     if p <= 0:
-        raise RuntimeError(f"renorm: non-positive-norm not supported")
+        raise RuntimeError("renorm: non-positive-norm not supported")
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
     d = _dim(dim, input.ndim)
@@ -640,7 +640,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
 
 def _batches(b1, b2):
     if b1.ndim != 3 or b2.ndim != 3:
-        raise RuntimeError(f"batch1 must be a 3D tensor" if b1.ndim != 3 else "batch2 must be a 3D tensor")
+        raise RuntimeError("batch1 must be a 3D tensor" if b1.ndim != 3 else "batch2 must be a 3D tensor")
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
@@ -818,7 +818,8 @@ Tensor.min = _max_or_min(Tensor.min)
 Tensor.argmax = _arg_reduction(Tensor.argmax)
 Tensor.argmin = _arg_reduction(Tensor.argmin)
 for _name, _fn in {
-        "all": all, "any": any, "amax": amax, "amin": amin, "sum": _sum, "mean": _mean, "prod": prod, "nansum": nansum, "nanmean": nanmean,
+        "all": all, "any": any, "amax": amax, "amin": amin, "sum": _sum, "mean": _mean, "prod": prod,
+        "nansum": nansum, "nanmean": nanmean,
         "logsumexp": logsumexp, "aminmax": aminmax, "quantile": quantile, "nanquantile": nanquantile,
         "histc": histc, "histogram": histogram, "renorm": renorm, "dot": dot, "vdot": vdot, "inner": inner,
         "outer": outer, "ger": ger, "mv": mv, "addmm": addmm, "addmv": addmv, "addbmm": addbmm, "baddbmm": baddbmm,

@@ -49,7 +49,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
                                       f"minifp.torch does not have")
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     if A.ndim < 2:
-        raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     A = A.to(dtype) if dtype is not None else A
     rows, cols = (_dim(d, A.ndim) for d in dim)
     summed, kept = (rows, cols) if abs(ord) == 1 else (cols, rows)
