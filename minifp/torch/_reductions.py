@@ -19,9 +19,9 @@ import numpy as np
 
 from ..engine import apply, made_like, storage, Tensor as _EngineTensor, to_numpy
 from . import linalg as _linalg
-from ._tensor import Tensor, _dim, _dims, _type_name, as_dtype, check_same_dtype, format_of, matmul, tensor
+from ._tensor import Tensor, _MaxResult, _dim, _dims, _type_name, as_dtype, check_same_dtype, format_of, matmul, tensor
 
-__all__ = ["all", "any", "prod", "nansum", "nanmean", "logsumexp", "var_mean", "std_mean", "aminmax", "amax", "amin",
+__all__ = ["all", "any", "prod", "nansum", "nanmean", "logsumexp", "var_mean", "std_mean", "aminmax", "amax", "amin", "max", "min",
            "quantile", "nanquantile", "median", "nanmedian", "kthvalue", "mode", "cummax", "cummin", "cumprod",
            "logcumsumexp", "cov", "corrcoef", "histc", "histogram", "histogramdd", "bincount", "trapezoid", "trapz",
            "cumulative_trapezoid", "renorm", "norm", "dist", "cdist", "dot", "vdot", "inner", "outer", "ger", "mv",
@@ -202,14 +202,37 @@ def amin(input, dim=(), keepdim=False):
     return -apply("max", -input, axis=_reduced_dims(input, dim, "amin"), keepdims=keepdim and input.ndim > 0)
 
 
-def _max_or_min(method):
-    """Tensor.max / min with dim: a 0-dim tensor reduces over its one element (no axis for the engine)."""
+def _max_or_min(method, arg, name):
+    """Tensor.max / min: with dim, (values, indices) whose values are gathered at the indices, so that the
+    gradient goes to that one element as in PyTorch (amax and max() share it among ties instead)."""
     def reduce(self, dim=None, keepdim=False):
-        if self.ndim == 0 and dim is not None and not isinstance(dim, _EngineTensor):
-            _dim(dim, 0)
-            return method(self.reshape(1), 0, False)
-        return method(self, dim, keepdim)
+        if dim is None or isinstance(dim, _EngineTensor):
+            return method(self, dim, keepdim)
+        from ._methods import gather            # (imported here: _methods is loaded after this module's tables)
+        x = self.reshape(1) if self.ndim == 0 else self
+        d = _dim(dim, self.ndim)
+        if x.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+        indices = arg(x, d, True)
+        values = gather(x, d, indices)
+        if not keepdim or self.ndim == 0:
+            values, indices = values.squeeze(d), indices.squeeze(d)
+        return _MaxResult((values, indices))
     return reduce
+
+
+def _tensor_first(name):
+    """torch.max / torch.min: input must be a tensor (PyTorch's TypeError for numbers), then the Tensor method."""
+    def fn(input, *args, **kwargs):
+        if not isinstance(input, _EngineTensor):
+            raise TypeError(f"{name}() received an invalid combination of arguments - got ({type(input).__name__}, "
+                            f"...), but expected (Tensor input, ...)")
+        return getattr(input, name)(*args, **kwargs)
+    fn.__name__, fn.__doc__ = name, f"torch.{name}(input, ...): input.{name}(...), input a tensor."
+    return fn
+
+
+max, min = _tensor_first("max"), _tensor_first("min")
 
 
 def _arg_reduction(method):
@@ -408,7 +431,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         factor = w_sum - correction * (w * aweights).sum() / w_sum
     xm = x - avg.unsqueeze(1)
     c = matmul(xm * w if w is not None else xm, xm.transpose(0, 1))
-    c = c / (factor.clamp(min=0) if isinstance(factor, _EngineTensor) else max(factor, 0))
+    c = c / (factor.clamp(min=0) if isinstance(factor, _EngineTensor) else builtins.max(factor, 0))
     return c.squeeze()
 
 
@@ -520,7 +543,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 def _slices(y, d):
     n = y.shape[d]
     lead = (slice(None),) * d
-    return y[lead + (slice(1, n),)], y[lead + (slice(0, max(n - 1, 0)),)]
+    return y[lead + (slice(1, n),)], y[lead + (slice(0, builtins.max(n - 1, 0)),)]
 
 
 def _trapezoid_terms(y, x, dx, dim):
@@ -813,8 +836,8 @@ def _with_dtype(method):
 
 Tensor.softmax = _with_dtype(Tensor.softmax)
 Tensor.log_softmax = _with_dtype(Tensor.log_softmax)
-Tensor.max = _max_or_min(Tensor.max)
-Tensor.min = _max_or_min(Tensor.min)
+Tensor.max = _max_or_min(Tensor.max, Tensor.argmax, "max")
+Tensor.min = _max_or_min(Tensor.min, Tensor.argmin, "min")
 Tensor.argmax = _arg_reduction(Tensor.argmax)
 Tensor.argmin = _arg_reduction(Tensor.argmin)
 for _name, _fn in {

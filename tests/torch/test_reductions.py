@@ -277,3 +277,17 @@ def test_softmax_dtype_and_empty_input():
     assert torch.softmax(x, 0, dtype=torch.float32).dtype == torch.float32
     assert x.log_softmax(0, dtype=torch.float32).dtype == torch.float32
     assert torch.softmax(torch.zeros(5, 0, 0), 1).shape == (5, 0, 0)
+
+
+def test_max_with_dim_gives_the_gradient_to_its_index_amax_shares_it():
+    x = _x([1.0, 3.0, 3.0], grad=True)
+    r = torch.max(x, 0)
+    r.values.backward()
+    assert r.indices.item() == 1 and x.grad.tolist() == [0.0, 1.0, 0.0]
+    y = _x([[1.0, 3.0, 3.0]], grad=True)
+    torch.amax(y, 1).sum().backward()
+    assert y.grad.tolist() == [[0.0, 0.5, 0.5]]
+    m = torch.min(_x([[2.0, math.nan, 1.0]]), 1, keepdim=True)
+    assert m.values.shape == (1, 1) and np.isnan(m.values.item()) and m.indices.tolist() == [[1]]
+    with pytest.raises(IndexError, match=r"max\(\): Expected reduction dim 1 to have non-zero size"):
+        torch.max(torch.zeros(2, 0), 1)
