@@ -773,38 +773,52 @@ def _contract(a, la, b, lb, keep):
     summed = [c for c in la if c in lb and c not in keep]
     fa = [c for c in la if c not in lb]
     fb = [c for c in lb if c not in la]
-    size = dict(zip(la, a.shape)) | dict(zip(lb, b.shape))
-    size.update({c: builtins.max(dict(zip(la, a.shape))[c], dict(zip(lb, b.shape))[c]) for c in batch})
+    sa, sb = dict(zip(la, a.shape)), dict(zip(lb, b.shape))
+    size = sa | sb | {c: builtins.max(sa[c], sb[c]) for c in batch}      # batch dims of 1 broadcast
     n = lambda cs: int(np.prod([size[c] for c in cs], dtype=np.int64))
     a = a.permute(*[la.index(c) for c in batch + fa + summed]) if a.ndim else a
     b = b.permute(*[lb.index(c) for c in batch + summed + fb]) if b.ndim else b
-    a = a.reshape([size[c] if c in la else 1 for c in batch] + [n(fa), n(summed)])
-    b = b.reshape([size[c] if c in lb else 1 for c in batch] + [n(summed), n(fb)])
+    a = a.reshape([sa[c] for c in batch] + [n(fa), n(summed)])
+    b = b.reshape([sb[c] for c in batch] + [n(summed), n(fb)])
     out = matmul(a, b).reshape([size[c] for c in batch + fa + fb])
     return out, batch + fa + fb
 
 
+def _subscripts(term, ndim, i):
+    """A term's subscripts as a list, its ellipsis spelled as the trailing dims' own symbols (".0", ".1", ...,
+    numbered from the right, so that ellipses of different lengths broadcast)."""
+    if "..." not in term:
+        if len(term) != ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(term)}) does not match the "
+                               f"number of dimensions ({ndim}) for operand {i} and no ellipsis was given")
+        return list(term)
+    head, tail = term.split("...")
+    k = ndim - len(head) - len(tail)
+    if k < 0:
+        raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(head) + len(tail)}) is more "
+                           f"than the number of dimensions ({ndim}) for operand {i}")
+    return list(head) + [f".{j}" for j in range(k - 1, -1, -1)] + list(tail)
+
+
 def einsum(equation, *operands):
-    """Einstein summation: operands contracted pairwise, each pair by one matmul."""
+    """Einstein summation (with ellipses): operands contracted pairwise, each pair by one matmul."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
-    eq = equation.replace(" ", "")
-    lhs, _, rhs = eq.partition("->")
+    lhs, arrow, rhs = equation.replace(" ", "").partition("->")
     terms = lhs.split(",")
     if len(terms) != len(operands):
         raise RuntimeError("einsum(): more operands were provided than specified in the equation"
                            if len(operands) > len(terms) else
                            "einsum(): fewer operands were provided than specified in the equation")
-    if "." in eq:
-        raise NotImplementedError("einsum with an ellipsis is not supported by minifp.torch")
-    if not _:
-        rhs = "".join(sorted(c for c in set(lhs) - {","} if lhs.count(c) == 1))
-    pairs = []
-    for x, t in zip(operands, terms):
-        if len(t) != x.ndim:
-            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(t)}) does not match the "
-                               f"number of dimensions ({x.ndim}) for operand {len(pairs)} and no ellipsis was given")
-        pairs.append(_diagonal(x, list(t)))
+    subs = [_subscripts(t, x.ndim, i) for i, (t, x) in enumerate(zip(terms, operands))]
+    dots = sorted({c for l in subs for c in l if c.startswith(".")}, key=lambda c: -int(c[1:]))
+    if arrow:
+        out = _subscripts(rhs, len(rhs) - 3 + len(dots), "output") if "..." in rhs else list(rhs)
+    else:
+        every = [c for l in subs for c in l]
+        out = dots + sorted(c for c in set(every) if every.count(c) == 1 and not c.startswith("."))
+    pairs = [_diagonal(x, l) for x, l in zip(operands, subs)]
+    rhs = out
     x, letters = pairs[0]
     for k, (y, ly) in enumerate(pairs[1:], 1):
         later = set(rhs) | {c for _, l in pairs[k + 1:] for c in l}

@@ -291,3 +291,14 @@ def test_max_with_dim_gives_the_gradient_to_its_index_amax_shares_it():
     assert m.values.shape == (1, 1) and np.isnan(m.values.item()) and m.indices.tolist() == [[1]]
     with pytest.raises(IndexError, match=r"max\(\): Expected reduction dim 1 to have non-zero size"):
         torch.max(torch.zeros(2, 0), 1)
+
+
+@pytest.mark.parametrize("eq, shapes", [("...ij,...jk->...ik", [(2, 3, 4), (4, 5)]),
+                                        ("b...d,b...d->b...", [(2, 3, 4), (2, 1, 4)]),
+                                        ("...ii->...i", [(2, 3, 3)]), ("i...->...", [(3, 2, 2)]),
+                                        ("bhqd,bhkd->bhqk", [(2, 2, 3, 4), (2, 2, 5, 4)]),
+                                        ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)])])
+def test_einsum_ellipses_and_chains_match_numpy(eq, shapes):
+    rng = np.random.default_rng(1)
+    ops = [rng.integers(-3, 4, s).astype(np.float32) for s in shapes]
+    np.testing.assert_array_equal(torch.einsum(eq, *(_x(o) for o in ops)).numpy(), np.einsum(eq, *ops))
