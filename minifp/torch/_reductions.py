@@ -21,8 +21,8 @@ from ..engine import apply, made_like, storage, Tensor as _EngineTensor, to_nump
 from . import linalg as _linalg
 from ._tensor import Tensor, _MaxResult, _dim, _dims, _type_name, as_dtype, check_same_dtype, format_of, matmul, tensor
 
-__all__ = ["all", "any", "prod", "nansum", "nanmean", "logsumexp", "var_mean", "std_mean", "aminmax", "amax", "amin", "max", "min",
-           "quantile", "nanquantile", "median", "nanmedian", "kthvalue", "mode", "cummax", "cummin", "cumprod",
+__all__ = ["all", "any", "max", "min", "prod", "nansum", "nanmean", "logsumexp", "var_mean", "std_mean", "aminmax",
+           "amax", "amin", "quantile", "nanquantile", "median", "nanmedian", "kthvalue", "mode", "cummax", "cummin", "cumprod",
            "logcumsumexp", "cov", "corrcoef", "histc", "histogram", "histogramdd", "bincount", "trapezoid", "trapz",
            "cumulative_trapezoid", "renorm", "norm", "dist", "cdist", "dot", "vdot", "inner", "outer", "ger", "mv",
            "addmm", "addmv", "addbmm", "baddbmm", "addr", "einsum", "tensordot", "kron", "trace", "cross"]
