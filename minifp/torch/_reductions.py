@@ -22,8 +22,8 @@ from . import linalg as _linalg
 from ._tensor import Tensor, _MaxResult, _dim, _dims, _type_name, as_dtype, check_same_dtype, format_of, matmul, tensor
 
 __all__ = ["all", "any", "max", "min", "prod", "nansum", "nanmean", "logsumexp", "var_mean", "std_mean", "aminmax",
-           "amax", "amin", "quantile", "nanquantile", "median", "nanmedian", "kthvalue", "mode", "cummax", "cummin", "cumprod",
-           "logcumsumexp", "cov", "corrcoef", "histc", "histogram", "histogramdd", "bincount", "trapezoid", "trapz",
+           "amax", "amin", "quantile", "nanquantile", "median", "nanmedian", "kthvalue", "mode", "cummax", "cummin",
+           "cumprod", "logcumsumexp", "cov", "corrcoef", "histc", "histogram", "histogramdd", "bincount", "trapezoid", "trapz",
            "cumulative_trapezoid", "renorm", "norm", "dist", "cdist", "dot", "vdot", "inner", "outer", "ger", "mv",
            "addmm", "addmv", "addbmm", "baddbmm", "addr", "einsum", "tensordot", "kron", "trace", "cross"]
 
@@ -51,7 +51,7 @@ def _logical_reduction(fn):
     def reduce(input, dim=None, keepdim=False):
         out = fn(_values(input) != 0, axis=_axes(dim, input.ndim), keepdims=keepdim and input.ndim > 0)
         return made_like(input, np.asarray(out, np.bool_), None)
-    reduce.__name__ = fn.__name__
+    reduce.__name__ = reduce.__qualname__ = fn.__name__
     reduce.__doc__ = f"Whether {fn.__name__} elements are nonzero over dim (all by default), a bool tensor."
     return reduce
 
