@@ -23,9 +23,9 @@ from ._tensor import Tensor, _MaxResult, _dim, _dims, _type_name, as_dtype, chec
 
 __all__ = ["all", "any", "max", "min", "prod", "nansum", "nanmean", "logsumexp", "var_mean", "std_mean", "aminmax",
            "amax", "amin", "quantile", "nanquantile", "median", "nanmedian", "kthvalue", "mode", "cummax", "cummin",
-           "cumprod", "logcumsumexp", "cov", "corrcoef", "histc", "histogram", "histogramdd", "bincount", "trapezoid", "trapz",
-           "cumulative_trapezoid", "renorm", "norm", "dist", "cdist", "dot", "vdot", "inner", "outer", "ger", "mv",
-           "addmm", "addmv", "addbmm", "baddbmm", "addr", "einsum", "tensordot", "kron", "trace", "cross"]
+           "cumprod", "logcumsumexp", "cov", "corrcoef", "histc", "histogram", "histogramdd", "bincount", "trapezoid",
+           "trapz", "cumulative_trapezoid", "renorm", "norm", "dist", "cdist", "dot", "vdot", "inner", "outer", "ger",
+           "mv", "addmm", "addmv", "addbmm", "baddbmm", "addr", "einsum", "tensordot", "kron", "trace", "cross"]
 
 _minmax = collections.namedtuple("aminmax", ("min", "max"))
 _hist = collections.namedtuple("histogram", ("hist", "bin_edges"))
