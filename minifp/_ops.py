@@ -247,12 +247,12 @@ defop("max", lambda xp, x, *, axis=None, keepdims=False: xp.max(x, axis=axis, ke
 
 
 def _softmax(xp, x, *, axis=-1):
-    e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
+    e = xp.exp(x - (xp.max(x, axis=axis, keepdims=True) if x.size else 0))     # (an empty x has no max)
     return e / xp.sum(e, axis=axis, keepdims=True)
 
 
 def _log_softmax(xp, x, *, axis=-1):
-    shifted = x - xp.max(x, axis=axis, keepdims=True)
+    shifted = x - (xp.max(x, axis=axis, keepdims=True) if x.size else 0)
     return shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
 
 
@@ -1151,48 +1151,283 @@ defop("logsumexp", _logsumexp,
       example=lambda rng: ((_u(rng, 3, 4),), {"axis": (1,)}))
 
 
-def _cumprod_grad(xp, g, ans, x, *, axis):
-    """sum over j >= i of g_j * prod_{k <= j, k != i} x_k, exact where x holds zeros: the exclusive products
-    before i times S_i = g_i + x_{i+1} * S_{i+1}, run backwards along the axis."""
-    xs, gs = xp.moveaxis(x, axis, 0), xp.moveaxis(g, axis, 0)
-    n = xs.shape[0]
-    if n == 0:
+# -- scatter reductions: sums, products, means and extremes into positions of x --------------------------------
+
+_SCATTER_IDENTITY = {"sum": 0.0, "mean": 0.0, "prod": 1.0, "amax": -math.inf, "amin": math.inf}
+
+
+def _scatter_counts(xp, x, index, src, include_self):
+    """How many values each position of x reduces (x itself counts where include_self)."""
+    count = xp.zeros(x.shape, "float32")
+    xp.add.at(count, index, xp.ones(src.shape, "float32"))
+    return count + (count > 0) * include_self if include_self else count
+
+
+def _scatter_reduce(xp, x, src, *, index, reduce, include_self=True):
+    out = x.copy()
+    if not include_self:
+        out[index] = _SCATTER_IDENTITY[reduce]
+    ufunc = {"sum": xp.add, "mean": xp.add, "prod": xp.multiply, "amax": xp.maximum, "amin": xp.minimum}[reduce]
+    ufunc.at(out, index, src)
+    if reduce == "mean":
+        count = _scatter_counts(xp, x, index, src, include_self)
+        out = xp.where(count > 0, out / xp.maximum(count, 1), out)
+    return out
+
+
+def _scatter_targets(xp, x, index):
+    hit = xp.zeros(x.shape, bool)
+    hit[index] = True
+    return hit
+
+
+def _scatter_others(xp, ans, x, src, index, include_self):
+    """Per src value: the product of everything else its position reduces (prod's gradient, as PyTorch's: the
+    result over the value, and the product of the others where the value is zero)."""
+    others = ans[index] / xp.where(src == 0, 1, src)
+    flat = xp.ravel_multi_index(tuple(xp.broadcast_arrays(*index)), x.shape)
+    for k in zip(*xp.nonzero(src == 0)):
+        mates = flat == flat[k]
+        mates[k] = False
+        others[k] = xp.prod(src[mates]) * (x.flat[flat[k]] if include_self else 1)
+    return others
+
+
+def _scatter_extremes(xp, ans, x, src, index, include_self):
+    """How many of the values each position reduces equal its result (amax and amin share the gradient)."""
+    count = xp.zeros(x.shape, "float32")
+    xp.add.at(count, index, (src == ans[index]).astype("float32"))
+    return count + (x == ans) if include_self else count
+
+
+def _scatter_reduce_grad_x(xp, g, ans, x, src, *, index, reduce, include_self=True):
+    hit = _scatter_targets(xp, x, index)
+    if not include_self:
+        return xp.where(hit, 0, g)
+    if reduce == "sum":
         return g
-    before = xp.concatenate([xp.ones_like(xs[:1]), xp.cumprod(xs, axis=0)[:-1]], axis=0)
-    s = xp.empty_like(gs)
-    s[n - 1] = gs[n - 1]
-    for i in range(n - 2, -1, -1):
-        s[i] = gs[i] + xs[i + 1] * s[i + 1]
-    return xp.moveaxis(before * s, 0, axis)
+    if reduce == "mean":
+        return xp.where(hit, g / xp.maximum(_scatter_counts(xp, x, index, src, True), 1), g)
+    if reduce == "prod":                # the product of the values reduced into x's position
+        rest = xp.ones(x.shape, "float32")
+        xp.multiply.at(rest, index, src)
+        return xp.where(hit, g * rest, g)
+    count = _scatter_extremes(xp, ans, x, src, index, True)
+    return xp.where(hit, g * (x == ans) / xp.maximum(count, 1), g)
 
 
-def _logcumsumexp(xp, x, *, axis):
-    """Running log(sum(exp)) along axis, each step a logaddexp (no overflow, no underflow of small prefixes)."""
-    xs = xp.moveaxis(x, axis, 0)
+def _scatter_reduce_grad_src(xp, g, ans, x, src, *, index, reduce, include_self=True):
+    if reduce == "sum":
+        return g[index]
+    if reduce == "mean":
+        return (g / xp.maximum(_scatter_counts(xp, x, index, src, include_self), 1))[index]
+    if reduce == "prod":
+        return g[index] * _scatter_others(xp, ans, x, src, index, include_self)
+    count = _scatter_extremes(xp, ans, x, src, index, include_self)
+    return g[index] * (src == ans[index]) / xp.maximum(count, 1)[index]
+
+
+defop("scatter_reduce", _scatter_reduce, _scatter_reduce_grad_x, _scatter_reduce_grad_src,
+      doc="x with src's values reduced (sum, prod, mean, amax, amin) into x[index] (NumPy integer arrays that "
+          "broadcast to src's shape; repeats reduce together), x's own values taking part where include_self.",
+      function=False, method=False,
+      example=lambda rng: ((_u(rng, 4, 3), _u(rng, 2, 3)), {"index": ([[0, 2, 2], [2, 2, 0]], [[0, 1, 2], [0, 1, 2]]),
+                                                            "reduce": "sum"}))
+
+
+# -- running products and log-sum-exps ---------------------------------------------------------------------
+
+
+def _cumprod_grad(xp, g, ans, x, *, axis):
+    """sum over j >= i of g_j * (the product up to j without x_i): by division where x has no zeros, else
+    position by position (PyTorch's zero-safe formula)."""
+    if bool(xp.all(x != 0)):
+        return xp.flip(xp.cumsum(xp.flip(g * ans, axis), axis=axis), axis) / x
+    xs, gs = xp.moveaxis(x, axis, -1), xp.moveaxis(g, axis, -1)
     out = xp.empty_like(xs)
-    if xs.shape[0]:
-        out[0] = xs[0]
-    for i in range(1, xs.shape[0]):
-        out[i] = xp.logaddexp(out[i - 1], xs[i])
-    return xp.moveaxis(out, 0, axis)
-
-
-def _logcumsumexp_grad(xp, g, ans, x, *, axis):
-    """sum over j >= i of g_j * exp(x_i - ans_j), in log space for the positive and negative g apart (PyTorch's),
-    in float64: the two sums cancel."""
-    g, ans, x = (v.astype("float64") for v in (g, ans, x))
-
-    def reverse_lcse(v):
-        return xp.flip(_logcumsumexp(xp, xp.flip(v, axis), axis=axis), axis)
-    log_g = xp.log(xp.where(g != 0, xp.abs(g), 1))          # (1 where g is 0: no log(0) warning)
-    pos = reverse_lcse(xp.where(g > 0, log_g, -math.inf) - ans)
-    neg = reverse_lcse(xp.where(g < 0, log_g, -math.inf) - ans)
-    return xp.exp(pos + x) - xp.exp(neg + x)
+    for i in range(xs.shape[-1]):
+        without = xs.copy()
+        without[..., i] = 1
+        out[..., i] = xp.sum((gs * xp.cumprod(without, axis=-1))[..., i:], axis=-1)
+    return xp.moveaxis(out, -1, axis)
 
 
 defop("cumprod", lambda xp, x, *, axis: xp.cumprod(x, axis=axis), _cumprod_grad,
-      doc="Running products along `axis`, each in float32 and rounded once; zeros get their exact gradients.",
+      doc="Running products along `axis`, each in float32 and rounded once.",
       example=lambda rng: ((_u(rng, 3, 4),), {"axis": 1}))
-defop("logcumsumexp", _logcumsumexp, _logcumsumexp_grad,
-      doc="Running log(sum(exp(x))) along `axis`, in float32 and rounded once each.",
+
+
+def _logcumsumexp_grad(xp, g, ans, x, *, axis):
+    """sum over j >= i of g_j * exp(x_i - ans_j): the positive and negative cotangents summed apart in log space
+    (PyTorch's formula), in float64: in float32 exp(log-sum + x_i) loses x_i's ulp where x_i is large."""
+    g, ans, x = (a.astype("float64") for a in (g, ans, x))
+    log_abs = xp.log(xp.where(g != 0, xp.abs(g), 1))
+    def later_sum(v):                   # log of the sums over j >= i: a reversed running logaddexp
+        return xp.flip(xp.logaddexp.accumulate(xp.flip(v, axis), axis=axis), axis)
+    pos = later_sum(xp.where(g > 0, log_abs, -math.inf) - ans)
+    neg = later_sum(xp.where(g < 0, log_abs, -math.inf) - ans)
+    return xp.exp(pos + x) - xp.exp(neg + x)
+
+
+defop("logcumsumexp", lambda xp, x, *, axis: xp.logaddexp.accumulate(x, axis=axis), _logcumsumexp_grad,
+      doc="Running log(sum(exp(x))) along `axis`, in float32 and rounded once.",
       example=lambda rng: ((_u(rng, 3, 4),), {"axis": 1}))
+# -- more elementwise math (PyTorch's ELEMENTWISE family): computed in float32, one rounding --------------------
+
+
+def _unit(rng, *shape):
+    """Values inside (-1, 1) kept off the ends, for asin, acos, atanh."""
+    return rng.uniform(-0.9, 0.9, shape)
+
+
+for _name, _fwd, _grad, _doc, _ex in (
+        ("acos", "arccos", lambda xp, g, ans, x: -g / xp.sqrt(1 - x * x), "arc cosine", _unit),
+        ("asin", "arcsin", lambda xp, g, ans, x: g / xp.sqrt(1 - x * x), "arc sine", _unit),
+        ("atan", "arctan", lambda xp, g, ans, x: g / (1 + x * x), "arc tangent", None),
+        ("acosh", "arccosh", lambda xp, g, ans, x: g / xp.sqrt((x - 1) * (x + 1)), "inverse hyperbolic cosine",
+         lambda rng, *s: rng.uniform(1.2, 3.0, s)),
+        ("asinh", "arcsinh", lambda xp, g, ans, x: g / xp.sqrt(x * x + 1), "inverse hyperbolic sine", None),
+        ("atanh", "arctanh", lambda xp, g, ans, x: g / (1 - x * x), "inverse hyperbolic tangent", _unit),
+        ("sinh", "sinh", lambda xp, g, ans, x: g * xp.cosh(x), "hyperbolic sine", None),
+        ("cosh", "cosh", lambda xp, g, ans, x: g * xp.sinh(x), "hyperbolic cosine", None),
+        ("tan", "tan", lambda xp, g, ans, x: g * (1 + ans * ans), "tangent", None),
+        ("log2", "log2", lambda xp, g, ans, x: g / (x * math.log(2)), "base-2 logarithm", None),
+        ("log10", "log10", lambda xp, g, ans, x: g / (x * math.log(10)), "base-10 logarithm", None),
+        ("exp2", "exp2", lambda xp, g, ans, x: g * ans * math.log(2), "2 ** x", None)):
+    defop(_name, (lambda f: lambda xp, x: getattr(xp, f)(x))(_fwd), _grad, doc=f"Elementwise {_doc}.",
+          example=None if _ex is None else (lambda ex: lambda rng: ((ex(rng, 3, 4),), {}))(_ex))
+
+
+def _logaddexp_grads(base):
+    """The gradients of log(base**x + base**y): each input's share, base**(x - ans)."""
+    e = (lambda xp, v: xp.exp(v)) if base == "e" else (lambda xp, v: xp.exp2(v))
+    return (lambda xp, g, ans, x, y: g * e(xp, x - ans), lambda xp, g, ans, x, y: g * e(xp, y - ans))
+
+
+def _xlogy(xp, x, y):
+    # 0 where x is 0 (PyTorch's rule), unless y is NaN
+    return xp.where((x == 0) & ~xp.isnan(y), 0, x * xp.log(y))
+
+
+defop("atan2", lambda xp, x, y: xp.arctan2(x, y), lambda xp, g, ans, x, y: g * y / (x * x + y * y),
+      lambda xp, g, ans, x, y: -g * x / (x * x + y * y), doc="Elementwise angle of the point (y, x): atan(x / y) "
+      "in the right quadrant.")
+defop("hypot", lambda xp, x, y: xp.hypot(x, y), lambda xp, g, ans, x, y: g * x / ans,
+      lambda xp, g, ans, x, y: g * y / ans, doc="Elementwise sqrt(x**2 + y**2), without overflow on the way.")
+defop("logaddexp", lambda xp, x, y: xp.logaddexp(x, y), *_logaddexp_grads("e"),
+      doc="Elementwise log(exp(x) + exp(y)), without overflow on the way.")
+defop("logaddexp2", lambda xp, x, y: xp.logaddexp2(x, y), *_logaddexp_grads(2),
+      doc="Elementwise log2(2**x + 2**y), without overflow on the way.")
+defop("copysign", lambda xp, x, y: xp.copysign(x, y),
+      lambda xp, g, ans, x, y: xp.where(x == 0, 0, g * xp.sign(x) * xp.where(xp.signbit(y), -1, 1)),
+      lambda xp, g, ans, x, y: xp.zeros_like(g), doc="Elementwise |x| with the sign of y.")
+defop("fmod", lambda xp, x, y: xp.fmod(x, y), lambda xp, g, ans, x, y: g,
+      lambda xp, g, ans, x, y: -g * xp.trunc(x / y), doc="Elementwise remainder of x / y truncated (C's fmod): "
+      "the sign of x.")
+defop("remainder", lambda xp, x, y: xp.remainder(x, y), lambda xp, g, ans, x, y: g,
+      lambda xp, g, ans, x, y: -g * xp.floor(x / y), doc="Elementwise remainder of x / y floored (Python's %): "
+      "the sign of y.")
+defop("xlogy", _xlogy, lambda xp, g, ans, x, y: g * xp.where((x == 0) & ~xp.isnan(y), 0, xp.log(y)),
+      lambda xp, g, ans, x, y: g * x / y, doc="Elementwise x * log(y), 0 where x is 0.")
+defop("div_floor", lambda xp, x, y: xp.floor_divide(x, y), lambda xp, g, ans, x, y: xp.zeros_like(g),
+      lambda xp, g, ans, x, y: xp.zeros_like(g), doc="Elementwise x / y rounded down (Python's //); no gradient.",
+      saves=False)
+
+
+def _round_decimals(xp, x, *, decimals=0):
+    # PyTorch's: nearbyint(x * 10**d) / 10**d (or x / 10**-d, then times it), the power a float32
+    p = x.dtype.type(10.0 ** abs(decimals))
+    return xp.rint(x * p) / p if decimals >= 0 else xp.rint(x / p) * p
+
+
+defop("round_decimals", _round_decimals, lambda xp, g, ans, x, **params: xp.zeros_like(g),
+      doc="Elementwise x rounded to `decimals` decimal places, halves to even; no gradient.", saves=False,
+      example=lambda rng: ((_u(rng, 3, 4),), {"decimals": 2}))
+
+
+def _logit(xp, x, *, eps=None):
+    z = x if eps is None else xp.clip(x, eps, 1 - eps)
+    return xp.log(z / (1 - z))
+
+
+def _logit_grad(xp, g, ans, x, *, eps=None):
+    inside = 1 if eps is None else (x >= eps) & (x <= 1 - eps)
+    return xp.where(inside, g / (x * (1 - x)), 0)
+
+
+defop("logit", _logit, _logit_grad, doc="Elementwise log(x / (1 - x)), x clamped to [eps, 1 - eps] where eps "
+      "is given (no gradient outside).", example=lambda rng: ((rng.uniform(0.1, 0.9, (3, 4)),), {"eps": 0.2}))
+
+
+def _lerp(xp, x, y, w):
+    # PyTorch's two-sided form: exact at both ends
+    return xp.where(xp.abs(w) < 0.5, x + w * (y - x), y - (y - x) * (1 - w))
+
+
+defop("lerp", _lerp, lambda xp, g, ans, x, y, w: g * (1 - w), lambda xp, g, ans, x, y, w: g * w,
+      lambda xp, g, ans, x, y, w: g * (y - x), doc="Elementwise x + w * (y - x), exact at w = 0 and w = 1.",
+      example=lambda rng: ((_u(rng, 3, 4), _u(rng, 4), rng.uniform(0, 1, (3, 4))), {}))
+defop("addcmul", lambda xp, x, a, b, *, value=1.0: x + value * a * b, lambda xp, g, ans, x, a, b, value=1.0: g,
+      lambda xp, g, ans, x, a, b, value=1.0: g * value * b, lambda xp, g, ans, x, a, b, value=1.0: g * value * a,
+      doc="Elementwise x + value * a * b, one rounding.",
+      example=lambda rng: ((_u(rng, 3, 4), _u(rng, 4), _u(rng, 3, 1)), {"value": 0.5}))
+defop("addcdiv", lambda xp, x, a, b, *, value=1.0: x + value * a / b, lambda xp, g, ans, x, a, b, value=1.0: g,
+      lambda xp, g, ans, x, a, b, value=1.0: g * value / b,
+      lambda xp, g, ans, x, a, b, value=1.0: -g * value * a / (b * b),
+      doc="Elementwise x + value * a / b, one rounding.",
+      example=lambda rng: ((_u(rng, 3, 4), _u(rng, 4), _u(rng, 3, 1)), {"value": 0.5}))
+
+
+def _erf(xp, x):
+    """erf in float64: its Taylor series near 0 (where 1 - erfc would cancel), 1 - erfc beyond."""
+    z = x.astype("float64")
+    z2 = z * z
+    series = z * (1 + z2 * (-1 / 3 + z2 * (1 / 10 + z2 * (-1 / 42 + z2 * (1 / 216 + z2 * (-1 / 1320 + z2 / 9360))))))
+    near = series * (2 / math.sqrt(math.pi))
+    return xp.where(xp.abs(z) < 0.5, near, xp.sign(z) * (1 - _erfc(xp, xp.abs(z)))).astype(x.dtype)
+
+
+def _erfinv(xp, y):
+    """erfinv in float64: Giles's single-precision approximation, then two Newton steps on erf."""
+    v = y.astype("float64")
+    w = -xp.log((1 - v) * (1 + v))
+    small = w - 2.5
+    big = xp.sqrt(xp.maximum(w, 5)) - 3
+    p_small = 2.81022636e-08
+    for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503, -0.00417768164,
+              0.246640727, 1.50140941):
+        p_small = c + p_small * small
+    p_big = -0.000200214257
+    for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613, 0.00943887047,
+              1.00167406, 2.83297682):
+        p_big = c + p_big * big
+    x = xp.where(w < 5, p_small, p_big) * v
+    for _ in range(2):
+        x = x - (_erf(xp, x) - v) / (2 / math.sqrt(math.pi) * xp.exp(-x * x))
+    x = xp.where(xp.abs(v) == 1, xp.copysign(xp.inf, v), x)
+    return xp.where(xp.abs(v) > 1, xp.nan, x).astype(y.dtype)
+
+
+defop("erf", _erf, lambda xp, g, ans, x: g * (2 / math.sqrt(math.pi)) * xp.exp(-x * x),
+      doc="Elementwise error function, one rounding.")
+defop("erfc", lambda xp, x: _erfc(xp, x.astype("float64")).astype(x.dtype),
+      lambda xp, g, ans, x: -g * (2 / math.sqrt(math.pi)) * xp.exp(-x * x),
+      doc="Elementwise 1 - erf(x), accurate where erf(x) is near 1.")
+defop("erfinv", _erfinv, lambda xp, g, ans, x: g * (math.sqrt(math.pi) / 2) * xp.exp(ans * ans),
+      doc="Elementwise inverse of erf on (-1, 1); +-inf at +-1, NaN beyond.",
+      example=lambda rng: ((rng.uniform(-0.9, 0.9, (3, 4)),), {}))
+
+
+def _sinc(xp, x):
+    # PyTorch's kernel: sin(pi * x) / (pi * x) with the product in the compute precision, 1 at 0
+    y = x * x.dtype.type(math.pi)
+    return xp.where(x == 0, 1, xp.sin(y) / xp.where(x == 0, 1, y))
+
+
+def _sinc_grad(xp, g, ans, x):
+    y = x * math.pi
+    safe = xp.where(x == 0, 1, y)
+    return xp.where(x == 0, 0, g * (xp.cos(y) * y - xp.sin(y)) / (safe * xp.where(x == 0, 1, x)))
+
+
+defop("sinc", _sinc, _sinc_grad, doc="Elementwise sin(pi * x) / (pi * x), 1 at 0.")

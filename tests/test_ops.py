@@ -186,6 +186,24 @@ def _put(x, value, index):
     return out
 
 
+def _scatter_reduce(x, src, index, reduce, include_self=True):
+    """x with src's values folded into x[index] one at a time, in order (a loop, not ufunc.at)."""
+    out, fold = x.copy(), {"sum": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
+    targets = np.broadcast_arrays(*(np.asarray(i) for i in index))
+    flat = np.ravel_multi_index(targets, x.shape).ravel()
+    seen = set()
+    for pos, v in zip(flat, np.broadcast_to(src, targets[0].shape).ravel()):
+        if pos not in seen and not include_self:
+            out.flat[pos] = v
+        else:
+            out.flat[pos] = fold.get(reduce, np.add)(out.flat[pos], v)
+        seen.add(pos)
+    if reduce == "mean":
+        count = np.bincount(flat, minlength=x.size).reshape(x.shape) + include_self
+        out = np.where(count > 0, out / np.maximum(count, 1).astype(x.dtype), out)
+    return out
+
+
 REFERENCES = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "pow": np.power, "neg": np.negative,
     "maximum": np.maximum, "minimum": np.minimum, "where": lambda c, x, y: np.where(c, x, y),
@@ -230,15 +248,44 @@ REFERENCES = {
     "prod": lambda x, axis=None, keepdims=False: np.prod(x.astype(np.float64), axis=axis, keepdims=keepdims),
     "logsumexp": lambda x, axis=None, keepdims=False: np.log(np.sum(np.exp(x.astype(np.float64)), axis=axis,
                                                                    keepdims=keepdims)),
+    "scatter_reduce": _scatter_reduce,
     "cumprod": lambda x, axis: np.cumprod(x.astype(np.float64), axis=axis),
-    "logcumsumexp": lambda x, axis: np.log(np.cumsum(np.exp(x.astype(np.float64)), axis=axis)),
+    "logcumsumexp": lambda x, axis: np.logaddexp.accumulate(x.astype(np.float64), axis=axis),
+    "acos": np.arccos, "asin": np.arcsin, "atan": np.arctan, "acosh": np.arccosh, "asinh": np.arcsinh,
+    "atanh": np.arctanh, "sinh": np.sinh, "cosh": np.cosh, "tan": np.tan, "log2": np.log2, "log10": np.log10,
+    "exp2": np.exp2, "atan2": np.arctan2, "hypot": np.hypot, "logaddexp": np.logaddexp,
+    "logaddexp2": np.logaddexp2, "copysign": np.copysign, "fmod": np.fmod, "remainder": np.remainder,
+    "xlogy": lambda x, y: np.where((x == 0) & ~np.isnan(y), 0, x * np.log(y)).astype(x.dtype),
+    "div_floor": np.floor_divide,
+    "round_decimals": lambda x, decimals=0: (np.round(x * x.dtype.type(10.0**decimals)) / x.dtype.type(10.0**decimals)
+                                             if decimals >= 0 else np.round(x / x.dtype.type(10.0**-decimals))
+                                             * x.dtype.type(10.0**-decimals)),
+    "logit": lambda x, eps=None: np.log((z := x if eps is None else np.clip(x, eps, 1 - eps)) / (1 - z)),
+    "lerp": lambda x, y, w: np.where(np.abs(w) < 0.5, x + w * (y - x), y - (y - x) * (1 - w)),
+    "addcmul": lambda x, a, b, value=1.0: x + value * a * b, "addcdiv": lambda x, a, b, value=1.0: x + value * a / b,
+    "erf": np.vectorize(math.erf, otypes=[np.float64]), "erfc": np.vectorize(math.erfc, otypes=[np.float64]),
+    "erfinv": np.vectorize(lambda y: _erfinv(y), otypes=[np.float64]),
+    "sinc": lambda x: np.where(x == 0, 1, np.sin(x * x.dtype.type(np.pi))
+                               / np.where(x == 0, 1, x * x.dtype.type(np.pi))),
 }
+def _erfinv(y):
+    """erfinv by bisection on math.erf (float64)."""
+    if not -1 <= y <= 1:
+        return math.nan
+    if abs(y) == 1:
+        return math.copysign(math.inf, y)
+    lo, hi = -6.0, 6.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if math.erf(mid) < y else (lo, mid)
+    return (lo + hi) / 2
+
+
 # Sums in the BLAS's own order (or reductions and transcendentals computed in float32, or erf by a fit), which the
 # float64 reference does not follow: within a few units in the last place, on moderate inputs.
 BLAS_ORDER = {"var", "cumsum", "conv2d", "avg_pool2d", "adaptive_avg_pool2d", "gelu", "silu", "layer_norm", "group_norm",
               "batch_norm", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy_with_logits",
-              "binary_cross_entropy", "prod", "logsumexp", "cumprod",
-              "logcumsumexp"}
+              "binary_cross_entropy", "prod", "logsumexp", "cumprod", "logcumsumexp", "erf", "erfc", "erfinv"}
 
 
 def values(fmt, shape, rng):

@@ -38,5 +38,15 @@ NAMES = {
     "sin": ("ops.sin",), "cos": ("ops.cos",), "log1p": ("ops.log1p",), "expm1": ("ops.expm1",), "rsqrt": ("ops.rsqrt",),
     "floor": ("ops.floor",), "ceil": ("ops.ceil",), "round": (), "trunc": ("ops.trunc",), "sign": ("ops.sign",),
     "prod": ("ops.prod",), "logsumexp": ("ops.logsumexp",),
-    "cumprod": (), "logcumsumexp": (),   # keras.ops.cumprod flattens without an axis (as cumsum, issue 33)
+    "scatter_reduce": (),
+    "cumprod": (), "logcumsumexp": (),
+    "acos": ("ops.arccos",), "asin": ("ops.arcsin",), "atan": ("ops.arctan",), "acosh": ("ops.arccosh",),
+    "asinh": ("ops.arcsinh",), "atanh": ("ops.arctanh",), "sinh": ("ops.sinh",), "cosh": ("ops.cosh",),
+    "tan": ("ops.tan",), "log2": ("ops.log2",), "log10": ("ops.log10",), "exp2": ("ops.exp2",),
+    "atan2": ("ops.arctan2",), "hypot": ("ops.hypot",), "logaddexp": ("ops.logaddexp",), "logaddexp2": (),
+    "copysign": ("ops.copysign",), "fmod": (), "remainder": ("ops.mod",), "xlogy": (),
+    "div_floor": ("ops.floor_divide",), "round_decimals": (), "logit": (), "lerp": (),
+    "addcmul": (), "addcdiv": (),
+    "erf": ("ops.erf",), "erfc": (), "erfinv": ("ops.erfinv",),
+    "sinc": (),
 }

@@ -38,5 +38,14 @@ NAMES = {
     "rsqrt": ("math.rsqrt",), "floor": ("math.floor",), "ceil": ("math.ceil",), "round": ("math.round",), "trunc": (),
     "sign": ("math.sign",),
     "prod": ("math.reduce_prod",), "logsumexp": ("math.reduce_logsumexp",),
-    "cumprod": (), "logcumsumexp": (),   # tf.math.cumprod / cumulative_logsumexp default to axis 0 (as cumsum)
+    "scatter_reduce": (),
+    "cumprod": (), "logcumsumexp": (),
+    "acos": ("math.acos",), "asin": ("math.asin",), "atan": ("math.atan",), "acosh": ("math.acosh",),
+    "asinh": ("math.asinh",), "atanh": ("math.atanh",), "sinh": ("math.sinh",), "cosh": ("math.cosh",),
+    "tan": ("math.tan",), "log2": (), "log10": (), "exp2": (), "atan2": ("math.atan2",), "hypot": (),
+    "logaddexp": (), "logaddexp2": (), "copysign": (), "fmod": (), "remainder": ("math.floormod",),
+    "xlogy": ("math.xlogy",), "div_floor": ("math.floordiv",),
+    "round_decimals": (), "logit": (), "lerp": (), "addcmul": (), "addcdiv": (),
+    "erf": ("math.erf",), "erfc": ("math.erfc",), "erfinv": ("math.erfinv",),
+    "sinc": (),
 }

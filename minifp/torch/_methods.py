@@ -3,17 +3,19 @@ sorting, masks, expansion, statistics, and the Python protocols of a 0-dim tenso
 
 Each is an engine op or a composition of them (values exact where only values move); in-place ops compute the
 result from the tensor's value before the change and the tensor then stands for it (engine.become), so a graph
-through it stays correct. `.data` is a detached alias: an in-place op on it changes the alias, not the tensor.
+through it stays correct. `.data` and `detach()` give an alias whose in-place changes reach the tensor too, as
+PyTorch's shared storage does (old scripts update parameters through `p.data.add_(...)`); `p.data = t` re-stores p.
 """
 from __future__ import annotations
 
 import collections
 import numbers
+import weakref
 
 import numpy as np
 
 from .. import engine
-from ..engine import apply, become, made_by, made_like, rewrap, storage, Tensor as _EngineTensor, to_numpy
+from ..engine import apply, become, made_by, made_like, rewrap, set_storage, storage, Tensor as _EngineTensor, to_numpy
 from .linalg import vector_norm
 from ._missing import missing_method
 from ._tensor import Tensor, _dim, _dims, _shape_args, _type_name, full, ones, tensor, zeros
@@ -38,6 +40,33 @@ def _cast_refused(x, like):
 
 # -- assignment and in-place ops ---------------------------------------------------------------------------
 
+_ORIGINS = {}        # id(a .data alias) -> (a weak reference to it, the tensor whose values it shows)
+
+
+def _detach(self):
+    """The same values, cut from the graph (PyTorch's detach() and .data); in-place changes to it reach this
+    tensor, as PyTorch's shared storage does."""
+    alias = _EngineTensor.detach(self)
+    key = id(alias)         # (tensors compare elementwise: no WeakKeyDictionary; the entry leaves with the alias)
+    _ORIGINS[key] = (weakref.ref(alias, lambda _, key=key: _ORIGINS.pop(key, None)), self)
+    return alias
+
+
+def _set_data(self, new):
+    """p.data = t: p holds t's values, dtype and device from now on (p stays the parameter its optimizer holds)."""
+    if not isinstance(new, _EngineTensor):
+        raise TypeError(f"data must be a Tensor, got {type(new).__name__}")
+    set_storage(self, storage(new), new.fmt, new.device)
+
+
+def _written(t):
+    """t's new values reach the tensors it is the .data of."""
+    entry = _ORIGINS.get(id(t))
+    while entry is not None and entry[0]() is t:
+        t = entry[1]
+        set_storage(t, storage(entry[0]()), entry[0]().fmt, entry[0]().device)
+        entry = _ORIGINS.get(id(t))
+
 
 def _in_place(t, compute):
     """t becomes compute(t as it was), rounded into t's own dtype, as PyTorch's in-place ops (x.add_(y), x[i] = v)."""
@@ -53,6 +82,7 @@ def _in_place(t, compute):
     become(t, new)
     if made_by(t) is None:                  # under no_grad: a parameter stays one
         t.requires_grad = requires_grad
+    _written(t)
     return t
 
 
@@ -61,7 +91,9 @@ def _refuse_on_leaf(method):
     def checked(self, *args, **kwargs):
         if self.requires_grad and made_by(self) is None and engine.is_grad_enabled():
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-        return method(self, *args, **kwargs)
+        out = method(self, *args, **kwargs)
+        _written(self)
+        return out
     checked.__name__ = method.__name__
     return checked
 
@@ -154,11 +186,24 @@ def unbind(input, dim=0):
     return tuple(input[(slice(None),) * d + (i,)] for i in range(input.shape[d]))
 
 
-def gather(input, dim, index):
+def gather(input, dim, index, *, sparse_grad=False):
     """input's values at `index` along dim (index has input's number of dims)."""
     d, idx = _dim(dim, input.ndim), to_numpy(storage(index))
-    if idx.ndim != input.ndim:
+    if idx.size == 0:                   # nothing to read: no checks (PyTorch's)
+        return input.reshape(-1)[np.zeros(idx.shape, np.int64)]
+    if max(idx.ndim, 1) != max(input.ndim, 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    if index.fmt is not None or idx.dtype.kind not in "iu":
+        raise RuntimeError("gather(): Expected dtype int64 for index")
+    if input.ndim == 0 or idx.ndim == 0:    # a 0-dim tensor acts as one of shape [1]
+        return gather(input.reshape(1), 0, index.reshape(-1)).reshape(index.shape)
+    for i, (m, n) in enumerate(zip(idx.shape, input.shape)):
+        if i != d and m > n:
+            raise RuntimeError(f"Size does not match at dimension {i} expected index {list(idx.shape)} to be "
+                               f"smaller than self {list(input.shape)} apart from dimension {d}")
+    if idx.min() < 0 or idx.max() >= input.shape[d]:
+        bad = idx.min() if idx.min() < 0 else idx.max()
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {input.shape[d]}")
     grid = list(np.indices(idx.shape, sparse=True))
     grid[d] = idx
     return input[tuple(grid)]
@@ -184,6 +229,10 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     n = input.shape[d] if input.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
+    if input.ndim == 0:                 # a 0-dim tensor: its value, at position 0 (k == 1)
+        pick = np.zeros(k, np.int64)
+        return _sorted(input.reshape(1)[pick].reshape(() if k else (0,)), made_like(input, pick.reshape(
+            () if k else (0,)), None))
     return _select(input, _order(input, d, largest), k, d)
 
 
@@ -291,6 +340,9 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 def cumsum(input, dim, *, dtype=None):
     x = input.to(dtype) if dtype is not None else input
+    if x.ndim == 0:                     # a 0-dim tensor: its one value (dim 0 or -1)
+        _dim(dim, 0)
+        return cumsum(x.reshape(1), 0).reshape(())
     if x.fmt is None:
         return made_like(x, np.cumsum(storage(x), axis=_dim(dim, x.ndim)).astype(np.int64), None)
     return apply("cumsum", x, axis=_dim(dim, x.ndim))
@@ -356,7 +408,9 @@ for _name, _fn in {
         "new_tensor": _new_tensor, "new_zeros": _new(zeros), "new_ones": _new(ones), "new_empty": _new(zeros),
         "new_full": lambda self, size, fill_value, **kw: _new(full)(self, size, fill_value=fill_value, **kw)}.items():
     setattr(Tensor, _name, _fn)
-for _name in ("fill_", "zero_", "copy_"):
+Tensor.detach = _detach
+Tensor.data = property(_detach, _set_data, doc=_detach.__doc__)
+for _name in ("fill_", "zero_", "copy_", "normal_", "uniform_", "random_", "bernoulli_", "exponential_"):
     setattr(Tensor, _name, _refuse_on_leaf(getattr(Tensor, _name)))
 for _name in ("neg", "abs", "exp", "log", "sqrt", "tanh", "sigmoid", "relu"):
     setattr(Tensor, f"{_name}_", _unary_(_name))

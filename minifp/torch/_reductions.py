@@ -1,13 +1,12 @@
-"""Reductions, scans and products with PyTorch's names: all/any, sum/mean over dim lists, prod, nansum, nanmean,
-logsumexp, var_mean, aminmax, amax/amin, quantiles, medians, kthvalue, mode, cummax/cummin, cumprod, logcumsumexp,
-cov, histograms, bincount, trapezoids, renorm, norms and distances; dot, mv, addmm and friends, einsum, tensordot,
-kron, trace, cross. Attached as Tensor methods at the end.
+"""Reductions and products with PyTorch's names: all/any, sum/mean over dim lists, prod, nansum, nanmean,
+logsumexp, var_mean, aminmax, amax/amin, max/min with dim, quantiles, cov, histograms, trapezoids, renorm, norms and
+distances; dot, mv, addmm and friends, einsum, tensordot, kron, trace, cross. Attached as Tensor methods at the end.
 
 Products go through the engine's matmul (float32 accumulation, one rounding; addmm's default through its linear op,
-the input joining the float32 sum); einsum and tensordot are permutes and reshapes around one matmul. Reductions and
-scans that compute new values are engine ops (prod, logsumexp, cumprod, logcumsumexp); selections (medians,
-quantiles' neighbours, cummax) gather the input's own values; the rest compose engine ops as PyTorch's own
-decompositions do (nanmean is nansum / count, as in ATen).
+the input joining the float32 sum); einsum and tensordot are permutes and reshapes around one matmul. Reductions
+that compute new values are engine ops (prod, logsumexp); selections (quantiles' neighbours, max / min with dim)
+gather the input's own values; the rest compose engine ops as PyTorch's own decompositions do (nanmean is
+nansum / count, as in ATen).
 """
 from __future__ import annotations
 
@@ -19,13 +18,12 @@ import numpy as np
 
 from ..engine import apply, made_like, storage, Tensor as _EngineTensor, to_numpy
 from . import linalg as _linalg
-from ._tensor import Tensor, _MaxResult, _dim, _dims, _type_name, as_dtype, check_same_dtype, format_of, matmul, tensor
+from ._tensor import Tensor, _MaxResult, _dim, _dims, _type_name, check_same_dtype, format_of, matmul, tensor
 
-__all__ = ["all", "any", "max", "min", "prod", "nansum", "nanmean", "logsumexp", "var_mean", "std_mean", "aminmax",
-           "amax", "amin", "quantile", "nanquantile", "median", "nanmedian", "kthvalue", "mode", "cummax", "cummin",
-           "cumprod", "logcumsumexp", "cov", "corrcoef", "histc", "histogram", "histogramdd", "bincount", "trapezoid",
-           "trapz", "cumulative_trapezoid", "renorm", "norm", "dist", "cdist", "dot", "vdot", "inner", "outer", "ger",
-           "mv", "addmm", "addmv", "addbmm", "baddbmm", "addr", "einsum", "tensordot", "kron", "trace", "cross"]
+__all__ = ["all", "any", "prod", "nansum", "nanmean", "logsumexp", "var_mean", "std_mean", "aminmax", "amax", "amin",
+           "quantile", "nanquantile", "cov", "corrcoef", "histc", "histogram", "histogramdd", "trapezoid", "trapz",
+           "cumulative_trapezoid", "renorm", "norm", "dist", "cdist", "dot", "vdot", "inner", "outer", "ger", "mv",
+           "addmm", "addmv", "addbmm", "baddbmm", "addr", "einsum", "tensordot", "kron", "trace", "cross"]
 
 _minmax = collections.namedtuple("aminmax", ("min", "max"))
 _hist = collections.namedtuple("histogram", ("hist", "bin_edges"))
@@ -107,50 +105,6 @@ def logsumexp(input, dim, keepdim=False):
     return apply("logsumexp", x, axis=_axes(dim, x.ndim), keepdims=keepdim)
 
 
-def _scan(name):
-    def scan(input, dim, *, dtype=None):
-        x = input.to(dtype) if dtype is not None else input
-        d = _dim(dim, x.ndim)
-        if x.fmt is None:
-            return made_like(x, np.asarray(np.cumprod(storage(x), axis=d if x.ndim else None), np.int64)
-                             .reshape(storage(x).shape), None)
-        return apply(name, x, axis=d) if x.ndim else apply(name, x.reshape(1), axis=0).reshape(())
-    scan.__name__, scan.__doc__ = name, f"Running {'products' if name == 'cumprod' else 'log-sum-exp'} along dim."
-    return scan
-
-
-cumprod, logcumsumexp = _scan("cumprod"), _scan("logcumsumexp")
-
-
-def _running_arg(input, dim, better):
-    """(values, indices) of the running best along dim: indices where better(value, best so far) or equal (the
-    latest of ties, as PyTorch), values gathered there (input's own values; gradients to those elements)."""
-    from ._methods import gather                 # (imported here: _methods is loaded after this module's tables)
-    if input.ndim == 0:
-        return _valind(input * 1, made_like(input, np.zeros((), np.int64), None))
-    d = _dim(dim, input.ndim)
-    v = np.moveaxis(_values(input), d, 0)
-    idx = np.zeros(v.shape, np.int64)
-    best = v[0].copy()
-    for i in range(1, v.shape[0]):
-        # PyTorch's rule: a NaN always takes over; after one, only another NaN does
-        take = np.isnan(v[i]) | ~np.isnan(best) & (better(v[i], best) | (v[i] == best))
-        idx[i] = np.where(take, i, idx[i - 1])
-        best = np.where(take, v[i], best)
-    index = made_like(input, np.ascontiguousarray(np.moveaxis(idx, 0, d)), None)
-    return _valind(gather(input, d, index), index)
-
-
-def cummax(input, dim):
-    """(values, indices) of the running maximum along dim."""
-    return _running_arg(input, dim, np.greater)
-
-
-def cummin(input, dim):
-    """(values, indices) of the running minimum along dim."""
-    return _running_arg(input, dim, np.less)
-
-
 def _correction(unbiased, correction):
     return correction if correction is not None else (1 if unbiased is None or unbiased else 0)
 
@@ -221,20 +175,6 @@ def _max_or_min(method, arg, name):
     return reduce
 
 
-def _tensor_first(name):
-    """torch.max / torch.min: input must be a tensor (PyTorch's TypeError for numbers), then the Tensor method."""
-    def fn(input, *args, **kwargs):
-        if not isinstance(input, _EngineTensor):
-            raise TypeError(f"{name}() received an invalid combination of arguments - got ({type(input).__name__}, "
-                            f"...), but expected (Tensor input, ...)")
-        return getattr(input, name)(*args, **kwargs)
-    fn.__name__, fn.__doc__ = name, f"torch.{name}(input, ...): input.{name}(...), input a tensor."
-    return fn
-
-
-max, min = _tensor_first("max"), _tensor_first("min")
-
-
 def _arg_reduction(method):
     def reduce(self, dim=None, keepdim=False):
         if dim is not None and self.ndim == 0:
@@ -302,76 +242,7 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", ou
     return _quantile(input, q, dim, keepdim, interpolation, True, "nanquantile")
 
 
-# -- order statistics: median, kthvalue, mode -----------------------------------------------------------------------
-
-_valind = collections.namedtuple("values_indices", ("values", "indices"))
-
-
-def _pick(input, dim, keepdim, rank_of):
-    """(values, indices) at rank rank_of(sorted values, NaN counts, n) along dim of the sorted input (NaN last)."""
-    from ._methods import gather, sort          # (imported here: _methods is loaded after this module's tables)
-    x = input.reshape(1) if input.ndim == 0 else input
-    d = _dim(dim, x.ndim)
-    order = sort(x, d)
-    nan = np.isnan(_values(x)).sum(axis=d, keepdims=True)
-    rank = np.asarray(rank_of(_values(order.values), nan, x.shape[d]), np.int64)
-    rank = np.broadcast_to(rank, nan.shape)
-    values = gather(order.values, d, made_like(x, rank, None))
-    indices = gather(order.indices, d, made_like(x, rank, None))
-    if not keepdim or input.ndim == 0:
-        values, indices = values.squeeze(d), indices.squeeze(d)
-    return _valind(values.reshape(input.shape if input.ndim == 0 else values.shape), indices)
-
-
-def _median(input, dim, keepdim, ignore_nan):
-    if input.numel() == 0 and dim is None:
-        return tensor(float("nan"), dtype=input.dtype)
-    rank = (lambda v, nan, n: np.where(nan == n, 0, (n - nan - 1) // 2)) if ignore_nan else \
-        (lambda v, nan, n: np.where(nan > 0, n - 1, (n - 1) // 2))
-    if dim is None:
-        return _pick(input.reshape(-1), 0, False, rank).values
-    return _pick(input, dim, keepdim, rank)
-
-
-def median(input, dim=None, keepdim=False):
-    """The lower median (of all values, or (values, indices) along dim); NaN where a slice holds one."""
-    return _median(input, dim, keepdim, False)
-
-
-def nanmedian(input, dim=None, keepdim=False):
-    """median ignoring NaN."""
-    return _median(input, dim, keepdim, True)
-
-
-def kthvalue(input, k, dim=-1, keepdim=False):
-    """(values, indices) of the k-th smallest element along dim."""
-    n = input.shape[_dim(dim, input.ndim)] if input.ndim else 1
-    if not 1 <= k <= n:
-        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
-    return _pick(input, dim, keepdim, lambda v, nan, size: k - 1)
-
-
-def _mode_rank(v, n):
-    """Rank in each sorted row (last axis) of the last element of its longest run of equal values (the smallest
-    such value), shaped (..., 1)."""
-    rows = v.reshape(-1, n)
-    ranks = np.empty(len(rows), np.int64)
-    for i, row in enumerate(rows):
-        run = np.cumsum(np.r_[True, row[1:] != row[:-1]]) - 1
-        ranks[i] = np.flatnonzero(run == np.argmax(np.bincount(run)))[-1]
-    return ranks.reshape(v.shape[:-1] + (1,))
-
-
-def mode(input, dim=-1, keepdim=False):
-    """(values, indices) of the most frequent value along dim (the smallest on ties)."""
-    if input.ndim == 0:
-        return _pick(input, 0, keepdim, lambda v, nan, n: 0)
-    d = _dim(dim, input.ndim)
-    order = [i for i in range(input.ndim) if i != d] + [d]
-    back = list(np.argsort(order))
-    out = _pick(input.permute(*order), -1, True, lambda v, nan, n: _mode_rank(v, n))
-    out = _valind(out.values.permute(*back), out.indices.permute(*back))
-    return out if keepdim else _valind(out.values.squeeze(d), out.indices.squeeze(d))
+# -- distances and sums to a size -----------------------------------------------------------------------------------
 
 
 def dist(input, other, p=2):
@@ -509,20 +380,6 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
         hist = hist / (hist.sum() * np.prod(np.broadcast_arrays(*widths), axis=0))
     return _histdd(tensor(hist.astype(np.float32), dtype=input.dtype, device=input.device),
                    [tensor(e, dtype=input.dtype, device=input.device) for e in edges])
-
-
-def bincount(input, weights=None, minlength=0):
-    """Counts (or sums of weights) of each value of a 1-D non-negative integer tensor; weighted sums are float32
-    (PyTorch's float32, or its double for other weights, which minifp's float64 names)."""
-    if input.fmt is not None:
-        raise NotImplementedError(f'"bincount_cpu" not implemented for \'{_type_name(input)}\'')
-    v = storage(input)
-    if v.ndim != 1 or v.size and v.min() < 0:
-        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
-    if weights is None:
-        return made_like(input, np.bincount(v, minlength=minlength).astype(np.int64), None)
-    counts = np.bincount(v, _values(weights).reshape(-1).astype(np.float64), minlength=minlength)
-    return tensor(counts.astype(np.float32), dtype=as_dtype("float32"), device=input.device)
 
 
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
@@ -856,12 +713,9 @@ Tensor.argmax = _arg_reduction(Tensor.argmax)
 Tensor.argmin = _arg_reduction(Tensor.argmin)
 for _name, _fn in {
         "all": all, "any": any, "amax": amax, "amin": amin, "sum": _sum, "mean": _mean, "prod": prod,
-        "nansum": nansum, "nanmean": nanmean,
-        "logsumexp": logsumexp, "aminmax": aminmax, "quantile": quantile, "nanquantile": nanquantile,
-        "histc": histc, "histogram": histogram, "renorm": renorm, "dot": dot, "vdot": vdot, "inner": inner,
-        "outer": outer, "ger": ger, "mv": mv, "addmm": addmm, "addmv": addmv, "addbmm": addbmm, "baddbmm": baddbmm,
-        "addr": addr, "kron": kron, "trace": trace, "cross": cross, "norm": norm,
-        "median": median, "nanmedian": nanmedian, "kthvalue": kthvalue, "mode": mode, "dist": dist,
-        "sum_to_size": _sum_to_size, "cumprod": cumprod, "logcumsumexp": logcumsumexp,
-        "bincount": bincount, "cummax": cummax, "cummin": cummin, "cov": cov, "corrcoef": corrcoef}.items():
+        "nansum": nansum, "nanmean": nanmean, "logsumexp": logsumexp, "aminmax": aminmax, "quantile": quantile,
+        "nanquantile": nanquantile, "histc": histc, "histogram": histogram, "renorm": renorm, "dot": dot,
+        "vdot": vdot, "inner": inner, "outer": outer, "ger": ger, "mv": mv, "addmm": addmm, "addmv": addmv,
+        "addbmm": addbmm, "baddbmm": baddbmm, "addr": addr, "kron": kron, "trace": trace, "cross": cross,
+        "norm": norm, "dist": dist, "sum_to_size": _sum_to_size, "cov": cov, "corrcoef": corrcoef}.items():
     setattr(Tensor, _name, _fn)

@@ -200,7 +200,6 @@ class Tensor(_EngineTensor):
     dtype = property(lambda self: as_dtype(self.fmt) if self.fmt is not None else _BY_NUMPY[storage(self).dtype])
     shape = property(lambda self: Size(storage(self).shape))
     is_cuda = property(lambda self: self.device == "cuda")
-    data = property(lambda self: self.detach(), doc="The same values, cut from the graph (PyTorch's .data).")
 
     def __init__(self, *args, **kwargs):
         raise TypeError("use minifp.torch.tensor(data, dtype=...) to make a tensor")
@@ -410,14 +409,18 @@ class Tensor(_EngineTensor):
         if x.fmt is None:
             xp = array_module(storage(x))
             return made_like(x, xp.asarray(storage(x).sum(axis=_dims(dim, x.ndim), keepdims=keepdim), np.int64), None)
-        return apply("sum", x, axis=_dims(dim, x.ndim), keepdims=keepdim)
+        return apply("sum", x, axis=_dims(dim, x.ndim) if x.ndim else None, keepdims=keepdim)
 
     def mean(self, dim=None, keepdim=False, dtype=None):
         if self.fmt is None and dtype is None:
             raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating "
                                f"point or complex dtype. Got: {_type_name(self)}")
+        if dtype is not None and not as_dtype(dtype).is_floating_point:
+            raise RuntimeError(f"mean(): could not infer output dtype. Optional dtype must be either a floating "
+                               f"point or complex dtype. Got: {_type_name(zeros(0, dtype=dtype))}")
         x = self.to(dtype) if dtype is not None else self
-        return apply("mean", x, axis=_dims(dim, x.ndim), keepdims=keepdim)
+        # a 0-dim tensor takes dim 0 (or -1), as PyTorch allows: its one value
+        return apply("mean", x, axis=_dims(dim, x.ndim) if x.ndim else None, keepdims=keepdim)
 
     def max(self, dim=None, keepdim=False):
         """The largest value, or with dim: (values, indices) along dim."""
@@ -442,11 +445,13 @@ class Tensor(_EngineTensor):
     def argmin(self, dim=None, keepdim=False):
         return _arg(np.argmin, self, dim, keepdim)
 
-    def softmax(self, dim):
-        return apply("softmax", self, axis=_dim(dim, self.ndim))
+    def softmax(self, dim, dtype=None):
+        x = self.to(dtype) if dtype is not None else self
+        return apply("softmax", x, axis=_dim(dim, x.ndim) if x.ndim else None)     # a 0-dim tensor: its one value
 
-    def log_softmax(self, dim):
-        return apply("log_softmax", self, axis=_dim(dim, self.ndim))
+    def log_softmax(self, dim, dtype=None):
+        x = self.to(dtype) if dtype is not None else self
+        return apply("log_softmax", x, axis=_dim(dim, x.ndim) if x.ndim else None)
 
     def clamp(self, min=None, max=None):
         out = self if min is None else maximum(self, min)

@@ -48,7 +48,9 @@ class Sample:
         if not isinstance(v, dict):
             return v
         if "t" in v:
-            key = tuple(v["t"][:2])
+            # one tensor per stored copy; empty tensors all sit at the same offset, so their shape tells them apart
+            buf, off, shape = v["t"]
+            key = (buf, off) if np.prod(shape, dtype=np.int64) else (buf, off, tuple(shape))
             if key not in made:
                 made[key] = ns.tensor(self.array(v), dtype=getattr(ns, v["dtype"]), requires_grad=v.get("rg", False))
             return made[key]
@@ -165,6 +167,15 @@ def _float_tensors(ns, x):
     return []
 
 
+def _grad_input(made, key, used):
+    """The input tensor a gradient's (buffer, offset) names (an empty tensor shares its offset with the next
+    stored one: the first not yet taken, in the order the call made them, as the recorder listed them)."""
+    named = [t for k, t in made.items() if k[:2] == key]
+    t = next((t for t in named if id(t) not in used), named[0])     # (a tensor passed twice is listed twice)
+    used.add(id(t))
+    return t
+
+
 def run_gradient(sample, ns):
     """Problems of the gradients of sum(out * cotangent) with respect to the recorded inputs."""
     rec, tol = sample.record, (sample.op["atol"], sample.op["rtol"])
@@ -177,9 +188,9 @@ def run_gradient(sample, ns):
         loss.backward()
     except Exception as e:  # noqa: BLE001
         return [f"raised {type(e).__name__}: {str(e)[:200]}"]
-    problems = []
+    problems, used = [], set()
     for i, (ref, want) in enumerate(zip(rec["grad_inputs"], rec["grads"])):
-        g = made[tuple(ref["t"][:2])].grad
+        g = _grad_input(made, tuple(ref["t"][:2]), used).grad
         if want is None:
             if g is not None and np.any(_values(ns, g) != 0):
                 problems.append(f"grad[{i}]: nonzero, PyTorch none")

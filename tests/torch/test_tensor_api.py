@@ -159,3 +159,17 @@ def test_randint_takes_pytorchs_overloads():
         torch.randint(10)
     with pytest.raises(RuntimeError, match="expects 'from' to be less than 'to'"):
         torch.randint(5, 5, (2,))
+
+
+def test_data_and_detach_are_aliases_whose_in_place_changes_reach_the_tensor():
+    m = torch.nn.Linear(2, 2)
+    m.weight.data.mul_(0).add_(torch.ones(2, 2))      # old scripts update parameters this way
+    assert m.weight.tolist() == [[1.0, 1.0]] * 2 and m.weight.requires_grad
+    m.weight.data.fill_(3.0)
+    m.bias.data[0] = 7.0
+    assert m.weight.tolist() == [[3.0, 3.0]] * 2 and m.bias.tolist()[0] == 7.0
+    m.weight.data = torch.zeros(2, 2, dtype=torch.float16)
+    assert m.weight.dtype == torch.float16 and isinstance(m.weight, torch.nn.Parameter)
+    detached = m.weight.detach()
+    detached.fill_(5.0)                                 # detach() shares the values too, as in PyTorch
+    assert m.weight.tolist() == [[5.0, 5.0]] * 2 and not detached.requires_grad

@@ -820,5 +820,13 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 __all__ += ["normalize", "cosine_similarity", "pairwise_distance"]
 
 
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """softmax(-input) along dim (PyTorch's: negated first, then cast to dtype)."""
+    dim = _dim_for_softmax("softmin", input.ndim) if dim is None else dim
+    return (-input).softmax(dim, dtype=dtype)
+
+
+__all__ += ["softmin"]
+
 from .._missing import missing as _missing  # noqa: E402
 __getattr__ = _missing("minifp.torch.nn.functional")
