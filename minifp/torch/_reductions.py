@@ -508,7 +508,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2)."""
     _matrix(mat1, "mat1")
     _matrix(mat2, "mat2")
-    if alpha == 1 and beta == 1 and input.ndim <= 2:    # the GEMM epilogue: input joins the float32 sum, one rounding
+    # the GEMM epilogue: input joins the float32 sum before the one rounding (linear's weight gradient needs k > 0)
+    if alpha == 1 and beta == 1 and input.ndim <= 2 and mat1.shape[1] > 0:
         check_same_dtype(mat1, mat2, input)
         return apply("linear", mat1, mat2, input.broadcast_to((mat1.shape[0], mat2.shape[1])), layout="io")
     return _scaled_add(input, matmul(mat1, mat2), beta, alpha)
