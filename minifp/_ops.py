@@ -1111,6 +1111,46 @@ defop("hardsigmoid", lambda xp, x: xp.minimum(xp.maximum(x + 3, 0), 6) * (1 / 6)
       example=lambda rng: ((_signed(rng, 3, 4),), {}))
 
 
+# -- products and log-sum-exp reductions (float32, one rounding) ---------------------------------------
+def _prod_others(xp, x, axis):
+    """The product of every other element along `axis` (exclusive cumulative products from both ends), exact
+    where x holds zeros, unlike prod / x."""
+    xs = xp.moveaxis(x, axis, -1)
+    one = xp.ones_like(xs[..., :1])
+    left = xp.concatenate([one, xp.cumprod(xs, axis=-1)[..., :-1]], axis=-1)
+    right = xp.flip(xp.concatenate([one, xp.cumprod(xp.flip(xs, -1), axis=-1)[..., :-1]], axis=-1), -1)
+    return xp.moveaxis(left * right, -1, axis)
+
+
+def _prod_grad(xp, g, ans, x, axis=None, keepdims=False):
+    axes = tuple(range(x.ndim)) if axis is None else (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = tuple(a % max(x.ndim, 1) for a in axes)
+    if x.ndim == 0 or not axes:
+        return g * xp.ones_like(x)
+    ends = tuple(range(x.ndim - len(axes), x.ndim))
+    moved = xp.moveaxis(x, axes, ends)          # the reduced axes flattened into one, last
+    flat = xp.reshape(moved, moved.shape[:x.ndim - len(axes)] + (-1,))
+    others = xp.moveaxis(xp.reshape(_prod_others(xp, flat, -1), moved.shape), ends, axes)
+    return _keep(xp, g, x.shape, axis, keepdims) * others
+
+
+def _logsumexp(xp, x, *, axis=None, keepdims=False):
+    m = xp.max(x, axis=axis, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, x.dtype)
+    m = xp.where(xp.isinf(m), 0, m)                 # all -inf (or an inf) stays itself rather than NaN
+    out = xp.log(xp.sum(xp.exp(x - m), axis=axis, keepdims=True)) + m
+    return out if keepdims else xp.squeeze(out, axis=axis)
+
+
+defop("prod", lambda xp, x, *, axis=None, keepdims=False: xp.prod(x, axis=axis, keepdims=keepdims), _prod_grad,
+      doc="Product over `axis` (one axis or all), in float32 and rounded once; zeros get their exact gradients.",
+      example=lambda rng: ((_u(rng, 3, 4),), {"axis": 1}))
+defop("logsumexp", _logsumexp,
+      lambda xp, g, ans, x, axis=None, keepdims=False:
+      _keep(xp, g, x.shape, axis, keepdims) * xp.exp(x - _keep(xp, ans, x.shape, axis, keepdims)),
+      doc="log(sum(exp(x))) over `axis` (all axes by default), shifted by the max, in float32 and rounded once.",
+      example=lambda rng: ((_u(rng, 3, 4),), {"axis": (1,)}))
+
+
 # -- scatter reductions: sums, products, means and extremes into positions of x --------------------------------
 
 _SCATTER_IDENTITY = {"sum": 0.0, "mean": 0.0, "prod": 1.0, "amax": -math.inf, "amin": math.inf}

@@ -245,6 +245,9 @@ REFERENCES = {
     "mish": lambda x: x * np.tanh(np.log1p(np.exp(x))),
     "hardswish": lambda x: x * np.clip(x + 3, 0, 6) / 6,
     "hardsigmoid": lambda x: np.clip(x + 3, 0, 6) * (1 / 6),      # PyTorch multiplies by a float32 1/6
+    "prod": lambda x, axis=None, keepdims=False: np.prod(x.astype(np.float64), axis=axis, keepdims=keepdims),
+    "logsumexp": lambda x, axis=None, keepdims=False: np.log(np.sum(np.exp(x.astype(np.float64)), axis=axis,
+                                                                   keepdims=keepdims)),
     "scatter_reduce": _scatter_reduce,
     "cumprod": lambda x, axis: np.cumprod(x.astype(np.float64), axis=axis),
     "logcumsumexp": lambda x, axis: np.logaddexp.accumulate(x.astype(np.float64), axis=axis),
@@ -282,7 +285,7 @@ def _erfinv(y):
 # float64 reference does not follow: within a few units in the last place, on moderate inputs.
 BLAS_ORDER = {"var", "cumsum", "conv2d", "avg_pool2d", "adaptive_avg_pool2d", "gelu", "silu", "layer_norm", "group_norm",
               "batch_norm", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy_with_logits",
-              "binary_cross_entropy", "cumprod", "logcumsumexp", "erf", "erfc", "erfinv"}
+              "binary_cross_entropy", "prod", "logsumexp", "cumprod", "logcumsumexp", "erf", "erfc", "erfinv"}
 
 
 def values(fmt, shape, rng):

@@ -37,6 +37,7 @@ NAMES = {
     "hardsigmoid": ("ops.hard_sigmoid", "activations.hard_sigmoid"),
     "sin": ("ops.sin",), "cos": ("ops.cos",), "log1p": ("ops.log1p",), "expm1": ("ops.expm1",), "rsqrt": ("ops.rsqrt",),
     "floor": ("ops.floor",), "ceil": ("ops.ceil",), "round": (), "trunc": ("ops.trunc",), "sign": ("ops.sign",),
+    "prod": ("ops.prod",), "logsumexp": ("ops.logsumexp",),
     "scatter_reduce": (),
     "cumprod": (), "logcumsumexp": (),
     "acos": ("ops.arccos",), "asin": ("ops.arcsin",), "atan": ("ops.arctan",), "acosh": ("ops.arccosh",),

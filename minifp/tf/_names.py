@@ -37,6 +37,7 @@ NAMES = {
     "sin": ("math.sin",), "cos": ("math.cos",), "log1p": ("math.log1p",), "expm1": ("math.expm1",),
     "rsqrt": ("math.rsqrt",), "floor": ("math.floor",), "ceil": ("math.ceil",), "round": ("math.round",), "trunc": (),
     "sign": ("math.sign",),
+    "prod": ("math.reduce_prod",), "logsumexp": ("math.reduce_logsumexp",),
     "scatter_reduce": (),
     "cumprod": (), "logcumsumexp": (),
     "acos": ("math.acos",), "asin": ("math.asin",), "atan": ("math.atan",), "acosh": ("math.acosh",),

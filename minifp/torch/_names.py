@@ -42,6 +42,7 @@ NAMES = {
     "sin": ("torch.sin", "Tensor.sin"), "cos": ("torch.cos", "Tensor.cos"), "log1p": ("torch.log1p", "Tensor.log1p"),
     "expm1": ("torch.expm1", "Tensor.expm1"), "rsqrt": ("torch.rsqrt", "Tensor.rsqrt"), "floor": ("torch.floor", "Tensor.floor"),
     "ceil": ("torch.ceil", "Tensor.ceil"), "round": ("torch.round", "Tensor.round"), "trunc": ("torch.trunc", "Tensor.trunc"), "sign": ("torch.sign", "Tensor.sign"),
+    "prod": ("torch.prod", "Tensor.prod"), "logsumexp": ("torch.logsumexp", "Tensor.logsumexp"),
     "scatter_reduce": (),
     "cumprod": ("torch.cumprod", "Tensor.cumprod"), "logcumsumexp": ("torch.logcumsumexp", "Tensor.logcumsumexp"),
     "acos": ("torch.acos", "Tensor.acos", "torch.arccos", "Tensor.arccos"),

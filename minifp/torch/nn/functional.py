@@ -791,6 +791,34 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     return x
 
 
+# -- norms and distances (the reductions helper's: vector_norm from torch.linalg) ------------------------------
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input divided by its p-norm over dim, kept at least eps."""
+    from ..linalg import vector_norm
+    return input / vector_norm(input, p, dim, True).clamp(min=eps)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """Sum over dim of (x1 / |x1|) * (x2 / |x2|), broadcast; each norm kept at least eps with no effect on the
+    gradient (PyTorch clamps it under no_grad)."""
+    from ..linalg import vector_norm
+    shape = np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
+    x1, x2 = x1.broadcast_to(shape), x2.broadcast_to(shape)
+    n1, n2 = vector_norm(x1, 2, dim, True), vector_norm(x2, 2, dim, True)
+    n1, n2 = (n + (n.clamp(min=eps) - n).detach() for n in (n1, n2))
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """The p-norm of x1 - x2 + eps over the last dim."""
+    from ..linalg import vector_norm
+    return vector_norm(x1 - x2 + eps, p, -1, keepdim)
+
+
+__all__ += ["normalize", "cosine_similarity", "pairwise_distance"]
+
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     """softmax(-input) along dim (PyTorch's: negated first, then cast to dtype)."""
