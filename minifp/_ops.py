@@ -1109,3 +1109,57 @@ defop("hardsigmoid", lambda xp, x: xp.minimum(xp.maximum(x + 3, 0), 6) * (1 / 6)
       lambda xp, g, ans, x: SEAMS.masked(xp, (x > -3) & (x < 3), g * (1 / 6)),
       doc="min(max(x + 3, 0), 6) / 6; no gradient at or beyond +-3 (PyTorch's).", method=False,
       example=lambda rng: ((_signed(rng, 3, 4),), {}))
+
+# -- issue 32's nn.functional breadth: activations and losses that are one kernel in PyTorch (one rounding) -------
+
+
+def _log_sigmoid_fwd(xp, x):
+    return xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))
+
+
+defop("log_sigmoid", _log_sigmoid_fwd, lambda xp, g, ans, x: g / (1 + xp.exp(x)),
+      doc="log(sigmoid(x)) as min(x, 0) - log1p(exp(-|x|)), one rounding.", method=False, function=False,
+      example=lambda rng: ((_signed(rng, 3, 4),), {}))
+
+
+def _celu(xp, x, *, alpha=1.0):
+    # PyTorch runs celu as elu with input scale 1 / alpha (a float32 reciprocal)
+    return xp.where(x > 0, x, xp.expm1(xp.minimum(x, 0) * x.dtype.type(1 / alpha)) * alpha)
+
+
+defop("celu", _celu,
+      lambda xp, g, ans, x, alpha=1.0: xp.where(x > 0, g, g * xp.exp(xp.minimum(x, 0) * x.dtype.type(1 / alpha))),
+      doc="x where x > 0, else alpha * expm1(x / alpha), one rounding.", method=False, function=False,
+      example=lambda rng: ((_signed(rng, 3, 4),), {"alpha": 0.7}))
+
+
+def _huber(xp, x, y, *, delta=1.0, reduction="mean"):
+    z = xp.abs(x - y)
+    return _reduce(xp, xp.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta)), reduction)
+
+
+def _huber_grad(xp, g, ans, x, y, *, delta=1.0, reduction="mean"):
+    d = x - y
+    return xp.clip(d, -delta, delta) * _unreduce(xp, g, d.shape, reduction)
+
+
+def _smooth_l1(xp, x, y, *, beta=1.0, reduction="mean"):
+    z = xp.abs(x - y)
+    return _reduce(xp, xp.where(z < beta, 0.5 * z * z / (beta or 1), z - 0.5 * beta), reduction)
+
+
+def _smooth_l1_grad(xp, g, ans, x, y, *, beta=1.0, reduction="mean"):
+    d = x - y
+    slope = xp.clip(d / beta, -1, 1) if beta else xp.sign(d)     # beta 0: PyTorch's l1_loss
+    return slope * _unreduce(xp, g, d.shape, reduction)
+
+
+defop("huber_loss", _huber, _huber_grad, lambda xp, g, ans, x, y, **params: -_huber_grad(xp, g, ans, x, y, **params),
+      doc="0.5 * (x - y)**2 where |x - y| < delta, else delta * (|x - y| - delta / 2), reduced in float32.",
+      method=False, function=False,
+      example=lambda rng: ((_u(rng, 3, 4) * 3, _u(rng, 3, 4)), {"delta": 0.5, "reduction": "sum"}))
+defop("smooth_l1_loss", _smooth_l1, _smooth_l1_grad,
+      lambda xp, g, ans, x, y, **params: -_smooth_l1_grad(xp, g, ans, x, y, **params),
+      doc="0.5 * (x - y)**2 / beta where |x - y| < beta, else |x - y| - beta / 2, reduced in float32.",
+      method=False, function=False,
+      example=lambda rng: ((_u(rng, 3, 4) * 3, _u(rng, 3, 4)), {"beta": 0.5}))

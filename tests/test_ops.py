@@ -227,12 +227,18 @@ REFERENCES = {
     "mish": lambda x: x * np.tanh(np.log1p(np.exp(x))),
     "hardswish": lambda x: x * np.clip(x + 3, 0, 6) / 6,
     "hardsigmoid": lambda x: np.clip(x + 3, 0, 6) * (1 / 6),      # PyTorch multiplies by a float32 1/6
+    "log_sigmoid": lambda x: np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x))),
+    "celu": lambda x, alpha=1.0: np.where(x > 0, x, np.expm1(np.minimum(x, 0) * x.dtype.type(1 / alpha)) * alpha),
+    "huber_loss": lambda x, y, delta=1.0, reduction="mean": _reduced(
+        np.where(np.abs(x - y) < delta, 0.5 * (x - y) ** 2, delta * (np.abs(x - y) - 0.5 * delta)), reduction),
+    "smooth_l1_loss": lambda x, y, beta=1.0, reduction="mean": _reduced(
+        np.where(np.abs(x - y) < beta, 0.5 * (x - y) ** 2 / beta, np.abs(x - y) - 0.5 * beta), reduction),
 }
 # Sums in the BLAS's own order (or reductions and transcendentals computed in float32, or erf by a fit), which the
 # float64 reference does not follow: within a few units in the last place, on moderate inputs.
 BLAS_ORDER = {"var", "cumsum", "conv2d", "avg_pool2d", "adaptive_avg_pool2d", "gelu", "silu", "layer_norm", "group_norm",
               "batch_norm", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy_with_logits",
-              "binary_cross_entropy"}
+              "binary_cross_entropy", "huber_loss", "smooth_l1_loss"}
 
 
 def values(fmt, shape, rng):

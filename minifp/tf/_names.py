@@ -37,4 +37,5 @@ NAMES = {
     "sin": ("math.sin",), "cos": ("math.cos",), "log1p": ("math.log1p",), "expm1": ("math.expm1",),
     "rsqrt": ("math.rsqrt",), "floor": ("math.floor",), "ceil": ("math.ceil",), "round": ("math.round",), "trunc": (),
     "sign": ("math.sign",),
+    "log_sigmoid": (), "celu": (), "huber_loss": (), "smooth_l1_loss": (),
 }

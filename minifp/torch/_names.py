@@ -42,4 +42,6 @@ NAMES = {
     "sin": ("torch.sin", "Tensor.sin"), "cos": ("torch.cos", "Tensor.cos"), "log1p": ("torch.log1p", "Tensor.log1p"),
     "expm1": ("torch.expm1", "Tensor.expm1"), "rsqrt": ("torch.rsqrt", "Tensor.rsqrt"), "floor": ("torch.floor", "Tensor.floor"),
     "ceil": ("torch.ceil", "Tensor.ceil"), "round": ("torch.round", "Tensor.round"), "trunc": ("torch.trunc", "Tensor.trunc"), "sign": ("torch.sign", "Tensor.sign"),
+    "log_sigmoid": ("F.logsigmoid",), "celu": ("F.celu", "torch.celu"), "huber_loss": ("F.huber_loss",),
+    "smooth_l1_loss": ("F.smooth_l1_loss",),
 }

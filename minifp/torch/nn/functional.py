@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 
 from ...engine import (apply, array_module, autocast_scope, current_autocast, made_like, rng, storage,
-    Tensor as _EngineTensor, update_running_stats)
+    Tensor as _EngineTensor, to_numpy, update_running_stats)
 from .. import _functions, _tensor
 
 __all__ = ["linear", "conv2d", "relu", "relu6", "hardtanh", "gelu", "silu", "leaky_relu", "elu", "selu", "softplus",
@@ -343,7 +343,7 @@ def _check_pooled_size(x, k, s, p, d, ceil_mode):
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     if return_indices:
-        raise NotImplementedError("max_pool2d(return_indices=True) is not supported by minifp.torch")
+        return _max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
     k = _pair(kernel_size)
     s = _pair(stride, "stride") if stride not in (None, ()) else k
     p, d = _pair(padding, "padding"), _pair(dilation, "dilation")
@@ -789,6 +789,555 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         x = apply("add", apply("mul", _take(x, axis, i0), w0, _out=x.fmt), apply("mul", _take(x, axis, i1), w1,
                                                                                    _out=x.fmt), _out=x.fmt)
     return x
+
+
+# -- issue 32's nn.functional breadth: 1-d pooling, indices and unpooling, distances, more losses and activations ---
+# Pure data movement (reshapes, selections, scatters) composes engine ops; so do the ops PyTorch itself composes
+# (its CompositeImplicit losses and distances), which then round where PyTorch's steps round.
+
+
+def _one(v, arg):
+    """An int or a one-int tuple as an int (1-d pooling's arguments)."""
+    return _single(v, arg)[0]
+
+
+def _expand_1d(input, name):
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"{name}() Expected 2D or 3D input tensor, but got {list(input.shape)}")
+    return apply("reshape", input, shape=tuple(input.shape[:-1]) + (1, input.shape[-1]))
+
+
+def _squeeze_1d(out):
+    return apply("reshape", out, shape=tuple(out.shape[:-2]) + (out.shape[-1],))
+
+
+def _check_pads(p):
+    if min(p) < 0:
+        raise RuntimeError("pad must be non-negative")
+
+
+def _max_indices(x, k, s, p, d, out):
+    """Each window's first maximum (NaN counts as largest) as a flat index into its input plane (int64)."""
+    xp = array_module(storage(x))
+    v = xp.asarray(x.float32())
+    n, c, h, w = v.shape
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw), (ho, wo) = k, s, p, d, out
+    eh, ew = dh * (kh - 1) + 1, dw * (kw - 1) + 1
+    pads = ((0, 0), (0, 0), (ph, max(ph, (ho - 1) * sh + eh - h - ph)), (pw, max(pw, (wo - 1) * sw + ew - w - pw)))
+    win = xp.lib.stride_tricks.sliding_window_view(xp.pad(v, pads, constant_values=-np.inf), (eh, ew), axis=(2, 3))
+    win = win[:, :, ::sh, ::sw, ::dh, ::dw][:, :, :ho, :wo]
+    j = xp.argmax(win.reshape(n, c, ho, wo, kh * kw), axis=-1)
+    rows = xp.arange(ho)[:, None] * sh - ph + (j // kw) * dh
+    cols = xp.arange(wo)[None, :] * sw - pw + (j % kw) * dw
+    return made_like(x, (rows * w + cols).astype(np.int64), None)
+
+
+def _max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode):
+    out = max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
+    k = _pair(kernel_size)
+    s = _pair(stride, "stride") if stride not in (None, ()) else k
+    x = input if input.ndim == 4 else apply("reshape", input, shape=(1,) + tuple(input.shape))
+    idx = _max_indices(x, k, s, _pair(padding, "padding"), _pair(dilation, "dilation"), tuple(out.shape[-2:]))
+    return out, (idx if input.ndim == 4 else idx.reshape(tuple(idx.shape[1:])))
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max over windows along the last dim: max_pool2d over a height of one."""
+    k = _one(kernel_size, "kernel_size")
+    s = k if stride in (None, ()) else _one(stride, "stride")
+    p, d = _one(padding, "padding"), _one(dilation, "dilation")
+    _check_pads((p,))
+    x = _expand_1d(input, "max_pool1d")
+    if return_indices:
+        out, idx = _max_pool2d_with_indices(x, (1, k), (1, s), (0, p), (1, d), ceil_mode)
+        return _squeeze_1d(out), _squeeze_1d(idx)
+    return _squeeze_1d(max_pool2d(x, (1, k), (1, s), (0, p), (1, d), ceil_mode))
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """Mean over windows along the last dim: avg_pool2d over a height of one."""
+    k = _one(kernel_size, "kernel_size")
+    s = k if stride in (None, ()) else _one(stride, "stride")
+    p = _one(padding, "padding")
+    _check_pads((p,))
+    x = _expand_1d(input, "avg_pool1d")
+    return _squeeze_1d(avg_pool2d(x, (1, k), (1, s), (0, p), ceil_mode, count_include_pad))
+
+
+def _adaptive_size(output_size, n, name):
+    size = (output_size,) * n if isinstance(output_size, numbers.Integral) else tuple(output_size)
+    if len(size) != n:
+        raise RuntimeError(f"{name}: output_size must be {n}")
+    if any(v is not None and v < 0 for v in size):
+        raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 but received "
+                           f"{list(size)}")
+    return size
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """Mean over PyTorch's adaptive bins along the last dim."""
+    (size,) = _adaptive_size(output_size, 1, "adaptive_avg_pool1d()")
+    return _squeeze_1d(adaptive_avg_pool2d(_expand_1d(input, "adaptive_avg_pool1d"), (1, size)))
+
+
+def _bin_windows(x, axis, out):
+    """x's adaptive bins along axis as (x padded to each bin's width by repeating its last value, widths):
+    stacking the bins on a new axis after `axis` lets one max (or sum) see each bin whole."""
+    n = x.shape[axis]
+    bins = [((i * n) // out, -(-((i + 1) * n) // out)) for i in range(out)]
+    width = max((b - a for a, b in bins), default=1)
+    idx = np.array([[min(a + j, b - 1) for j in range(width)] for a, b in bins], np.int64).reshape(-1)
+    taken = _take(x, axis, idx)
+    return apply("reshape", taken, shape=tuple(x.shape[:axis]) + (out, width) + tuple(x.shape[axis + 1:]))
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Max over PyTorch's adaptive bins along the last dim (a bin's repeated values change no maximum)."""
+    (size,) = _adaptive_size(output_size, 1, "adaptive_max_pool1d()")
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"adaptive_max_pool1d(): Expected 2D or 3D tensor, but got {list(input.shape)}")
+    win = _bin_windows(input, input.ndim - 1, size)
+    out = apply("max", win, axis=input.ndim, keepdims=False)
+    if not return_indices:
+        return out
+    xp = array_module(storage(win))
+    n = input.shape[-1]
+    starts = xp.asarray([(i * n) // size for i in range(size)])
+    first = xp.argmax(xp.asarray(win.float32()), axis=-1)
+    return out, made_like(input, (starts + first).astype(np.int64), None)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    """max_pool2d's values and each window's first maximum as a flat index into its input plane."""
+    return _max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def _unpool(input, indices, spatial, name):
+    """Scatter input's values to the flat positions `indices` of zero planes of size `spatial` (data movement)."""
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({list(input.shape)}) but got indices tensor with shape: {list(indices.shape)}")
+    nd = len(spatial)
+    lead = tuple(input.shape[:-nd])
+    plane = int(np.prod(spatial))
+    idx = np.asarray(to_numpy(storage(indices))).reshape(lead + (-1,))
+    if idx.size and (idx.min() < 0 or idx.max() >= plane):
+        raise RuntimeError(f"Found an invalid max index: {int(idx.max() if idx.max() >= plane else idx.min())} "
+                           f"(output volumes are of size {'x'.join(map(str, spatial))}")
+    flat = apply("reshape", input, shape=lead + (-1,))
+    grids = np.meshgrid(*[np.arange(n) for n in lead], indexing="ij")
+    where = tuple(g[..., None] for g in grids) + (idx,)
+    zeros = _tensor.zeros(*(lead + (plane,)), dtype=input.dtype, device=input.device)
+    return apply("reshape", apply("setitem", zeros, flat, index=where), shape=lead + tuple(spatial))
+
+
+def _unpool_size(input, nd, kernel_size, stride, padding, output_size, name):
+    k = _tuple_n(kernel_size, nd, "kernel_size")
+    s = k if stride in (None, ()) else _tuple_n(stride, nd, "stride")
+    p = _tuple_n(padding, nd, "padding")
+    spatial_in = tuple(input.shape[-nd:])
+    default = tuple((i - 1) * si - 2 * pi + ki for i, si, pi, ki in zip(spatial_in, s, p, k))
+    if output_size is None:
+        return default
+    size = tuple(output_size)[-nd:] if len(output_size) in (nd, input.ndim) else None
+    if size is None:
+        raise ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} elements, but it has a "
+                         f"length of '{len(output_size)}'")
+    for v, dflt, si in zip(size, default, s):
+        if not dflt - si < v < dflt + si:
+            raise ValueError(f"invalid output_size \"{list(size)}\" (dim {size.index(v)} must be between "
+                             f"{dflt - si} and {dflt + si})")
+    return size
+
+
+def _tuple_n(v, n, arg):
+    if isinstance(v, numbers.Integral) and not isinstance(v, bool):
+        return (int(v),) * n
+    if isinstance(v, (tuple, list)) and len(v) in (1, n) and all(isinstance(i, numbers.Integral) for i in v):
+        return tuple(int(i) for i in v) * (n if len(v) == 1 else 1)
+    raise TypeError(f"{arg} must be an int or a tuple of {n} ints, got {v!r}")
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The inverse of max_pool1d: each value placed at its index, zeros elsewhere."""
+    return _unpool(input, indices, _unpool_size(input, 1, kernel_size, stride, padding, output_size, "1d"), "1d")
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The inverse of max_pool2d: each value placed at its index, zeros elsewhere."""
+    return _unpool(input, indices, _unpool_size(input, 2, kernel_size, stride, padding, output_size, "2d"), "2d")
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The inverse of max_pool3d: each value placed at its index, zeros elsewhere."""
+    return _unpool(input, indices, _unpool_size(input, 3, kernel_size, stride, padding, output_size, "3d"), "3d")
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The transpose of conv1d: conv_transpose2d over a height of one."""
+    _must_be_tensor(input, "conv_transpose1d(): argument 'input'")
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input to conv_transpose1d, but got input of "
+                           f"size: {list(input.shape)}")
+    w = apply("reshape", weight, shape=tuple(weight.shape[:2]) + (1, weight.shape[2]))
+    out = conv_transpose2d(_expand_1d(input, "conv_transpose1d"), w, bias, (1, _one(stride, "stride")),
+                           (0, _one(padding, "padding")), (0, _one(output_padding, "output_padding")), groups,
+                           (1, _one(dilation, "dilation")))
+    return _squeeze_1d(out)
+
+
+# -- distances and similarity -------------------------------------------------------------------------------------
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """softmax(-input) (negation is exact)."""
+    dim = _dim_for_softmax("softmin", input.ndim) if dim is None else dim
+    x = input if dtype is None else input.to(dtype)
+    return apply("softmax", apply("neg", x), axis=_tensor._dim(dim, x.ndim))
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(||input||_p over dim, eps)."""
+    from ..linalg import vector_norm
+    return input / vector_norm(input, p, dim, keepdim=True).clamp(min=eps).expand_as(input)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """||x1 - x2 + eps||_p over the last dim."""
+    from ..linalg import vector_norm
+    d = x1 - x2 + eps
+    return vector_norm(d, p, d.ndim - 1 if d.ndim else None, keepdim=keepdim and d.ndim > 0)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """sum((x1 / ||x1||) * (x2 / ||x2||)) over dim, each norm at least eps (PyTorch's formula, after broadcasting)."""
+    from ..linalg import vector_norm
+    shape = np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
+    a, b = x1.expand(*shape), x2.expand(*shape)
+    d = _tensor._dim(dim, len(shape)) if shape else None
+    na = vector_norm(a, 2, d, keepdim=True).clamp(min=eps)
+    nb = vector_norm(b, 2, d, keepdim=True).clamp(min=eps)
+    return ((a / na) * (b / nb)).sum(d)
+
+
+def _p_norm_last(d, p):
+    from ..linalg import vector_norm
+    return vector_norm(d, p, -1)
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """The p-norm distance between every row of x1 and every row of x2 (batched over leading dims)."""
+    if x1.ndim < 2 or x2.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    a = x1.unsqueeze(-2)
+    b = x2.unsqueeze(-3)
+    return _p_norm_last(a - b, p)
+
+
+def dist(input, other, p=2):
+    """The p-norm of input - other (broadcast), over every element."""
+    from ..linalg import vector_norm
+    return vector_norm(input - other, p)
+
+
+# -- losses composed as PyTorch composes them ----------------------------------------------------------------------
+
+
+def _reduced(loss, reduction):
+    return loss if reduction == "none" else loss.sum() if reduction == "sum" else loss.mean()
+
+
+def _same_shape(a, b):
+    if tuple(a.shape) != tuple(b.shape):
+        raise RuntimeError(f"The size of tensor a ({a.shape[-1] if a.ndim else 1}) must match the size of tensor b "
+                           f"({b.shape[-1] if b.ndim else 1}) at non-singleton dimension {max(a.ndim, b.ndim) - 1}")
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    """max(0, -target * (input1 - input2) + margin), reduced."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if not (input1.ndim == input2.ndim == target.ndim):
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+                           f"input1: {_tensor.Size(input1.shape)}, input2: {_tensor.Size(input2.shape)}, "
+                           f"target: {_tensor.Size(target.shape)} ")
+    return _reduced((-target * (input1 - input2) + margin).clamp(min=0), reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    """input where target is 1, max(0, margin - input) where it is -1 (PyTorch's sum of the two masked parts)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    zeros = _tensor.zeros_like(input)
+    margin_clamp = (margin - input).clamp(min=0)
+    out_margin = _functions.where(target != 1, margin_clamp, zeros)
+    out_self = _functions.where(target != -1, input, zeros)
+    return _reduced(out_margin + out_self, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """target * (log(target) - input) (0 where target is 0), or exp(target) * (target - input) for log targets."""
+    if reduction not in ("none", "mean", "sum", "batchmean"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    reduction = _reduction(reduction, size_average, reduce) if reduction != "batchmean" else reduction
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        loss = _functions.where(target > 0, target * (target.log() - input),
+                             _functions.where(target == 0, _tensor.zeros_like(target), target * float("nan")))
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.ndim else loss.sum()
+    return _reduced(loss, reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    """exp(input) - target * input (log_input), else input - target * log(input + eps); Stirling's term if full."""
+    reduction = _reduction(reduction, size_average, reduce)
+    _same_shape(input, target)
+    loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
+    if full:
+        t = target
+        stirling = t * t.log() - t + (2 * math.pi * t).log() * 0.5
+        loss = loss + _functions.where(t > 1, stirling, _tensor.zeros_like(stirling))
+    return _reduced(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """0.5 * (log(max(var, eps)) + (input - target)^2 / max(var, eps)), plus 0.5 log(2 pi) if full."""
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.shape[-1] == 1:
+            pass
+        else:
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    if bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    var = var.clamp(min=eps)
+    d = input - target
+    loss = 0.5 * (var.log() + d * d / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduced(loss, reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    """1 - cos(input1, input2) where target is 1, max(0, cos - margin) where it is -1 (PyTorch's formula)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if input1.ndim != input2.ndim or tuple(input1.shape) != tuple(input2.shape):
+        raise RuntimeError(f"cosine_embedding_loss: Input1 and Input2 must have same size, but got "
+                           f"{_tensor.Size(input1.shape)} and {_tensor.Size(input2.shape)}")
+    d = input1.ndim - 1 if input1.ndim else None
+    eps = 1e-12
+    prod = (input1 * input2).sum(d)
+    mag1 = (input1 * input1).sum(d) + eps
+    mag2 = (input2 * input2).sum(d) + eps
+    cos = prod / (mag1 * mag2).sqrt()
+    zeros = _tensor.zeros_like(cos)
+    pos = 1 - cos
+    neg = (cos - margin).clamp(min=0)
+    loss = _functions.where(target == 1, pos, zeros) + _functions.where(target == -1, neg, zeros)
+    return _reduced(loss, reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    """max(d(a, p) - d(a, n) + margin, 0) with pairwise distances (swap: the smaller of d(a, n), d(p, n))."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if not (anchor.ndim == positive.ndim == negative.ndim):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and negative "
+                           f"{negative.ndim}D inputs")
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = _tensor.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduced((margin + d_pos - d_neg).clamp(min=0), reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """-(target * logsigmoid(x) + (1 - target) * logsigmoid(-x)), weighted, averaged over classes, reduced."""
+    reduction = _reduction(reduction, size_average, reduce)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    d = input.ndim - 1 if input.ndim else None
+    loss = loss.sum(d) / input.shape[d] if d is not None else loss
+    return _reduced(loss, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """log(1 + exp(-target * input)), reduced."""
+    reduction = _reduction(reduction, size_average, reduce)
+    _same_shape(input, target)
+    return _reduced((-target * input).exp().log1p(), reduction)
+
+
+# -- activations ------------------------------------------------------------------------------------------------------
+
+
+def threshold(input, threshold, value, inplace=False):
+    """input where input > threshold, else value (selects: exact)."""
+    return _functions.where(input > threshold, input, _tensor.full_like(input, value))
+
+
+def hardshrink(input, lambd=0.5):
+    """input where |input| > lambd, else 0 (selects: exact)."""
+    return _functions.where((input > lambd) | (input < -lambd), input, _tensor.zeros_like(input))
+
+
+def softshrink(input, lambd=0.5):
+    """input -+ lambd beyond +-lambd, else 0 (each value one subtraction: one rounding)."""
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    zeros = _tensor.zeros_like(input)
+    return _functions.where(input > lambd, input - lambd, _functions.where(input < -lambd, input + lambd, zeros))
+
+
+def tanhshrink(input):
+    """input - tanh(input), as PyTorch composes it."""
+    return input - input.tanh()
+
+
+def softsign(input):
+    """input / (1 + |input|), as PyTorch composes it."""
+    return input / (input.abs() + 1)
+
+
+def logsigmoid(input):
+    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|))."""
+    return apply("log_sigmoid", input)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """max(0, x) + min(0, alpha * expm1(x / alpha)) (one op)."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    return apply("celu", input, alpha=float(alpha))
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Evaluation: leaky_relu with the mean slope (lower + upper) / 2; training draws a slope per element."""
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2)
+    xp = array_module(storage(input))
+    slope = _tensor.tensor(xp.asarray(rng().uniform(lower, upper, input.shape), np.float32), device=input.device)
+    return _functions.where(input >= 0, input, input * slope.to(input.dtype))
+
+
+def _dropout_checked(p):
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 <= p <= 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """SELU-preserving dropout; identity when not training."""
+    _dropout_checked(p)
+    if not training or p == 0:
+        return input
+    return _alpha_dropout(input, p, tuple(input.shape))
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """alpha_dropout that drops whole channels; identity when not training."""
+    _dropout_checked(p)
+    if not training or p == 0:
+        return input
+    return _alpha_dropout(input, p, tuple(input.shape[:2]) + (1,) * (input.ndim - 2))
+
+
+def _alpha_dropout(input, p, mask_shape):
+    alpha = -1.7580993408473766
+    keep = _tensor.tensor((rng().random(mask_shape) >= p).astype(np.float32), device=input.device).to(input.dtype)
+    a = (1 / math.sqrt((alpha * alpha * p + 1) * (1 - p))) if p < 1 else 0.0
+    b = -a * alpha * p
+    return (input * keep + alpha * (1 - keep)) * a + b
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Whole channels of (N, C, L) zeroed with probability p, the rest scaled by 1 / (1 - p)."""
+    return _channel_dropout(input, p, training, 3, "dropout1d")
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Whole channels of (N, C, H, W) zeroed with probability p, the rest scaled by 1 / (1 - p)."""
+    return _channel_dropout(input, p, training, 4, "dropout2d")
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Whole channels of (N, C, D, H, W) zeroed with probability p, the rest scaled by 1 / (1 - p)."""
+    return _channel_dropout(input, p, training, 5, "dropout3d")
+
+
+def _channel_dropout(input, p, training, batched_ndim, name):
+    _dropout_checked(p)
+    if not training or p == 0:
+        return input
+    lead = tuple(input.shape[:2]) if input.ndim == batched_ndim else tuple(input.shape[:1])
+    shape = lead + (1,) * (input.ndim - len(lead))
+    xp = array_module(storage(input))
+    keep = xp.broadcast_to(xp.asarray(rng().random(shape) >= p), tuple(input.shape))
+    return apply("dropout", input, mask=keep, scale=0.0 if p == 1 else 1 / (1 - p))
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """input / (k + alpha * mean of squares over `size` neighbouring channels) ** beta (PyTorch's composition)."""
+    if input.ndim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.ndim} dimensions)")
+    if input.numel() == 0:
+        return input
+    sq, shp = input * input, tuple(input.shape)
+    pad = (size // 2, (size - 1) // 2)
+    # channels as the height of one plane: PyTorch's avg_pool2d (3-d input) or avg_pool3d over (size, 1, 1)
+    sq = _pad_channels(sq.reshape(shp[0], 1, shp[1], -1), pad)
+    div = avg_pool2d(sq, (size, 1), stride=1).reshape(shp)
+    return input / (div * alpha + k) ** beta
+
+
+def _pad_channels(x, pad):
+    """Zeros before and after dim 2 (the channels of local_response_norm's view)."""
+    parts = []
+    for n in pad:
+        if n:
+            parts.append(_tensor.zeros(*(tuple(x.shape[:2]) + (n,) + tuple(x.shape[3:])), dtype=x.dtype,
+                                       device=x.device))
+    before = parts[:1] if pad[0] else []
+    after = parts[-1:] if pad[1] else []
+    return apply("concatenate", *before, x, *after, axis=2)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """0.5 * d**2 where |d| < delta, else delta * (|d| - delta / 2), d = input - target (one op)."""
+    reduction = _reduction(reduction)
+    if delta <= 0:
+        raise RuntimeError(f"huber_loss does not support non-positive values for delta.")
+    x, y = _broadcast_pair(input, target)
+    loss = apply("huber_loss", x, y, delta=float(delta), reduction="none" if weight is not None else reduction)
+    return _reduced(loss * weight, reduction) if weight is not None else loss
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """0.5 * d**2 / beta where |d| < beta, else |d| - beta / 2, d = input - target (one op)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    x, y = _broadcast_pair(input, target)
+    return apply("smooth_l1_loss", x, y, beta=float(beta), reduction=reduction)
+
+
+def _broadcast_pair(input, target):
+    """PyTorch's losses broadcast input and target (with a warning when the shapes differ)."""
+    if tuple(input.shape) != tuple(target.shape):
+        warnings.warn(f"Using a target size ({_tensor.Size(target.shape)}) that is different to the input size "
+                      f"({_tensor.Size(input.shape)}). This will likely lead to incorrect results due to "
+                      f"broadcasting. Please ensure they have the same size.", stacklevel=3)
+        shape = np.broadcast_shapes(tuple(input.shape), tuple(target.shape))
+        return input.expand(*shape), target.expand(*shape)
+    return input, target
 
 
 from .._missing import missing as _missing  # noqa: E402
