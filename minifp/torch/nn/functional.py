@@ -757,38 +757,71 @@ def _take(x, axis, idx):
     return apply("getitem", x, index=(slice(None),) * axis + (idx,))
 
 
+_INTERPOLATE_MODES = ("nearest", "nearest-exact", "linear", "bilinear", "trilinear", "bicubic", "area")
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
-    """Resize the spatial dims: 'nearest' (selects values, no arithmetic) or 'linear'/'bilinear' (float32 weights)."""
-    if mode not in ("nearest", "linear", "bilinear"):
-        raise NotImplementedError(f"interpolate: mode={mode!r} is not supported by minifp.torch (nearest, linear, "
-                                  f"bilinear)")
-    if mode == "nearest" and align_corners is not None:
+    """Resize the spatial dims: 'nearest', 'nearest-exact' (select values, no arithmetic), 'linear', 'bilinear',
+    'trilinear', 'bicubic' (float32 weights, one axis at a time) or 'area' (adaptive average pooling)."""
+    if mode not in _INTERPOLATE_MODES:
+        raise NotImplementedError(f"interpolate: mode={mode!r} is not supported by minifp.torch "
+                                  f"({', '.join(_INTERPOLATE_MODES)})")
+    if mode in ("nearest", "nearest-exact", "area") and align_corners is not None:
         raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
                          "bicubic | trilinear")
     out_sizes, scales = _resize_plan(input, size, scale_factor)
     if recompute_scale_factor:
         scales = tuple(i / o for i, o in zip(input.shape[2:], out_sizes))
+    if mode == "area":
+        pool = {1: adaptive_avg_pool1d, 2: adaptive_avg_pool2d, 3: adaptive_avg_pool3d}[input.ndim - 2]
+        return pool(input, out_sizes)
     x = input
     for k, (n_in, n_out, scale) in enumerate(zip(input.shape[2:], out_sizes, scales)):
         axis = 2 + k
         dst = np.arange(n_out).astype(np.float32)      # PyTorch's source positions are float32 arithmetic
-        if mode == "nearest":
-            x = _take(x, axis, np.minimum(np.floor(dst * np.float32(scale)).astype(np.int64), n_in - 1))
+        if mode in ("nearest", "nearest-exact"):
+            offset = np.float32(0.5 if mode == "nearest-exact" else 0)
+            x = _take(x, axis, np.minimum(np.floor((dst + offset) * np.float32(scale)).astype(np.int64), n_in - 1))
             continue
         if align_corners:
             src = dst * (np.float32(n_in - 1) / np.float32(n_out - 1) if n_out > 1 else np.float32(0))
         else:
-            src = np.maximum((dst + np.float32(0.5)) * np.float32(scale) - np.float32(0.5), np.float32(0))
-        i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
-        i1 = np.minimum(i0 + 1, n_in - 1)
-        lam = (src - i0).astype(np.float32)
-        shape = (n_out,) + (1,) * (x.ndim - axis - 1)
-        w0 = _tensor.tensor((1 - lam).reshape(shape), device=x.device)
-        w1 = _tensor.tensor(lam.reshape(shape), device=x.device)
-        x = apply("add", apply("mul", _take(x, axis, i0), w0, _out=x.fmt), apply("mul", _take(x, axis, i1), w1,
-                                                                                   _out=x.fmt), _out=x.fmt)
+            src = (dst + np.float32(0.5)) * np.float32(scale) - np.float32(0.5)
+            src = src if mode == "bicubic" else np.maximum(src, np.float32(0))
+        x = _bicubic_axis(x, axis, src, n_in) if mode == "bicubic" else _linear_axis(x, axis, src, n_in)
     return x
+
+
+def _weighted_taps(x, axis, taps):
+    """sum of weight * x[..., index, ...] along axis over (index, float32 weight) taps, in x's format."""
+    shape = (-1,) + (1,) * (x.ndim - axis - 1)
+    total = None
+    for idx, w in taps:
+        term = apply("mul", _take(x, axis, idx), _tensor.tensor(w.reshape(shape), device=x.device), _out=x.fmt)
+        total = term if total is None else apply("add", total, term, _out=x.fmt)
+    return total
+
+
+def _linear_axis(x, axis, src, n_in):
+    i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+    lam = (src - i0).astype(np.float32)
+    return _weighted_taps(x, axis, [(i0, 1 - lam), (np.minimum(i0 + 1, n_in - 1), lam)])
+
+
+def _bicubic_axis(x, axis, src, n_in, a=np.float32(-0.75)):
+    """PyTorch's cubic convolution (A = -0.75) over four neighbours, indices clamped to the edge."""
+    i0 = np.floor(src).astype(np.int64)
+    t = (src - i0).astype(np.float32)
+
+    def near(v):        # |v| <= 1
+        return ((a + 2) * v - (a + 3)) * v * v + 1
+
+    def far(v):         # 1 < |v| < 2
+        return ((a * v - 5 * a) * v + 8 * a) * v - 4 * a
+    weights = (far(t + 1), near(t), near(1 - t), far(2 - t))
+    return _weighted_taps(x, axis, [(np.clip(i0 - 1 + j, 0, n_in - 1), w.astype(np.float32))
+                                    for j, w in enumerate(weights)])
 
 
 # -- issue 32's nn.functional breadth: 1-d pooling, indices and unpooling, distances, more losses and activations ---
@@ -1338,6 +1371,207 @@ def _broadcast_pair(input, target):
         shape = np.broadcast_shapes(tuple(input.shape), tuple(target.shape))
         return input.expand(*shape), target.expand(*shape)
     return input, target
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """Mean over PyTorch's adaptive bins of the last three dims: the 2-d pool over (H, W), then over D."""
+    if input.ndim not in (4, 5):
+        raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got {list(input.shape)}")
+    size = _adaptive_size(output_size, 3, "adaptive_avg_pool3d()")
+    d, h, w = input.shape[-3:]
+    do, ho, wo = (s if s is not None else n for s, n in zip(size, (d, h, w)))
+    lead = tuple(input.shape[:-3])
+    planes = adaptive_avg_pool2d(input.reshape(-1, d, h, w), (ho, wo))          # (lead, D, Ho, Wo)
+    depth = adaptive_avg_pool2d(planes.reshape(-1, 1, d, ho * wo), (do, ho * wo))
+    return depth.reshape(lead + (do, ho, wo))
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """interpolate under its old name (deprecated in PyTorch)."""
+    warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """interpolate(mode='nearest') under its old name (deprecated in PyTorch)."""
+    warnings.warn("nn.functional.upsample_nearest is deprecated. Use nn.functional.interpolate instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """interpolate(mode='bilinear', align_corners=True) under its old name (deprecated in PyTorch)."""
+    warnings.warn("nn.functional.upsample_bilinear is deprecated. Use nn.functional.interpolate instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# -- 3-d convolution and pooling, adaptive max pooling: exact compositions ------------------------------------------
+
+
+def _zeros_along(x, axis, n):
+    shape = tuple(x.shape[:axis]) + (n,) + tuple(x.shape[axis + 1:])
+    return _tensor.zeros(*shape, dtype=x.dtype, device=x.device)
+
+
+def _pad_axis(x, axis, before, after):
+    """x with zeros before and after along axis (data movement)."""
+    parts = ([_zeros_along(x, axis, before)] if before else []) + [x] + ([_zeros_along(x, axis, after)] if after
+                                                                         else [])
+    return x if len(parts) == 1 else apply("concatenate", *parts, axis=axis)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-D convolution as one conv2d: the depth taps of each output depth become input channels (a gather), so the
+    whole kernel is one float32 sum and one rounding, the bias fused."""
+    _must_be_tensor(input, "conv3d(): argument 'input'")
+    if input.ndim not in (4, 5):
+        raise RuntimeError(f"Expected 4D (unbatched) or 5D (batched) input to conv3d, but got input of size: "
+                           f"{list(input.shape)}")
+    s, d = _tuple_n(stride, 3, "stride"), _tuple_n(dilation, 3, "dilation")
+    if min(s) <= 0:
+        raise RuntimeError("non-positive stride is not supported")
+    if isinstance(padding, str):
+        if padding not in ("same", "valid"):
+            raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}")
+        if padding == "same" and s != (1, 1, 1):
+            raise ValueError("padding='same' is not supported for strided convolutions")
+        pads = pad_for_same(weight.shape[2:], d) if padding == "same" else ((0, 0),) * 3
+    else:
+        p = _tuple_n(padding, 3, "padding")
+        if min(p) < 0:
+            raise RuntimeError("negative padding is not supported")
+        pads = tuple((v, v) for v in p)
+    x = input.reshape((1,) + tuple(input.shape)) if input.ndim == 4 else input
+    if x.shape[1] != weight.shape[1] * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+                           f"{list(x.shape)} to have {weight.shape[1] * groups} channels, but got {x.shape[1]} "
+                           f"channels instead")
+    x = _pad_axis(x, 2, *pads[0])
+    n, c, depth, h, w = x.shape
+    o, cg, kd, kh, kw = weight.shape
+    do = (depth - d[0] * (kd - 1) - 1) // s[0] + 1
+    if do < 1:
+        raise RuntimeError(f"Calculated padded input size per channel: ({depth} x {h} x {w}). Kernel size: "
+                           f"({kd} x {kh} x {kw}). Kernel size can't be greater than actual input size")
+    taps = [apply("getitem", x, index=(slice(None), slice(None), slice(i * d[0], i * d[0] + s[0] * (do - 1) + 1,
+                                                                        s[0]), None)) for i in range(kd)]
+    stacked = apply("transpose", apply("concatenate", *taps, axis=3), axes=(0, 2, 3, 1, 4, 5))   # N, Do, C, kd, H, W
+    planes = apply("reshape", stacked, shape=(n * do, c * kd, h, w))
+    w2 = apply("reshape", weight, shape=(o, cg * kd, kh, kw))
+    out = conv2d(planes, w2, bias, s[1:], pads[1:], d[1:], groups)
+    out = apply("transpose", apply("reshape", out, shape=(n, do) + tuple(out.shape[1:])), axes=(0, 2, 1, 3, 4))
+    return out.reshape(tuple(out.shape[1:])) if input.ndim == 4 else out
+
+
+def _pool_out(size, k, s, p, d, ceil_mode):
+    """PyTorch's pooling output size along one dim."""
+    span = size + 2 * p - d * (k - 1) - 1
+    n = (-(-span // s) if ceil_mode else span // s) + 1
+    return n - 1 if ceil_mode and (n - 1) * s >= size + p else n
+
+
+def _gather_flat(x, idx, nd):
+    """x's values at flat positions idx (lead..., Q) of its last nd dims (a selection: exact, gradient to each)."""
+    lead = tuple(x.shape[:x.ndim - nd])
+    flat = apply("reshape", x, shape=lead + (-1,))
+    grids = np.meshgrid(*[np.arange(v) for v in lead], indexing="ij")
+    return apply("getitem", flat, index=tuple(g[..., None] for g in grids) + (idx,))
+
+
+def _argmax_windows(x, k, s, p, d, out):
+    """Each window's first maximum (NaN counts as largest) as a flat index into x's last len(k) dims."""
+    nd = len(k)
+    v = np.asarray(to_numpy(x.float32()))
+    lead, spatial = v.shape[:-nd], v.shape[-nd:]
+    eff = [di * (ki - 1) + 1 for ki, di in zip(k, d)]
+    pads = [(0, 0)] * len(lead) + [(pi, max(pi, (oi - 1) * si + ei - ni - pi))
+                                   for ni, oi, si, pi, ei in zip(spatial, out, s, p, eff)]
+    axes = tuple(range(len(lead), v.ndim))
+    win = np.lib.stride_tricks.sliding_window_view(np.pad(v, pads, constant_values=-np.inf), eff, axis=axes)
+    win = win[(Ellipsis,) + tuple(slice(None, None, si) for si in s) + tuple(slice(None, None, di) for di in d)]
+    win = win[(slice(None),) * len(lead) + tuple(slice(0, oi) for oi in out)]
+    j = np.argmax(win.reshape(win.shape[:len(lead) + nd] + (-1,)), axis=-1)
+    offs = np.unravel_index(j, k)
+    pos = [np.arange(oi).reshape((-1,) + (1,) * (nd - 1 - a)) * si - pi + off * di
+           for a, (oi, si, pi, di, off) in enumerate(zip(out, s, p, d, offs))]
+    return np.ravel_multi_index(pos, spatial, mode="clip").astype(np.int64)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max over 3-d windows: each window's first maximum selected (values exact; the gradient goes there)."""
+    k = _tuple_n(kernel_size, 3, "kernel_size")
+    s = k if stride in (None, ()) else _tuple_n(stride, 3, "stride")
+    p, d = _tuple_n(padding, 3, "padding"), _tuple_n(dilation, 3, "dilation")
+    _check_pads(p)
+    if input.ndim not in (4, 5):
+        raise RuntimeError(f"non-empty 4D or 5D (batch mode) tensor expected for input, but got: "
+                           f"{list(input.shape)}")
+    for ki, pi, di in zip(k, p, d):
+        if pi > (di * (ki - 1) + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={pi}, "
+                               f"kernel_size={ki} and dilation={di}")
+    out = tuple(_pool_out(n, *a, ceil_mode) for n, a in zip(input.shape[-3:], zip(k, s, p, d)))
+    if min(out) < 1:
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, input.shape[-4:]))}). Calculated output size: "
+                           f"({input.shape[-4]}x{'x'.join(map(str, out))}). Output size is too small")
+    idx = _argmax_windows(input, k, s, p, d, out)
+    lead = tuple(input.shape[:-3])
+    values = apply("reshape", _gather_flat(input, idx.reshape(lead + (-1,)), 3), shape=lead + out)
+    return (values, made_like(input, idx, None)) if return_indices else values
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """Mean over 3-d windows: avg_pool2d over (H, W), then the sum (or mean) over depth windows."""
+    k = _tuple_n(kernel_size, 3, "kernel_size")
+    s = k if stride in (None, ()) else _tuple_n(stride, 3, "stride")
+    p = _tuple_n(padding, 3, "padding")
+    _check_pads(p)
+    if input.ndim not in (4, 5):
+        raise RuntimeError(f"non-empty 4D or 5D (batch mode) tensor expected for input, but got: "
+                           f"{list(input.shape)}")
+    if any(pi > ki // 2 for pi, ki in zip(p, k)):
+        raise RuntimeError("pad should be smaller than or equal to half of kernel size, but got "
+                           f"padT = {p[0]}, padW = {p[2]}, padH = {p[1]}, kT = {k[0]}, kW = {k[2]}, kH = {k[1]}")
+    lead, (dd, h, w) = tuple(input.shape[:-3]), tuple(input.shape[-3:])
+    planes = avg_pool2d(input.reshape(-1, dd, h, w), k[1:], s[1:], p[1:], ceil_mode, count_include_pad,
+                        divisor_override)
+    ho, wo = planes.shape[-2:]
+    depth = planes.reshape(-1, 1, dd, ho * wo)
+    # the plane step divided by the whole override already: the depth step only sums
+    depth = avg_pool2d(depth, (k[0], 1), (s[0], 1), (p[0], 0), ceil_mode, count_include_pad,
+                       1 if divisor_override else None)
+    return depth.reshape(lead + (depth.shape[-2], ho, wo))
+
+
+def _adaptive_max(input, output_size, nd, return_indices, name):
+    size = _adaptive_size(output_size, nd, f"{name}()")
+    if input.ndim not in (nd + 1, nd + 2):
+        raise ValueError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got {list(input.shape)}")
+    spatial = tuple(input.shape[-nd:])
+    size = tuple(n if o is None else o for o, n in zip(size, spatial))
+    v = np.asarray(to_numpy(input.float32()))
+    lead = v.shape[:-nd]
+    idx = np.zeros(lead + size, np.int64)
+    for cell in np.ndindex(*size):
+        bounds = [((i * n) // o, -(-((i + 1) * n) // o)) for i, n, o in zip(cell, spatial, size)]
+        region = v[(Ellipsis,) + tuple(slice(a, b) for a, b in bounds)]
+        j = np.argmax(region.reshape(lead + (-1,)), axis=-1)
+        local = np.unravel_index(j, tuple(b - a for a, b in bounds))
+        idx[(Ellipsis,) + cell] = np.ravel_multi_index([l + a for l, (a, b) in zip(local, bounds)], spatial)
+    values = apply("reshape", _gather_flat(input, idx.reshape(lead + (-1,)), nd), shape=lead + size)
+    return (values, made_like(input, idx, None)) if return_indices else values
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Max over PyTorch's adaptive bins of the last two dims (the first maximum selected: exact)."""
+    return _adaptive_max(input, output_size, 2, return_indices, "adaptive_max_pool2d")
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Max over PyTorch's adaptive bins of the last three dims (the first maximum selected: exact)."""
+    return _adaptive_max(input, output_size, 3, return_indices, "adaptive_max_pool3d")
 
 
 from .._missing import missing as _missing  # noqa: E402
