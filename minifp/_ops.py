@@ -1163,3 +1163,73 @@ defop("smooth_l1_loss", _smooth_l1, _smooth_l1_grad,
       doc="0.5 * (x - y)**2 / beta where |x - y| < beta, else |x - y| - beta / 2, reduced in float32.",
       method=False, function=False,
       example=lambda rng: ((_u(rng, 3, 4) * 3, _u(rng, 3, 4)), {"beta": 0.5}))
+
+
+def _multi_margin_parts(xp, x, target, p, margin, weight):
+    """(each class's hinge max(0, margin - x[y] + x[j]) with j != y, the class weight of each sample's y)."""
+    t = xp.asarray(target)
+    z = margin - xp.take_along_axis(x, t[:, None], axis=1) + x
+    h = xp.where((xp.arange(x.shape[1]) != t[:, None]) & (z > 0), z, 0)
+    w = 1 if weight is None else xp.asarray(weight).astype(x.dtype)[t][:, None]
+    return h, w
+
+
+def _multi_margin(xp, x, *, target, p=1, margin=1.0, weight=None, reduction="mean"):
+    h, w = _multi_margin_parts(xp, x, target, p, margin, weight)
+    return _reduce(xp, xp.sum((h if p == 1 else h * h) * w, axis=1) / x.shape[1], reduction)
+
+
+def _multi_margin_grad(xp, g, ans, x, *, target, p=1, margin=1.0, weight=None, reduction="mean"):
+    h, w = _multi_margin_parts(xp, x, target, p, margin, weight)
+    d = (xp.where(h > 0, 1, 0) if p == 1 else 2 * h) * w / x.shape[1]
+    d = d * _unreduce(xp, g, (x.shape[0],), reduction)[:, None]
+    picked = xp.arange(x.shape[1]) == xp.asarray(target)[:, None]
+    return xp.where(picked, -xp.sum(d, axis=1, keepdims=True), d)
+
+
+defop("multi_margin_loss", _multi_margin, _multi_margin_grad,
+      doc="sum over classes j != y of max(0, margin - x[y] + x[j]) ** p, times weight[y], over C; reduced in "
+          "float32.", method=False, function=False,
+      example=lambda rng: ((_u(rng, 4, 5),), {"target": rng.integers(0, 5, 4), "p": 2, "margin": 0.7,
+                                              "weight": rng.uniform(0.5, 2, 5)}))
+
+
+def _multilabel_parts(xp, x, target):
+    """(how often each class is listed before the first -1, whether it is listed) per sample."""
+    t = xp.asarray(target)
+    listed = xp.cumprod(t >= 0, axis=1).astype(bool)
+    hits = (t[:, :, None] == xp.arange(x.shape[1])) & listed[:, :, None]
+    count = xp.sum(hits, axis=1).astype(x.dtype)
+    return count, count > 0
+
+
+def _multilabel_hinge(xp, x, target):
+    count, is_target = _multilabel_parts(xp, x, target)
+    z = 1 - x[:, :, None] + x[:, None, :]            # [n, j (a target), i (a non-target)]
+    keep = count[:, :, None] * ~is_target[:, None, :]
+    return z, keep
+
+
+def _multilabel_margin(xp, x, *, target, reduction="mean"):
+    z, keep = _multilabel_hinge(xp, x, target)
+    return _reduce(xp, xp.sum(xp.maximum(z, 0) * keep, axis=(1, 2)) / x.shape[1], reduction)
+
+
+def _multilabel_margin_grad(xp, g, ans, x, *, target, reduction="mean"):
+    z, keep = _multilabel_hinge(xp, x, target)
+    m = xp.where(z > 0, keep, 0) / x.shape[1] * _unreduce(xp, g, (x.shape[0],), reduction)[:, None, None]
+    return xp.sum(m, axis=1) - xp.sum(m, axis=2)
+
+
+defop("multilabel_margin_loss", _multilabel_margin, _multilabel_margin_grad,
+      doc="sum over listed targets j (up to the first -1) and unlisted classes i of max(0, 1 - (x[j] - x[i])), "
+          "over C; reduced in float32.", method=False, function=False,
+      example=lambda rng: ((_u(rng, 3, 4) * 2,), {"target": _multilabel_targets(rng)}))
+
+
+
+def _multilabel_targets(rng):
+    """Multilabel targets: 2, 1 and 3 listed classes, then -1."""
+    t = rng.permutation(4)[None].repeat(3, 0)
+    t[0, 2:], t[1, 1:], t[2, 3:] = -1, -1, -1
+    return t

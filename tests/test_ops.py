@@ -186,6 +186,22 @@ def _put(x, value, index):
     return out
 
 
+def _multi_margin_loss(x, target, p=1, margin=1.0, weight=None, reduction="mean"):
+    n, c = x.shape
+    loss = [sum(max(0.0, margin - x[i, target[i]] + x[i, j]) ** p * (1 if weight is None else weight[target[i]])
+                for j in range(c) if j != target[i]) / c for i in range(n)]
+    return _reduced(np.array(loss, np.float64), reduction)
+
+
+def _multilabel_margin_loss(x, target, reduction="mean"):
+    n, c = x.shape
+    loss = []
+    for i in range(n):
+        listed = list(target[i][:list(target[i]).index(-1)] if -1 in list(target[i]) else target[i])
+        loss.append(sum(max(0.0, 1 - (x[i, j] - x[i, k])) for j in listed for k in range(c) if k not in listed) / c)
+    return _reduced(np.array(loss, np.float64), reduction)
+
+
 REFERENCES = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "pow": np.power, "neg": np.negative,
     "maximum": np.maximum, "minimum": np.minimum, "where": lambda c, x, y: np.where(c, x, y),
@@ -233,12 +249,14 @@ REFERENCES = {
         np.where(np.abs(x - y) < delta, 0.5 * (x - y) ** 2, delta * (np.abs(x - y) - 0.5 * delta)), reduction),
     "smooth_l1_loss": lambda x, y, beta=1.0, reduction="mean": _reduced(
         np.where(np.abs(x - y) < beta, 0.5 * (x - y) ** 2 / beta, np.abs(x - y) - 0.5 * beta), reduction),
+    "multi_margin_loss": _multi_margin_loss, "multilabel_margin_loss": _multilabel_margin_loss,
 }
 # Sums in the BLAS's own order (or reductions and transcendentals computed in float32, or erf by a fit), which the
 # float64 reference does not follow: within a few units in the last place, on moderate inputs.
 BLAS_ORDER = {"var", "cumsum", "conv2d", "avg_pool2d", "adaptive_avg_pool2d", "gelu", "silu", "layer_norm", "group_norm",
               "batch_norm", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy_with_logits",
-              "binary_cross_entropy", "huber_loss", "smooth_l1_loss"}
+              "binary_cross_entropy", "huber_loss", "smooth_l1_loss", "multi_margin_loss",
+              "multilabel_margin_loss"}
 
 
 def values(fmt, shape, rng):

@@ -38,4 +38,5 @@ NAMES = {
     "sin": ("ops.sin",), "cos": ("ops.cos",), "log1p": ("ops.log1p",), "expm1": ("ops.expm1",), "rsqrt": ("ops.rsqrt",),
     "floor": ("ops.floor",), "ceil": ("ops.ceil",), "round": (), "trunc": ("ops.trunc",), "sign": ("ops.sign",),
     "log_sigmoid": ("ops.log_sigmoid",), "celu": (), "huber_loss": (), "smooth_l1_loss": (),
+    "multi_margin_loss": (), "multilabel_margin_loss": (),
 }

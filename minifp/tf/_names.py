@@ -38,4 +38,5 @@ NAMES = {
     "rsqrt": ("math.rsqrt",), "floor": ("math.floor",), "ceil": ("math.ceil",), "round": ("math.round",), "trunc": (),
     "sign": ("math.sign",),
     "log_sigmoid": (), "celu": (), "huber_loss": (), "smooth_l1_loss": (),
+    "multi_margin_loss": (), "multilabel_margin_loss": (),
 }

@@ -44,4 +44,5 @@ NAMES = {
     "ceil": ("torch.ceil", "Tensor.ceil"), "round": ("torch.round", "Tensor.round"), "trunc": ("torch.trunc", "Tensor.trunc"), "sign": ("torch.sign", "Tensor.sign"),
     "log_sigmoid": ("F.logsigmoid",), "celu": ("F.celu", "torch.celu"), "huber_loss": ("F.huber_loss",),
     "smooth_l1_loss": ("F.smooth_l1_loss",),
+    "multi_margin_loss": ("F.multi_margin_loss",), "multilabel_margin_loss": ("F.multilabel_margin_loss",),
 }

@@ -1065,9 +1065,10 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D")
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
-    a = x1.unsqueeze(-2)
-    b = x2.unsqueeze(-3)
-    return _p_norm_last(a - b, p)
+    d = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    if p == 0:      # the count of nonzero differences: PyTorch's gradient of it is zero, not absent
+        return _p_norm_last(d, p) + (d * 0).sum(-1)
+    return _p_norm_last(d, p)
 
 
 def dist(input, other, p=2):
@@ -1117,8 +1118,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if log_target:
         loss = target.exp() * (target - input)
     else:
-        loss = _functions.where(target > 0, target * (target.log() - input),
-                             _functions.where(target == 0, _tensor.zeros_like(target), target * float("nan")))
+        # PyTorch's xlogy(target, target) - target * input: 0 where target is 0
+        loss = _functions.where(target == 0, _tensor.zeros_like(target), target * target.log()) - target * input
     if reduction == "batchmean":
         return loss.sum() / input.shape[0] if input.ndim else loss.sum()
     return _reduced(loss, reduction)
@@ -1181,6 +1182,8 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
                         reduce=None, reduction="mean"):
     """max(d(a, p) - d(a, n) + margin, 0) with pairwise distances (swap: the smaller of d(a, n), d(p, n))."""
     reduction = _reduction(reduction, size_average, reduce)
+    if margin <= 0:
+        raise ValueError(f"triplet_margin_loss: expected margin to be greater than 0, got {margin} instead")
     if not (anchor.ndim == positive.ndim == negative.ndim):
         raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
                            f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and negative "
@@ -1572,6 +1575,131 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     """Max over PyTorch's adaptive bins of the last three dims (the first maximum selected: exact)."""
     return _adaptive_max(input, output_size, 3, return_indices, "adaptive_max_pool3d")
+
+
+def _int_target(target):
+    t = storage(target) if isinstance(target, _EngineTensor) else np.asarray(target)
+    if t.dtype.kind not in "iu":
+        raise RuntimeError(f"expected scalar type Long but found {getattr(target, 'dtype', t.dtype)}")
+    return t
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                      reduction="mean"):
+    """sum over j != y of max(0, margin - x[y] + x[j]) ** p * weight[y] / C per sample (one op)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if input.ndim > 2 or (input.ndim > 0 and input.shape[-1] == 0):
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{list(input.shape)}")
+    x = input.reshape(1, -1) if input.ndim < 2 else input
+    t = _int_target(target).reshape(-1)
+    if t.shape[0] != x.shape[0]:
+        raise RuntimeError(f"inconsistent target size, expected {x.shape[0]} but got {list(target.shape)}")
+    if t.size and (t.min() < 0 or t.max() >= x.shape[1]):
+        raise RuntimeError("target out of range")
+    if weight is not None and storage(weight).size != x.shape[1]:
+        raise RuntimeError(f"inconsistent weight size, expected {x.shape[1]} but got {list(weight.shape)}")
+    xp = array_module(storage(x))
+    loss = apply("multi_margin_loss", x, target=xp.asarray(t), p=int(p), margin=float(margin),
+                 weight=_array_for(x, weight), reduction=reduction)
+    return loss.reshape(()) if reduction == "none" and input.ndim < 2 else loss
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """sum over listed targets j and unlisted classes i of max(0, 1 - (x[j] - x[i])) / C per sample (one op)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if input.ndim > 2 or (input.ndim > 0 and input.shape[-1] == 0):
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{list(input.shape)}")
+    if tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
+                           f"{list(input.shape)}")
+    x = input.reshape(1, -1) if input.ndim < 2 else input
+    t = _int_target(target).reshape(tuple(x.shape))
+    xp = array_module(storage(x))
+    loss = apply("multilabel_margin_loss", x, target=xp.asarray(t), reduction=reduction)
+    return loss.reshape(()) if reduction == "none" and input.ndim < 2 else loss
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """x1^T W[o] x2 + b[o] over the last dims: two products, as PyTorch's _trilinear runs them."""
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got {list(input1.shape[:-1])} and "
+                           f"{list(input2.shape[:-1])}")
+    lead = tuple(input1.shape[:-1])
+    o, i, j = weight.shape
+    x1, x2 = input1.reshape(-1, i), input2.reshape(-1, 1, j)
+    left = x1.matmul(weight.permute(1, 0, 2).reshape(i, o * j)).reshape(-1, o, j)     # sum over i
+    out = left.matmul(x2.reshape(-1, j, 1)).reshape(lead + (o,))                     # sum over j
+    return out if bias is None else out + bias
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """im2col: every (dilated) window of (N, C, H, W) as a column of (N, C * kh * kw, L) (data movement)."""
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"Input Error: Only 3D or 4D input Tensors are supported (got {input.ndim}D)")
+    (kh, kw), (dh, dw) = _pair(kernel_size), _pair(dilation, "dilation")
+    (ph, pw), (sh, sw) = _pair(padding, "padding"), _pair(stride, "stride")
+    x = input.reshape((1,) + tuple(input.shape)) if input.ndim == 3 else input
+    x = _pad_axis(_pad_axis(x, 2, ph, ph), 3, pw, pw)
+    n, c, h, w = x.shape
+    lh, lw = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
+    if lh < 1 or lw < 1:
+        raise RuntimeError(f"Given input with spatial size ({h - 2 * ph}, {w - 2 * pw}), kernel_size=({kh}, {kw}), "
+                           f"dilation=({dh}, {dw}), padding=({ph}, {pw}), calculated shape of the array of sliding "
+                           f"blocks as ({lh}, {lw}), but its components must be at least one.")
+    taps = [apply("getitem", x, index=(slice(None), slice(None), None,
+                                       slice(a * dh, a * dh + sh * (lh - 1) + 1, sh),
+                                       slice(b * dw, b * dw + sw * (lw - 1) + 1, sw)))
+            for a in range(kh) for b in range(kw)]
+    cols = apply("reshape", apply("concatenate", *taps, axis=2), shape=(n, c * kh * kw, lh * lw))
+    return cols.reshape(tuple(cols.shape[1:])) if input.ndim == 3 else cols
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """Each bag's rows of weight summed (weighted by per_sample_weights), averaged or maxed: a bag matrix times the
+    gathered rows, one float32 sum per bag (max: the largest row values, selected)."""
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"mode has to be one of sum, mean or max")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request "
+                                  f"on GitHub.")
+    if max_norm is not None:
+        raise NotImplementedError("embedding_bag(max_norm=...) is not supported by minifp.torch")
+    idx = np.asarray(to_numpy(storage(input)))
+    if idx.ndim == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             "fixed length sequences.")
+        starts = np.arange(0, idx.size, idx.shape[1]) if idx.shape[1] else np.zeros(idx.shape[0], np.int64)
+    else:
+        starts = np.asarray(to_numpy(storage(offsets))).astype(np.int64)
+        if include_last_offset:
+            starts = starts[:-1]
+    flat = idx.reshape(-1)
+    ends = np.append(starts[1:], flat.size)
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.shape[0]
+    keep = flat != padding_idx if padding_idx is not None else np.ones(flat.size, bool)
+    rows = apply("embedding", weight, indices=array_module(storage(weight)).asarray(flat))      # (L, D)
+    bags = len(starts)
+    if mode == "max":
+        outs = [rows[int(a):int(b)][keep[a:b]].amax(0) if keep[a:b].any() else
+                _tensor.zeros(weight.shape[1], dtype=weight.dtype) for a, b in zip(starts, ends)]
+        return _functions.stack(outs) if outs else _tensor.zeros(0, weight.shape[1], dtype=weight.dtype)
+    member = np.zeros((bags, flat.size), np.float32)
+    for bag, (a, b) in enumerate(zip(starts, ends)):
+        member[bag, a:b] = keep[a:b]
+        if mode == "mean" and keep[a:b].any():
+            member[bag, a:b] /= keep[a:b].sum()
+    m = _tensor.tensor(member, dtype=weight.dtype, device=weight.device)
+    if per_sample_weights is not None:
+        m = m * per_sample_weights.reshape(1, -1)
+    return m.matmul(rows)
 
 
 from .._missing import missing as _missing  # noqa: E402
