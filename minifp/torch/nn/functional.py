@@ -374,8 +374,10 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 
 def adaptive_avg_pool2d(input, output_size):
+    size = _adaptive_size(output_size, 2, "adaptive_avg_pool2d()")
+    if input.ndim <= 2:
+        raise ValueError("Input dimension should be at least 3")
     x, was = _batched(input, "adaptive_avg_pool2d")
-    size = (output_size, output_size) if isinstance(output_size, numbers.Integral) else tuple(output_size)
     size = tuple(x.shape[2 + i] if s is None else int(s) for i, s in enumerate(size))
     if size == (1, 1):          # the common global average: one reduction, no bins
         return _unbatched(apply("mean", x, axis=(2, 3), keepdims=True, _out=x.fmt), was)
@@ -1378,9 +1380,11 @@ def _broadcast_pair(input, target):
 
 def adaptive_avg_pool3d(input, output_size):
     """Mean over PyTorch's adaptive bins of the last three dims: the 2-d pool over (H, W), then over D."""
+    size = _adaptive_size(output_size, 3, "adaptive_avg_pool3d()")
+    if input.ndim <= 3:
+        raise ValueError("Input dimension should be at least 4")
     if input.ndim not in (4, 5):
         raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got {list(input.shape)}")
-    size = _adaptive_size(output_size, 3, "adaptive_avg_pool3d()")
     d, h, w = input.shape[-3:]
     do, ho, wo = (s if s is not None else n for s, n in zip(size, (d, h, w)))
     lead = tuple(input.shape[:-3])
@@ -1700,6 +1704,89 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if per_sample_weights is not None:
         m = m * per_sample_weights.reshape(1, -1)
     return m.matmul(rows)
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None, reduction="mean",
+                         ignore_index=None, label_smoothing=0.0, options=None):
+    """cross_entropy(linear(input, linear_weight, linear_bias), target): PyTorch's reference path (minifp has no
+    chunked kernel: `options` changes nothing here)."""
+    if input.ndim < 1 or input.ndim > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.ndim}")
+    if linear_weight.ndim < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got {linear_weight.ndim}")
+    batches, in_features = tuple(input.shape[:-1]), input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError(f"expected equal input and linear_weight last dimensions (in_features), got "
+                           f"{in_features} and {linear_weight.shape[-1]}, respectively")
+    classes, out_features = linear_weight.shape[0], tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (classes,) + out_features:
+        raise RuntimeError(f"expected linear_bias shape {(classes,) + out_features}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and not batches:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} "
+                           f"requires batched input, (N, {in_features}), got unbatched input with shape "
+                           f"{tuple(input.shape)}")
+    logits_shape = batches + (classes,) + out_features
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    rows = int(np.prod((classes,) + out_features))
+    w = linear_weight.reshape(rows, in_features)
+    b = linear_bias.reshape(rows) if linear_bias is not None else None
+    logits = linear(input, w, b).reshape(logits_shape)
+    return cross_entropy(logits, target, weight=weight, reduction=reduction,
+                         ignore_index=-100 if ignore_index is None else ignore_index,
+                         label_smoothing=label_smoothing)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0,
+                                      swap=False, reduction="mean"):
+    """max(d(a, p) - d(a, n) + margin, 0) with any distance function (pairwise_distance by default)."""
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"triplet_margin_with_distance_loss: expected margin to be greater than 0, got {margin} "
+                         f"instead")
+    if not (anchor.ndim == positive.ndim == negative.ndim):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and negative "
+                           f"{negative.ndim}D inputs")
+    dist_fn = distance_function if distance_function is not None else pairwise_distance
+    d_pos, d_neg = dist_fn(anchor, positive), dist_fn(anchor, negative)
+    if swap:
+        d_neg = _tensor.minimum(d_neg, dist_fn(positive, negative))
+    return _reduced((margin + d_pos - d_neg).clamp(min=0), reduction)
+
+
+def one_hot(tensor, num_classes=-1):
+    """int64 (..., num_classes) with a 1 at each value's class (num_classes -1: the largest value + 1)."""
+    idx = np.asarray(to_numpy(storage(tensor)))
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        if idx.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(idx.max()) + 1
+    if idx.size and (idx.min() < 0 or idx.max() >= num_classes):
+        raise RuntimeError("Class values must be smaller than num_classes." if idx.size and idx.max() >= num_classes
+                           else "Class values must be non-negative.")
+    out = (idx[..., None] == np.arange(num_classes)).astype(np.int64)
+    return made_like(tensor, array_module(storage(tensor)).asarray(out), None)
+
+
+def channel_shuffle(input, groups):
+    """(N, g * k, ...) -> channels regrouped as (k, g) (PyTorch's ShuffleNet shuffle; data movement)."""
+    if input.ndim < 3:
+        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"sizes {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    n, c = input.shape[:2]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    rest = tuple(input.shape[2:])
+    x = input.reshape((n, groups, c // groups) + rest)
+    x = apply("transpose", x, axes=(0, 2, 1) + tuple(range(3, x.ndim)))
+    return x.reshape((n, c) + rest)
 
 
 from .._missing import missing as _missing  # noqa: E402
