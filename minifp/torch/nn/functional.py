@@ -1789,5 +1789,65 @@ def channel_shuffle(input, groups):
     return x.reshape((n, c) + rest)
 
 
+def _pad_source(n, before, after, mode):
+    """For each output position along a dim padded by (before, after): the input position it copies."""
+    src = np.arange(-before, n + after)
+    if mode == "replicate":
+        return np.clip(src, 0, n - 1)
+    if mode == "circular":
+        return src % n
+    period = 2 * (n - 1)            # reflect: mirror about the edges, the edge itself not repeated
+    m = np.abs(src) % period if period else np.zeros_like(src)
+    return np.where(m < n, m, period - m)
+
+
+def pad(input, pad, mode="constant", value=None):
+    """PyTorch's F.pad: pairs (before, after) from the last dim backwards; 'constant' (value), 'reflect',
+    'replicate' or 'circular'; negative amounts crop. Only selects and concatenates: values stay exact."""
+    if len(pad) % 2 or len(pad) // 2 > input.ndim:
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input dimension but got "
+                           f"padding length {len(pad)} and input of dimension {input.ndim}")
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if mode != "constant" and value not in (None, 0):
+        raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument.")
+    x = input
+    for k in range(len(pad) // 2):
+        axis, (before, after) = input.ndim - 1 - k, (int(pad[2 * k]), int(pad[2 * k + 1]))
+        n = x.shape[axis]
+        if mode == "constant":
+            x = _take_range(x, axis, max(-before, 0), n - max(-after, 0))
+            x = _pad_axis_with(x, axis, max(before, 0), max(after, 0), 0.0 if value is None else value)
+            continue
+        if mode == "reflect" and (before >= n or after >= n):
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, "
+                               f"but got: padding ({before}, {after}) at dimension {axis} of input "
+                               f"{list(input.shape)}")
+        if mode == "circular":      # PyTorch crops first, then wraps around what is left
+            x = _take_range(x, axis, max(-before, 0), n - max(-after, 0))
+            n, before, after = x.shape[axis], max(before, 0), max(after, 0)
+        x = _take(x, axis, _pad_source(n, before, after, mode))
+    return x
+
+
+def _take_range(x, axis, start, stop):
+    if start == 0 and stop == x.shape[axis]:
+        return x
+    return apply("getitem", x, index=(slice(None),) * axis + (slice(start, stop),))
+
+
+def _pad_axis_with(x, axis, before, after, value):
+    def block(n):
+        shape = tuple(x.shape[:axis]) + (n,) + tuple(x.shape[axis + 1:])
+        return _tensor.full(shape, value, dtype=x.dtype, device=x.device)
+    parts = ([block(before)] if before else []) + [x] + ([block(after)] if after else [])
+    return x if len(parts) == 1 else apply("concatenate", *parts, axis=axis)
+
+
+def constant_pad_nd(input, pad, value=0):
+    """torch.constant_pad_nd: F.pad's constant mode."""
+    return globals()["pad"](input, pad, "constant", value)
+
+
 from .._missing import missing as _missing  # noqa: E402
 __getattr__ = _missing("minifp.torch.nn.functional")
