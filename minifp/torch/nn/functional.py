@@ -1232,8 +1232,8 @@ def softshrink(input, lambd=0.5):
     """input -+ lambd beyond +-lambd, else 0 (each value one subtraction: one rounding)."""
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
-    zeros = _tensor.zeros_like(input)
-    return _functions.where(input > lambd, input - lambd, _functions.where(input < -lambd, input + lambd, zeros))
+    # x * 0 in the dead zone, as PyTorch's kernel: -0.5 gives -0.0
+    return _functions.where(input > lambd, input - lambd, _functions.where(input < -lambd, input + lambd, input * 0.0))
 
 
 def tanhshrink(input):
@@ -1463,7 +1463,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
                            f"({kd} x {kh} x {kw}). Kernel size can't be greater than actual input size")
     taps = [apply("getitem", x, index=(slice(None), slice(None), slice(i * d[0], i * d[0] + s[0] * (do - 1) + 1,
                                                                         s[0]), None)) for i in range(kd)]
-    stacked = apply("transpose", apply("concatenate", *taps, axis=3), axes=(0, 2, 3, 1, 4, 5))   # N, Do, C, kd, H, W
+    stacked = apply("transpose", apply("concatenate", *taps, axis=3), axes=(0, 2, 1, 3, 4, 5))   # N, Do, C, kd, H, W
     planes = apply("reshape", stacked, shape=(n * do, c * kd, h, w))
     w2 = apply("reshape", weight, shape=(o, cg * kd, kh, kw))
     out = conv2d(planes, w2, bias, s[1:], pads[1:], d[1:], groups)
@@ -1809,6 +1809,8 @@ def pad(input, pad, mode="constant", value=None):
                            f"padding length {len(pad)} and input of dimension {input.ndim}")
     if mode not in ("constant", "reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if mode != "constant" and (len(pad) // 2 > 3 or input.ndim not in (len(pad) // 2 + 1, len(pad) // 2 + 2)):
+        raise NotImplementedError(f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.")
     if mode != "constant" and value not in (None, 0):
         raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument.")
     x = input

@@ -1,0 +1,108 @@
+"""Issue 32's nn.functional breadth: values PyTorch 2.13 gives (recorded by hand from it, small enough to read), and
+minifp's numerics where a composition must stay exact (selections) or round once (one engine op)."""
+import numpy as np
+import pytest
+
+import minifp.torch as torch
+import minifp.torch.nn.functional as F
+
+
+def test_max_pool1d_indices_and_unpool_round_trip():
+    x = torch.tensor([[[3.0, 1, 4, 1, 5, 9, 2, 6]]])
+    v, i = F.max_pool1d(x, 3, 2, padding=1, return_indices=True)
+    assert v.tolist() == [[[3.0, 4.0, 9.0, 9.0]]] and i.tolist() == [[[0, 2, 5, 5]]] and i.dtype == torch.int64
+    assert F.max_unpool1d(v, i, 3, 2, padding=1).tolist() == [[[3.0, 0.0, 4.0, 0.0, 0.0, 9.0, 0.0]]]
+
+
+def test_max_pool3d_selects_each_window_first_maximum_and_its_gradient():
+    x = torch.tensor(np.arange(2 * 4 * 4 * 4, dtype=np.float32).reshape(1, 2, 4, 4, 4) % 7, requires_grad=True)
+    v, i = F.max_pool3d(x, 2, return_indices=True)
+    flat = x.detach().numpy().reshape(1, 2, -1)
+    assert np.array_equal(np.take_along_axis(flat, i.numpy().reshape(1, 2, -1), 2).reshape(v.shape), v.detach().numpy())
+    v.sum().backward()
+    assert x.grad.sum().item() == 16 and set(np.unique(x.grad.numpy())) <= {0.0, 1.0}
+
+
+def test_adaptive_max_pool2d_values_and_indices():
+    v, i = F.adaptive_max_pool2d(torch.tensor([[[1.0, 5, 2], [7, 0, 3]]]), (1, 2), return_indices=True)
+    assert v.tolist() == [[[7.0, 5.0]]] and i.tolist() == [[[3, 1]]]
+
+
+@pytest.mark.parametrize("mode, pad, want", [
+    ("reflect", (2, 1), [[2.0, 1, 0, 1, 2, 3, 2], [6, 5, 4, 5, 6, 7, 6], [10, 9, 8, 9, 10, 11, 10]]),
+    ("replicate", (1, -2, 0, 1), [[0.0, 0, 1], [4, 4, 5], [8, 8, 9], [8, 8, 9]]),
+    ("circular", (-1, 2), [[1.0, 2, 3, 1, 2], [5, 6, 7, 5, 6], [9, 10, 11, 9, 10]]),
+    ("constant", (1, -3), [[-1.0, 0], [-1, 4], [-1, 8]]),
+])
+def test_pad_modes(mode, pad, want):
+    y = torch.arange(12.0).reshape(1, 3, 4)
+    got = F.pad(y, pad, mode=mode, value=-1.0) if mode == "constant" else F.pad(y, pad, mode=mode)
+    assert got.tolist() == [want]
+
+
+def test_pad_refuses_what_pytorch_refuses():
+    with pytest.raises(NotImplementedError, match="Padding size 2 is not supported for 4D input tensor"):
+        F.pad(torch.zeros(1, 1, 3, 4), (2, 1), mode="reflect")
+
+
+def test_interpolate_nearest_exact_and_area():
+    x = torch.arange(5.0).reshape(1, 1, 5)
+    assert F.interpolate(x, size=3, mode="nearest-exact").tolist() == [[[0.0, 2.0, 4.0]]]
+    assert F.interpolate(x, size=3, mode="area").tolist() == [[[0.5, 2.0, 3.5]]]
+
+
+def test_shrinks_and_threshold_keep_pytorchs_zeros():
+    a = torch.tensor([-3.0, -0.5, 0.2, 4.0])
+    soft = F.softshrink(a, 1.0).numpy()
+    assert soft.tolist() == [-2.0, 0.0, 0.0, 3.0] and np.signbit(soft).tolist() == [True, True, False, False]
+    assert F.hardshrink(a, 1.0).tolist() == [-3.0, 0.0, 0.0, 4.0]
+    assert F.threshold(a, 0.1, 7.0).tolist() == [7.0, 7.0, np.float32(0.2), 4.0]
+
+
+def test_margin_losses_match_pytorch():
+    x = torch.tensor([[0.1, 0.2, 0.4, 0.8]])
+    assert F.multi_margin_loss(x, torch.tensor([3])).item() == np.float32(0.32499998807907104)
+    assert F.multilabel_margin_loss(x, torch.tensor([[3, 0, -1, 1]])).item() == np.float32(0.8500000238418579)
+
+
+def test_channel_shuffle():
+    assert F.channel_shuffle(torch.arange(6.0).reshape(1, 6, 1, 1), 2).flatten().tolist() == [0.0, 3, 1, 4, 2, 5]
+
+
+def test_huber_loss_in_float16_rounds_once():
+    """One op: 0.5 * d * d for |d| < delta computed in float32 and rounded once (1000 - 0.5 is exact here)."""
+    h = torch.tensor([1000.0, -0.1, 3.0], dtype=torch.float16)
+    got = F.huber_loss(h, torch.zeros(3, dtype=torch.float16), reduction="none")
+    d = h.float().numpy()
+    want = np.where(np.abs(d) < 1, 0.5 * d * d, np.abs(d) - 0.5).astype(np.float16)
+    assert got.dtype == torch.float16 and got.numpy().tolist() == want.tolist()
+
+
+def test_conv3d_is_one_rounding_of_the_float32_convolution():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 2, 4, 5, 5)).astype(np.float16)
+    w = rng.standard_normal((3, 2, 2, 3, 3)).astype(np.float16)
+    got = F.conv3d(torch.tensor(x), torch.tensor(w), stride=(2, 1, 1), padding=1).numpy()
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1), (1, 1)))
+    want = np.zeros((1, 3, 3, 5, 5))
+    for o in range(3):
+        for d in range(3):
+            for i in range(5):
+                for j in range(5):
+                    want[0, o, d, i, j] = np.sum(xp[0, :, 2 * d:2 * d + 2, i:i + 3, j:j + 3] * w[o])
+    # float32 accumulation of float16 products, then one rounding: equal to the exact sum rounded, but for ties
+    assert np.mean(got == want.astype(np.float16)) > 0.99
+    np.testing.assert_allclose(got.astype(np.float32), want, rtol=2 ** -10, atol=1e-3)
+
+
+def test_conv3d_groups_stride_padding_dilation_match_pytorch():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 4, 3, 4, 4)).astype(np.float32)
+    w = rng.standard_normal((6, 2, 3, 2, 2)).astype(np.float32)
+    b = rng.standard_normal(6).astype(np.float32)
+    y = F.conv3d(torch.tensor(x), torch.tensor(w), torch.tensor(b), stride=(1, 2, 1), padding=(1, 0, 1),
+                 dilation=(1, 1, 2), groups=2)
+    assert tuple(y.shape) == (2, 6, 3, 2, 4)
+    np.testing.assert_allclose(y.flatten()[::37].numpy(), [-2.8672971725463867, 2.293046712875366, -0.1476268172264099,
+                                                        -8.069948196411133, -7.015933513641357, 0.41293907165527344,
+                                                        1.8617180585861206, -2.517158031463623], rtol=1e-5)
