@@ -106,3 +106,21 @@ def test_conv3d_groups_stride_padding_dilation_match_pytorch():
     np.testing.assert_allclose(y.flatten()[::37].numpy(), [-2.8672971725463867, 2.293046712875366, -0.1476268172264099,
                                                         -8.069948196411133, -7.015933513641357, 0.41293907165527344,
                                                         1.8617180585861206, -2.517158031463623], rtol=1e-5)
+
+
+def test_fractional_max_pool_windows_follow_pytorchs_samples():
+    """Given the same random samples, the windows (and so the indices) are PyTorch's."""
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((2, 3, 9, 7)).astype(np.float32)
+    s = rng.random((2, 3, 2)).astype(np.float32)
+    x3 = rng.standard_normal((1, 2, 6, 5, 7)).astype(np.float32)
+    s3 = rng.random((1, 2, 3)).astype(np.float32)
+    v, i = F.fractional_max_pool2d(torch.tensor(x), (3, 2), output_size=(4, 3), return_indices=True,
+                                   _random_samples=torch.tensor(s))
+    assert i.flatten().tolist()[:20] == [7, 10, 5, 14, 30, 26, 35, 45, 41, 56, 45, 47, 14, 10, 5, 14, 16, 27, 42, 45]
+    assert np.array_equal(v.numpy(), np.take_along_axis(x.reshape(2, 3, -1), i.numpy().reshape(2, 3, -1), 2)
+                          .reshape(2, 3, 4, 3))
+    v, i = F.fractional_max_pool3d(torch.tensor(x3), 2, output_size=(3, 2, 3), return_indices=True,
+                                   _random_samples=torch.tensor(s3))
+    assert i.flatten().tolist()[:20] == [8, 2, 47, 28, 30, 61, 71, 80, 82, 127, 135, 103, 183, 184, 180, 162, 205,
+                                         208, 43, 10]

@@ -1851,5 +1851,63 @@ def constant_pad_nd(input, pad, value=0):
     return globals()["pad"](input, pad, "constant", value)
 
 
+def _fractional_starts(u, n_in, n_out, k):
+    """PyTorch's pseudo-random window starts along one dim from a sample u in [0, 1)."""
+    if n_out == 1:
+        return np.array([n_in - k])
+    alpha = np.float32(n_in - k) / np.float32(n_out - 1)
+    i = np.arange(n_out - 1, dtype=np.float32)
+    starts = (np.floor((i + np.float32(u)) * alpha) - np.floor(np.float32(u) * alpha)).astype(np.int64)
+    return np.append(starts, n_in - k)
+
+
+def _fractional_max_pool(input, kernel_size, output_size, output_ratio, return_indices, samples, nd, name):
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {list(input.shape)}")
+    k = _tuple_n(kernel_size, nd, "kernel_size")
+    spatial = tuple(input.shape[-nd:])
+    if output_size is None:
+        if output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+        ratio = (output_ratio,) * nd if isinstance(output_ratio, numbers.Real) else tuple(output_ratio)
+        output_size = tuple(int(n * r) for n, r in zip(spatial, ratio))
+    out = _tuple_n(output_size, nd, "output_size")
+    for n, o, ki in zip(spatial, out, k):
+        if o + ki - 1 > n:
+            raise RuntimeError(f"{name}(): pool size {ki} too large relative to input size {n} and output size {o}")
+    lead = tuple(input.shape[:-nd])
+    planes = int(np.prod(lead))
+    u = (np.asarray(to_numpy(storage(samples)), np.float32).reshape(planes, nd) if samples is not None
+         else rng().random((planes, nd)).astype(np.float32))
+    v = np.asarray(to_numpy(input.float32())).reshape((planes,) + spatial)
+    idx = np.zeros((planes,) + out, np.int64)
+    for p in range(planes):
+        # samples come per (batch, channel) with the last dim first (PyTorch's order: w, h[, t])
+        starts = [_fractional_starts(u[p, nd - 1 - a], n, o, ki)
+                  for a, (n, o, ki) in enumerate(zip(spatial, out, k))]
+        for cell in np.ndindex(*out):
+            lo = [s[c] for s, c in zip(starts, cell)]
+            region = v[(p,) + tuple(slice(a, a + ki) for a, ki in zip(lo, k))]
+            local = np.unravel_index(np.argmax(region), k)
+            idx[(p,) + cell] = np.ravel_multi_index([a + b for a, b in zip(lo, local)], spatial)
+    idx = idx.reshape(lead + out)
+    values = apply("reshape", _gather_flat(input, idx.reshape(lead + (-1,)), nd), shape=lead + out)
+    return (values, made_like(input, array_module(storage(input)).asarray(idx), None)) if return_indices else values
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    """Max over pseudo-randomly placed windows (Graham's fractional max pooling), the first maximum selected."""
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio, return_indices, _random_samples, 2,
+                                "fractional_max_pool2d")
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    """Max over pseudo-randomly placed 3-d windows, the first maximum selected."""
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio, return_indices, _random_samples, 3,
+                                "fractional_max_pool3d")
+
+
 from .._missing import missing as _missing  # noqa: E402
 __getattr__ = _missing("minifp.torch.nn.functional")
