@@ -124,3 +124,17 @@ def test_fractional_max_pool_windows_follow_pytorchs_samples():
                                    _random_samples=torch.tensor(s3))
     assert i.flatten().tolist()[:20] == [8, 2, 47, 28, 30, 61, 71, 80, 82, 127, 135, 103, 183, 184, 180, 162, 205,
                                          208, 43, 10]
+
+
+def test_conv_transpose3d_matches_pytorch():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 4, 3, 4, 3)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 2, 3, 2)).astype(np.float32)
+    b = rng.standard_normal(6).astype(np.float32)
+    y = F.conv_transpose3d(torch.tensor(x), torch.tensor(w), torch.tensor(b), stride=(2, 1, 2), padding=(0, 1, 1),
+                           output_padding=(1, 0, 1), dilation=(1, 2, 1), groups=2)
+    assert tuple(y.shape) == (2, 6, 7, 6, 5)
+    np.testing.assert_allclose(y.flatten()[::41].numpy()[:8], [0.4031921625137329, 0.1543217897415161,
+                                                            0.0969994068145752, -1.4386252164840698,
+                                                            -1.280277132987976, -1.3290657997131348,
+                                                            1.6669225692749023, 0.9450400471687317], rtol=1e-5)

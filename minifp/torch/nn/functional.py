@@ -1454,6 +1454,12 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
                            f"{list(x.shape)} to have {weight.shape[1] * groups} channels, but got {x.shape[1]} "
                            f"channels instead")
+    out = _conv3d(x, weight, bias, s, pads, d, groups)
+    return out.reshape(tuple(out.shape[1:])) if input.ndim == 4 else out
+
+
+def _conv3d(x, weight, bias, s, pads, d, groups):
+    """conv3d of batched x with padding pairs ((front, back), (top, bottom), (left, right))."""
     x = _pad_axis(x, 2, *pads[0])
     n, c, depth, h, w = x.shape
     o, cg, kd, kh, kw = weight.shape
@@ -1467,7 +1473,34 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     planes = apply("reshape", stacked, shape=(n * do, c * kd, h, w))
     w2 = apply("reshape", weight, shape=(o, cg * kd, kh, kw))
     out = conv2d(planes, w2, bias, s[1:], pads[1:], d[1:], groups)
-    out = apply("transpose", apply("reshape", out, shape=(n, do) + tuple(out.shape[1:])), axes=(0, 2, 1, 3, 4))
+    return apply("transpose", apply("reshape", out, shape=(n, do) + tuple(out.shape[1:])), axes=(0, 2, 1, 3, 4))
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The transpose of conv3d: the input spread by stride, then one conv3d with the flipped, transposed kernel
+    (one rounding, the bias fused)."""
+    _must_be_tensor(input, "conv_transpose3d(): argument 'input'")
+    if input.ndim not in (4, 5):
+        raise RuntimeError(f"Expected 4D (unbatched) or 5D (batched) input to conv_transpose3d, but got input of "
+                           f"size: {list(input.shape)}")
+    x = input.reshape((1,) + tuple(input.shape)) if input.ndim == 4 else input
+    s, p = _tuple_n(stride, 3, "stride"), _tuple_n(padding, 3, "padding")
+    op, d = _tuple_n(output_padding, 3, "output_padding"), _tuple_n(dilation, 3, "dilation")
+    cin, cout_g = weight.shape[:2]
+    if x.shape[1] != cin:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected input{list(x.shape)} "
+                           f"to have {cin} channels, but got {x.shape[1]} channels instead")
+    pads = []
+    for i, k in enumerate(weight.shape[2:]):
+        x = _dilate(x, 2 + i, s[i])
+        before, after = d[i] * (k - 1) - p[i], d[i] * (k - 1) - p[i] + op[i]
+        x = _take_range(x, 2 + i, max(-before, 0), x.shape[2 + i] - max(-after, 0))     # negative: a crop
+        pads.append((max(before, 0), max(after, 0)))
+    kernel = tuple(weight.shape[2:])
+    w = apply("reshape", weight, shape=(groups, cin // groups, cout_g) + kernel)
+    w = apply("reshape", apply("transpose", w, axes=(0, 2, 1, 3, 4, 5)), shape=(groups * cout_g, cin // groups) + kernel)
+    w = apply("getitem", w, index=(slice(None), slice(None)) + (slice(None, None, -1),) * 3)
+    out = _conv3d(x, w, bias, (1, 1, 1), tuple(pads), d, groups)
     return out.reshape(tuple(out.shape[1:])) if input.ndim == 4 else out
 
 
