@@ -149,6 +149,8 @@ def relu(input, inplace=False):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
     return apply("hardtanh", input, min_val=float(min_val), max_val=float(max_val))
 
 
@@ -212,6 +214,8 @@ def prelu(input, weight):
                            f"and channel size = {channels}.")
     if n != 1 and input.ndim >= 2:      # the per-channel weight lines up with dim 1
         weight = apply("reshape", weight, shape=(n,) + (1,) * (input.ndim - 2))
+    elif n == 1:                        # one value: the result keeps input's shape (a 0-d input stays 0-d)
+        weight = apply("reshape", weight, shape=())
     # where only selects: the product is the one rounding of each negative element.
     return apply("where", apply("gt", input, 0.0), input, apply("mul", weight, input))
 
@@ -392,6 +396,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     if max_norm is not None or scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding(): max_norm, scale_grad_by_freq and sparse are not supported by "
                                   "minifp.torch")
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
     idx = storage(input) if isinstance(input, _EngineTensor) else np.asarray(input)
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
