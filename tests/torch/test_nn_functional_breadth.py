@@ -138,3 +138,28 @@ def test_conv_transpose3d_matches_pytorch():
                                                             0.0969994068145752, -1.4386252164840698,
                                                             -1.280277132987976, -1.3290657997131348,
                                                             1.6669225692749023, 0.9450400471687317], rtol=1e-5)
+
+
+def test_grid_sample_matches_pytorch_values_and_grid_gradients():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    g = rng.uniform(-1.6, 1.6, (2, 3, 2, 2)).astype(np.float32)
+    x3 = rng.standard_normal((1, 2, 3, 4, 5)).astype(np.float32)
+    g3 = rng.uniform(-1.3, 1.3, (1, 2, 2, 3, 3)).astype(np.float32)
+    gt = torch.tensor(g, requires_grad=True)
+    y = F.grid_sample(torch.tensor(x), gt, mode="bilinear", padding_mode="reflection", align_corners=False)
+    y.sum().backward()
+    np.testing.assert_allclose(y.detach().flatten()[::5].numpy(), [
+        -0.09377579391002655, -1.0734020471572876, 0.42007991671562195, -0.22609193623065948, 0.1163448914885521,
+        0.7614758610725403, 0.5196719765663147, 1.1582927703857422], rtol=1e-5)
+    np.testing.assert_allclose(gt.grad.flatten()[:6].numpy(), [7.150895595550537, -0.7472891807556152,
+                                                             -7.831892013549805, -0.10685396194458008,
+                                                             14.866353034973145, -7.13966703414917], rtol=1e-5)
+    near = F.grid_sample(torch.tensor(x), torch.tensor(g), mode="nearest", padding_mode="border", align_corners=True)
+    assert near.flatten()[::5].tolist() == [np.float32(v) for v in (
+        0.5105466842651367, -1.64139723777771, 0.21017292141914368, 0.1694164276123047, -0.01961335353553295,
+        -1.0318629741668701, 0.36591795086860657, 1.3472706079483032)]
+    tri = F.grid_sample(torch.tensor(x3), torch.tensor(g3), mode="bilinear", padding_mode="zeros", align_corners=True)
+    np.testing.assert_allclose(tri.flatten()[::4].numpy(), [-0.6500120162963867, 0.31833627820014954,
+                                                           0.08216612786054611, 0.0756315067410469,
+                                                           -0.7536041736602783, 0.36784547567367554], rtol=1e-5)

@@ -1948,5 +1948,82 @@ def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=Non
                                 "fractional_max_pool3d")
 
 
+def _grid_coordinate(coord, size, padding_mode, align_corners):
+    """PyTorch's source position along one axis for normalised grid values (a tensor: differentiable in them)."""
+    x = (coord + 1) * ((size - 1) / 2) if align_corners else ((coord + 1) * size - 1) / 2
+    if padding_mode == "reflection":
+        low, high = (0.0, 2.0 * (size - 1)) if align_corners else (-1.0, 2.0 * size - 1)
+        if low == high:
+            return x * 0.0
+        lo, span = low / 2, (high - low) / 2
+        v = np.abs(np.asarray(to_numpy(x.detach().float32())) - lo)
+        flips = np.floor(v / span)
+        # piecewise linear in x: x' = sign * x + offset, the sign and offset read from the values
+        s = np.where(np.asarray(to_numpy(x.detach().float32())) >= lo, 1.0, -1.0)
+        sign = np.where(flips % 2 == 0, s, -s).astype(np.float32)
+        offset = np.where(flips % 2 == 0, -s * lo - flips * span + lo, span + s * lo + flips * span + lo)
+        x = x * _tensor.tensor(sign, device=x.device) + _tensor.tensor(offset.astype(np.float32), device=x.device)
+    if padding_mode in ("border", "reflection"):
+        x = x.clamp(0, size - 1)
+    return x
+
+
+def _grid_corner(input, idx, nd):
+    """input (N, C, *spatial) at integer positions idx [(N, *out)] per axis, zero outside: (N, C, *out)."""
+    spatial = tuple(input.shape[2:])
+    inside = np.ones(idx[0].shape, bool)
+    for i, n in zip(idx, spatial):
+        inside &= (i >= 0) & (i < n)
+    safe = [np.clip(i, 0, n - 1) for i, n in zip(idx, spatial)]
+    batch = np.broadcast_to(np.arange(input.shape[0]).reshape((-1,) + (1,) * nd), idx[0].shape)
+    picked = apply("getitem", input, index=(batch, slice(None)) + tuple(safe))     # (N, *out, C)
+    picked = apply("transpose", picked, axes=(0, nd + 1) + tuple(range(1, nd + 1)))
+    mask = made_like(input, array_module(storage(input)).asarray(inside[:, None]), None)
+    return _functions.where(mask, picked, _tensor.zeros_like(picked))
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """input sampled at the normalised positions of grid (..., x, y[, z]): 'bilinear' (trilinear for 5-d input)
+    weights the neighbours in float32, 'nearest' selects; padding 'zeros', 'border' or 'reflection'."""
+    if mode not in ("bilinear", "nearest"):
+        raise NotImplementedError(f"grid_sample: mode={mode!r} is not supported by minifp.torch (bilinear, nearest)")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    nd = input.ndim - 2
+    if nd not in (2, 3) or grid.ndim != input.ndim or grid.shape[-1] != nd or grid.shape[0] != input.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have matching 4-D or 5-D shapes, but got "
+                           f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    align = bool(align_corners)
+    spatial = tuple(input.shape[2:])
+    # grid's last dim holds (x, y[, z]): x indexes the last spatial axis
+    pos = [_grid_coordinate(apply("getitem", grid, index=(Ellipsis, nd - 1 - a)), spatial[a], padding_mode, align)
+           for a in range(nd)]
+    vals = [np.asarray(to_numpy(p.detach().float32())) for p in pos]
+    if mode == "nearest":
+        return _grid_corner(input, [np.rint(v).astype(np.int64) for v in vals], nd)
+    low = [np.floor(v).astype(np.int64) for v in vals]
+    out = None
+    for corner in np.ndindex(*(2,) * nd):
+        w = None
+        for a, c in enumerate(corner):      # (1 - t) for the low neighbour, t for the high one
+            t = pos[a] - _tensor.tensor(low[a].astype(np.float32), device=input.device)
+            f = t if c else 1 - t
+            w = f if w is None else w * f
+        term = _grid_corner(input, [l + c for l, c in zip(low, corner)], nd) * w.unsqueeze(1)
+        out = term if out is None else out + term
+    return out
+
+
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    """torch.grid_sampler: grid_sample with PyTorch's integer modes (0 bilinear, 1 nearest; 0 zeros, 1 border,
+    2 reflection)."""
+    return grid_sample(input, grid, ("bilinear", "nearest")[interpolation_mode],
+                       ("zeros", "border", "reflection")[padding_mode], align_corners)
+
+
+grid_sampler_2d = grid_sampler_3d = grid_sampler
+
+
 from .._missing import missing as _missing  # noqa: E402
 __getattr__ = _missing("minifp.torch.nn.functional")
