@@ -299,6 +299,8 @@ def check_channels(input, running_mean, running_var, weight=None, bias=None):
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Batch statistics in training (updating the running ones in place, unbiased variance, in float64 as
     PyTorch's CPU kernel accumulates), the running ones otherwise."""
+    if storage(input).size == 0:        # PyTorch returns an empty result before any check or update
+        return input * 1.0
     check_channels(input, running_mean, running_var, weight, bias)
     axes = (0,) + tuple(range(2, input.ndim))
     if training:
@@ -1035,7 +1037,10 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     """softmax(-input) (negation is exact)."""
     dim = _dim_for_softmax("softmin", input.ndim) if dim is None else dim
     x = input if dtype is None else input.to(dtype)
-    return apply("softmax", apply("neg", x), axis=_tensor._dim(dim, x.ndim))
+    axis = _tensor._dim(dim, x.ndim)
+    if storage(x).size == 0:            # nothing to normalise (the engine's softmax needs a maximum)
+        return apply("neg", x)
+    return apply("softmax", apply("neg", x), axis=axis)
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
