@@ -163,3 +163,22 @@ def test_grid_sample_matches_pytorch_values_and_grid_gradients():
     np.testing.assert_allclose(tri.flatten()[::4].numpy(), [-0.6500120162963867, 0.31833627820014954,
                                                            0.08216612786054611, 0.0756315067410469,
                                                            -0.7536041736602783, 0.36784547567367554], rtol=1e-5)
+
+
+def test_new_layers_call_their_functional_with_their_settings():
+    nn = torch.nn
+    x = torch.tensor(np.arange(16, dtype=np.float32).reshape(1, 2, 8) % 5)
+    assert nn.MaxPool1d(2)(x).tolist() == F.max_pool1d(x, 2).tolist()
+    assert nn.ConstantPad2d((1, 2, 0, 1), 3.5)(torch.zeros(1, 2, 2)).tolist() == [
+        [[3.5, 0, 0, 3.5, 3.5], [3.5, 0, 0, 3.5, 3.5], [3.5, 3.5, 3.5, 3.5, 3.5]]]
+    assert nn.ReflectionPad1d(2)(x).tolist() == F.pad(x, (2, 2), mode="reflect").tolist()
+    assert repr(nn.Softshrink(0.25)) == "Softshrink(lambd=0.25)"
+    assert nn.HuberLoss(delta=0.5)(x, x * 0).item() == F.huber_loss(x, x * 0, delta=0.5).item()
+    drop = nn.AlphaDropout(0.3)
+    drop.eval()
+    assert drop(x) is x
+    conv = nn.Conv3d(3, 4, 2, bias=False)
+    assert sorted(conv.state_dict()) == ["weight"] and tuple(conv.weight.shape) == (4, 3, 2, 2, 2)
+    assert tuple(nn.Bilinear(3, 4, 5)(torch.zeros(2, 3), torch.zeros(2, 4)).shape) == (2, 5)
+    pooled, idx = nn.MaxPool2d(2, return_indices=True)(torch.tensor([[[[1.0, 2], [4, 3]]]]))
+    assert nn.MaxUnpool2d(2)(pooled, idx).tolist() == [[[[0.0, 0], [4, 0]]]]

@@ -2030,5 +2030,20 @@ def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
 grid_sampler_2d = grid_sampler_3d = grid_sampler
 
 
+# issue 32's additions (torch.cdist, torch.dist, torch.constant_pad_nd and torch.grid_sampler live here too, as
+# torch.* names: PyTorch's nn.functional does not have them)
+__all__ += ["max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d", "max_pool2d_with_indices",
+            "max_unpool1d", "max_unpool2d", "max_unpool3d", "conv_transpose1d", "softmin", "normalize",
+            "pairwise_distance", "cosine_similarity", "margin_ranking_loss", "hinge_embedding_loss", "kl_div",
+            "poisson_nll_loss", "gaussian_nll_loss", "cosine_embedding_loss", "triplet_margin_loss",
+            "multilabel_soft_margin_loss", "soft_margin_loss", "threshold", "hardshrink", "softshrink", "tanhshrink",
+            "softsign", "logsigmoid", "celu", "rrelu", "alpha_dropout", "feature_alpha_dropout", "dropout1d",
+            "dropout2d", "dropout3d", "local_response_norm", "huber_loss", "smooth_l1_loss", "adaptive_avg_pool3d",
+            "upsample", "upsample_nearest", "upsample_bilinear", "conv3d", "conv_transpose3d", "max_pool3d",
+            "avg_pool3d", "adaptive_max_pool2d", "adaptive_max_pool3d", "multi_margin_loss", "multilabel_margin_loss",
+            "bilinear", "unfold", "embedding_bag", "linear_cross_entropy", "triplet_margin_with_distance_loss",
+            "one_hot", "channel_shuffle", "pad", "fractional_max_pool2d", "fractional_max_pool3d", "grid_sample"]
+
+
 from .._missing import missing as _missing  # noqa: E402
 __getattr__ = _missing("minifp.torch.nn.functional")
