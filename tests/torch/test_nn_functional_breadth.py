@@ -182,3 +182,17 @@ def test_new_layers_call_their_functional_with_their_settings():
     assert tuple(nn.Bilinear(3, 4, 5)(torch.zeros(2, 3), torch.zeros(2, 4)).shape) == (2, 5)
     pooled, idx = nn.MaxPool2d(2, return_indices=True)(torch.tensor([[[[1.0, 2], [4, 3]]]]))
     assert nn.MaxUnpool2d(2)(pooled, idx).tolist() == [[[[0.0, 0], [4, 0]]]]
+
+
+def test_cpu_autocast_gives_pytorchs_dtypes():
+    """CPU PyTorch 2.13 under torch.autocast('cpu') with bfloat16 inputs: the losses, cdist and the 3-d pools are on
+    its float32 list (composed functions cast once), cosine_similarity, dist and softmin are not."""
+    x, y = torch.rand(2, 6, 4, 4).bfloat16(), torch.rand(2, 6, 4, 4).bfloat16()
+    with torch.autocast("cpu"):
+        assert F.kl_div(x, y, reduction="batchmean").dtype == torch.float32
+        assert F.huber_loss(x, y).dtype == torch.float32
+        assert torch.cdist(x, y).dtype == torch.float32
+        assert F.max_pool3d(x, 2).dtype == torch.float32
+        assert F.cosine_similarity(x, y).dtype == torch.bfloat16
+        assert torch.dist(x, y).dtype == torch.bfloat16
+        assert F.softmin(x, 1).dtype == torch.bfloat16

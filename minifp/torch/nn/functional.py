@@ -2,6 +2,7 @@
 (named after PyTorch's, so autocast's lists apply to it by name) or by a composition of them."""
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import warnings
@@ -9,7 +10,7 @@ import warnings
 import numpy as np
 
 from ...engine import (apply, array_module, autocast_scope, current_autocast, made_like, rng, storage,
-    Tensor as _EngineTensor, to_numpy, update_running_stats)
+    Tensor as _EngineTensor, float32 as _FLOAT32, to_numpy, update_running_stats)
 from .. import _functions, _tensor
 
 __all__ = ["linear", "conv2d", "relu", "relu6", "hardtanh", "gelu", "silu", "leaky_relu", "elu", "selu", "softplus",
@@ -2028,6 +2029,36 @@ def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
 
 
 grid_sampler_2d = grid_sampler_3d = grid_sampler
+
+
+def _autocast_as(name):
+    """PyTorch's autocast for a function composed here from engine ops: where the lists name it, its floating
+    tensors are cast once (to float32, or to the autocast dtype) and the inside runs without autocast, as the one
+    PyTorch op would; elsewhere its parts meet autocast one by one, as PyTorch's decomposition does."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            first = next((v for v in args if isinstance(v, _EngineTensor)), None)
+            a = None if first is None else _autocast_on(first)
+            if a is None or (name not in a.float32 and name not in a.lower):
+                return fn(*args, **kwargs)
+            fmt = _FLOAT32 if name in a.float32 else a.fmt
+
+            def cast(v):
+                return v.astype(fmt) if isinstance(v, _EngineTensor) and v.fmt is not None and v.fmt != fmt else v
+            with autocast_scope(None):
+                return fn(*map(cast, args), **{k: cast(v) for k, v in kwargs.items()})
+        return run
+    return wrap
+
+
+_AUTOCAST_COMPOSED = ("kl_div", "poisson_nll_loss", "margin_ranking_loss", "hinge_embedding_loss",
+                      "soft_margin_loss", "cosine_embedding_loss", "triplet_margin_loss", "cosine_similarity", "dist",
+                      "cdist", "avg_pool3d", "max_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
+                      "grid_sample")
+for _name in _AUTOCAST_COMPOSED:
+    globals()[_name] = _autocast_as(_name)(globals()[_name])
+del _name
 
 
 # issue 32's additions (torch.cdist, torch.dist, torch.constant_pad_nd and torch.grid_sampler live here too, as
