@@ -860,28 +860,13 @@ def _check_pads(p):
         raise RuntimeError("pad must be non-negative")
 
 
-def _max_indices(x, k, s, p, d, out):
-    """Each window's first maximum (NaN counts as largest) as a flat index into its input plane (int64)."""
-    xp = array_module(storage(x))
-    v = xp.asarray(x.float32())
-    n, c, h, w = v.shape
-    (kh, kw), (sh, sw), (ph, pw), (dh, dw), (ho, wo) = k, s, p, d, out
-    eh, ew = dh * (kh - 1) + 1, dw * (kw - 1) + 1
-    pads = ((0, 0), (0, 0), (ph, max(ph, (ho - 1) * sh + eh - h - ph)), (pw, max(pw, (wo - 1) * sw + ew - w - pw)))
-    win = xp.lib.stride_tricks.sliding_window_view(xp.pad(v, pads, constant_values=-np.inf), (eh, ew), axis=(2, 3))
-    win = win[:, :, ::sh, ::sw, ::dh, ::dw][:, :, :ho, :wo]
-    j = xp.argmax(win.reshape(n, c, ho, wo, kh * kw), axis=-1)
-    rows = xp.arange(ho)[:, None] * sh - ph + (j // kw) * dh
-    cols = xp.arange(wo)[None, :] * sw - pw + (j % kw) * dw
-    return made_like(x, (rows * w + cols).astype(np.int64), None)
-
-
 def _max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode):
     out = max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
     k = _pair(kernel_size)
     s = _pair(stride, "stride") if stride not in (None, ()) else k
     x = input if input.ndim == 4 else apply("reshape", input, shape=(1,) + tuple(input.shape))
-    idx = _max_indices(x, k, s, _pair(padding, "padding"), _pair(dilation, "dilation"), tuple(out.shape[-2:]))
+    idx = _argmax_windows(x, k, s, _pair(padding, "padding"), _pair(dilation, "dilation"), tuple(out.shape[-2:]))
+    idx = made_like(x, array_module(storage(x)).asarray(idx), None)
     return out, (idx if input.ndim == 4 else idx.reshape(tuple(idx.shape[1:])))
 
 
@@ -924,31 +909,12 @@ def adaptive_avg_pool1d(input, output_size):
     return _squeeze_1d(adaptive_avg_pool2d(_expand_1d(input, "adaptive_avg_pool1d"), (1, size)))
 
 
-def _bin_windows(x, axis, out):
-    """x's adaptive bins along axis as (x padded to each bin's width by repeating its last value, widths):
-    stacking the bins on a new axis after `axis` lets one max (or sum) see each bin whole."""
-    n = x.shape[axis]
-    bins = [((i * n) // out, -(-((i + 1) * n) // out)) for i in range(out)]
-    width = max((b - a for a, b in bins), default=1)
-    idx = np.array([[min(a + j, b - 1) for j in range(width)] for a, b in bins], np.int64).reshape(-1)
-    taken = _take(x, axis, idx)
-    return apply("reshape", taken, shape=tuple(x.shape[:axis]) + (out, width) + tuple(x.shape[axis + 1:]))
-
-
 def adaptive_max_pool1d(input, output_size, return_indices=False):
-    """Max over PyTorch's adaptive bins along the last dim (a bin's repeated values change no maximum)."""
-    (size,) = _adaptive_size(output_size, 1, "adaptive_max_pool1d()")
+    """Max over PyTorch's adaptive bins along the last dim (the first maximum selected: exact)."""
+    _adaptive_size(output_size, 1, "adaptive_max_pool1d()")
     if input.ndim not in (2, 3):
         raise RuntimeError(f"adaptive_max_pool1d(): Expected 2D or 3D tensor, but got {list(input.shape)}")
-    win = _bin_windows(input, input.ndim - 1, size)
-    out = apply("max", win, axis=input.ndim, keepdims=False)
-    if not return_indices:
-        return out
-    xp = array_module(storage(win))
-    n = input.shape[-1]
-    starts = xp.asarray([(i * n) // size for i in range(size)])
-    first = xp.argmax(xp.asarray(win.float32()), axis=-1)
-    return out, made_like(input, (starts + first).astype(np.int64), None)
+    return _adaptive_max(input, output_size, 1, return_indices, "adaptive_max_pool1d")
 
 
 def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -1129,6 +1095,11 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if reduction not in ("none", "mean", "sum", "batchmean"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     reduction = _reduction(reduction, size_average, reduce) if reduction != "batchmean" else reduction
+    if reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      stacklevel=2)
     if log_target:
         loss = target.exp() * (target - input)
     else:
