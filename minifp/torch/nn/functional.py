@@ -208,6 +208,8 @@ def prelu(input, weight):
     """x where x > 0, else weight * x, weight along dim 1 (one value, or one per channel)."""
     _must_be_tensor(input, "prelu(): argument 'input'")
     _must_be_tensor(weight, "prelu(): argument 'weight'")
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
     n = int(np.prod(weight.shape))
     channels = input.shape[1] if input.ndim >= 2 else 1
     if n != 1 and n != channels:
@@ -510,11 +512,22 @@ def _soft_cross_entropy(lp, target, weight, reduction, label_smoothing, ignore_i
     return total if reduction == "sum" else apply("div", total, float(storage(lp).size // n_classes))
 
 
+def _broadcast_shape(a, b):
+    """The shape a and b broadcast to, or PyTorch's error naming the first dim (from the right) that clashes."""
+    sa, sb = tuple(a.shape), tuple(b.shape)
+    for k in range(1, min(len(sa), len(sb)) + 1):
+        if sa[-k] != sb[-k] and 1 not in (sa[-k], sb[-k]):
+            raise RuntimeError(f"The size of tensor a ({sa[-k]}) must match the size of tensor b ({sb[-k]}) at "
+                               f"non-singleton dimension {max(len(sa), len(sb)) - k}")
+    return np.broadcast_shapes(sa, sb)
+
+
 def _same_size(input, target):
     if tuple(target.shape) != tuple(input.shape):
         warnings.warn(f"Using a target size ({_tensor.Size(target.shape)!r}) that is different to the input size "
                       f"({_tensor.Size(input.shape)!r}). This will likely lead to incorrect results due to broadcasting. "
                       f"Please ensure they have the same size.", stacklevel=3)
+        _broadcast_shape(input, target)
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -713,6 +726,12 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if tuple(input.shape[input.ndim - len(shape):]) != shape or input.ndim < len(shape):
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
                            f"[*, {', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
+    if not shape:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                           "element, but got normalized_shape = []")
+    if weight is not None and tuple(weight.shape) != shape:
+        raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
+                           f"{list(weight.shape)} and normalized_shape = {list(shape)}")
     eps = _functions.finfo(input.dtype).eps if eps is None else eps
     x = input.float()
     axes = tuple(range(input.ndim - len(shape), input.ndim))
@@ -1019,6 +1038,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """||x1 - x2 + eps||_p over the last dim."""
     from ..linalg import vector_norm
+    _broadcast_shape(x1, x2)
     d = x1 - x2 + eps
     return vector_norm(d, p, d.ndim - 1 if d.ndim else None, keepdim=keepdim and d.ndim > 0)
 
@@ -1137,6 +1157,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     if bool((var < 0).any()):
         raise ValueError("var has negative entry/entries")
     var = var.clamp(min=eps)
+    _broadcast_shape(input, target)
     d = input - target
     loss = 0.5 * (var.log() + d * d / var)
     if full:
@@ -1243,6 +1264,8 @@ def celu(input, alpha=1.0, inplace=False):
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """Evaluation: leaky_relu with the mean slope (lower + upper) / 2; training draws a slope per element."""
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
         return leaky_relu(input, (lower + upper) / 2)
     xp = array_module(storage(input))
@@ -1356,7 +1379,7 @@ def _broadcast_pair(input, target):
         warnings.warn(f"Using a target size ({_tensor.Size(target.shape)}) that is different to the input size "
                       f"({_tensor.Size(input.shape)}). This will likely lead to incorrect results due to "
                       f"broadcasting. Please ensure they have the same size.", stacklevel=3)
-        shape = np.broadcast_shapes(tuple(input.shape), tuple(target.shape))
+        shape = _broadcast_shape(input, target)
         return input.expand(*shape), target.expand(*shape)
     return input, target
 
