@@ -2001,7 +2001,10 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
            for a in range(nd)]
     vals = [np.asarray(to_numpy(p.detach().float32())) for p in pos]
     if mode == "nearest":
-        return _grid_corner(input, [np.rint(v).astype(np.int64) for v in vals], nd)
+        out = _grid_corner(input, [np.rint(v).astype(np.int64) for v in vals], nd)
+        # the grid gets PyTorch's zero gradient: a selection that keeps every value of out but reads the grid
+        keep = made_like(out, array_module(storage(out)).ones(tuple(out.shape), bool), None)
+        return _functions.where(keep, out, pos[0].unsqueeze(1).to(out.dtype).expand(*out.shape))
     low = [np.floor(v).astype(np.int64) for v in vals]
     out = None
     for corner in np.ndindex(*(2,) * nd):
