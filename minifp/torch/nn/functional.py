@@ -942,7 +942,7 @@ def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     return _max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
-def _unpool(input, indices, spatial, name):
+def _unpool(input, indices, spatial):
     """Scatter input's values to the flat positions `indices` of zero planes of size `spatial` (data movement)."""
     if tuple(indices.shape) != tuple(input.shape):
         raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
@@ -961,7 +961,7 @@ def _unpool(input, indices, spatial, name):
     return apply("reshape", apply("setitem", zeros, flat, index=where), shape=lead + tuple(spatial))
 
 
-def _unpool_size(input, nd, kernel_size, stride, padding, output_size, name):
+def _unpool_size(input, nd, kernel_size, stride, padding, output_size):
     k = _tuple_n(kernel_size, nd, "kernel_size")
     s = k if stride in (None, ()) else _tuple_n(stride, nd, "stride")
     p = _tuple_n(padding, nd, "padding")
@@ -990,17 +990,17 @@ def _tuple_n(v, n, arg):
 
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The inverse of max_pool1d: each value placed at its index, zeros elsewhere."""
-    return _unpool(input, indices, _unpool_size(input, 1, kernel_size, stride, padding, output_size, "1d"), "1d")
+    return _unpool(input, indices, _unpool_size(input, 1, kernel_size, stride, padding, output_size))
 
 
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The inverse of max_pool2d: each value placed at its index, zeros elsewhere."""
-    return _unpool(input, indices, _unpool_size(input, 2, kernel_size, stride, padding, output_size, "2d"), "2d")
+    return _unpool(input, indices, _unpool_size(input, 2, kernel_size, stride, padding, output_size))
 
 
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The inverse of max_pool3d: each value placed at its index, zeros elsewhere."""
-    return _unpool(input, indices, _unpool_size(input, 3, kernel_size, stride, padding, output_size, "3d"), "3d")
+    return _unpool(input, indices, _unpool_size(input, 3, kernel_size, stride, padding, output_size))
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
@@ -1358,7 +1358,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 * d**2 where |d| < delta, else delta * (|d| - delta / 2), d = input - target (one op)."""
     reduction = _reduction(reduction)
     if delta <= 0:
-        raise RuntimeError(f"huber_loss does not support non-positive values for delta.")
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
     x, y = _broadcast_pair(input, target)
     loss = apply("huber_loss", x, y, delta=float(delta), reduction="none" if weight is not None else reduction)
     return _reduced(loss * weight, reduction) if weight is not None else loss
@@ -1706,7 +1706,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     """Each bag's rows of weight summed (weighted by per_sample_weights), averaged or maxed: a bag matrix times the
     gathered rows, one float32 sum per bag (max: the largest row values, selected)."""
     if mode not in ("sum", "mean", "max"):
-        raise ValueError(f"mode has to be one of sum, mean or max")
+        raise ValueError("mode has to be one of sum, mean or max")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
                                   f"supported for mode='sum' (got mode='{mode}'). Please open a feature request "
