@@ -1233,3 +1233,101 @@ def _multilabel_targets(rng):
     t = rng.permutation(4)[None].repeat(3, 0)
     t[0, 2:], t[1, 1:], t[2, 3:] = -1, -1, -1
     return t
+
+
+def _logaddexp_all(xp, *terms):
+    """log(sum(exp(terms))) elementwise, -inf where every term is -inf."""
+    top = terms[0]
+    for v in terms[1:]:
+        top = xp.maximum(top, v)
+    safe = xp.where(xp.isfinite(top), top, 0)
+    return xp.log(sum(xp.exp(v - safe) for v in terms)) + safe
+
+
+def _ctc_tables(xp, lp, targets, input_lengths, target_lengths, blank):
+    """(alpha, beta, the extended labels, each sample's -log-likelihood) of the CTC recursions in log space:
+    lp (T, N, C); targets (N, Lmax) padded; alpha and beta (T, N, 2 * Lmax + 1)."""
+    t_max, n, _ = lp.shape
+    s_max = 2 * targets.shape[1] + 1
+    ext = xp.full((n, s_max), blank, dtype=targets.dtype)
+    ext[:, 1::2] = targets
+    s_len = 2 * xp.asarray(target_lengths) + 1
+    valid = xp.arange(s_max)[None, :] < s_len[:, None]
+    skip = xp.zeros((n, s_max), bool)             # s may come from s - 2: a label differing from the one before
+    skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
+    emit = xp.take_along_axis(lp, xp.broadcast_to(ext[None], (t_max, n, s_max)), axis=2)     # (T, N, S)
+    ninf = xp.full((n, s_max), -xp.inf, lp.dtype)
+    alpha = xp.full((t_max, n, s_max), -xp.inf, lp.dtype)
+    alpha[0, :, :2] = xp.where(valid[:, :2], emit[0, :, :2], -xp.inf)
+    for t in range(1, t_max):
+        a = alpha[t - 1]
+        prev1 = xp.concatenate([ninf[:, :1], a[:, :-1]], axis=1)
+        prev2 = xp.where(skip, xp.concatenate([ninf[:, :2], a[:, :-2]], axis=1), -xp.inf)
+        alpha[t] = xp.where(valid, _logaddexp_all(xp, a, prev1, prev2) + emit[t], -xp.inf)
+    beta = xp.full((t_max, n, s_max), -xp.inf, lp.dtype)
+    rows, last = xp.arange(n), xp.asarray(input_lengths) - 1
+    for k in (1, 2):                               # the last blank and the last label end a path
+        s = s_len - k
+        ok = s >= 0
+        beta[last[ok], rows[ok], s[ok]] = emit[last[ok], rows[ok], s[ok]]
+    skip_next = xp.concatenate([skip[:, 2:], xp.zeros((n, 2), bool)], axis=1)
+    for t in range(t_max - 2, -1, -1):
+        b = beta[t + 1]
+        next1 = xp.concatenate([b[:, 1:], ninf[:, :1]], axis=1)
+        next2 = xp.where(skip_next, xp.concatenate([b[:, 2:], ninf[:, :2]], axis=1), -xp.inf)
+        step = xp.where(valid, _logaddexp_all(xp, b, next1, next2) + emit[t], -xp.inf)
+        beta[t] = xp.where((t < last)[:, None], step, beta[t])
+    end = alpha[last, rows]                        # (N, S) at each sample's last step
+    tail = xp.where(s_len[:, None] - 2 <= xp.arange(s_max)[None, :], end, -xp.inf)
+    nll = -_logaddexp_all(xp, *[tail[:, s] for s in range(s_max)])
+    return alpha, beta, ext, nll
+
+
+def _ctc_scale(xp, nll, target_lengths, reduction, zero_infinity):
+    """Each sample's loss and its weight in the reduced loss."""
+    loss = xp.where(xp.isinf(nll), 0, nll) if zero_infinity else nll
+    if reduction == "mean":
+        return loss, 1 / (xp.maximum(xp.asarray(target_lengths), 1) * nll.shape[0])
+    return loss, 1
+
+
+def _ctc_loss(xp, log_probs, *, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+              zero_infinity=False):
+    nll = _ctc_tables(xp, log_probs, targets, input_lengths, target_lengths, blank)[3]
+    loss, w = _ctc_scale(xp, nll, target_lengths, reduction, zero_infinity)
+    return loss if reduction == "none" else xp.sum(loss * w)
+
+
+def _logsumexp_axis(xp, v, axis):
+    top = xp.max(v, axis=axis, keepdims=True)
+    safe = xp.where(xp.isfinite(top), top, 0)
+    return xp.squeeze(xp.log(xp.sum(xp.exp(v - safe), axis=axis, keepdims=True)) + safe, axis=axis)
+
+
+def _ctc_loss_grad(xp, g, ans, log_probs, *, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+                   zero_infinity=False):
+    """-exp(log(sum of alpha * beta over the positions of each class) + nll - lp): the derivative itself. (PyTorch's
+    kernel adds exp(lp), which the log_softmax before it cancels: parameters get the same gradients.) 0 past each
+    sample's input length, and for an infinite loss under zero_infinity."""
+    alpha, beta, ext, nll = _ctc_tables(xp, log_probs, targets, input_lengths, target_lengths, blank)
+    t_max, n, c = log_probs.shape
+    ab = alpha + beta                              # (T, N, S)
+    lcab = xp.stack([_logsumexp_axis(xp, xp.where((ext == k)[None], ab, -xp.inf), 2) for k in range(c)], axis=2)
+    _, w = _ctc_scale(xp, nll, target_lengths, reduction, zero_infinity)
+    gr = (g if reduction == "none" else g * xp.ones(n, log_probs.dtype)) * w
+    ok = xp.isfinite(nll) if zero_infinity else xp.ones(n, bool)
+    grad = -xp.exp(lcab + nll[None, :, None] - log_probs) * gr[None, :, None]
+    live = (xp.arange(t_max)[:, None] < xp.asarray(input_lengths)[None, :]) & ok[None, :]
+    return xp.where(live[:, :, None], grad, 0)
+
+
+def _ctc_example(rng):
+    return (rng.uniform(-3, 0, (4, 2, 3)),), {"targets": rng.integers(1, 3, (2, 2)), "input_lengths": [4, 3],
+                                              "target_lengths": [2, 1], "reduction": "mean"}
+
+
+defop("ctc_loss", _ctc_loss, _ctc_loss_grad,
+      doc="Connectionist temporal classification: -log of the summed probability of every alignment of each "
+          "target, log_probs (T, N, C), reduced as PyTorch does; the gradient is the derivative (PyTorch adds "
+          "exp(log_probs), which its log_softmax cancels).", method=False, function=False,
+      example=_ctc_example)

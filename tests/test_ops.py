@@ -202,6 +202,23 @@ def _multilabel_margin_loss(x, target, reduction="mean"):
     return _reduced(np.array(loss, np.float64), reduction)
 
 
+def _ctc_loss(lp, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """By enumeration: the summed probability of every path of each sample that collapses to its target."""
+    import itertools
+    losses = []
+    for b, (tl, ll) in enumerate(zip(input_lengths, target_lengths)):
+        want, total = list(targets[b][:ll]), 0.0
+        for path in itertools.product(range(lp.shape[2]), repeat=tl):
+            collapsed = [k for i, k in enumerate(path) if k != blank and (i == 0 or k != path[i - 1])]
+            if collapsed == want:
+                total += np.exp(sum(lp[t, b, k] for t, k in enumerate(path)))
+        losses.append(-np.log(total))
+    losses = np.array(losses, np.float64)
+    if reduction == "none":
+        return losses
+    return np.sum(losses / np.maximum(target_lengths, 1)) / len(losses) if reduction == "mean" else np.sum(losses)
+
+
 REFERENCES = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "pow": np.power, "neg": np.negative,
     "maximum": np.maximum, "minimum": np.minimum, "where": lambda c, x, y: np.where(c, x, y),
@@ -250,13 +267,14 @@ REFERENCES = {
     "smooth_l1_loss": lambda x, y, beta=1.0, reduction="mean": _reduced(
         np.where(np.abs(x - y) < beta, 0.5 * (x - y) ** 2 / beta, np.abs(x - y) - 0.5 * beta), reduction),
     "multi_margin_loss": _multi_margin_loss, "multilabel_margin_loss": _multilabel_margin_loss,
+    "ctc_loss": _ctc_loss,
 }
 # Sums in the BLAS's own order (or reductions and transcendentals computed in float32, or erf by a fit), which the
 # float64 reference does not follow: within a few units in the last place, on moderate inputs.
 BLAS_ORDER = {"var", "cumsum", "conv2d", "avg_pool2d", "adaptive_avg_pool2d", "gelu", "silu", "layer_norm", "group_norm",
               "batch_norm", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy_with_logits",
               "binary_cross_entropy", "huber_loss", "smooth_l1_loss", "multi_margin_loss",
-              "multilabel_margin_loss"}
+              "multilabel_margin_loss", "ctc_loss"}
 
 
 def values(fmt, shape, rng):

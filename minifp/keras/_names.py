@@ -39,4 +39,5 @@ NAMES = {
     "floor": ("ops.floor",), "ceil": ("ops.ceil",), "round": (), "trunc": ("ops.trunc",), "sign": ("ops.sign",),
     "log_sigmoid": ("ops.log_sigmoid",), "celu": (), "huber_loss": (), "smooth_l1_loss": (),
     "multi_margin_loss": (), "multilabel_margin_loss": (),
+    "ctc_loss": (),
 }

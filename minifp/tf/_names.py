@@ -39,4 +39,5 @@ NAMES = {
     "sign": ("math.sign",),
     "log_sigmoid": (), "celu": (), "huber_loss": (), "smooth_l1_loss": (),
     "multi_margin_loss": (), "multilabel_margin_loss": (),
+    "ctc_loss": (),
 }

@@ -45,4 +45,5 @@ NAMES = {
     "log_sigmoid": ("F.logsigmoid",), "celu": ("F.celu", "torch.celu"), "huber_loss": ("F.huber_loss",),
     "smooth_l1_loss": ("F.smooth_l1_loss",),
     "multi_margin_loss": ("F.multi_margin_loss",), "multilabel_margin_loss": ("F.multilabel_margin_loss",),
+    "ctc_loss": ("F.ctc_loss",),
 }

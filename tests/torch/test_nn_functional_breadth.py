@@ -196,3 +196,22 @@ def test_cpu_autocast_gives_pytorchs_dtypes():
         assert F.cosine_similarity(x, y).dtype == torch.bfloat16
         assert torch.dist(x, y).dtype == torch.bfloat16
         assert F.softmin(x, 1).dtype == torch.bfloat16
+
+
+def test_ctc_loss_and_its_gradient_through_log_softmax_match_pytorch():
+    """The op's gradient is the derivative; PyTorch's adds exp(log_probs), which log_softmax's backward cancels, so
+    the gradient of the logits is PyTorch's."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((6, 3, 5)).astype(np.float32)
+    targets = torch.tensor(np.array([[1, 2, 2], [3, 0, 0], [4, 1, 0]]))
+    logits = torch.tensor(x, requires_grad=True)
+    lsm = F.log_softmax(logits, 2)
+    loss = F.ctc_loss(lsm, targets, [6, 5, 4], [3, 1, 2])
+    loss.backward()
+    np.testing.assert_allclose(loss.item(), 3.5830681324005127, rtol=1e-6)
+    np.testing.assert_allclose(logits.grad.flatten()[::7].numpy(), [
+        -0.04976813867688179, 0.016194751486182213, -0.09960995614528656, 0.11086554080247879, 0.0139645179733634,
+        -0.060090236365795135, 0.0032059221994131804, 0.022752806544303894, -0.12417372316122055,
+        0.010377911850810051, 0.0, -0.08888180553913116, 0.0], rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(F.ctc_loss(lsm, targets, [6, 5, 4], [3, 1, 2], reduction="none").tolist(),
+                               [9.107738494873047, 5.861078262329102, 3.70442795753479], rtol=1e-6)

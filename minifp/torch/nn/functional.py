@@ -2028,6 +2028,41 @@ def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
 grid_sampler_2d = grid_sampler_3d = grid_sampler
 
 
+def _lengths(v):
+    return np.asarray(to_numpy(storage(v)) if isinstance(v, _EngineTensor) else v, np.int64).reshape(-1)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """Connectionist temporal classification loss of log_probs (T, N, C) (or (T, C)) against padded (N, S) or
+    concatenated targets (one op: the alpha and beta recursions in log space)."""
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    unbatched = log_probs.ndim == 2
+    lp = log_probs.reshape(log_probs.shape[0], 1, -1) if unbatched else log_probs
+    ins, outs = _lengths(input_lengths), _lengths(target_lengths)
+    tg = np.asarray(to_numpy(storage(targets)), np.int64)
+    if tg.ndim == 1 and not unbatched:          # concatenated targets: pad them into rows
+        rows = np.zeros((len(outs), max(int(outs.max(initial=0)), 1)), np.int64)
+        starts = np.concatenate([[0], np.cumsum(outs)[:-1]])
+        for b, (s, n) in enumerate(zip(starts, outs)):
+            rows[b, :n] = tg[s:s + n]
+        tg = rows
+    tg = tg.reshape(1, -1) if unbatched else tg
+    if tg.shape[1] == 0:
+        tg = np.zeros((tg.shape[0], 1), np.int64)
+    if len(ins) != lp.shape[1] or len(outs) != lp.shape[1]:
+        raise RuntimeError(f"Expected input_lengths and target_lengths to have size {lp.shape[1]}, but got "
+                           f"{len(ins)} and {len(outs)}")
+    if ins.size and ins.max() > lp.shape[0]:
+        raise RuntimeError(f"Expected input_lengths to have value at most {lp.shape[0]}, but got value "
+                           f"{int(ins.max())}")
+    xp = array_module(storage(lp))
+    loss = apply("ctc_loss", lp, targets=xp.asarray(tg), input_lengths=xp.asarray(ins),
+                 target_lengths=xp.asarray(outs), blank=int(blank), reduction=reduction,
+                 zero_infinity=bool(zero_infinity))
+    return loss.reshape(()) if unbatched and reduction == "none" else loss
+
+
 def _autocast_as(name):
     """PyTorch's autocast for a function composed here from engine ops: where the lists name it, its floating
     tensors are cast once (to float32, or to the autocast dtype) and the inside runs without autocast, as the one
@@ -2070,7 +2105,8 @@ __all__ += ["max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_poo
             "upsample", "upsample_nearest", "upsample_bilinear", "conv3d", "conv_transpose3d", "max_pool3d",
             "avg_pool3d", "adaptive_max_pool2d", "adaptive_max_pool3d", "multi_margin_loss", "multilabel_margin_loss",
             "bilinear", "unfold", "embedding_bag", "linear_cross_entropy", "triplet_margin_with_distance_loss",
-            "one_hot", "channel_shuffle", "pad", "fractional_max_pool2d", "fractional_max_pool3d", "grid_sample"]
+            "one_hot", "channel_shuffle", "pad", "fractional_max_pool2d", "fractional_max_pool3d", "grid_sample",
+            "ctc_loss"]
 
 
 from .._missing import missing as _missing  # noqa: E402
