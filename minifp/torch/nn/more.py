@@ -172,6 +172,9 @@ _layer("TripletMarginLoss", F.triplet_margin_loss, lambda margin=1.0, p=2.0, eps
 _layer("TripletMarginWithDistanceLoss", F.triplet_margin_with_distance_loss, lambda *, distance_function=None,
        margin=1.0, swap=False, reduction="mean": None, "F.triplet_margin_with_distance_loss as a layer.")
 
+_layer("CTCLoss", F.ctc_loss, lambda blank=0, reduction="mean", zero_infinity=False: None,
+       "F.ctc_loss as a layer (forward(log_probs, targets, input_lengths, target_lengths)).")
+
 
 # -- layers with parameters -----------------------------------------------------------------------------------------
 class Conv3d(_ConvNd):
