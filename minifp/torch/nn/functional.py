@@ -1962,7 +1962,8 @@ def _grid_coordinate(coord, size, padding_mode, align_corners):
         s = np.where(np.asarray(to_numpy(x.detach().float32())) >= lo, 1.0, -1.0)
         sign = np.where(flips % 2 == 0, s, -s).astype(np.float32)
         offset = np.where(flips % 2 == 0, -s * lo - flips * span + lo, span + s * lo + flips * span + lo)
-        x = x * _tensor.tensor(sign, device=x.device) + _tensor.tensor(offset.astype(np.float32), device=x.device)
+        x = (x * _tensor.tensor(sign, dtype=x.dtype, device=x.device)
+             + _tensor.tensor(offset.astype(np.float32), dtype=x.dtype, device=x.device))
     if padding_mode in ("border", "reflection"):
         x = x.clamp(0, size - 1)
     return x
@@ -2010,7 +2011,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     for corner in np.ndindex(*(2,) * nd):
         w = None
         for a, c in enumerate(corner):      # (1 - t) for the low neighbour, t for the high one
-            t = pos[a] - _tensor.tensor(low[a].astype(np.float32), device=input.device)
+            t = pos[a] - _tensor.tensor(low[a].astype(np.float32), dtype=pos[a].dtype, device=input.device)
             f = t if c else 1 - t
             w = f if w is None else w * f
         term = _grid_corner(input, [l + c for l, c in zip(low, corner)], nd) * w.unsqueeze(1)
