@@ -1431,3 +1431,224 @@ def _sinc_grad(xp, g, ans, x):
 
 
 defop("sinc", _sinc, _sinc_grad, doc="Elementwise sin(pi * x) / (pi * x), 1 at 0.")
+# -- issue 32's nn.functional breadth: activations and losses that are one kernel in PyTorch (one rounding) -------
+
+
+def _log_sigmoid_fwd(xp, x):
+    return xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))
+
+
+defop("log_sigmoid", _log_sigmoid_fwd, lambda xp, g, ans, x: g / (1 + xp.exp(x)),
+      doc="log(sigmoid(x)) as min(x, 0) - log1p(exp(-|x|)), one rounding.", method=False, function=False,
+      example=lambda rng: ((_signed(rng, 3, 4),), {}))
+
+
+def _celu(xp, x, *, alpha=1.0):
+    # PyTorch runs celu as elu with input scale 1 / alpha (a float32 reciprocal)
+    return xp.where(x > 0, x, xp.expm1(xp.minimum(x, 0) * x.dtype.type(1 / alpha)) * alpha)
+
+
+defop("celu", _celu,
+      lambda xp, g, ans, x, alpha=1.0: xp.where(x > 0, g, g * xp.exp(xp.minimum(x, 0) * x.dtype.type(1 / alpha))),
+      doc="x where x > 0, else alpha * expm1(x / alpha), one rounding.", method=False, function=False,
+      example=lambda rng: ((_signed(rng, 3, 4),), {"alpha": 0.7}))
+
+
+def _huber(xp, x, y, *, delta=1.0, reduction="mean"):
+    z = xp.abs(x - y)
+    return _reduce(xp, xp.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta)), reduction)
+
+
+def _huber_grad(xp, g, ans, x, y, *, delta=1.0, reduction="mean"):
+    d = x - y
+    return xp.clip(d, -delta, delta) * _unreduce(xp, g, d.shape, reduction)
+
+
+def _smooth_l1(xp, x, y, *, beta=1.0, reduction="mean"):
+    z = xp.abs(x - y)
+    return _reduce(xp, xp.where(z < beta, 0.5 * z * z / (beta or 1), z - 0.5 * beta), reduction)
+
+
+def _smooth_l1_grad(xp, g, ans, x, y, *, beta=1.0, reduction="mean"):
+    d = x - y
+    slope = xp.clip(d / beta, -1, 1) if beta else xp.sign(d)     # beta 0: PyTorch's l1_loss
+    return slope * _unreduce(xp, g, d.shape, reduction)
+
+
+defop("huber_loss", _huber, _huber_grad, lambda xp, g, ans, x, y, **params: -_huber_grad(xp, g, ans, x, y, **params),
+      doc="0.5 * (x - y)**2 where |x - y| < delta, else delta * (|x - y| - delta / 2), reduced in float32.",
+      method=False, function=False,
+      example=lambda rng: ((_u(rng, 3, 4) * 3, _u(rng, 3, 4)), {"delta": 0.5, "reduction": "sum"}))
+defop("smooth_l1_loss", _smooth_l1, _smooth_l1_grad,
+      lambda xp, g, ans, x, y, **params: -_smooth_l1_grad(xp, g, ans, x, y, **params),
+      doc="0.5 * (x - y)**2 / beta where |x - y| < beta, else |x - y| - beta / 2, reduced in float32.",
+      method=False, function=False,
+      example=lambda rng: ((_u(rng, 3, 4) * 3, _u(rng, 3, 4)), {"beta": 0.5}))
+
+
+def _multi_margin_parts(xp, x, target, p, margin, weight):
+    """(each class's hinge max(0, margin - x[y] + x[j]) with j != y, the class weight of each sample's y)."""
+    t = xp.asarray(target)
+    z = margin - xp.take_along_axis(x, t[:, None], axis=1) + x
+    h = xp.where((xp.arange(x.shape[1]) != t[:, None]) & (z > 0), z, 0)
+    w = 1 if weight is None else xp.asarray(weight).astype(x.dtype)[t][:, None]
+    return h, w
+
+
+def _multi_margin(xp, x, *, target, p=1, margin=1.0, weight=None, reduction="mean"):
+    h, w = _multi_margin_parts(xp, x, target, p, margin, weight)
+    return _reduce(xp, xp.sum((h if p == 1 else h * h) * w, axis=1) / x.shape[1], reduction)
+
+
+def _multi_margin_grad(xp, g, ans, x, *, target, p=1, margin=1.0, weight=None, reduction="mean"):
+    h, w = _multi_margin_parts(xp, x, target, p, margin, weight)
+    d = (xp.where(h > 0, 1, 0) if p == 1 else 2 * h) * w / x.shape[1]
+    d = d * _unreduce(xp, g, (x.shape[0],), reduction)[:, None]
+    picked = xp.arange(x.shape[1]) == xp.asarray(target)[:, None]
+    return xp.where(picked, -xp.sum(d, axis=1, keepdims=True), d)
+
+
+defop("multi_margin_loss", _multi_margin, _multi_margin_grad,
+      doc="sum over classes j != y of max(0, margin - x[y] + x[j]) ** p, times weight[y], over C; reduced in "
+          "float32.", method=False, function=False,
+      example=lambda rng: ((_u(rng, 4, 5),), {"target": rng.integers(0, 5, 4), "p": 2, "margin": 0.7,
+                                              "weight": rng.uniform(0.5, 2, 5)}))
+
+
+def _multilabel_parts(xp, x, target):
+    """(how often each class is listed before the first -1, whether it is listed) per sample."""
+    t = xp.asarray(target)
+    listed = xp.cumprod(t >= 0, axis=1).astype(bool)
+    hits = (t[:, :, None] == xp.arange(x.shape[1])) & listed[:, :, None]
+    count = xp.sum(hits, axis=1).astype(x.dtype)
+    return count, count > 0
+
+
+def _multilabel_hinge(xp, x, target):
+    count, is_target = _multilabel_parts(xp, x, target)
+    z = 1 - x[:, :, None] + x[:, None, :]            # [n, j (a target), i (a non-target)]
+    keep = count[:, :, None] * ~is_target[:, None, :]
+    return z, keep
+
+
+def _multilabel_margin(xp, x, *, target, reduction="mean"):
+    z, keep = _multilabel_hinge(xp, x, target)
+    return _reduce(xp, xp.sum(xp.maximum(z, 0) * keep, axis=(1, 2)) / x.shape[1], reduction)
+
+
+def _multilabel_margin_grad(xp, g, ans, x, *, target, reduction="mean"):
+    z, keep = _multilabel_hinge(xp, x, target)
+    m = xp.where(z > 0, keep, 0) / x.shape[1] * _unreduce(xp, g, (x.shape[0],), reduction)[:, None, None]
+    return xp.sum(m, axis=1) - xp.sum(m, axis=2)
+
+
+defop("multilabel_margin_loss", _multilabel_margin, _multilabel_margin_grad,
+      doc="sum over listed targets j (up to the first -1) and unlisted classes i of max(0, 1 - (x[j] - x[i])), "
+          "over C; reduced in float32.", method=False, function=False,
+      example=lambda rng: ((_u(rng, 3, 4) * 2,), {"target": _multilabel_targets(rng)}))
+
+
+
+def _multilabel_targets(rng):
+    """Multilabel targets: 2, 1 and 3 listed classes, then -1."""
+    t = rng.permutation(4)[None].repeat(3, 0)
+    t[0, 2:], t[1, 1:], t[2, 3:] = -1, -1, -1
+    return t
+
+
+def _logaddexp_all(xp, *terms):
+    """log(sum(exp(terms))) elementwise, -inf where every term is -inf."""
+    top = terms[0]
+    for v in terms[1:]:
+        top = xp.maximum(top, v)
+    safe = xp.where(xp.isfinite(top), top, 0)
+    return xp.log(sum(xp.exp(v - safe) for v in terms)) + safe
+
+
+def _ctc_tables(xp, lp, targets, input_lengths, target_lengths, blank):
+    """(alpha, beta, the extended labels, each sample's -log-likelihood) of the CTC recursions in log space:
+    lp (T, N, C); targets (N, Lmax) padded; alpha and beta (T, N, 2 * Lmax + 1)."""
+    t_max, n, _ = lp.shape
+    s_max = 2 * targets.shape[1] + 1
+    ext = xp.full((n, s_max), blank, dtype=targets.dtype)
+    ext[:, 1::2] = targets
+    s_len = 2 * xp.asarray(target_lengths) + 1
+    valid = xp.arange(s_max)[None, :] < s_len[:, None]
+    skip = xp.zeros((n, s_max), bool)             # s may come from s - 2: a label differing from the one before
+    skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
+    emit = xp.take_along_axis(lp, xp.broadcast_to(ext[None], (t_max, n, s_max)), axis=2)     # (T, N, S)
+    ninf = xp.full((n, s_max), -xp.inf, lp.dtype)
+    alpha = xp.full((t_max, n, s_max), -xp.inf, lp.dtype)
+    alpha[0, :, :2] = xp.where(valid[:, :2], emit[0, :, :2], -xp.inf)
+    for t in range(1, t_max):
+        a = alpha[t - 1]
+        prev1 = xp.concatenate([ninf[:, :1], a[:, :-1]], axis=1)
+        prev2 = xp.where(skip, xp.concatenate([ninf[:, :2], a[:, :-2]], axis=1), -xp.inf)
+        alpha[t] = xp.where(valid, _logaddexp_all(xp, a, prev1, prev2) + emit[t], -xp.inf)
+    beta = xp.full((t_max, n, s_max), -xp.inf, lp.dtype)
+    rows, last = xp.arange(n), xp.asarray(input_lengths) - 1
+    for k in (1, 2):                               # the last blank and the last label end a path
+        s = s_len - k
+        ok = s >= 0
+        beta[last[ok], rows[ok], s[ok]] = emit[last[ok], rows[ok], s[ok]]
+    skip_next = xp.concatenate([skip[:, 2:], xp.zeros((n, 2), bool)], axis=1)
+    for t in range(t_max - 2, -1, -1):
+        b = beta[t + 1]
+        next1 = xp.concatenate([b[:, 1:], ninf[:, :1]], axis=1)
+        next2 = xp.where(skip_next, xp.concatenate([b[:, 2:], ninf[:, :2]], axis=1), -xp.inf)
+        step = xp.where(valid, _logaddexp_all(xp, b, next1, next2) + emit[t], -xp.inf)
+        beta[t] = xp.where((t < last)[:, None], step, beta[t])
+    end = alpha[last, rows]                        # (N, S) at each sample's last step
+    tail = xp.where(s_len[:, None] - 2 <= xp.arange(s_max)[None, :], end, -xp.inf)
+    nll = -_logaddexp_all(xp, *[tail[:, s] for s in range(s_max)])
+    return alpha, beta, ext, nll
+
+
+def _ctc_scale(xp, nll, target_lengths, reduction, zero_infinity):
+    """Each sample's loss and its weight in the reduced loss."""
+    loss = xp.where(xp.isinf(nll), 0, nll) if zero_infinity else nll
+    if reduction == "mean":
+        return loss, 1 / (xp.maximum(xp.asarray(target_lengths), 1) * nll.shape[0])
+    return loss, 1
+
+
+def _ctc_loss(xp, log_probs, *, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+              zero_infinity=False):
+    nll = _ctc_tables(xp, log_probs, targets, input_lengths, target_lengths, blank)[3]
+    loss, w = _ctc_scale(xp, nll, target_lengths, reduction, zero_infinity)
+    return loss if reduction == "none" else xp.sum(loss * w)
+
+
+def _logsumexp_axis(xp, v, axis):
+    top = xp.max(v, axis=axis, keepdims=True)
+    safe = xp.where(xp.isfinite(top), top, 0)
+    return xp.squeeze(xp.log(xp.sum(xp.exp(v - safe), axis=axis, keepdims=True)) + safe, axis=axis)
+
+
+def _ctc_loss_grad(xp, g, ans, log_probs, *, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+                   zero_infinity=False):
+    """-exp(log(sum of alpha * beta over the positions of each class) + nll - lp): the derivative itself. (PyTorch's
+    kernel adds exp(lp), which the log_softmax before it cancels: parameters get the same gradients.) 0 past each
+    sample's input length, and for an infinite loss under zero_infinity."""
+    alpha, beta, ext, nll = _ctc_tables(xp, log_probs, targets, input_lengths, target_lengths, blank)
+    t_max, n, c = log_probs.shape
+    ab = alpha + beta                              # (T, N, S)
+    lcab = xp.stack([_logsumexp_axis(xp, xp.where((ext == k)[None], ab, -xp.inf), 2) for k in range(c)], axis=2)
+    _, w = _ctc_scale(xp, nll, target_lengths, reduction, zero_infinity)
+    gr = (g if reduction == "none" else g * xp.ones(n, log_probs.dtype)) * w
+    ok = xp.isfinite(nll) if zero_infinity else xp.ones(n, bool)
+    grad = -xp.exp(lcab + nll[None, :, None] - log_probs) * gr[None, :, None]
+    live = (xp.arange(t_max)[:, None] < xp.asarray(input_lengths)[None, :]) & ok[None, :]
+    return xp.where(live[:, :, None], grad, 0)
+
+
+def _ctc_example(rng):
+    return (rng.uniform(-3, 0, (4, 2, 3)),), {"targets": rng.integers(1, 3, (2, 2)), "input_lengths": [4, 3],
+                                              "target_lengths": [2, 1], "reduction": "mean"}
+
+
+defop("ctc_loss", _ctc_loss, _ctc_loss_grad,
+      doc="Connectionist temporal classification: -log of the summed probability of every alignment of each "
+          "target, log_probs (T, N, C), reduced as PyTorch does; the gradient is the derivative (PyTorch adds "
+          "exp(log_probs), which its log_softmax cancels).", method=False, function=False,
+      example=_ctc_example)

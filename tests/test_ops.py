@@ -202,6 +202,37 @@ def _scatter_reduce(x, src, index, reduce, include_self=True):
         count = np.bincount(flat, minlength=x.size).reshape(x.shape) + include_self
         out = np.where(count > 0, out / np.maximum(count, 1).astype(x.dtype), out)
     return out
+def _multi_margin_loss(x, target, p=1, margin=1.0, weight=None, reduction="mean"):
+    n, c = x.shape
+    loss = [sum(max(0.0, margin - x[i, target[i]] + x[i, j]) ** p * (1 if weight is None else weight[target[i]])
+                for j in range(c) if j != target[i]) / c for i in range(n)]
+    return _reduced(np.array(loss, np.float64), reduction)
+
+
+def _multilabel_margin_loss(x, target, reduction="mean"):
+    n, c = x.shape
+    loss = []
+    for i in range(n):
+        listed = list(target[i][:list(target[i]).index(-1)] if -1 in list(target[i]) else target[i])
+        loss.append(sum(max(0.0, 1 - (x[i, j] - x[i, k])) for j in listed for k in range(c) if k not in listed) / c)
+    return _reduced(np.array(loss, np.float64), reduction)
+
+
+def _ctc_loss(lp, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """By enumeration: the summed probability of every path of each sample that collapses to its target."""
+    import itertools
+    losses = []
+    for b, (tl, ll) in enumerate(zip(input_lengths, target_lengths)):
+        want, total = list(targets[b][:ll]), 0.0
+        for path in itertools.product(range(lp.shape[2]), repeat=tl):
+            collapsed = [k for i, k in enumerate(path) if k != blank and (i == 0 or k != path[i - 1])]
+            if collapsed == want:
+                total += np.exp(sum(lp[t, b, k] for t, k in enumerate(path)))
+        losses.append(-np.log(total))
+    losses = np.array(losses, np.float64)
+    if reduction == "none":
+        return losses
+    return np.sum(losses / np.maximum(target_lengths, 1)) / len(losses) if reduction == "mean" else np.sum(losses)
 
 
 REFERENCES = {
@@ -267,6 +298,14 @@ REFERENCES = {
     "erfinv": np.vectorize(lambda y: _erfinv(y), otypes=[np.float64]),
     "sinc": lambda x: np.where(x == 0, 1, np.sin(x * x.dtype.type(np.pi))
                                / np.where(x == 0, 1, x * x.dtype.type(np.pi))),
+    "log_sigmoid": lambda x: np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x))),
+    "celu": lambda x, alpha=1.0: np.where(x > 0, x, np.expm1(np.minimum(x, 0) * x.dtype.type(1 / alpha)) * alpha),
+    "huber_loss": lambda x, y, delta=1.0, reduction="mean": _reduced(
+        np.where(np.abs(x - y) < delta, 0.5 * (x - y) ** 2, delta * (np.abs(x - y) - 0.5 * delta)), reduction),
+    "smooth_l1_loss": lambda x, y, beta=1.0, reduction="mean": _reduced(
+        np.where(np.abs(x - y) < beta, 0.5 * (x - y) ** 2 / beta, np.abs(x - y) - 0.5 * beta), reduction),
+    "multi_margin_loss": _multi_margin_loss, "multilabel_margin_loss": _multilabel_margin_loss,
+    "ctc_loss": _ctc_loss,
 }
 def _erfinv(y):
     """erfinv by bisection on math.erf (float64)."""
@@ -285,7 +324,8 @@ def _erfinv(y):
 # float64 reference does not follow: within a few units in the last place, on moderate inputs.
 BLAS_ORDER = {"var", "cumsum", "conv2d", "avg_pool2d", "adaptive_avg_pool2d", "gelu", "silu", "layer_norm", "group_norm",
               "batch_norm", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy_with_logits",
-              "binary_cross_entropy", "prod", "logsumexp", "cumprod", "logcumsumexp", "erf", "erfc", "erfinv"}
+              "binary_cross_entropy", "prod", "logsumexp", "cumprod", "logcumsumexp", "erf", "erfc", "erfinv",
+              "huber_loss", "smooth_l1_loss", "multi_margin_loss", "multilabel_margin_loss", "ctc_loss"}
 
 
 def values(fmt, shape, rng):

@@ -49,4 +49,7 @@ NAMES = {
     "addcmul": (), "addcdiv": (),
     "erf": ("ops.erf",), "erfc": (), "erfinv": ("ops.erfinv",),
     "sinc": (),
+    "log_sigmoid": ("ops.log_sigmoid",), "celu": (), "huber_loss": (), "smooth_l1_loss": (),
+    "multi_margin_loss": (), "multilabel_margin_loss": (),
+    "ctc_loss": (),
 }

@@ -48,4 +48,7 @@ NAMES = {
     "round_decimals": (), "logit": (), "lerp": (), "addcmul": (), "addcdiv": (),
     "erf": ("math.erf",), "erfc": ("math.erfc",), "erfinv": ("math.erfinv",),
     "sinc": (),
+    "log_sigmoid": (), "celu": (), "huber_loss": (), "smooth_l1_loss": (),
+    "multi_margin_loss": (), "multilabel_margin_loss": (),
+    "ctc_loss": (),
 }

@@ -26,6 +26,8 @@ from ._reductions import *  # noqa: F401,F403  (prod, logsumexp, quantile, einsu
 from ._reductions import __all__ as _reduction_names
 from . import (accelerator, amp, autograd, backends, cpu, cuda, distributed, jit, linalg, multiprocessing, nn, optim,
                version)
+from .nn.functional import (cdist, constant_pad_nd, dist, grid_sampler, grid_sampler_2d,  # noqa: E402
+                            grid_sampler_3d)  # (torch.* names written beside F's)
 from ._globals import *  # noqa: F401,F403  (channels_last, compile, set_num_threads, seed, ...)
 from ._globals import __all__ as _global_names
 from ._missing import missing as _missing
@@ -50,7 +52,8 @@ __all__ = ["Tensor", "Size", "dtype", "device", "Format", "tf32", "tensor", "as_
            "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu", "load", "save", "utils",
            "random", "Generator", "default_generator", "seed", "initial_seed", "get_rng_state", "set_rng_state", "randperm",
            "multinomial", "rand_like", "randn_like", "randint_like", "bernoulli", "normal", "accelerator", "distributed", "jit",
-           "linalg", "multiprocessing", "version", "__version__"] + _function_names + _method_names + _shape_names + _elementwise_names + _reduction_names + _global_names
+           "linalg", "multiprocessing", "version", "__version__", "cdist", "dist", "constant_pad_nd",
+           "grid_sampler", "grid_sampler_2d", "grid_sampler_3d"] + _function_names + _method_names + _shape_names + _elementwise_names + _reduction_names + _global_names
 # Every name of the engine's ops that PyTorch has and this face does not write by hand: the op itself.
 __all__ += [name[6:] for name in install_names(_names.NAMES, {"torch": _sys.modules[__name__], "Tensor": Tensor,
                                                                "F": nn.functional},

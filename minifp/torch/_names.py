@@ -64,4 +64,8 @@ NAMES = {
     "erf": ("torch.erf", "Tensor.erf"), "erfc": ("torch.erfc", "Tensor.erfc"),
     "erfinv": ("torch.erfinv", "Tensor.erfinv"),
     "sinc": ("torch.sinc", "Tensor.sinc"),
+    "log_sigmoid": ("F.logsigmoid",), "celu": ("F.celu", "torch.celu"), "huber_loss": ("F.huber_loss",),
+    "smooth_l1_loss": ("F.smooth_l1_loss",),
+    "multi_margin_loss": ("F.multi_margin_loss",), "multilabel_margin_loss": ("F.multilabel_margin_loss",),
+    "ctc_loss": ("F.ctc_loss",),
 }

@@ -15,12 +15,12 @@ import numpy as np
 
 from ..engine import apply, made_like, storage, Tensor as _EngineTensor, to_numpy
 from ._functions import cat, stack
-from ._methods import _in_place, flip, masked_fill
+from ._methods import _in_place, flip
 from ._tensor import Size, Tensor, _dim, _dims, _shape_args, _type_name, get_default_dtype, int64, tensor, zeros
-from . import linalg as _linalg, nn as _nn
+from . import linalg as _linalg
 
 __all__ = ["linspace", "logspace", "eye", "meshgrid", "diagonal", "diag", "diag_embed", "diagflat", "narrow", "roll",
-           "rot90", "take", "masked_select", "constant_pad_nd", "fliplr", "flipud", "movedim", "moveaxis",
+           "rot90", "take", "masked_select", "fliplr", "flipud", "movedim", "moveaxis",
            "swapaxes", "swapdims", "select", "index_select", "take_along_dim", "unflatten", "tensor_split", "hsplit",
            "vsplit", "dsplit", "split_with_sizes", "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack",
            "row_stack", "dstack", "column_stack", "tile", "broadcast_shapes", "broadcast_tensors", "nonzero",
@@ -362,77 +362,6 @@ def masked_select(input, mask):
         raise RuntimeError(f"masked_select: expected BoolTensor for mask")
     shape = np.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
     return _at(_broadcast(input, shape), np.broadcast_to(_np(mask), shape))
-
-
-# -- padding -----------------------------------------------------------------------------------------------
-
-
-def _pad_index(n, before, after, mode):
-    """(source positions, valid mask) along one dim of length n padded by before and after."""
-    src = np.arange(n + before + after) - before
-    if mode == "reflect":
-        src = np.abs(src)
-        src = np.where(src >= n, 2 * (n - 1) - src, src)
-    elif mode == "replicate":
-        src = np.clip(src, 0, n - 1)
-    elif mode == "circular":          # negative pads crop first; the cropped piece wraps
-        m = n - max(-before, 0) - max(-after, 0)
-        src = (np.arange(n + before + after) - max(before, 0)) % max(m, 1) + max(-before, 0)
-    return src, (src >= 0) & (src < n)
-
-
-def _pad_checks(input, pad, mode):
-    if len(pad) % 2:
-        raise RuntimeError("Padding length must be divisible by 2")
-    if len(pad) // 2 > input.ndim:
-        raise RuntimeError("Padding length should be less than or equal to two times the input dimension but got "
-                           f"padding length {len(pad)} and input of dimension {input.ndim}")
-    if mode == "constant":
-        return
-    k = len(pad) // 2
-    if not 1 <= k <= 3 or input.ndim not in (k + 1, k + 2):
-        raise NotImplementedError(f"Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now")
-    for i in range(k):
-        n, lo, hi = input.shape[input.ndim - 1 - i], pad[2 * i], pad[2 * i + 1]
-        if mode == "reflect" and (lo >= n or hi >= n):
-            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, "
-                               f"but got: padding ({lo}, {hi}) at dimension {input.ndim - 1 - i} of input "
-                               f"{list(input.shape)}")
-        if mode == "circular" and (lo > n or hi > n):
-            raise RuntimeError("Padding value causes wrapping around more than once.")
-        if n == 0 and mode != "circular" and input.ndim > k:
-            raise RuntimeError(f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 batch size and "
-                               f"other non-zero dimensions for input, but got: {list(input.shape)}")
-
-
-def pad(input, pad, mode="constant", value=None):
-    """input padded on its last len(pad) // 2 dims (last dim first): a constant, or reflected, replicated, wrapped."""
-    if mode not in ("constant", "reflect", "replicate", "circular"):
-        raise NotImplementedError(f"Unrecognised padding mode {mode}")
-    pad = [int(p) for p in pad]
-    _pad_checks(input, pad, mode)
-    if mode != "constant" and value:
-        raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
-    sides = [(pad[2 * i], pad[2 * i + 1]) if 2 * i < len(pad) else (0, 0)
-             for i in range(input.ndim - 1, -1, -1)]
-    for d, ((before, after), n) in enumerate(zip(sides, input.shape)):
-        if n + before + after < 0:
-            raise RuntimeError(f"The input size {n}, plus negative padding {before} and {after} resulted in a "
-                               f"negative output size, which is invalid. Check dimension {d} of your input.")
-    if mode != "constant":
-        return _at(input, np.ix_(*(_pad_index(n, lo, hi, mode)[0] for (lo, hi), n in zip(sides, input.shape))))
-    # a constant pad: the (cropped) input written into a filled tensor
-    crop = tuple(slice(max(-lo, 0), n - max(-hi, 0)) for (lo, hi), n in zip(sides, input.shape))
-    into = tuple(slice(max(lo, 0), max(lo, 0) + max(n - max(-lo, 0) - max(-hi, 0), 0))
-                 for (lo, hi), n in zip(sides, input.shape))
-    shape = tuple(n + lo + hi for (lo, hi), n in zip(sides, input.shape))
-    base = tensor(np.full(shape, value or 0), dtype=input.dtype, device=input.device)
-    return _put(base, into, _at(input, crop))
-
-
-def constant_pad_nd(input, pad, value=0):
-    """input padded with `value` (pad as F.pad's)."""
-    return globals()["pad"](input, pad, "constant", value)
 
 
 # -- splits, stacks, tiles -------------------------------------------------------------------------------
@@ -1140,22 +1069,6 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     return x
 
 
-def one_hot(tensor_, num_classes=-1):
-    """int64 one-hot rows of a tensor of class indices (num_classes: one more than the largest by default)."""
-    if tensor_.fmt is not None or storage(tensor_).dtype != np.int64:
-        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
-    v = _np(tensor_)
-    if num_classes == -1:
-        if v.size == 0:
-            raise RuntimeError("Can not infer total number of classes from empty tensor.")
-        num_classes = int(v.max()) + 1
-    if v.size and v.min() < 0:
-        raise RuntimeError("Class values must be non-negative.")
-    if v.size and v.max() >= num_classes:
-        raise RuntimeError("Class values must be smaller than num_classes.")
-    return _ints(tensor_, v[..., None] == np.arange(num_classes))
-
-
 # -- running products, log-sum-exps and extremes ------------------------------------------------------------
 
 
@@ -1246,28 +1159,6 @@ def _pair(v, name):
     return v
 
 
-def _unfold_patches(input, kernel_size, dilation=1, padding=0, stride=1):
-    """F.unfold: the kernel-sized patches of a (N, C, H, W) or (C, H, W) input, one column each:
-    (N, C * kh * kw, number of patches)."""
-    if input.ndim not in (3, 4):
-        raise RuntimeError(f"Input Error: Only 3D or 4D input Tensors are supported (got {input.ndim}D)")
-    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = (_pair(kernel_size, "kernel_size"), _pair(dilation, "dilation"),
-                                              _pair(padding, "padding"), _pair(stride, "stride"))
-    x = input.reshape((1,) + tuple(input.shape)) if input.ndim == 3 else input
-    x = pad(x, (pw, pw, ph, ph)) if ph or pw else x
-    n, c, h, w = x.shape
-    oh, ow = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
-    if oh <= 0 or ow <= 0:
-        raise RuntimeError(f"Given input with spatial size ({h - 2 * ph}, {w - 2 * pw}), kernel_size=({kh}, {kw}), "
-                           f"dilation=({dh}, {dw}), padding=({ph}, {pw}), calculated shape of the array of sliding "
-                           f"blocks as ({oh}, {ow}), but its components must be at least one.")
-    ch = np.arange(c).reshape(c, 1, 1, 1, 1)
-    rows = (np.arange(kh) * dh).reshape(1, kh, 1, 1, 1) + (np.arange(oh) * sh).reshape(1, 1, 1, oh, 1)
-    cols = (np.arange(kw) * dw).reshape(1, 1, kw, 1, 1) + (np.arange(ow) * sw).reshape(1, 1, 1, 1, ow)
-    out = _at(x, (slice(None), ch, rows, cols)).reshape(n, c * kh * kw, oh * ow)
-    return out if input.ndim == 4 else out.reshape(c * kh * kw, oh * ow)
-
-
 # -- attach: Tensor methods and nn.functional names -------------------------------------------------------------
 
 _METHODS = ("index_put", "nonzero_static", "cumprod", "logcumsumexp", "cummax", "cummin", "repeat_interleave",
@@ -1293,9 +1184,8 @@ def _in_place_of(fn):
 for _name in ("scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill", "index_put",
               "index_reduce", "masked_scatter", "put"):
     setattr(Tensor, _name + "_", _in_place_of(globals()[_name]))
-# nn.functional and linalg cannot import this module (it imports them): it hands them their names
-for _module, _names in ((_nn.functional, {"pad": pad, "one_hot": one_hot, "unfold": _unfold_patches}),
-                        (_linalg, {"diagonal": _linalg_diagonal})):
+# linalg cannot import this module (it imports linalg): it hands linalg its name
+for _module, _names in ((_linalg, {"diagonal": _linalg_diagonal}),):
     for _name, _fn in _names.items():
         _fn.__name__ = _name
         setattr(_module, _name, _fn)

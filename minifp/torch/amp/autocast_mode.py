@@ -24,10 +24,24 @@ __all__ = ["autocast", "is_autocast_enabled", "get_autocast_dtype", "LISTS"]
 # binary_cross_entropy is banned on CUDA (nn.functional raises PyTorch's error there).
 _CUDA_LOWER = {"matmul", "linear", "conv2d", "scaled_dot_product_attention"}
 _CUDA_FP32 = {"exp", "expm1", "log", "log1p", "reciprocal", "rsqrt", "pow", "softplus", "layer_norm", "group_norm", "sum", "softmax", "log_softmax", "nll_loss",
-              "mse_loss", "l1_loss", "binary_cross_entropy_with_logits"}
+              "mse_loss", "l1_loss", "binary_cross_entropy_with_logits",
+              # issue 32's losses and distances (the loss ops and, for those nn.functional composes, the whole
+              # function: cast once, the inside without autocast)
+              "huber_loss", "smooth_l1_loss", "multi_margin_loss", "multilabel_margin_loss", "kl_div",
+              "poisson_nll_loss", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
+              "cosine_embedding_loss", "triplet_margin_loss", "cosine_similarity", "dist", "cdist",
+              # and the issue's elementwise ops and reductions PyTorch's CUDA list names (autocast_mode.cpp's fp32
+              # and fp32_set_opt_dtype entries; not yet checked on the H100)
+              "acos", "asin", "cosh", "sinh", "tan", "erfinv", "log2", "log10", "logsumexp", "prod", "cumprod",
+              "cumsum"}
 _CPU_LOWER = {"matmul", "linear", "conv2d", "scaled_dot_product_attention"}
 _CPU_FP32 = {"nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-             "cross_entropy"}
+             "cross_entropy",
+             # issue 32's (checked on CPU PyTorch 2.13: bfloat16 inputs give float32)
+             "huber_loss", "smooth_l1_loss", "multi_margin_loss", "multilabel_margin_loss", "kl_div",
+             "poisson_nll_loss", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
+             "cosine_embedding_loss", "triplet_margin_loss", "cdist", "avg_pool3d", "max_pool3d",
+             "adaptive_avg_pool3d", "adaptive_max_pool3d", "grid_sample"}
 LISTS = {"cuda": (frozenset(_CUDA_LOWER), frozenset(_CUDA_FP32)),
          "cpu": (frozenset(_CPU_LOWER), frozenset(_CPU_FP32))}
 DEFAULT_DTYPES = {"cuda": float16, "cpu": bfloat16}

@@ -9,11 +9,13 @@ from .layers import *  # noqa: F401,F403
 from .layers import __all__ as _layers
 from .rnn import *  # noqa: F401,F403
 from .rnn import __all__ as _rnn
+from .more import *  # noqa: F401,F403
+from .more import __all__ as _more
 
 from .parallel import DataParallel, DistributedDataParallel
 
 __all__ = ["Module", "Parameter", "functional", "init", "parallel", "utils", "DataParallel",
-           "DistributedDataParallel"] + _modules + _transformer + _layers + _rnn
+           "DistributedDataParallel"] + _modules + _transformer + _layers + _rnn + _more
 
 
 from .._missing import missing as _missing  # noqa: E402

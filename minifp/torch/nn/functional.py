@@ -2,6 +2,7 @@
 (named after PyTorch's, so autocast's lists apply to it by name) or by a composition of them."""
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import warnings
@@ -9,7 +10,7 @@ import warnings
 import numpy as np
 
 from ...engine import (apply, array_module, autocast_scope, current_autocast, made_like, rng, storage,
-    Tensor as _EngineTensor, update_running_stats)
+    Tensor as _EngineTensor, float32 as _FLOAT32, to_numpy, update_running_stats)
 from .. import _functions, _tensor
 
 __all__ = ["linear", "conv2d", "relu", "relu6", "hardtanh", "gelu", "silu", "leaky_relu", "elu", "selu", "softplus",
@@ -149,6 +150,8 @@ def relu(input, inplace=False):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
     return apply("hardtanh", input, min_val=float(min_val), max_val=float(max_val))
 
 
@@ -205,6 +208,8 @@ def prelu(input, weight):
     """x where x > 0, else weight * x, weight along dim 1 (one value, or one per channel)."""
     _must_be_tensor(input, "prelu(): argument 'input'")
     _must_be_tensor(weight, "prelu(): argument 'weight'")
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
     n = int(np.prod(weight.shape))
     channels = input.shape[1] if input.ndim >= 2 else 1
     if n != 1 and n != channels:
@@ -212,6 +217,8 @@ def prelu(input, weight):
                            f"and channel size = {channels}.")
     if n != 1 and input.ndim >= 2:      # the per-channel weight lines up with dim 1
         weight = apply("reshape", weight, shape=(n,) + (1,) * (input.ndim - 2))
+    elif n == 1:                        # one value: the result keeps input's shape (a 0-d input stays 0-d)
+        weight = apply("reshape", weight, shape=())
     # where only selects: the product is the one rounding of each negative element.
     return apply("where", apply("gt", input, 0.0), input, apply("mul", weight, input))
 
@@ -295,6 +302,8 @@ def check_channels(input, running_mean, running_var, weight=None, bias=None):
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Batch statistics in training (updating the running ones in place, unbiased variance, in float64 as
     PyTorch's CPU kernel accumulates), the running ones otherwise."""
+    if storage(input).size == 0:        # PyTorch returns an empty result before any check or update
+        return input * 1.0
     check_channels(input, running_mean, running_var, weight, bias)
     axes = (0,) + tuple(range(2, input.ndim))
     if training:
@@ -343,7 +352,7 @@ def _check_pooled_size(x, k, s, p, d, ceil_mode):
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     if return_indices:
-        raise NotImplementedError("max_pool2d(return_indices=True) is not supported by minifp.torch")
+        return _max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
     k = _pair(kernel_size)
     s = _pair(stride, "stride") if stride not in (None, ()) else k
     p, d = _pair(padding, "padding"), _pair(dilation, "dilation")
@@ -374,8 +383,10 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 
 def adaptive_avg_pool2d(input, output_size):
+    size = _adaptive_size(output_size, 2, "adaptive_avg_pool2d()")
+    if input.ndim <= 2:
+        raise ValueError("Input dimension should be at least 3")
     x, was = _batched(input, "adaptive_avg_pool2d")
-    size = (output_size, output_size) if isinstance(output_size, numbers.Integral) else tuple(output_size)
     size = tuple(x.shape[2 + i] if s is None else int(s) for i, s in enumerate(size))
     if size == (1, 1):          # the common global average: one reduction, no bins
         return _unbatched(apply("mean", x, axis=(2, 3), keepdims=True, _out=x.fmt), was)
@@ -390,6 +401,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     if max_norm is not None or scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding(): max_norm, scale_grad_by_freq and sparse are not supported by "
                                   "minifp.torch")
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
     idx = storage(input) if isinstance(input, _EngineTensor) else np.asarray(input)
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
@@ -499,11 +512,22 @@ def _soft_cross_entropy(lp, target, weight, reduction, label_smoothing, ignore_i
     return total if reduction == "sum" else apply("div", total, float(storage(lp).size // n_classes))
 
 
+def _broadcast_shape(a, b):
+    """The shape a and b broadcast to, or PyTorch's error naming the first dim (from the right) that clashes."""
+    sa, sb = tuple(a.shape), tuple(b.shape)
+    for k in range(1, min(len(sa), len(sb)) + 1):
+        if sa[-k] != sb[-k] and 1 not in (sa[-k], sb[-k]):
+            raise RuntimeError(f"The size of tensor a ({sa[-k]}) must match the size of tensor b ({sb[-k]}) at "
+                               f"non-singleton dimension {max(len(sa), len(sb)) - k}")
+    return np.broadcast_shapes(sa, sb)
+
+
 def _same_size(input, target):
     if tuple(target.shape) != tuple(input.shape):
         warnings.warn(f"Using a target size ({_tensor.Size(target.shape)!r}) that is different to the input size "
                       f"({_tensor.Size(input.shape)!r}). This will likely lead to incorrect results due to broadcasting. "
                       f"Please ensure they have the same size.", stacklevel=3)
+        _broadcast_shape(input, target)
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -702,6 +726,12 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if tuple(input.shape[input.ndim - len(shape):]) != shape or input.ndim < len(shape):
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
                            f"[*, {', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
+    if not shape:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                           "element, but got normalized_shape = []")
+    if weight is not None and tuple(weight.shape) != shape:
+        raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
+                           f"{list(weight.shape)} and normalized_shape = {list(shape)}")
     eps = _functions.finfo(input.dtype).eps if eps is None else eps
     x = input.float()
     axes = tuple(range(input.ndim - len(shape), input.ndim))
@@ -757,76 +787,1328 @@ def _take(x, axis, idx):
     return apply("getitem", x, index=(slice(None),) * axis + (idx,))
 
 
+_INTERPOLATE_MODES = ("nearest", "nearest-exact", "linear", "bilinear", "trilinear", "bicubic", "area")
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
-    """Resize the spatial dims: 'nearest' (selects values, no arithmetic) or 'linear'/'bilinear' (float32 weights)."""
-    if mode not in ("nearest", "linear", "bilinear"):
-        raise NotImplementedError(f"interpolate: mode={mode!r} is not supported by minifp.torch (nearest, linear, "
-                                  f"bilinear)")
-    if mode == "nearest" and align_corners is not None:
+    """Resize the spatial dims: 'nearest', 'nearest-exact' (select values, no arithmetic), 'linear', 'bilinear',
+    'trilinear', 'bicubic' (float32 weights, one axis at a time) or 'area' (adaptive average pooling)."""
+    if mode not in _INTERPOLATE_MODES:
+        raise NotImplementedError(f"interpolate: mode={mode!r} is not supported by minifp.torch "
+                                  f"({', '.join(_INTERPOLATE_MODES)})")
+    if mode in ("nearest", "nearest-exact", "area") and align_corners is not None:
         raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
                          "bicubic | trilinear")
     out_sizes, scales = _resize_plan(input, size, scale_factor)
     if recompute_scale_factor:
         scales = tuple(i / o for i, o in zip(input.shape[2:], out_sizes))
+    if mode == "area":
+        pool = {1: adaptive_avg_pool1d, 2: adaptive_avg_pool2d, 3: adaptive_avg_pool3d}[input.ndim - 2]
+        return pool(input, out_sizes)
     x = input
     for k, (n_in, n_out, scale) in enumerate(zip(input.shape[2:], out_sizes, scales)):
         axis = 2 + k
         dst = np.arange(n_out).astype(np.float32)      # PyTorch's source positions are float32 arithmetic
-        if mode == "nearest":
-            x = _take(x, axis, np.minimum(np.floor(dst * np.float32(scale)).astype(np.int64), n_in - 1))
+        if mode in ("nearest", "nearest-exact"):
+            offset = np.float32(0.5 if mode == "nearest-exact" else 0)
+            x = _take(x, axis, np.minimum(np.floor((dst + offset) * np.float32(scale)).astype(np.int64), n_in - 1))
             continue
         if align_corners:
             src = dst * (np.float32(n_in - 1) / np.float32(n_out - 1) if n_out > 1 else np.float32(0))
         else:
-            src = np.maximum((dst + np.float32(0.5)) * np.float32(scale) - np.float32(0.5), np.float32(0))
-        i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
-        i1 = np.minimum(i0 + 1, n_in - 1)
-        lam = (src - i0).astype(np.float32)
-        shape = (n_out,) + (1,) * (x.ndim - axis - 1)
-        w0 = _tensor.tensor((1 - lam).reshape(shape), device=x.device)
-        w1 = _tensor.tensor(lam.reshape(shape), device=x.device)
-        x = apply("add", apply("mul", _take(x, axis, i0), w0, _out=x.fmt), apply("mul", _take(x, axis, i1), w1,
-                                                                                   _out=x.fmt), _out=x.fmt)
+            src = (dst + np.float32(0.5)) * np.float32(scale) - np.float32(0.5)
+            src = src if mode == "bicubic" else np.maximum(src, np.float32(0))
+        x = _bicubic_axis(x, axis, src, n_in) if mode == "bicubic" else _linear_axis(x, axis, src, n_in)
     return x
 
 
-# -- norms and distances (the reductions helper's: vector_norm from torch.linalg) ------------------------------
+def _weighted_taps(x, axis, taps):
+    """sum of weight * x[..., index, ...] along axis over (index, float32 weight) taps, in x's format."""
+    shape = (-1,) + (1,) * (x.ndim - axis - 1)
+    total = None
+    for idx, w in taps:
+        term = apply("mul", _take(x, axis, idx), _tensor.tensor(w.reshape(shape), device=x.device), _out=x.fmt)
+        total = term if total is None else apply("add", total, term, _out=x.fmt)
+    return total
 
 
-def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
-    """input divided by its p-norm over dim, kept at least eps."""
-    from ..linalg import vector_norm
-    return input / vector_norm(input, p, dim, True).clamp(min=eps)
+def _linear_axis(x, axis, src, n_in):
+    i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+    lam = (src - i0).astype(np.float32)
+    return _weighted_taps(x, axis, [(i0, 1 - lam), (np.minimum(i0 + 1, n_in - 1), lam)])
 
 
-def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    """Sum over dim of (x1 / |x1|) * (x2 / |x2|), broadcast; each norm kept at least eps with no effect on the
-    gradient (PyTorch clamps it under no_grad)."""
-    from ..linalg import vector_norm
-    shape = np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
-    x1, x2 = x1.broadcast_to(shape), x2.broadcast_to(shape)
-    n1, n2 = vector_norm(x1, 2, dim, True), vector_norm(x2, 2, dim, True)
-    n1, n2 = (n + (n.clamp(min=eps) - n).detach() for n in (n1, n2))
-    return ((x1 / n1) * (x2 / n2)).sum(dim)
+def _bicubic_axis(x, axis, src, n_in, a=np.float32(-0.75)):
+    """PyTorch's cubic convolution (A = -0.75) over four neighbours, indices clamped to the edge."""
+    i0 = np.floor(src).astype(np.int64)
+    t = (src - i0).astype(np.float32)
+
+    def near(v):        # |v| <= 1
+        return ((a + 2) * v - (a + 3)) * v * v + 1
+
+    def far(v):         # 1 < |v| < 2
+        return ((a * v - 5 * a) * v + 8 * a) * v - 4 * a
+    weights = (far(t + 1), near(t), near(1 - t), far(2 - t))
+    return _weighted_taps(x, axis, [(np.clip(i0 - 1 + j, 0, n_in - 1), w.astype(np.float32))
+                                    for j, w in enumerate(weights)])
 
 
-def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    """The p-norm of x1 - x2 + eps over the last dim."""
-    from ..linalg import vector_norm
-    return vector_norm(x1 - x2 + eps, p, -1, keepdim)
+# -- issue 32's nn.functional breadth: 1-d pooling, indices and unpooling, distances, more losses and activations ---
+# Pure data movement (reshapes, selections, scatters) composes engine ops; so do the ops PyTorch itself composes
+# (its CompositeImplicit losses and distances), which then round where PyTorch's steps round.
 
 
-__all__ += ["normalize", "cosine_similarity", "pairwise_distance"]
+def _one(v, arg):
+    """An int or a one-int tuple as an int (1-d pooling's arguments)."""
+    return _single(v, arg)[0]
+
+
+def _expand_1d(input, name):
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"{name}() Expected 2D or 3D input tensor, but got {list(input.shape)}")
+    return apply("reshape", input, shape=tuple(input.shape[:-1]) + (1, input.shape[-1]))
+
+
+def _squeeze_1d(out):
+    return apply("reshape", out, shape=tuple(out.shape[:-2]) + (out.shape[-1],))
+
+
+def _check_pads(p):
+    if min(p) < 0:
+        raise RuntimeError("pad must be non-negative")
+
+
+def _max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode):
+    out = max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
+    k = _pair(kernel_size)
+    s = _pair(stride, "stride") if stride not in (None, ()) else k
+    x = input if input.ndim == 4 else apply("reshape", input, shape=(1,) + tuple(input.shape))
+    idx = _argmax_windows(x, k, s, _pair(padding, "padding"), _pair(dilation, "dilation"), tuple(out.shape[-2:]))
+    idx = made_like(x, array_module(storage(x)).asarray(idx), None)
+    return out, (idx if input.ndim == 4 else idx.reshape(tuple(idx.shape[1:])))
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max over windows along the last dim: max_pool2d over a height of one."""
+    k = _one(kernel_size, "kernel_size")
+    s = k if stride in (None, ()) else _one(stride, "stride")
+    p, d = _one(padding, "padding"), _one(dilation, "dilation")
+    _check_pads((p,))
+    x = _expand_1d(input, "max_pool1d")
+    if return_indices:
+        out, idx = _max_pool2d_with_indices(x, (1, k), (1, s), (0, p), (1, d), ceil_mode)
+        return _squeeze_1d(out), _squeeze_1d(idx)
+    return _squeeze_1d(max_pool2d(x, (1, k), (1, s), (0, p), (1, d), ceil_mode))
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """Mean over windows along the last dim: avg_pool2d over a height of one."""
+    k = _one(kernel_size, "kernel_size")
+    s = k if stride in (None, ()) else _one(stride, "stride")
+    p = _one(padding, "padding")
+    _check_pads((p,))
+    x = _expand_1d(input, "avg_pool1d")
+    return _squeeze_1d(avg_pool2d(x, (1, k), (1, s), (0, p), ceil_mode, count_include_pad))
+
+
+def _adaptive_size(output_size, n, name):
+    size = (output_size,) * n if isinstance(output_size, numbers.Integral) else tuple(output_size)
+    if len(size) != n:
+        raise RuntimeError(f"{name}: output_size must be {n}")
+    if any(v is not None and v < 0 for v in size):
+        raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 but received "
+                           f"{list(size)}")
+    return size
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """Mean over PyTorch's adaptive bins along the last dim."""
+    (size,) = _adaptive_size(output_size, 1, "adaptive_avg_pool1d()")
+    return _squeeze_1d(adaptive_avg_pool2d(_expand_1d(input, "adaptive_avg_pool1d"), (1, size)))
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Max over PyTorch's adaptive bins along the last dim (the first maximum selected: exact)."""
+    _adaptive_size(output_size, 1, "adaptive_max_pool1d()")
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"adaptive_max_pool1d(): Expected 2D or 3D tensor, but got {list(input.shape)}")
+    return _adaptive_max(input, output_size, 1, return_indices, "adaptive_max_pool1d")
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    """max_pool2d's values and each window's first maximum as a flat index into its input plane."""
+    return _max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def _unpool(input, indices, spatial):
+    """Scatter input's values to the flat positions `indices` of zero planes of size `spatial` (data movement)."""
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({list(input.shape)}) but got indices tensor with shape: {list(indices.shape)}")
+    nd = len(spatial)
+    lead = tuple(input.shape[:-nd])
+    plane = int(np.prod(spatial))
+    idx = np.asarray(to_numpy(storage(indices))).reshape(lead + (-1,))
+    if idx.size and (idx.min() < 0 or idx.max() >= plane):
+        raise RuntimeError(f"Found an invalid max index: {int(idx.max() if idx.max() >= plane else idx.min())} "
+                           f"(output volumes are of size {'x'.join(map(str, spatial))}")
+    flat = apply("reshape", input, shape=lead + (-1,))
+    grids = np.meshgrid(*[np.arange(n) for n in lead], indexing="ij")
+    where = tuple(g[..., None] for g in grids) + (idx,)
+    zeros = _tensor.zeros(*(lead + (plane,)), dtype=input.dtype, device=input.device)
+    return apply("reshape", apply("setitem", zeros, flat, index=where), shape=lead + tuple(spatial))
+
+
+def _unpool_size(input, nd, kernel_size, stride, padding, output_size):
+    k = _tuple_n(kernel_size, nd, "kernel_size")
+    s = k if stride in (None, ()) else _tuple_n(stride, nd, "stride")
+    p = _tuple_n(padding, nd, "padding")
+    spatial_in = tuple(input.shape[-nd:])
+    default = tuple((i - 1) * si - 2 * pi + ki for i, si, pi, ki in zip(spatial_in, s, p, k))
+    if output_size is None:
+        return default
+    size = tuple(output_size)[-nd:] if len(output_size) in (nd, input.ndim) else None
+    if size is None:
+        raise ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} elements, but it has a "
+                         f"length of '{len(output_size)}'")
+    for v, dflt, si in zip(size, default, s):
+        if not dflt - si < v < dflt + si:
+            raise ValueError(f"invalid output_size \"{list(size)}\" (dim {size.index(v)} must be between "
+                             f"{dflt - si} and {dflt + si})")
+    return size
+
+
+def _tuple_n(v, n, arg):
+    if isinstance(v, numbers.Integral) and not isinstance(v, bool):
+        return (int(v),) * n
+    if isinstance(v, (tuple, list)) and len(v) in (1, n) and all(isinstance(i, numbers.Integral) for i in v):
+        return tuple(int(i) for i in v) * (n if len(v) == 1 else 1)
+    raise TypeError(f"{arg} must be an int or a tuple of {n} ints, got {v!r}")
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The inverse of max_pool1d: each value placed at its index, zeros elsewhere."""
+    return _unpool(input, indices, _unpool_size(input, 1, kernel_size, stride, padding, output_size))
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The inverse of max_pool2d: each value placed at its index, zeros elsewhere."""
+    return _unpool(input, indices, _unpool_size(input, 2, kernel_size, stride, padding, output_size))
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The inverse of max_pool3d: each value placed at its index, zeros elsewhere."""
+    return _unpool(input, indices, _unpool_size(input, 3, kernel_size, stride, padding, output_size))
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The transpose of conv1d: conv_transpose2d over a height of one."""
+    _must_be_tensor(input, "conv_transpose1d(): argument 'input'")
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input to conv_transpose1d, but got input of "
+                           f"size: {list(input.shape)}")
+    w = apply("reshape", weight, shape=tuple(weight.shape[:2]) + (1, weight.shape[2]))
+    out = conv_transpose2d(_expand_1d(input, "conv_transpose1d"), w, bias, (1, _one(stride, "stride")),
+                           (0, _one(padding, "padding")), (0, _one(output_padding, "output_padding")), groups,
+                           (1, _one(dilation, "dilation")))
+    return _squeeze_1d(out)
+
+
+# -- distances and similarity -------------------------------------------------------------------------------------
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
-    """softmax(-input) along dim (PyTorch's: negated first, then cast to dtype)."""
+    """softmax(-input) (negation is exact)."""
     dim = _dim_for_softmax("softmin", input.ndim) if dim is None else dim
-    return (-input).softmax(dim, dtype=dtype)
+    x = input if dtype is None else input.to(dtype)
+    axis = _tensor._dim(dim, x.ndim)
+    if storage(x).size == 0:            # nothing to normalise (the engine's softmax needs a maximum)
+        return apply("neg", x)
+    return apply("softmax", apply("neg", x), axis=axis)
 
 
-__all__ += ["softmin"]
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(||input||_p over dim, eps)."""
+    from ..linalg import vector_norm
+    return input / vector_norm(input, p, dim, keepdim=True).clamp(min=eps).expand_as(input)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """||x1 - x2 + eps||_p over the last dim."""
+    from ..linalg import vector_norm
+    _broadcast_shape(x1, x2)
+    d = x1 - x2 + eps
+    return vector_norm(d, p, d.ndim - 1 if d.ndim else None, keepdim=keepdim and d.ndim > 0)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """sum((x1 / ||x1||) * (x2 / ||x2||)) over dim, each norm at least eps (PyTorch's formula, after broadcasting)."""
+    from ..linalg import vector_norm
+    shape = np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
+    a, b = x1.expand(*shape), x2.expand(*shape)
+    d = _tensor._dim(dim, len(shape)) if shape else None
+    na = vector_norm(a, 2, d, keepdim=True).clamp(min=eps)
+    nb = vector_norm(b, 2, d, keepdim=True).clamp(min=eps)
+    return ((a / na) * (b / nb)).sum(d)
+
+
+def _p_norm_last(d, p):
+    from ..linalg import vector_norm
+    return vector_norm(d, p, -1)
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """The p-norm distance between every row of x1 and every row of x2 (batched over leading dims)."""
+    if x1.ndim < 2 or x2.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    d = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    if p == 0:      # the count of nonzero differences: PyTorch's gradient of it is zero, not absent
+        return _p_norm_last(d, p) + (d * 0).sum(-1)
+    return _p_norm_last(d, p)
+
+
+def dist(input, other, p=2):
+    """The p-norm of input - other (broadcast), over every element."""
+    from ..linalg import vector_norm
+    return vector_norm(input - other, p)
+
+
+# -- losses composed as PyTorch composes them ----------------------------------------------------------------------
+
+
+def _reduced(loss, reduction):
+    return loss if reduction == "none" else loss.sum() if reduction == "sum" else loss.mean()
+
+
+def _same_shape(a, b):
+    if tuple(a.shape) != tuple(b.shape):
+        raise RuntimeError(f"The size of tensor a ({a.shape[-1] if a.ndim else 1}) must match the size of tensor b "
+                           f"({b.shape[-1] if b.ndim else 1}) at non-singleton dimension {max(a.ndim, b.ndim) - 1}")
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    """max(0, -target * (input1 - input2) + margin), reduced."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if not (input1.ndim == input2.ndim == target.ndim):
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+                           f"input1: {_tensor.Size(input1.shape)}, input2: {_tensor.Size(input2.shape)}, "
+                           f"target: {_tensor.Size(target.shape)} ")
+    return _reduced((-target * (input1 - input2) + margin).clamp(min=0), reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    """input where target is 1, max(0, margin - input) where it is -1 (PyTorch's sum of the two masked parts)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    zeros = _tensor.zeros_like(input)
+    margin_clamp = (margin - input).clamp(min=0)
+    out_margin = _functions.where(target != 1, margin_clamp, zeros)
+    out_self = _functions.where(target != -1, input, zeros)
+    return _reduced(out_margin + out_self, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """target * (log(target) - input) (0 where target is 0), or exp(target) * (target - input) for log targets."""
+    if reduction not in ("none", "mean", "sum", "batchmean"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    reduction = _reduction(reduction, size_average, reduce) if reduction != "batchmean" else reduction
+    if reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      stacklevel=2)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        # PyTorch's xlogy(target, target) - target * input: 0 where target is 0
+        loss = _functions.where(target == 0, _tensor.zeros_like(target), target * target.log()) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.ndim else loss.sum()
+    return _reduced(loss, reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    """exp(input) - target * input (log_input), else input - target * log(input + eps); Stirling's term if full."""
+    reduction = _reduction(reduction, size_average, reduce)
+    _same_shape(input, target)
+    loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
+    if full:
+        t = target
+        stirling = t * t.log() - t + (2 * math.pi * t).log() * 0.5
+        loss = loss + _functions.where(t > 1, stirling, _tensor.zeros_like(stirling))
+    return _reduced(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """0.5 * (log(max(var, eps)) + (input - target)^2 / max(var, eps)), plus 0.5 log(2 pi) if full."""
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.shape[-1] == 1:
+            pass
+        else:
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    if bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    var = var.clamp(min=eps)
+    _broadcast_shape(input, target)
+    d = input - target
+    loss = 0.5 * (var.log() + d * d / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduced(loss, reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    """1 - cos(input1, input2) where target is 1, max(0, cos - margin) where it is -1 (PyTorch's formula)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if input1.ndim != input2.ndim or tuple(input1.shape) != tuple(input2.shape):
+        raise RuntimeError(f"cosine_embedding_loss: Input1 and Input2 must have same size, but got "
+                           f"{_tensor.Size(input1.shape)} and {_tensor.Size(input2.shape)}")
+    d = input1.ndim - 1 if input1.ndim else None
+    eps = 1e-12
+    prod = (input1 * input2).sum(d)
+    mag1 = (input1 * input1).sum(d) + eps
+    mag2 = (input2 * input2).sum(d) + eps
+    cos = prod / (mag1 * mag2).sqrt()
+    zeros = _tensor.zeros_like(cos)
+    pos = 1 - cos
+    neg = (cos - margin).clamp(min=0)
+    loss = _functions.where(target == 1, pos, zeros) + _functions.where(target == -1, neg, zeros)
+    return _reduced(loss, reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    """max(d(a, p) - d(a, n) + margin, 0) with pairwise distances (swap: the smaller of d(a, n), d(p, n))."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if margin <= 0:
+        raise ValueError(f"triplet_margin_loss: expected margin to be greater than 0, got {margin} instead")
+    if not (anchor.ndim == positive.ndim == negative.ndim):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and negative "
+                           f"{negative.ndim}D inputs")
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = _tensor.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduced((margin + d_pos - d_neg).clamp(min=0), reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """-(target * logsigmoid(x) + (1 - target) * logsigmoid(-x)), weighted, averaged over classes, reduced."""
+    reduction = _reduction(reduction, size_average, reduce)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    d = input.ndim - 1 if input.ndim else None
+    loss = loss.sum(d) / input.shape[d] if d is not None else loss
+    return _reduced(loss, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """log(1 + exp(-target * input)), reduced."""
+    reduction = _reduction(reduction, size_average, reduce)
+    _same_shape(input, target)
+    return _reduced((-target * input).exp().log1p(), reduction)
+
+
+# -- activations ------------------------------------------------------------------------------------------------------
+
+
+def threshold(input, threshold, value, inplace=False):
+    """input where input > threshold, else value (selects: exact)."""
+    return _functions.where(input > threshold, input, _tensor.full_like(input, value))
+
+
+def hardshrink(input, lambd=0.5):
+    """input where |input| > lambd, else 0 (selects: exact)."""
+    return _functions.where((input > lambd) | (input < -lambd), input, _tensor.zeros_like(input))
+
+
+def softshrink(input, lambd=0.5):
+    """input -+ lambd beyond +-lambd, else 0 (each value one subtraction: one rounding)."""
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    # x * 0 in the dead zone, as PyTorch's kernel: -0.5 gives -0.0
+    return _functions.where(input > lambd, input - lambd, _functions.where(input < -lambd, input + lambd, input * 0.0))
+
+
+def tanhshrink(input):
+    """input - tanh(input), as PyTorch composes it."""
+    return input - input.tanh()
+
+
+def softsign(input):
+    """input / (1 + |input|), as PyTorch composes it."""
+    return input / (input.abs() + 1)
+
+
+def logsigmoid(input):
+    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|))."""
+    return apply("log_sigmoid", input)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """max(0, x) + min(0, alpha * expm1(x / alpha)) (one op)."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    return apply("celu", input, alpha=float(alpha))
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Evaluation: leaky_relu with the mean slope (lower + upper) / 2; training draws a slope per element."""
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2)
+    xp = array_module(storage(input))
+    slope = _tensor.tensor(xp.asarray(rng().uniform(lower, upper, input.shape), np.float32), device=input.device)
+    return _functions.where(input >= 0, input, input * slope.to(input.dtype))
+
+
+def _dropout_checked(p):
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 <= p <= 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """SELU-preserving dropout; identity when not training."""
+    _dropout_checked(p)
+    if not training or p == 0:
+        return input
+    return _alpha_dropout(input, p, tuple(input.shape))
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """alpha_dropout that drops whole channels; identity when not training."""
+    _dropout_checked(p)
+    if not training or p == 0:
+        return input
+    return _alpha_dropout(input, p, tuple(input.shape[:2]) + (1,) * (input.ndim - 2))
+
+
+def _alpha_dropout(input, p, mask_shape):
+    alpha = -1.7580993408473766
+    keep = _tensor.tensor((rng().random(mask_shape) >= p).astype(np.float32), device=input.device).to(input.dtype)
+    a = (1 / math.sqrt((alpha * alpha * p + 1) * (1 - p))) if p < 1 else 0.0
+    b = -a * alpha * p
+    return (input * keep + alpha * (1 - keep)) * a + b
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Whole channels of (N, C, L) zeroed with probability p, the rest scaled by 1 / (1 - p)."""
+    return _channel_dropout(input, p, training, 3, "dropout1d")
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Whole channels of (N, C, H, W) zeroed with probability p, the rest scaled by 1 / (1 - p)."""
+    return _channel_dropout(input, p, training, 4, "dropout2d")
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Whole channels of (N, C, D, H, W) zeroed with probability p, the rest scaled by 1 / (1 - p)."""
+    return _channel_dropout(input, p, training, 5, "dropout3d")
+
+
+def _channel_dropout(input, p, training, batched_ndim, name):
+    _dropout_checked(p)
+    if not training or p == 0:
+        return input
+    lead = tuple(input.shape[:2]) if input.ndim == batched_ndim else tuple(input.shape[:1])
+    shape = lead + (1,) * (input.ndim - len(lead))
+    xp = array_module(storage(input))
+    keep = xp.broadcast_to(xp.asarray(rng().random(shape) >= p), tuple(input.shape))
+    return apply("dropout", input, mask=keep, scale=0.0 if p == 1 else 1 / (1 - p))
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """input / (k + alpha * mean of squares over `size` neighbouring channels) ** beta (PyTorch's composition)."""
+    if input.ndim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.ndim} dimensions)")
+    if input.numel() == 0:
+        return input
+    sq, shp = input * input, tuple(input.shape)
+    pad = (size // 2, (size - 1) // 2)
+    # channels as the height of one plane: PyTorch's avg_pool2d (3-d input) or avg_pool3d over (size, 1, 1)
+    sq = _pad_channels(sq.reshape(shp[0], 1, shp[1], -1), pad)
+    div = avg_pool2d(sq, (size, 1), stride=1).reshape(shp)
+    return input / (div * alpha + k) ** beta
+
+
+def _pad_channels(x, pad):
+    """Zeros before and after dim 2 (the channels of local_response_norm's view)."""
+    parts = []
+    for n in pad:
+        if n:
+            parts.append(_tensor.zeros(*(tuple(x.shape[:2]) + (n,) + tuple(x.shape[3:])), dtype=x.dtype,
+                                       device=x.device))
+    before = parts[:1] if pad[0] else []
+    after = parts[-1:] if pad[1] else []
+    return apply("concatenate", *before, x, *after, axis=2)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """0.5 * d**2 where |d| < delta, else delta * (|d| - delta / 2), d = input - target (one op)."""
+    reduction = _reduction(reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    x, y = _broadcast_pair(input, target)
+    loss = apply("huber_loss", x, y, delta=float(delta), reduction="none" if weight is not None else reduction)
+    return _reduced(loss * weight, reduction) if weight is not None else loss
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """0.5 * d**2 / beta where |d| < beta, else |d| - beta / 2, d = input - target (one op)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    x, y = _broadcast_pair(input, target)
+    return apply("smooth_l1_loss", x, y, beta=float(beta), reduction=reduction)
+
+
+def _broadcast_pair(input, target):
+    """PyTorch's losses broadcast input and target (with a warning when the shapes differ)."""
+    if tuple(input.shape) != tuple(target.shape):
+        warnings.warn(f"Using a target size ({_tensor.Size(target.shape)}) that is different to the input size "
+                      f"({_tensor.Size(input.shape)}). This will likely lead to incorrect results due to "
+                      f"broadcasting. Please ensure they have the same size.", stacklevel=3)
+        shape = _broadcast_shape(input, target)
+        return input.expand(*shape), target.expand(*shape)
+    return input, target
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """Mean over PyTorch's adaptive bins of the last three dims: the 2-d pool over (H, W), then over D."""
+    size = _adaptive_size(output_size, 3, "adaptive_avg_pool3d()")
+    if input.ndim <= 3:
+        raise ValueError("Input dimension should be at least 4")
+    if input.ndim not in (4, 5):
+        raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got {list(input.shape)}")
+    d, h, w = input.shape[-3:]
+    do, ho, wo = (s if s is not None else n for s, n in zip(size, (d, h, w)))
+    lead = tuple(input.shape[:-3])
+    planes = adaptive_avg_pool2d(input.reshape(-1, d, h, w), (ho, wo))          # (lead, D, Ho, Wo)
+    depth = adaptive_avg_pool2d(planes.reshape(-1, 1, d, ho * wo), (do, ho * wo))
+    return depth.reshape(lead + (do, ho, wo))
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """interpolate under its old name (deprecated in PyTorch)."""
+    warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """interpolate(mode='nearest') under its old name (deprecated in PyTorch)."""
+    warnings.warn("nn.functional.upsample_nearest is deprecated. Use nn.functional.interpolate instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """interpolate(mode='bilinear', align_corners=True) under its old name (deprecated in PyTorch)."""
+    warnings.warn("nn.functional.upsample_bilinear is deprecated. Use nn.functional.interpolate instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# -- 3-d convolution and pooling, adaptive max pooling: exact compositions ------------------------------------------
+
+
+def _zeros_along(x, axis, n):
+    shape = tuple(x.shape[:axis]) + (n,) + tuple(x.shape[axis + 1:])
+    return _tensor.zeros(*shape, dtype=x.dtype, device=x.device)
+
+
+def _pad_axis(x, axis, before, after):
+    """x with zeros before and after along axis (data movement)."""
+    parts = ([_zeros_along(x, axis, before)] if before else []) + [x] + ([_zeros_along(x, axis, after)] if after
+                                                                         else [])
+    return x if len(parts) == 1 else apply("concatenate", *parts, axis=axis)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-D convolution as one conv2d: the depth taps of each output depth become input channels (a gather), so the
+    whole kernel is one float32 sum and one rounding, the bias fused."""
+    _must_be_tensor(input, "conv3d(): argument 'input'")
+    if input.ndim not in (4, 5):
+        raise RuntimeError(f"Expected 4D (unbatched) or 5D (batched) input to conv3d, but got input of size: "
+                           f"{list(input.shape)}")
+    s, d = _tuple_n(stride, 3, "stride"), _tuple_n(dilation, 3, "dilation")
+    if min(s) <= 0:
+        raise RuntimeError("non-positive stride is not supported")
+    if isinstance(padding, str):
+        if padding not in ("same", "valid"):
+            raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}")
+        if padding == "same" and s != (1, 1, 1):
+            raise ValueError("padding='same' is not supported for strided convolutions")
+        pads = pad_for_same(weight.shape[2:], d) if padding == "same" else ((0, 0),) * 3
+    else:
+        p = _tuple_n(padding, 3, "padding")
+        if min(p) < 0:
+            raise RuntimeError("negative padding is not supported")
+        pads = tuple((v, v) for v in p)
+    x = input.reshape((1,) + tuple(input.shape)) if input.ndim == 4 else input
+    if x.shape[1] != weight.shape[1] * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+                           f"{list(x.shape)} to have {weight.shape[1] * groups} channels, but got {x.shape[1]} "
+                           f"channels instead")
+    out = _conv3d(x, weight, bias, s, pads, d, groups)
+    return out.reshape(tuple(out.shape[1:])) if input.ndim == 4 else out
+
+
+def _conv3d(x, weight, bias, s, pads, d, groups):
+    """conv3d of batched x with padding pairs ((front, back), (top, bottom), (left, right))."""
+    x = _pad_axis(x, 2, *pads[0])
+    n, c, depth, h, w = x.shape
+    o, cg, kd, kh, kw = weight.shape
+    do = (depth - d[0] * (kd - 1) - 1) // s[0] + 1
+    if do < 1:
+        raise RuntimeError(f"Calculated padded input size per channel: ({depth} x {h} x {w}). Kernel size: "
+                           f"({kd} x {kh} x {kw}). Kernel size can't be greater than actual input size")
+    taps = [apply("getitem", x, index=(slice(None), slice(None), slice(i * d[0], i * d[0] + s[0] * (do - 1) + 1,
+                                                                        s[0]), None)) for i in range(kd)]
+    stacked = apply("transpose", apply("concatenate", *taps, axis=3), axes=(0, 2, 1, 3, 4, 5))   # N, Do, C, kd, H, W
+    planes = apply("reshape", stacked, shape=(n * do, c * kd, h, w))
+    w2 = apply("reshape", weight, shape=(o, cg * kd, kh, kw))
+    out = conv2d(planes, w2, bias, s[1:], pads[1:], d[1:], groups)
+    return apply("transpose", apply("reshape", out, shape=(n, do) + tuple(out.shape[1:])), axes=(0, 2, 1, 3, 4))
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The transpose of conv3d: the input spread by stride, then one conv3d with the flipped, transposed kernel
+    (one rounding, the bias fused)."""
+    _must_be_tensor(input, "conv_transpose3d(): argument 'input'")
+    if input.ndim not in (4, 5):
+        raise RuntimeError(f"Expected 4D (unbatched) or 5D (batched) input to conv_transpose3d, but got input of "
+                           f"size: {list(input.shape)}")
+    x = input.reshape((1,) + tuple(input.shape)) if input.ndim == 4 else input
+    s, p = _tuple_n(stride, 3, "stride"), _tuple_n(padding, 3, "padding")
+    op, d = _tuple_n(output_padding, 3, "output_padding"), _tuple_n(dilation, 3, "dilation")
+    cin, cout_g = weight.shape[:2]
+    if x.shape[1] != cin:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected input{list(x.shape)} "
+                           f"to have {cin} channels, but got {x.shape[1]} channels instead")
+    pads = []
+    for i, k in enumerate(weight.shape[2:]):
+        x = _dilate(x, 2 + i, s[i])
+        before, after = d[i] * (k - 1) - p[i], d[i] * (k - 1) - p[i] + op[i]
+        x = _take_range(x, 2 + i, max(-before, 0), x.shape[2 + i] - max(-after, 0))     # negative: a crop
+        pads.append((max(before, 0), max(after, 0)))
+    kernel = tuple(weight.shape[2:])
+    w = apply("reshape", weight, shape=(groups, cin // groups, cout_g) + kernel)
+    w = apply("reshape", apply("transpose", w, axes=(0, 2, 1, 3, 4, 5)), shape=(groups * cout_g, cin // groups) + kernel)
+    w = apply("getitem", w, index=(slice(None), slice(None)) + (slice(None, None, -1),) * 3)
+    out = _conv3d(x, w, bias, (1, 1, 1), tuple(pads), d, groups)
+    return out.reshape(tuple(out.shape[1:])) if input.ndim == 4 else out
+
+
+def _pool_out(size, k, s, p, d, ceil_mode):
+    """PyTorch's pooling output size along one dim."""
+    span = size + 2 * p - d * (k - 1) - 1
+    n = (-(-span // s) if ceil_mode else span // s) + 1
+    return n - 1 if ceil_mode and (n - 1) * s >= size + p else n
+
+
+def _gather_flat(x, idx, nd):
+    """x's values at flat positions idx (lead..., Q) of its last nd dims (a selection: exact, gradient to each)."""
+    lead = tuple(x.shape[:x.ndim - nd])
+    flat = apply("reshape", x, shape=lead + (-1,))
+    grids = np.meshgrid(*[np.arange(v) for v in lead], indexing="ij")
+    return apply("getitem", flat, index=tuple(g[..., None] for g in grids) + (idx,))
+
+
+def _argmax_windows(x, k, s, p, d, out):
+    """Each window's first maximum (NaN counts as largest) as a flat index into x's last len(k) dims."""
+    nd = len(k)
+    v = np.asarray(to_numpy(x.float32()))
+    lead, spatial = v.shape[:-nd], v.shape[-nd:]
+    eff = [di * (ki - 1) + 1 for ki, di in zip(k, d)]
+    pads = [(0, 0)] * len(lead) + [(pi, max(pi, (oi - 1) * si + ei - ni - pi))
+                                   for ni, oi, si, pi, ei in zip(spatial, out, s, p, eff)]
+    axes = tuple(range(len(lead), v.ndim))
+    win = np.lib.stride_tricks.sliding_window_view(np.pad(v, pads, constant_values=-np.inf), eff, axis=axes)
+    win = win[(Ellipsis,) + tuple(slice(None, None, si) for si in s) + tuple(slice(None, None, di) for di in d)]
+    win = win[(slice(None),) * len(lead) + tuple(slice(0, oi) for oi in out)]
+    j = np.argmax(win.reshape(win.shape[:len(lead) + nd] + (-1,)), axis=-1)
+    offs = np.unravel_index(j, k)
+    pos = [np.arange(oi).reshape((-1,) + (1,) * (nd - 1 - a)) * si - pi + off * di
+           for a, (oi, si, pi, di, off) in enumerate(zip(out, s, p, d, offs))]
+    return np.ravel_multi_index(pos, spatial, mode="clip").astype(np.int64)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max over 3-d windows: each window's first maximum selected (values exact; the gradient goes there)."""
+    k = _tuple_n(kernel_size, 3, "kernel_size")
+    s = k if stride in (None, ()) else _tuple_n(stride, 3, "stride")
+    p, d = _tuple_n(padding, 3, "padding"), _tuple_n(dilation, 3, "dilation")
+    _check_pads(p)
+    if input.ndim not in (4, 5):
+        raise RuntimeError(f"non-empty 4D or 5D (batch mode) tensor expected for input, but got: "
+                           f"{list(input.shape)}")
+    for ki, pi, di in zip(k, p, d):
+        if pi > (di * (ki - 1) + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={pi}, "
+                               f"kernel_size={ki} and dilation={di}")
+    out = tuple(_pool_out(n, *a, ceil_mode) for n, a in zip(input.shape[-3:], zip(k, s, p, d)))
+    if min(out) < 1:
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, input.shape[-4:]))}). Calculated output size: "
+                           f"({input.shape[-4]}x{'x'.join(map(str, out))}). Output size is too small")
+    idx = _argmax_windows(input, k, s, p, d, out)
+    lead = tuple(input.shape[:-3])
+    values = apply("reshape", _gather_flat(input, idx.reshape(lead + (-1,)), 3), shape=lead + out)
+    return (values, made_like(input, idx, None)) if return_indices else values
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """Mean over 3-d windows: avg_pool2d over (H, W), then the sum (or mean) over depth windows."""
+    k = _tuple_n(kernel_size, 3, "kernel_size")
+    s = k if stride in (None, ()) else _tuple_n(stride, 3, "stride")
+    p = _tuple_n(padding, 3, "padding")
+    _check_pads(p)
+    if input.ndim not in (4, 5):
+        raise RuntimeError(f"non-empty 4D or 5D (batch mode) tensor expected for input, but got: "
+                           f"{list(input.shape)}")
+    if any(pi > ki // 2 for pi, ki in zip(p, k)):
+        raise RuntimeError("pad should be smaller than or equal to half of kernel size, but got "
+                           f"padT = {p[0]}, padW = {p[2]}, padH = {p[1]}, kT = {k[0]}, kW = {k[2]}, kH = {k[1]}")
+    lead, (dd, h, w) = tuple(input.shape[:-3]), tuple(input.shape[-3:])
+    planes = avg_pool2d(input.reshape(-1, dd, h, w), k[1:], s[1:], p[1:], ceil_mode, count_include_pad,
+                        divisor_override)
+    ho, wo = planes.shape[-2:]
+    depth = planes.reshape(-1, 1, dd, ho * wo)
+    # the plane step divided by the whole override already: the depth step only sums
+    depth = avg_pool2d(depth, (k[0], 1), (s[0], 1), (p[0], 0), ceil_mode, count_include_pad,
+                       1 if divisor_override else None)
+    return depth.reshape(lead + (depth.shape[-2], ho, wo))
+
+
+def _adaptive_max(input, output_size, nd, return_indices, name):
+    size = _adaptive_size(output_size, nd, f"{name}()")
+    if input.ndim not in (nd + 1, nd + 2):
+        raise ValueError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got {list(input.shape)}")
+    spatial = tuple(input.shape[-nd:])
+    size = tuple(n if o is None else o for o, n in zip(size, spatial))
+    v = np.asarray(to_numpy(input.float32()))
+    lead = v.shape[:-nd]
+    idx = np.zeros(lead + size, np.int64)
+    for cell in np.ndindex(*size):
+        bounds = [((i * n) // o, -(-((i + 1) * n) // o)) for i, n, o in zip(cell, spatial, size)]
+        region = v[(Ellipsis,) + tuple(slice(a, b) for a, b in bounds)]
+        j = np.argmax(region.reshape(lead + (-1,)), axis=-1)
+        local = np.unravel_index(j, tuple(b - a for a, b in bounds))
+        idx[(Ellipsis,) + cell] = np.ravel_multi_index([l + a for l, (a, b) in zip(local, bounds)], spatial)
+    values = apply("reshape", _gather_flat(input, idx.reshape(lead + (-1,)), nd), shape=lead + size)
+    return (values, made_like(input, idx, None)) if return_indices else values
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Max over PyTorch's adaptive bins of the last two dims (the first maximum selected: exact)."""
+    return _adaptive_max(input, output_size, 2, return_indices, "adaptive_max_pool2d")
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Max over PyTorch's adaptive bins of the last three dims (the first maximum selected: exact)."""
+    return _adaptive_max(input, output_size, 3, return_indices, "adaptive_max_pool3d")
+
+
+def _int_target(target):
+    t = storage(target) if isinstance(target, _EngineTensor) else np.asarray(target)
+    if t.dtype.kind not in "iu":
+        raise RuntimeError(f"expected scalar type Long but found {getattr(target, 'dtype', t.dtype)}")
+    return t
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                      reduction="mean"):
+    """sum over j != y of max(0, margin - x[y] + x[j]) ** p * weight[y] / C per sample (one op)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if input.ndim > 2 or (input.ndim > 0 and input.shape[-1] == 0):
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{list(input.shape)}")
+    x = input.reshape(1, -1) if input.ndim < 2 else input
+    t = _int_target(target).reshape(-1)
+    if t.shape[0] != x.shape[0]:
+        raise RuntimeError(f"inconsistent target size, expected {x.shape[0]} but got {list(target.shape)}")
+    if t.size and (t.min() < 0 or t.max() >= x.shape[1]):
+        raise RuntimeError("target out of range")
+    if weight is not None and storage(weight).size != x.shape[1]:
+        raise RuntimeError(f"inconsistent weight size, expected {x.shape[1]} but got {list(weight.shape)}")
+    xp = array_module(storage(x))
+    loss = apply("multi_margin_loss", x, target=xp.asarray(t), p=int(p), margin=float(margin),
+                 weight=_array_for(x, weight), reduction=reduction)
+    return loss.reshape(()) if reduction == "none" and input.ndim < 2 else loss
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """sum over listed targets j and unlisted classes i of max(0, 1 - (x[j] - x[i])) / C per sample (one op)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if input.ndim > 2 or (input.ndim > 0 and input.shape[-1] == 0):
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{list(input.shape)}")
+    if tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
+                           f"{list(input.shape)}")
+    x = input.reshape(1, -1) if input.ndim < 2 else input
+    t = _int_target(target).reshape(tuple(x.shape))
+    xp = array_module(storage(x))
+    loss = apply("multilabel_margin_loss", x, target=xp.asarray(t), reduction=reduction)
+    return loss.reshape(()) if reduction == "none" and input.ndim < 2 else loss
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """x1^T W[o] x2 + b[o] over the last dims: two products, as PyTorch's _trilinear runs them."""
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got {list(input1.shape[:-1])} and "
+                           f"{list(input2.shape[:-1])}")
+    lead = tuple(input1.shape[:-1])
+    o, i, j = weight.shape
+    x1, x2 = input1.reshape(-1, i), input2.reshape(-1, 1, j)
+    left = x1.matmul(weight.permute(1, 0, 2).reshape(i, o * j)).reshape(-1, o, j)     # sum over i
+    out = left.matmul(x2.reshape(-1, j, 1)).reshape(lead + (o,))                     # sum over j
+    return out if bias is None else out + bias
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """im2col: every (dilated) window of (N, C, H, W) as a column of (N, C * kh * kw, L) (data movement)."""
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"Input Error: Only 3D or 4D input Tensors are supported (got {input.ndim}D)")
+    (kh, kw), (dh, dw) = _pair(kernel_size), _pair(dilation, "dilation")
+    (ph, pw), (sh, sw) = _pair(padding, "padding"), _pair(stride, "stride")
+    x = input.reshape((1,) + tuple(input.shape)) if input.ndim == 3 else input
+    x = _pad_axis(_pad_axis(x, 2, ph, ph), 3, pw, pw)
+    n, c, h, w = x.shape
+    lh, lw = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
+    if lh < 1 or lw < 1:
+        raise RuntimeError(f"Given input with spatial size ({h - 2 * ph}, {w - 2 * pw}), kernel_size=({kh}, {kw}), "
+                           f"dilation=({dh}, {dw}), padding=({ph}, {pw}), calculated shape of the array of sliding "
+                           f"blocks as ({lh}, {lw}), but its components must be at least one.")
+    taps = [apply("getitem", x, index=(slice(None), slice(None), None,
+                                       slice(a * dh, a * dh + sh * (lh - 1) + 1, sh),
+                                       slice(b * dw, b * dw + sw * (lw - 1) + 1, sw)))
+            for a in range(kh) for b in range(kw)]
+    cols = apply("reshape", apply("concatenate", *taps, axis=2), shape=(n, c * kh * kw, lh * lw))
+    return cols.reshape(tuple(cols.shape[1:])) if input.ndim == 3 else cols
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """Each bag's rows of weight summed (weighted by per_sample_weights), averaged or maxed: a bag matrix times the
+    gathered rows, one float32 sum per bag (max: the largest row values, selected)."""
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request "
+                                  f"on GitHub.")
+    if max_norm is not None:
+        raise NotImplementedError("embedding_bag(max_norm=...) is not supported by minifp.torch")
+    idx = np.asarray(to_numpy(storage(input)))
+    if idx.ndim == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             "fixed length sequences.")
+        starts = np.arange(0, idx.size, idx.shape[1]) if idx.shape[1] else np.zeros(idx.shape[0], np.int64)
+    else:
+        starts = np.asarray(to_numpy(storage(offsets))).astype(np.int64)
+        if include_last_offset:
+            starts = starts[:-1]
+    flat = idx.reshape(-1)
+    ends = np.append(starts[1:], flat.size)
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.shape[0]
+    keep = flat != padding_idx if padding_idx is not None else np.ones(flat.size, bool)
+    rows = apply("embedding", weight, indices=array_module(storage(weight)).asarray(flat))      # (L, D)
+    bags = len(starts)
+    if mode == "max":
+        outs = [rows[int(a):int(b)][keep[a:b]].amax(0) if keep[a:b].any() else
+                _tensor.zeros(weight.shape[1], dtype=weight.dtype) for a, b in zip(starts, ends)]
+        return _functions.stack(outs) if outs else _tensor.zeros(0, weight.shape[1], dtype=weight.dtype)
+    member = np.zeros((bags, flat.size), np.float32)
+    for bag, (a, b) in enumerate(zip(starts, ends)):
+        member[bag, a:b] = keep[a:b]
+        if mode == "mean" and keep[a:b].any():
+            member[bag, a:b] /= keep[a:b].sum()
+    m = _tensor.tensor(member, dtype=weight.dtype, device=weight.device)
+    if per_sample_weights is not None:
+        m = m * per_sample_weights.reshape(1, -1)
+    return m.matmul(rows)
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None, reduction="mean",
+                         ignore_index=None, label_smoothing=0.0, options=None):
+    """cross_entropy(linear(input, linear_weight, linear_bias), target): PyTorch's reference path (minifp has no
+    chunked kernel: `options` changes nothing here)."""
+    if input.ndim < 1 or input.ndim > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.ndim}")
+    if linear_weight.ndim < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got {linear_weight.ndim}")
+    batches, in_features = tuple(input.shape[:-1]), input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError(f"expected equal input and linear_weight last dimensions (in_features), got "
+                           f"{in_features} and {linear_weight.shape[-1]}, respectively")
+    classes, out_features = linear_weight.shape[0], tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (classes,) + out_features:
+        raise RuntimeError(f"expected linear_bias shape {(classes,) + out_features}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and not batches:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} "
+                           f"requires batched input, (N, {in_features}), got unbatched input with shape "
+                           f"{tuple(input.shape)}")
+    logits_shape = batches + (classes,) + out_features
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    rows = int(np.prod((classes,) + out_features))
+    w = linear_weight.reshape(rows, in_features)
+    b = linear_bias.reshape(rows) if linear_bias is not None else None
+    logits = linear(input, w, b).reshape(logits_shape)
+    return cross_entropy(logits, target, weight=weight, reduction=reduction,
+                         ignore_index=-100 if ignore_index is None else ignore_index,
+                         label_smoothing=label_smoothing)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0,
+                                      swap=False, reduction="mean"):
+    """max(d(a, p) - d(a, n) + margin, 0) with any distance function (pairwise_distance by default)."""
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"triplet_margin_with_distance_loss: expected margin to be greater than 0, got {margin} "
+                         f"instead")
+    if not (anchor.ndim == positive.ndim == negative.ndim):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and negative "
+                           f"{negative.ndim}D inputs")
+    dist_fn = distance_function if distance_function is not None else pairwise_distance
+    d_pos, d_neg = dist_fn(anchor, positive), dist_fn(anchor, negative)
+    if swap:
+        d_neg = _tensor.minimum(d_neg, dist_fn(positive, negative))
+    return _reduced((margin + d_pos - d_neg).clamp(min=0), reduction)
+
+
+def one_hot(tensor, num_classes=-1):
+    """int64 (..., num_classes) with a 1 at each value's class (num_classes -1: the largest value + 1)."""
+    idx = np.asarray(to_numpy(storage(tensor)))
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        if idx.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(idx.max()) + 1
+    if idx.size and (idx.min() < 0 or idx.max() >= num_classes):
+        raise RuntimeError("Class values must be smaller than num_classes." if idx.size and idx.max() >= num_classes
+                           else "Class values must be non-negative.")
+    out = (idx[..., None] == np.arange(num_classes)).astype(np.int64)
+    return made_like(tensor, array_module(storage(tensor)).asarray(out), None)
+
+
+def channel_shuffle(input, groups):
+    """(N, g * k, ...) -> channels regrouped as (k, g) (PyTorch's ShuffleNet shuffle; data movement)."""
+    if input.ndim < 3:
+        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"sizes {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    n, c = input.shape[:2]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    rest = tuple(input.shape[2:])
+    x = input.reshape((n, groups, c // groups) + rest)
+    x = apply("transpose", x, axes=(0, 2, 1) + tuple(range(3, x.ndim)))
+    return x.reshape((n, c) + rest)
+
+
+def _pad_source(n, before, after, mode):
+    """For each output position along a dim padded by (before, after): the input position it copies."""
+    src = np.arange(-before, n + after)
+    if mode == "replicate":
+        return np.clip(src, 0, n - 1)
+    if mode == "circular":
+        return src % n
+    period = 2 * (n - 1)            # reflect: mirror about the edges, the edge itself not repeated
+    m = np.abs(src) % period if period else np.zeros_like(src)
+    return np.where(m < n, m, period - m)
+
+
+def pad(input, pad, mode="constant", value=None):
+    """PyTorch's F.pad: pairs (before, after) from the last dim backwards; 'constant' (value), 'reflect',
+    'replicate' or 'circular'; negative amounts crop. Only selects and concatenates: values stay exact."""
+    if len(pad) % 2 or len(pad) // 2 > input.ndim:
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input dimension but got "
+                           f"padding length {len(pad)} and input of dimension {input.ndim}")
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if mode != "constant" and (len(pad) // 2 > 3 or input.ndim not in (len(pad) // 2 + 1, len(pad) // 2 + 2)):
+        raise NotImplementedError(f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.")
+    if mode != "constant" and value not in (None, 0):
+        raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument.")
+    x = input
+    for k in range(len(pad) // 2):
+        axis, (before, after) = input.ndim - 1 - k, (int(pad[2 * k]), int(pad[2 * k + 1]))
+        n = x.shape[axis]
+        if mode == "constant":
+            x = _take_range(x, axis, max(-before, 0), n - max(-after, 0))
+            x = _pad_axis_with(x, axis, max(before, 0), max(after, 0), 0.0 if value is None else value)
+            continue
+        if mode == "reflect" and (before >= n or after >= n):
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, "
+                               f"but got: padding ({before}, {after}) at dimension {axis} of input "
+                               f"{list(input.shape)}")
+        if mode == "circular":      # PyTorch crops first, then wraps around what is left
+            x = _take_range(x, axis, max(-before, 0), n - max(-after, 0))
+            n, before, after = x.shape[axis], max(before, 0), max(after, 0)
+        x = _take(x, axis, _pad_source(n, before, after, mode))
+    return x
+
+
+def _take_range(x, axis, start, stop):
+    if start == 0 and stop == x.shape[axis]:
+        return x
+    return apply("getitem", x, index=(slice(None),) * axis + (slice(start, stop),))
+
+
+def _pad_axis_with(x, axis, before, after, value):
+    def block(n):
+        shape = tuple(x.shape[:axis]) + (n,) + tuple(x.shape[axis + 1:])
+        return _tensor.full(shape, value, dtype=x.dtype, device=x.device)
+    parts = ([block(before)] if before else []) + [x] + ([block(after)] if after else [])
+    return x if len(parts) == 1 else apply("concatenate", *parts, axis=axis)
+
+
+def constant_pad_nd(input, pad, value=0):
+    """torch.constant_pad_nd: F.pad's constant mode."""
+    return globals()["pad"](input, pad, "constant", value)
+
+
+def _fractional_starts(u, n_in, n_out, k):
+    """PyTorch's pseudo-random window starts along one dim from a sample u in [0, 1)."""
+    if n_out == 1:
+        return np.array([n_in - k])
+    alpha = np.float32(n_in - k) / np.float32(n_out - 1)
+    i = np.arange(n_out - 1, dtype=np.float32)
+    starts = (np.floor((i + np.float32(u)) * alpha) - np.floor(np.float32(u) * alpha)).astype(np.int64)
+    return np.append(starts, n_in - k)
+
+
+def _fractional_max_pool(input, kernel_size, output_size, output_ratio, return_indices, samples, nd, name):
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {list(input.shape)}")
+    k = _tuple_n(kernel_size, nd, "kernel_size")
+    spatial = tuple(input.shape[-nd:])
+    if output_size is None:
+        if output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+        ratio = (output_ratio,) * nd if isinstance(output_ratio, numbers.Real) else tuple(output_ratio)
+        output_size = tuple(int(n * r) for n, r in zip(spatial, ratio))
+    out = _tuple_n(output_size, nd, "output_size")
+    for n, o, ki in zip(spatial, out, k):
+        if o + ki - 1 > n:
+            raise RuntimeError(f"{name}(): pool size {ki} too large relative to input size {n} and output size {o}")
+    lead = tuple(input.shape[:-nd])
+    planes = int(np.prod(lead))
+    u = (np.asarray(to_numpy(storage(samples)), np.float32).reshape(planes, nd) if samples is not None
+         else rng().random((planes, nd)).astype(np.float32))
+    v = np.asarray(to_numpy(input.float32())).reshape((planes,) + spatial)
+    idx = np.zeros((planes,) + out, np.int64)
+    for p in range(planes):
+        # samples come per (batch, channel) with the last dim first (PyTorch's order: w, h[, t])
+        starts = [_fractional_starts(u[p, nd - 1 - a], n, o, ki)
+                  for a, (n, o, ki) in enumerate(zip(spatial, out, k))]
+        for cell in np.ndindex(*out):
+            lo = [s[c] for s, c in zip(starts, cell)]
+            region = v[(p,) + tuple(slice(a, a + ki) for a, ki in zip(lo, k))]
+            local = np.unravel_index(np.argmax(region), k)
+            idx[(p,) + cell] = np.ravel_multi_index([a + b for a, b in zip(lo, local)], spatial)
+    idx = idx.reshape(lead + out)
+    values = apply("reshape", _gather_flat(input, idx.reshape(lead + (-1,)), nd), shape=lead + out)
+    return (values, made_like(input, array_module(storage(input)).asarray(idx), None)) if return_indices else values
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    """Max over pseudo-randomly placed windows (Graham's fractional max pooling), the first maximum selected."""
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio, return_indices, _random_samples, 2,
+                                "fractional_max_pool2d")
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    """Max over pseudo-randomly placed 3-d windows, the first maximum selected."""
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio, return_indices, _random_samples, 3,
+                                "fractional_max_pool3d")
+
+
+def _grid_coordinate(coord, size, padding_mode, align_corners):
+    """PyTorch's source position along one axis for normalised grid values (a tensor: differentiable in them)."""
+    x = (coord + 1) * ((size - 1) / 2) if align_corners else ((coord + 1) * size - 1) / 2
+    if padding_mode == "reflection":
+        low, high = (0.0, 2.0 * (size - 1)) if align_corners else (-1.0, 2.0 * size - 1)
+        if low == high:
+            return x * 0.0
+        lo, span = low / 2, (high - low) / 2
+        v = np.abs(np.asarray(to_numpy(x.detach().float32())) - lo)
+        flips = np.floor(v / span)
+        # piecewise linear in x: x' = sign * x + offset, the sign and offset read from the values
+        s = np.where(np.asarray(to_numpy(x.detach().float32())) >= lo, 1.0, -1.0)
+        sign = np.where(flips % 2 == 0, s, -s).astype(np.float32)
+        offset = np.where(flips % 2 == 0, -s * lo - flips * span + lo, span + s * lo + flips * span + lo)
+        x = (x * _tensor.tensor(sign, dtype=x.dtype, device=x.device)
+             + _tensor.tensor(offset.astype(np.float32), dtype=x.dtype, device=x.device))
+    if padding_mode in ("border", "reflection"):
+        x = x.clamp(0, size - 1)
+    return x
+
+
+def _grid_corner(input, idx, nd):
+    """input (N, C, *spatial) at integer positions idx [(N, *out)] per axis, zero outside: (N, C, *out)."""
+    spatial = tuple(input.shape[2:])
+    inside = np.ones(idx[0].shape, bool)
+    for i, n in zip(idx, spatial):
+        inside &= (i >= 0) & (i < n)
+    safe = [np.clip(i, 0, n - 1) for i, n in zip(idx, spatial)]
+    batch = np.broadcast_to(np.arange(input.shape[0]).reshape((-1,) + (1,) * nd), idx[0].shape)
+    picked = apply("getitem", input, index=(batch, slice(None)) + tuple(safe))     # (N, *out, C)
+    picked = apply("transpose", picked, axes=(0, nd + 1) + tuple(range(1, nd + 1)))
+    mask = made_like(input, array_module(storage(input)).asarray(inside[:, None]), None)
+    return _functions.where(mask, picked, _tensor.zeros_like(picked))
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """input sampled at the normalised positions of grid (..., x, y[, z]): 'bilinear' (trilinear for 5-d input)
+    weights the neighbours in float32, 'nearest' selects; padding 'zeros', 'border' or 'reflection'."""
+    if mode not in ("bilinear", "nearest"):
+        raise NotImplementedError(f"grid_sample: mode={mode!r} is not supported by minifp.torch (bilinear, nearest)")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    nd = input.ndim - 2
+    if nd not in (2, 3) or grid.ndim != input.ndim or grid.shape[-1] != nd or grid.shape[0] != input.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have matching 4-D or 5-D shapes, but got "
+                           f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    align = bool(align_corners)
+    spatial = tuple(input.shape[2:])
+    # grid's last dim holds (x, y[, z]): x indexes the last spatial axis
+    pos = [_grid_coordinate(apply("getitem", grid, index=(Ellipsis, nd - 1 - a)), spatial[a], padding_mode, align)
+           for a in range(nd)]
+    vals = [np.asarray(to_numpy(p.detach().float32())) for p in pos]
+    if mode == "nearest":
+        out = _grid_corner(input, [np.rint(v).astype(np.int64) for v in vals], nd)
+        # the grid gets PyTorch's zero gradient: a selection that keeps every value of out but reads the grid
+        keep = made_like(out, array_module(storage(out)).ones(tuple(out.shape), bool), None)
+        return _functions.where(keep, out, pos[0].unsqueeze(1).to(out.dtype).expand(*out.shape))
+    low = [np.floor(v).astype(np.int64) for v in vals]
+    out = None
+    for corner in np.ndindex(*(2,) * nd):
+        w = None
+        for a, c in enumerate(corner):      # (1 - t) for the low neighbour, t for the high one
+            t = pos[a] - _tensor.tensor(low[a].astype(np.float32), dtype=pos[a].dtype, device=input.device)
+            f = t if c else 1 - t
+            w = f if w is None else w * f
+        term = _grid_corner(input, [l + c for l, c in zip(low, corner)], nd) * w.unsqueeze(1)
+        out = term if out is None else out + term
+    return out
+
+
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    """torch.grid_sampler: grid_sample with PyTorch's integer modes (0 bilinear, 1 nearest; 0 zeros, 1 border,
+    2 reflection)."""
+    return grid_sample(input, grid, ("bilinear", "nearest")[interpolation_mode],
+                       ("zeros", "border", "reflection")[padding_mode], align_corners)
+
+
+grid_sampler_2d = grid_sampler_3d = grid_sampler
+
+
+def _lengths(v):
+    return np.asarray(to_numpy(storage(v)) if isinstance(v, _EngineTensor) else v, np.int64).reshape(-1)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """Connectionist temporal classification loss of log_probs (T, N, C) (or (T, C)) against padded (N, S) or
+    concatenated targets (one op: the alpha and beta recursions in log space)."""
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    unbatched = log_probs.ndim == 2
+    lp = log_probs.reshape(log_probs.shape[0], 1, -1) if unbatched else log_probs
+    ins, outs = _lengths(input_lengths), _lengths(target_lengths)
+    tg = np.asarray(to_numpy(storage(targets)), np.int64)
+    if tg.ndim == 1 and not unbatched:          # concatenated targets: pad them into rows
+        rows = np.zeros((len(outs), max(int(outs.max(initial=0)), 1)), np.int64)
+        starts = np.concatenate([[0], np.cumsum(outs)[:-1]])
+        for b, (s, n) in enumerate(zip(starts, outs)):
+            rows[b, :n] = tg[s:s + n]
+        tg = rows
+    tg = tg.reshape(1, -1) if unbatched else tg
+    if tg.shape[1] == 0:
+        tg = np.zeros((tg.shape[0], 1), np.int64)
+    if len(ins) != lp.shape[1] or len(outs) != lp.shape[1]:
+        raise RuntimeError(f"Expected input_lengths and target_lengths to have size {lp.shape[1]}, but got "
+                           f"{len(ins)} and {len(outs)}")
+    if ins.size and ins.max() > lp.shape[0]:
+        raise RuntimeError(f"Expected input_lengths to have value at most {lp.shape[0]}, but got value "
+                           f"{int(ins.max())}")
+    xp = array_module(storage(lp))
+    loss = apply("ctc_loss", lp, targets=xp.asarray(tg), input_lengths=xp.asarray(ins),
+                 target_lengths=xp.asarray(outs), blank=int(blank), reduction=reduction,
+                 zero_infinity=bool(zero_infinity))
+    return loss.reshape(()) if unbatched and reduction == "none" else loss
+
+
+def _autocast_as(name):
+    """PyTorch's autocast for a function composed here from engine ops: where the lists name it, its floating
+    tensors are cast once (to float32, or to the autocast dtype) and the inside runs without autocast, as the one
+    PyTorch op would; elsewhere its parts meet autocast one by one, as PyTorch's decomposition does."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            first = next((v for v in args if isinstance(v, _EngineTensor)), None)
+            a = None if first is None else _autocast_on(first)
+            if a is None or (name not in a.float32 and name not in a.lower):
+                return fn(*args, **kwargs)
+            fmt = _FLOAT32 if name in a.float32 else a.fmt
+
+            def cast(v):
+                return v.astype(fmt) if isinstance(v, _EngineTensor) and v.fmt is not None and v.fmt != fmt else v
+            with autocast_scope(None):
+                return fn(*map(cast, args), **{k: cast(v) for k, v in kwargs.items()})
+        return run
+    return wrap
+
+
+_AUTOCAST_COMPOSED = ("kl_div", "poisson_nll_loss", "margin_ranking_loss", "hinge_embedding_loss",
+                      "soft_margin_loss", "cosine_embedding_loss", "triplet_margin_loss", "cosine_similarity", "dist",
+                      "cdist", "avg_pool3d", "max_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
+                      "grid_sample")
+for _name in _AUTOCAST_COMPOSED:
+    globals()[_name] = _autocast_as(_name)(globals()[_name])
+del _name
+
+
+# issue 32's additions (torch.cdist, torch.dist, torch.constant_pad_nd and torch.grid_sampler live here too, as
+# torch.* names: PyTorch's nn.functional does not have them)
+__all__ += ["max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d", "max_pool2d_with_indices",
+            "max_unpool1d", "max_unpool2d", "max_unpool3d", "conv_transpose1d", "softmin", "normalize",
+            "pairwise_distance", "cosine_similarity", "margin_ranking_loss", "hinge_embedding_loss", "kl_div",
+            "poisson_nll_loss", "gaussian_nll_loss", "cosine_embedding_loss", "triplet_margin_loss",
+            "multilabel_soft_margin_loss", "soft_margin_loss", "threshold", "hardshrink", "softshrink", "tanhshrink",
+            "softsign", "logsigmoid", "celu", "rrelu", "alpha_dropout", "feature_alpha_dropout", "dropout1d",
+            "dropout2d", "dropout3d", "local_response_norm", "huber_loss", "smooth_l1_loss", "adaptive_avg_pool3d",
+            "upsample", "upsample_nearest", "upsample_bilinear", "conv3d", "conv_transpose3d", "max_pool3d",
+            "avg_pool3d", "adaptive_max_pool2d", "adaptive_max_pool3d", "multi_margin_loss", "multilabel_margin_loss",
+            "bilinear", "unfold", "embedding_bag", "linear_cross_entropy", "triplet_margin_with_distance_loss",
+            "one_hot", "channel_shuffle", "pad", "fractional_max_pool2d", "fractional_max_pool3d", "grid_sample",
+            "ctc_loss"]
+
 
 from .._missing import missing as _missing  # noqa: E402
 __getattr__ = _missing("minifp.torch.nn.functional")
