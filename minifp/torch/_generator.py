@@ -9,7 +9,8 @@ import secrets
 
 import numpy as np
 
-from ..engine import STREAM_STATE_BYTES, manual_seed as _seed_global, new_stream, rng, set_stream_state, stream_state
+from ..engine import (STREAM_STATE_BYTES, manual_seed as _seed_global, new_stream, rng, set_stream_state, storage,
+                      stream_state, Tensor as _EngineTensor)
 from ._device import device as _device
 
 __all__ = ["Generator", "default_generator", "get_rng_state", "initial_seed", "manual_seed", "seed", "set_rng_state",
@@ -27,6 +28,10 @@ def _seed(seed):
     if not -2 ** 63 <= seed < 2 ** 64:
         raise ValueError("Overflow when unpacking long long")
     return seed % 2 ** 64
+
+
+# The face's from_numpy, handed over by _tensor.py (which imports this module, so this one cannot import it)
+tensor_of = None
 
 
 class Generator:
@@ -60,15 +65,12 @@ class Generator:
 
     def get_state(self):
         """The whole state as a uint8 tensor (the initial seed, then the stream's state)."""
-        from ._tensor import from_numpy
         head = np.frombuffer(self._initial.to_bytes(8, "little"), dtype=np.uint8)
-        return from_numpy(np.concatenate([head, stream_state(self.rng)]))
+        return tensor_of(np.concatenate([head, stream_state(self.rng)]))
 
     def set_state(self, new_state):
         """Restore what get_state() returned; returns the generator."""
-        from ._tensor import Tensor
-        from ..engine import storage
-        if not isinstance(new_state, Tensor):
+        if not isinstance(new_state, _EngineTensor):
             raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
         data = storage(new_state)
         if new_state.fmt is not None or data.dtype != np.uint8:

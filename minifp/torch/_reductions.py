@@ -22,7 +22,7 @@ from ._tensor import Tensor, _MaxResult, _dim, _dims, _type_name, check_same_dty
 
 __all__ = ["all", "any", "prod", "nansum", "nanmean", "logsumexp", "var_mean", "std_mean", "aminmax", "amax", "amin",
            "quantile", "nanquantile", "cov", "corrcoef", "histc", "histogram", "histogramdd", "trapezoid", "trapz",
-           "cumulative_trapezoid", "renorm", "norm", "dist", "cdist", "dot", "vdot", "inner", "outer", "ger", "mv",
+           "cumulative_trapezoid", "renorm", "norm", "dist", "dot", "vdot", "inner", "outer", "ger", "mv",
            "addmm", "addmv", "addbmm", "baddbmm", "addr", "einsum", "tensordot", "kron", "trace", "cross"]
 
 _minmax = collections.namedtuple("aminmax", ("min", "max"))
@@ -380,18 +380,6 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
         hist = hist / (hist.sum() * np.prod(np.broadcast_arrays(*widths), axis=0))
     return _histdd(tensor(hist.astype(np.float32), dtype=input.dtype, device=input.device),
                    [tensor(e, dtype=input.dtype, device=input.device) for e in edges])
-
-
-def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
-    """The p-norm distances between the rows of x1 (..., P, M) and of x2 (..., R, M): (..., P, R)."""
-    if x1.ndim < 2 or x2.ndim < 2:
-        raise RuntimeError(f"cdist only supports at least 2D tensors, X{1 if x1.ndim < 2 else 2} got: "
-                           f"{builtins.min(x1.ndim, x2.ndim)}D")
-    if x1.shape[-1] != x2.shape[-1]:
-        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
-    if p < 0:
-        raise RuntimeError("cdist only supports non-negative p values")
-    return _linalg.vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, -1)
 
 
 # -- trapezoids and renorm ---------------------------------------------------------------------------------------

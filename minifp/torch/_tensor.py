@@ -17,6 +17,7 @@ from .. import engine
 from ..engine import (apply, array_module, current_autocast, detach_, made_by, made_like, make, set_storage, storage,
     Tensor as _EngineTensor, tensor as _engine_tensor, to_numpy)
 from . import _device
+from . import _generator
 from ._generator import stream
 
 __all__ = ["Tensor", "dtype", "Size", "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty",
@@ -840,3 +841,6 @@ def parse_to(args, kwargs, t):
         elif a is not None and not isinstance(a, bool):
             d = a
     return (_device.parse(where) if where is not None else None), (as_dtype(d) if d is not None else None)
+
+
+_generator.tensor_of = from_numpy
