@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from . import _memory
 from ._backend import array_module
 from ._rounding import round_to, widen
 from ._formats import float32
@@ -370,6 +371,8 @@ def update(rule, p, grad, slots, update_rounding="nearest", new_slot=None, **hyp
             slots[name] = new_slot(name, a, p.fmt if name == KAHAN else float32)
         elif t._data is not a:      # a rule's new array is its slot's storage (float32; the compensation p's)
             t._data, t._float32 = a, None
+            if _memory.WATCHED and t.device in _memory.WATCHED:
+                _memory.note(a, t.device)
 
 
 def apply_rule(rule, p, grad, state, update_rounding="nearest", **hyper):

@@ -13,6 +13,7 @@ from ._formats import _BY_STORAGE, as_format, float32
 from ._backend import array_module, to_numpy
 from ._rounding import round_to, widen
 from ._seams import SEAMS, seam
+from ._memory import WATCHED, note as _note_storage
 
 __all__ = ["Tensor", "tensor", "real", "values"]
 
@@ -33,6 +34,8 @@ class Tensor:
             None, None
         self._float32 = None
         self.device = device or device_of(data)
+        if WATCHED and self.device in WATCHED:
+            _note_storage(data, self.device)
 
     @classmethod
     def _wrap(cls, data, fmt, requires_grad=False, node=None, device=None):
@@ -41,6 +44,8 @@ class Tensor:
         t._data, t.fmt, t._node, t.requires_grad, t.grad, t.name, t._float32 = data, fmt, node, requires_grad, None, \
             None, None
         t.device = device or device_of(data)
+        if WATCHED and t.device in WATCHED:       # (torch.cuda's memory statistics: see _memory.py)
+            _note_storage(data, t.device)
         return t
 
     def _like(self, data, fmt, requires_grad=False):
@@ -56,6 +61,8 @@ class Tensor:
             raise ValueError(f"assign(): values of shape {new.shape} for a tensor of shape {self.shape}; "
                              f"the shapes must match")
         self._data, self._float32 = new, None
+        if WATCHED and self.device in WATCHED:
+            _note_storage(new, self.device)
         return self
 
     # -- views of the data ------------------------------------------------------
@@ -176,6 +183,8 @@ def take(t, values):
     if t.fmt is not None and t.fmt.is_float32 and type(values) is type(data) and values.dtype is _F32 \
             and values.shape == data.shape:
         t._data, t._float32 = values, None
+        if WATCHED and t.device in WATCHED:
+            _note_storage(values, t.device)
     else:
         t.assign(values)
 

@@ -15,6 +15,7 @@ Tensors
     take(t, array), convert(t, fmt)   hand a fresh float32 array to t; re-store t in another format, in place
     detach_(t), made_by(t)            cut t from its graph in place; the name of the op that made t (None: a leaf)
     become(t, new)                    t takes new's storage and place in the graph, in place (in-place ops)
+    memory_held, memory_peak, reset_memory_peak   the bytes tensors' storages hold on a device, and the peak
     round_to, widen, MODES            rounding and widening of arrays
 Autodiff and state of the thread
     backward, gradients               .grad from a root; gradients of targets without touching .grad (a tape)
@@ -34,7 +35,9 @@ Tools
 """
 from __future__ import annotations
 
-from . import _checks as checks
+import gc
+
+from . import _checks as checks, _memory
 from ._autograd import backward, gradients
 from ._backend import array_module, to_numpy
 from ._dispatch import apply
@@ -61,7 +64,7 @@ from ._tensor import Tensor, check_storage, real, take, tensor
 __all__ = ["Tensor", "tensor", "apply", "op_function", "op_method", "install_names", "make", "rewrap", "made_like", "storage", "values", "take", "convert", "detach_",
            "made_by", "round_to", "widen", "MODES", "backward", "gradients", "grad_mode", "no_grad", "enable_grad",
            "is_grad_enabled", "Autocast", "autocast_scope", "current_autocast", "training_scope", "current_training", "float32_products",
-           "set_float32_products", "set_storage", "become", "layer_scope", "watched_call", "unwatched", "is_layer", "update_running_stats",
+           "set_float32_products", "set_storage", "become", "memory_held", "memory_peak", "reset_memory_peak", "layer_scope", "watched_call", "unwatched", "is_layer", "update_running_stats",
            "sgd_update", "adam_update", "rmsprop_update", "adagrad_update", "adagrad_state", "adadelta_update",
            "adamax_update", "nadam_update", "radam_update", "keras_sgd_update",
            "keras_adam_update", "keras_rmsprop_update", "keras_nadam_update", "keras_nadam_u",
@@ -136,6 +139,8 @@ def convert(t, fmt):
     rounded once into fmt; t keeps its identity (a parameter stays the parameter its optimizer holds)."""
     fmt = as_format(fmt)
     t._data, t.fmt, t._float32 = round_to(t.float32(), fmt), fmt, None
+    if _memory.WATCHED and t.device in _memory.WATCHED:
+        _memory.note(t._data, t.device)
     return t
 
 
@@ -147,6 +152,8 @@ def set_storage(t, data, fmt, device=None):
     t._data, t.fmt, t._float32 = data, fmt, None
     if device is not None:
         t.device = device
+    if _memory.WATCHED and t.device in _memory.WATCHED:
+        _memory.note(data, t.device)
     return t
 
 
@@ -168,6 +175,24 @@ def detach_(t):
 def made_by(t):
     """The name of the op whose result t is, or None for a leaf."""
     return None if t._node is None else t._node.op.name
+
+
+def memory_held(device):
+    """The bytes the storages of the tensors on `device` hold now (each array once); counting starts at the first
+    call of memory_held, memory_peak or reset_memory_peak for the device."""
+    _memory.watch(device, (o for o in gc.get_objects() if isinstance(o, Tensor)))
+    return _memory.held(device)
+
+
+def memory_peak(device):
+    """The most bytes they held since counting started or the last reset_memory_peak."""
+    memory_held(device)
+    return _memory.peak(device)
+
+
+def reset_memory_peak(device):
+    memory_held(device)
+    _memory.reset_peak(device)
 
 
 def current_autocast():

@@ -53,16 +53,22 @@ def test_accelerator_and_cuda_queries():
     assert end.elapsed_time(start) <= 0 <= start.elapsed_time(end)
 
 
-def test_cuda_memory_counts_the_bytes_tensors_hold():
+def test_cuda_memory_counts_the_bytes_tensors_hold_and_the_exact_peak():
     torch.cuda.reset_peak_memory_stats()
     before = torch.cuda.memory_allocated()
+    assert torch.cuda.max_memory_allocated() == before
     x = torch.zeros(1000, device="cuda")
     view = x.reshape(10, 100)                   # a view: no new storage
     h = torch.zeros(1000, device="cuda", dtype=torch.float16)
-    assert torch.cuda.memory_allocated() - before == 4000 + 2000
-    del x, view, h
-    assert torch.cuda.memory_allocated() == before
-    assert torch.cuda.max_memory_allocated() >= before + 6000 and torch.cuda.memory_reserved() == before
+    y = (x + 1) * 2                             # x + 1 is freed once y is made: 4000 bytes more at the peak
+    assert torch.cuda.memory_allocated() - before == 4000 + 2000 + 4000
+    assert torch.cuda.max_memory_allocated() - before == 4000 + 2000 + 4000 + 4000
+    del x, view, h, y
+    assert torch.cuda.memory_allocated() == before and torch.cuda.memory_reserved() == before
+    assert torch.cuda.max_memory_allocated() - before == 14000
+    torch.cuda.reset_peak_memory_stats()
+    assert torch.cuda.max_memory_allocated() == before
+    assert torch.zeros(10).device == "cpu" and torch.cuda.memory_allocated() == before     # the host's: not counted
 
 
 def test_parallel_wrappers_run_the_module_and_prefix_its_state():

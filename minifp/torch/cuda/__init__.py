@@ -1,20 +1,20 @@
 """torch.cuda: always available; a real GPU through CuPy where there is one, else emulated on the host.
 
 Device queries describe the H100 the emulated device models. Memory statistics count the bytes that minifp's
-tensors on the cuda device hold (each storage once, views included in their base): memory_allocated() is exact
-when called; minifp has no caching allocator, so reserved equals allocated; the peaks are the largest value seen
-at a memory query since the last reset (a lower bound of the true peak: minifp does not watch every allocation).
+tensors on the cuda device hold (each array once, views with the array they view), from the first memory query on:
+every storage a cuda tensor takes is counted when it appears and until it is freed, so the peak since
+reset_peak_memory_stats is exact (minifp.engine.memory_held); minifp has no caching allocator, so reserved equals
+allocated.
 """
 from __future__ import annotations
 
-import gc
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._device import is_emulated
-from ...engine import get_random_state, manual_seed, set_random_state, storage, Tensor as _EngineTensor
+from ...engine import (get_random_state, manual_seed, memory_held, memory_peak, reset_memory_peak, set_random_state)
 from . import amp
 
 __all__ = ["amp", "is_available", "is_emulated", "device_count", "current_device", "set_device", "get_device_name",
@@ -121,35 +121,18 @@ def seed():
 
 # -- memory ---------------------------------------------------------------------------------------------------
 
-_peak = [0]
-
-
-def _held():
-    """The bytes held by the storages of the live tensors on the cuda device, each storage counted once."""
-    roots = {}
-    for obj in gc.get_objects():
-        if isinstance(obj, _EngineTensor) and obj.device == "cuda":
-            a = storage(obj)
-            while getattr(a, "base", None) is not None and hasattr(a.base, "nbytes"):
-                a = a.base
-            roots[id(a)] = a.nbytes
-    held = sum(roots.values())
-    _peak[0] = max(_peak[0], held)
-    return held
-
-
 def memory_allocated(device=None):
-    return _held()
+    """The bytes the storages of the live cuda tensors hold (each array once)."""
+    return memory_held("cuda")
 
 
 def max_memory_allocated(device=None):
-    _held()
-    return _peak[0]
+    """The most bytes they held since the first memory query or the last reset_peak_memory_stats."""
+    return memory_peak("cuda")
 
 
 def reset_peak_memory_stats(device=None):
-    _peak[0] = 0
-    _held()
+    reset_memory_peak("cuda")
 
 
 reset_max_memory_allocated = reset_max_memory_cached = reset_peak_memory_stats
@@ -157,20 +140,20 @@ memory_reserved, max_memory_reserved = memory_allocated, max_memory_allocated
 
 
 def memory_stats(device=None):
-    held = _held()
-    return {"allocated_bytes.all.current": held, "allocated_bytes.all.peak": _peak[0],
-            "reserved_bytes.all.current": held, "reserved_bytes.all.peak": _peak[0]}
+    held, peak = memory_allocated(), max_memory_allocated()
+    return {"allocated_bytes.all.current": held, "allocated_bytes.all.peak": peak,
+            "reserved_bytes.all.current": held, "reserved_bytes.all.peak": peak}
 
 
 def memory_summary(device=None, abbreviated=False):
-    held = _held()
-    return (f"minifp CUDA memory: {held / 2**20:.1f} MiB held by tensors, peak seen {_peak[0] / 2**20:.1f} MiB "
+    return (f"minifp CUDA memory: {memory_allocated() / 2**20:.1f} MiB held by tensors, peak "
+            f"{max_memory_allocated() / 2**20:.1f} MiB "
             f"(no caching allocator: reserved = allocated)")
 
 
 def mem_get_info(device=None):
     """(free, total) bytes of the modelled H100."""
-    return H100_MEMORY - _held(), H100_MEMORY
+    return H100_MEMORY - memory_allocated(), H100_MEMORY
 
 
 # -- streams and events ------------------------------------------------------------------------------------------
