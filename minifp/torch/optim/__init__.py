@@ -18,6 +18,7 @@ from collections import defaultdict
 import numpy as np
 
 from .._methods import check_grad
+from ..nn.module import Parameter
 from ... import engine
 from ...engine import (enable_grad, float32 as _float32, made_like, make, no_grad, real, round_to, storage, Tensor,
     to_numpy)
@@ -187,7 +188,8 @@ class Optimizer:
         restarting that moment at zero)."""
         for group in self.param_groups:
             for p in group["params"]:
-                check_grad(p, p.grad)
+                if type(p) is not Parameter:       # (a Parameter's gradient was checked when it was assigned)
+                    check_grad(p, p.grad)
             keys = self._state_keys(group)
             for p in group["params"] if keys else ():
                 state = self.state.get(p)
