@@ -17,7 +17,6 @@ import numpy as np
 from .. import engine
 from ..engine import apply, become, made_by, made_like, rewrap, set_storage, storage, Tensor as _EngineTensor, to_numpy
 from .linalg import vector_norm
-from ._missing import missing_method
 from ._tensor import Tensor, _dim, _dims, _shape_args, _type_name, full, ones, tensor, zeros
 
 __all__ = ["check_grad", "topk", "sort", "argsort", "split", "chunk", "unbind", "tril", "triu", "flip", "gather", "var", "std",
@@ -418,4 +417,5 @@ Tensor.tril_ = lambda self, diagonal=0: _in_place(self, lambda t: tril(t, diagon
 Tensor.triu_ = lambda self, diagonal=0: _in_place(self, lambda t: triu(t, diagonal))
 Tensor.__iadd__, Tensor.__isub__, Tensor.__imul__, Tensor.__itruediv__ = (Tensor.add_, Tensor.sub_, Tensor.mul_,
                                                                           Tensor.div_)
-Tensor.__getattr__ = missing_method
+# No Tensor.__getattr__ for a missing method's message: a class with one pays for it on every attribute read of its
+# instances (5% of the digits MLP's step, measured with benchmarks/torch_face.py --against)

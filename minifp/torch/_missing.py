@@ -2,7 +2,7 @@
 coverage is listed."""
 from __future__ import annotations
 
-__all__ = ["COVERAGE", "missing", "missing_method"]
+__all__ = ["COVERAGE", "missing"]
 
 COVERAGE = "docs/torch_coverage.md"
 
@@ -12,11 +12,6 @@ def missing(where):
     def __getattr__(name):
         raise _error(f"module {where!r}", name)
     return __getattr__
-
-
-def missing_method(self, name):
-    """Tensor.__getattr__: called only where the attribute is not found."""
-    raise _error(f"{type(self).__name__!r} object", name)
 
 
 def _error(what, name):
