@@ -28,7 +28,7 @@ __all__ = ["Tensor", "constant", "convert_to_tensor", "cast", "is_tensor", "zero
 Tensor = _K.Tensor
 
 
-def _wrap(arr, dtype, device=None):
+def _tf_tensor(arr, dtype, device=None):
     """A face tensor over a NumPy/CuPy array of values, rounded once into `dtype`."""
     d = _dtypes.as_dtype(dtype)
     fmt = _dtypes.format_of(d)
@@ -73,7 +73,7 @@ def constant(value, dtype=None, shape=None, name=None):
         else:
             raise TypeError(f"Eager execution of tf.constant with unsupported shape. Tensor {value!r} (converted "
                             f"from {value!r}) has {arr.size} elements, but got `shape` {shape} with {n} elements).")
-    t = _wrap(arr, d)
+    t = _tf_tensor(arr, d)
     t.name = name
     return t
 
@@ -134,12 +134,12 @@ def _shape(shape):
 
 def zeros(shape, dtype=_dtypes.float32, name=None):
     """tf.zeros."""
-    return _wrap(np.zeros(_shape(shape), np.float32), dtype)
+    return _tf_tensor(np.zeros(_shape(shape), np.float32), dtype)
 
 
 def ones(shape, dtype=_dtypes.float32, name=None):
     """tf.ones."""
-    return _wrap(np.ones(_shape(shape), np.float32), dtype)
+    return _tf_tensor(np.ones(_shape(shape), np.float32), dtype)
 
 
 def fill(dims, value, name=None):
@@ -150,13 +150,13 @@ def fill(dims, value, name=None):
 def zeros_like(input, dtype=None, name=None):      # noqa: A002  (TensorFlow's argument name)
     """tf.zeros_like."""
     x = _t(input)
-    return _wrap(np.zeros(x.shape, np.float32), dtype or x.dtype)
+    return _tf_tensor(np.zeros(x.shape, np.float32), dtype or x.dtype)
 
 
 def ones_like(input, dtype=None, name=None):       # noqa: A002
     """tf.ones_like."""
     x = _t(input)
-    return _wrap(np.ones(x.shape, np.float32), dtype or x.dtype)
+    return _tf_tensor(np.ones(x.shape, np.float32), dtype or x.dtype)
 
 
 def range(start, limit=None, delta=1, dtype=None, name="range"):   # noqa: A001
@@ -166,7 +166,7 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):   # noqa: A001
     args = [a.item() if isinstance(a, _EngineTensor) else a for a in (start, limit, delta)]
     if dtype is None:
         dtype = _dtypes.float32 if any(isinstance(a, float) for a in args) else _dtypes.int32
-    return _wrap(np.arange(*args, dtype=np.float64), dtype)
+    return _tf_tensor(np.arange(*args, dtype=np.float64), dtype)
 
 
 def reshape(tensor, shape, name=None):
@@ -197,7 +197,7 @@ def _swap_last(x):
 
 def shape(input, out_type=_dtypes.int32, name=None):     # noqa: A002
     """tf.shape: the shape as an int32 tensor."""
-    return _wrap(np.asarray(_t(input).shape, np.int64), out_type)
+    return _tf_tensor(np.asarray(_t(input).shape, np.int64), out_type)
 
 
 def concat(values, axis, name="concat"):
@@ -383,7 +383,7 @@ def set_seed(seed):
 
 def random_normal(shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, seed=None, name=None):
     """tf.random.normal: drawn in float64 from minifp's generator, rounded once into `dtype`."""
-    return _wrap(generator(seed).normal(mean, stddev, _shape(shape)), dtype)
+    return _tf_tensor(generator(seed).normal(mean, stddev, _shape(shape)), dtype)
 
 
 def random_uniform(shape, minval=0, maxval=None, dtype=_dtypes.float32, seed=None, name=None):
@@ -393,5 +393,5 @@ def random_uniform(shape, minval=0, maxval=None, dtype=_dtypes.float32, seed=Non
     if not d.is_floating:
         if maxval is None:
             raise ValueError(f"Must specify maxval for integer dtype {d.name}")
-        return _wrap(g.integers(minval, maxval, _shape(shape)), d)
-    return _wrap(g.uniform(minval, 1.0 if maxval is None else maxval, _shape(shape)), d)
+        return _tf_tensor(g.integers(minval, maxval, _shape(shape)), d)
+    return _tf_tensor(g.uniform(minval, 1.0 if maxval is None else maxval, _shape(shape)), d)

@@ -70,7 +70,7 @@ def _ratio_reduce(total, ratios, maximums, values):
     return out
 
 
-def _wrap(text, width):
+def _wrap_text(text, width):
     """Text broken into lines of at most width characters at spaces (long words folded), as rich does."""
     lines, line = [], ""
     for word in text.split(" "):
@@ -99,7 +99,7 @@ def _table(header, rows, widths, justify):
         return left + mid.join(fill * w for w in widths) + right
 
     def render(cells, bar):
-        wrapped = [_wrap(str(c), w) for c, w in zip(cells, inner)]
+        wrapped = [_wrap_text(str(c), w) for c, w in zip(cells, inner)]
         height = max(len(w) for w in wrapped)
         out = []
         for i in range(height):
