@@ -30,7 +30,7 @@ from .nn.functional import (cdist, constant_pad_nd, dist, grid_sampler, grid_sam
                             grid_sampler_3d)  # (torch.* names written beside F's)
 from ._globals import *  # noqa: F401,F403  (channels_last, compile, set_num_threads, seed, ...)
 from ._globals import __all__ as _global_names
-from ._missing import missing as _missing
+from ._missing import explain_missing_methods as _explain_missing_methods, missing as _missing
 from .version import __version__
 from .autograd import enable_grad, inference_mode, is_inference_mode_enabled, no_grad, set_grad_enabled
 from .amp import autocast
@@ -61,3 +61,4 @@ __all__ += [name[6:] for name in install_names(_names.NAMES, {"torch": _sys.modu
             if name.startswith("torch.")]
 del install_names, op_function, op_method
 __getattr__ = _missing("minifp.torch")
+_explain_missing_methods(Tensor)

@@ -417,5 +417,3 @@ Tensor.tril_ = lambda self, diagonal=0: _in_place(self, lambda t: tril(t, diagon
 Tensor.triu_ = lambda self, diagonal=0: _in_place(self, lambda t: triu(t, diagonal))
 Tensor.__iadd__, Tensor.__isub__, Tensor.__imul__, Tensor.__itruediv__ = (Tensor.add_, Tensor.sub_, Tensor.mul_,
                                                                           Tensor.div_)
-# No Tensor.__getattr__ for a missing method's message: a class with one pays for it on every attribute read of its
-# instances (5% of the digits MLP's step, measured with benchmarks/torch_face.py --against)

@@ -2,7 +2,9 @@
 coverage is listed."""
 from __future__ import annotations
 
-__all__ = ["COVERAGE", "missing"]
+import sys
+
+__all__ = ["COVERAGE", "missing", "explain_missing_methods"]
 
 COVERAGE = "docs/torch_coverage.md"
 
@@ -15,7 +17,29 @@ def missing(where):
 
 
 def _error(what, name):
-    if name.startswith("__") and name.endswith("__"):       # Python's own probes (__path__, __wrapped__, ...)
+    if _dunder(name):                                       # Python's own probes (__path__, __wrapped__, ...)
         return AttributeError(f"{what} has no attribute {name!r}")
     return AttributeError(f"{what} has no attribute {name!r}: {name} is not part of minifp's PyTorch face yet "
                           f"(what the face covers: {COVERAGE} in minifp's repository)")
+
+
+def _dunder(name):
+    return name.startswith("__") and name.endswith("__")
+
+
+def explain_missing_methods(cls):
+    """Uncaught, a missing method of a `cls` instance gets a note pointing to the coverage table.
+
+    Done where the error is shown, not by a `cls.__getattr__`: a class with one pays for it on every attribute read
+    of its instances (5% of the digits MLP's step, benchmarks/torch_face.py --against)."""
+    shown = sys.excepthook
+
+    def excepthook(kind, error, traceback):
+        name = getattr(error, "name", None)
+        if (isinstance(error, AttributeError) and isinstance(getattr(error, "obj", None), cls) and name
+                and not _dunder(name) and not getattr(error, "__notes__", None)):
+            error.add_note(f"{name} is not part of minifp's PyTorch face yet (what the face covers: {COVERAGE} in "
+                           f"minifp's repository)")
+        shown(kind, error, traceback)
+
+    sys.excepthook = excepthook

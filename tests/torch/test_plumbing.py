@@ -155,5 +155,18 @@ def test_a_missing_name_says_the_face_is_partial_and_where_its_coverage_is():
         with pytest.raises(AttributeError, match="not part of minifp's PyTorch face yet.*docs/torch_coverage.md"):
             reach()
     assert not hasattr(torch, "no_such_function")
-    with pytest.raises(AttributeError, match="no_such_method"):      # a Tensor method: Python's own message
+    with pytest.raises(AttributeError, match="no_such_method"):      # a Tensor method: Python's own message...
         torch.ones(2).no_such_method
+
+
+def test_an_uncaught_missing_tensor_method_is_shown_with_a_note_pointing_to_the_coverage():
+    import subprocess
+    import sys
+    script = ("import minifp.torch as torch\nt = torch.ones(2)\n"
+              "try:\n    t.shape_of_things\nexcept AttributeError as e:\n    assert not getattr(e, '__notes__', 0)\n"
+              "t.no_such_method()\n")
+    shown = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True).stderr
+    assert "'Tensor' object has no attribute 'no_such_method'" in shown        # ...and, when shown, the note
+    assert "no_such_method is not part of minifp's PyTorch face yet" in shown and "docs/torch_coverage.md" in shown
+    plain = subprocess.run([sys.executable, "-c", "import minifp.torch\nnot_a_name"], capture_output=True, text=True)
+    assert "NameError" in plain.stderr and "minifp" not in plain.stderr.splitlines()[-1]
