@@ -28,18 +28,21 @@ def _dunder(name):
 
 
 def explain_missing_methods(cls):
-    """Uncaught, a missing method of a `cls` instance gets a note pointing to the coverage table.
+    """Shown uncaught (script or IPython), a missing method of a `cls` instance has a note pointing to the coverage.
 
     Done where the error is shown, not by a `cls.__getattr__`: a class with one pays for it on every attribute read
     of its instances (5% of the digits MLP's step, benchmarks/torch_face.py --against)."""
-    shown = sys.excepthook
-
-    def excepthook(kind, error, traceback):
+    def note(error):
         name = getattr(error, "name", None)
         if (isinstance(error, AttributeError) and isinstance(getattr(error, "obj", None), cls) and name
                 and not _dunder(name) and not getattr(error, "__notes__", None)):
             error.add_note(f"{name} is not part of minifp's PyTorch face yet (what the face covers: {COVERAGE} in "
                            f"minifp's repository)")
-        shown(kind, error, traceback)
 
-    sys.excepthook = excepthook
+    shown = sys.excepthook
+    sys.excepthook = lambda kind, error, traceback: (note(error), shown(kind, error, traceback))[1]
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython else None
+    if shell is not None and not shell.custom_exceptions:       # a notebook shows errors itself; leave others' own
+        shell.set_custom_exc((AttributeError,), lambda shell, kind, error, traceback, tb_offset=None: (
+            note(error), shell.showtraceback((kind, error, traceback), tb_offset=tb_offset))[1])

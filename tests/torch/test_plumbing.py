@@ -168,5 +168,13 @@ def test_an_uncaught_missing_tensor_method_is_shown_with_a_note_pointing_to_the_
     shown = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True).stderr
     assert "'Tensor' object has no attribute 'no_such_method'" in shown        # ...and, when shown, the note
     assert "no_such_method is not part of minifp's PyTorch face yet" in shown and "docs/torch_coverage.md" in shown
+    in_ipython = ("import contextlib, io\nfrom IPython.core.interactiveshell import InteractiveShell\n"
+                  "shell, shown = InteractiveShell.instance(), io.StringIO()\n"
+                  "with contextlib.redirect_stdout(shown):\n"
+                  "    shell.run_cell('import minifp.torch as torch'); shell.run_cell('torch.ones(2).cauchy_()')\n"
+                  "    shell.run_cell('(1).nope')\n"
+                  "print(shown.getvalue().count('is not part of minifp'), shown.getvalue().count('nope'))")
+    assert subprocess.run([sys.executable, "-c", in_ipython], capture_output=True, text=True).stdout.split() == [
+        "1", "2"]                                     # a notebook shows the note too, and only for a Tensor's
     plain = subprocess.run([sys.executable, "-c", "import minifp.torch\nnot_a_name"], capture_output=True, text=True)
     assert "NameError" in plain.stderr and "minifp" not in plain.stderr.splitlines()[-1]
