@@ -6,8 +6,8 @@ minifp.engine.install_names when minifp.keras loads (`generated`). Results are m
 """
 from __future__ import annotations
 
-from ..engine import apply, op_function, Tensor as _EngineTensor
-from ._tensor import _as_face, as_dtype, convert_to_tensor, format_of
+from ...engine import apply, op_function, Tensor as _EngineTensor
+from .._tensor import _as_face, as_dtype, convert_to_tensor, format_of
 
 __all__ = ["cast", "concatenate", "reshape", "where", "convert_to_tensor", "leaky_relu", "elu"]
 
