@@ -706,5 +706,5 @@ for _name, _fn in {
         "nanquantile": nanquantile, "histc": histc, "histogram": histogram, "renorm": renorm, "dot": dot,
         "vdot": vdot, "inner": inner, "outer": outer, "ger": ger, "mv": mv, "addmm": addmm, "addmv": addmv,
         "addbmm": addbmm, "baddbmm": baddbmm, "addr": addr, "kron": kron, "trace": trace, "cross": cross,
-        "norm": norm, "dist": dist, "sum_to_size": _sum_to_size, "cov": cov, "corrcoef": corrcoef}.items():
+        "norm": norm, "sum_to_size": _sum_to_size, "cov": cov, "corrcoef": corrcoef}.items():
     setattr(Tensor, _name, _fn)

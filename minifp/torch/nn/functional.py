@@ -12,6 +12,7 @@ import numpy as np
 from ...engine import (apply, array_module, autocast_scope, current_autocast, made_like, rng, storage,
     Tensor as _EngineTensor, float32 as _FLOAT32, to_numpy, update_running_stats)
 from .. import _functions, _tensor
+from .._reductions import dist
 
 __all__ = ["linear", "conv2d", "relu", "relu6", "hardtanh", "gelu", "silu", "leaky_relu", "elu", "selu", "softplus",
            "mish", "hardswish", "hardsigmoid", "prelu", "glu", "sigmoid", "tanh", "softmax",
@@ -1071,12 +1072,6 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     return _p_norm_last(d, p)
 
 
-def dist(input, other, p=2):
-    """The p-norm of input - other (broadcast), over every element."""
-    from ..linalg import vector_norm
-    return vector_norm(input - other, p)
-
-
 # -- losses composed as PyTorch composes them ----------------------------------------------------------------------
 
 
@@ -2092,6 +2087,7 @@ _AUTOCAST_COMPOSED = ("kl_div", "poisson_nll_loss", "margin_ranking_loss", "hing
 for _name in _AUTOCAST_COMPOSED:
     globals()[_name] = _autocast_as(_name)(globals()[_name])
 del _name
+_tensor.Tensor.dist = dist                  # the method as torch.dist: the same op under autocast
 
 
 # issue 32's additions (torch.cdist, torch.dist, torch.constant_pad_nd and torch.grid_sampler live here too, as
