@@ -24,6 +24,8 @@ from ._elementwise import *  # noqa: F401,F403  (atan2, fmax, bitwise_and, ...: 
 from ._elementwise import __all__ as _elementwise_names
 from ._reductions import *  # noqa: F401,F403  (prod, logsumexp, quantile, einsum, addmm, ...)
 from ._reductions import __all__ as _reduction_names
+from ._aliases import *  # noqa: F401,F403  (ravel, clone, isin, msort, slice_scatter, ...: other spellings)
+from ._aliases import __all__ as _alias_names
 from . import (accelerator, amp, autograd, backends, cpu, cuda, distributed, jit, linalg, multiprocessing, nn, optim,
                version)
 from .nn.functional import (cdist, constant_pad_nd, dist, grid_sampler, grid_sampler_2d,  # noqa: E402
@@ -53,7 +55,7 @@ __all__ = ["Tensor", "Size", "dtype", "device", "Format", "tf32", "tensor", "as_
            "random", "Generator", "default_generator", "seed", "initial_seed", "get_rng_state", "set_rng_state", "randperm",
            "multinomial", "rand_like", "randn_like", "randint_like", "bernoulli", "normal", "accelerator", "distributed", "jit",
            "linalg", "multiprocessing", "version", "__version__", "cdist", "dist", "constant_pad_nd",
-           "grid_sampler", "grid_sampler_2d", "grid_sampler_3d"] + _function_names + _method_names + _shape_names + _elementwise_names + _reduction_names + _global_names
+           "grid_sampler", "grid_sampler_2d", "grid_sampler_3d"] + _function_names + _method_names + _shape_names + _elementwise_names + _reduction_names + _alias_names + _global_names
 # Every name of the engine's ops that PyTorch has and this face does not write by hand: the op itself.
 __all__ += [name[6:] for name in install_names(_names.NAMES, {"torch": _sys.modules[__name__], "Tensor": Tensor,
                                                                "F": nn.functional},

@@ -8,6 +8,7 @@ autocast, reductions take dim=/keepdim=.
 from __future__ import annotations
 
 import dataclasses
+import math
 import numbers
 
 import ml_dtypes
@@ -140,6 +141,21 @@ def _dims(dim, ndim):
 def _shape_args(shape):
     """f(2, 3) and f((2, 3)) alike."""
     return tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)) else tuple(shape)
+
+
+def _new_shape(t, shape):
+    """The shape t is viewed as, checked as PyTorch checks it (one -1 at most, the same number of elements)."""
+    shape, n = _shape_args(shape), t.numel()
+    inferred = shape.count(-1)
+    if inferred > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = math.prod(s for s in shape if s != -1)
+    if inferred and not n and not known:
+        raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} because the unspecified "
+                           f"dimension size -1 can be any value and is ambiguous")
+    if (n % known if inferred and known else known != n) or any(s < -1 for s in shape):
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {n}")
+    return shape
 
 
 _TYPE_NAMES = {engine.float32: "Float", engine.float16: "Half", engine.bfloat16: "BFloat16"}
@@ -357,10 +373,10 @@ class Tensor(_EngineTensor):
 
     # -- shapes ---------------------------------------------------------------------------------
     def view(self, *shape):
-        return apply("reshape", self, shape=_shape_args(shape))
+        return apply("reshape", self, shape=_new_shape(self, shape))
 
     def reshape(self, *shape):
-        return apply("reshape", self, shape=_shape_args(shape))
+        return apply("reshape", self, shape=_new_shape(self, shape))
 
     def view_as(self, other):
         return self.view(other.shape)
@@ -797,6 +813,10 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     """Evenly spaced values in [start, end): int64 for integer arguments, else the default float dtype."""
     start, end = (0, start) if end is None else (start, end)
     ints = all(isinstance(v, numbers.Integral) for v in (start, end, step))
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     values = np.arange(start, end, step, dtype=np.int64 if ints else np.float64)
     return tensor(values, dtype=dtype or (int64 if ints else _default[0]), device=device, requires_grad=requires_grad)
 
