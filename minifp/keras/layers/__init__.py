@@ -8,12 +8,14 @@ from .normalization import BatchNormalization
 from .pooling import (AveragePooling2D, AvgPool2D, GlobalAveragePooling2D, GlobalAvgPool2D, GlobalMaxPool2D,
                       GlobalMaxPooling2D, MaxPool2D, MaxPooling2D)
 from .reshaping import ZeroPadding2D
+from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, Bidirectional, TimeDistributed
 
 __all__ = ["Activation", "Add", "Concatenate", "Dense", "Dropout", "Embedding", "Flatten", "Input", "InputLayer",
            "InputSpec", "KerasTensor", "Lambda", "Layer", "LayerNormalization", "ReLU", "Reshape", "Variable",
            "MultiHeadAttention", "Conv2D", "Convolution2D", "DepthwiseConv2D", "SeparableConv2D", "BatchNormalization",
            "AveragePooling2D", "AvgPool2D", "GlobalAveragePooling2D", "GlobalAvgPool2D", "GlobalMaxPool2D",
            "GlobalMaxPooling2D", "MaxPool2D", "MaxPooling2D", "ZeroPadding2D"]
+__all__ += ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "Bidirectional", "TimeDistributed"]
 
 __all__ += ["serialize", "deserialize"]
 
