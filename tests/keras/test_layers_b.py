@@ -1,0 +1,104 @@
+"""Keras 3's recurrent and preprocessing layers against real Keras (tests/fixtures/keras/layers_b.json, recorded by
+tools/record_keras_layers_b.py): configs, weights, outputs, gradients, vocabularies; random layers' behaviour."""
+import json
+import pathlib
+
+import numpy as np
+import pytest
+
+import minifp as mf
+from minifp import keras
+from minifp.keras import layers
+
+FIXTURE = json.loads((pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "keras" / "layers_b.json")
+                     .read_text())
+# float32: 1e-5 relative, 1e-6 absolute; the mixed policies: within the half format's own tolerance
+TOLERANCE = {"float32": (1e-5, 1e-6), "float16": (2e-2, 4e-3), "bfloat16": (8e-2, 3e-2)}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_names():
+    keras.backend.clear_session()
+    keras.mixed_precision.set_global_policy("float32")
+    yield
+    keras.mixed_precision.set_global_policy("float32")
+
+
+def wave(shape, k, scale=0.1, freq=0.37, offset=0.0):
+    """tools/record_keras.py's wave(): offset + scale * sin(freq * i + k), float64 rounded once to float32."""
+    i = np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.float64)
+    return (offset + scale * np.sin(freq * i + k)).astype(np.float32).reshape(shape)
+
+
+def _leaf(array):
+    """A minifp.keras tensor that collects its gradient."""
+    t = keras.ops.convert_to_tensor(array)
+    t.requires_grad = True
+    return t
+
+
+def _array(values):
+    return np.asarray(values, dtype=np.float32)
+
+
+def _make(case):
+    cls = getattr(layers, case["class"])
+    if case["inner"] is None:
+        return cls(**case["kwargs"])
+    inner_cls, inner_kwargs = case["inner"]
+    return cls(getattr(layers, inner_cls)(**inner_kwargs), **case["kwargs"])
+
+
+def _config_subset(config):
+    """The parts of a config that minifp writes as Keras does (not the serialized dtype / initializer objects)."""
+    out = {}
+    for k, v in config.items():
+        if k in ("name", "dtype", "build_config") or k.endswith("initializer"):
+            continue
+        out[k] = _config_subset(v) if isinstance(v, dict) else v
+    return out
+
+
+def _case_id(case):
+    inner = f"({case['inner'][0]})" if case["inner"] else ""
+    return f"{case['class']}{inner}-" + "-".join(f"{k}={v}" for k, v in {**case["kwargs"], **case["call"]}.items()
+                                                  if k != "mask") + ("-mask" if "mask" in case["call"] else "")
+
+
+@pytest.mark.parametrize("case", FIXTURE["rnn"], ids=_case_id)
+def test_recurrent_layers_match_keras(case):
+    layer = _make(case)
+    shape = tuple(case["shape"])
+    x = _leaf(wave(shape, 1, 1.0, 0.53))
+    call = {}
+    if "mask" in case["call"]:
+        call["mask"] = np.array(case["call"]["mask"])
+    states = [_leaf(wave((shape[0], case["kwargs"]["units"]), 50 + j, 0.5, 0.37))
+              for j in range(case["call"].get("initial_state", 0))]
+    if states:
+        call["initial_state"] = states
+    layer(x, **call)
+    assert [(w.shape) for w in layer.weights] == [tuple(w["shape"]) for w in case["weights"]]
+    assert [w.path.split("/")[-1] for w in layer.weights] == [w["path"].split("/")[-1] for w in case["weights"]]
+    layer.set_weights([wave(tuple(w.shape), 100 + i, 0.5, 0.71) for i, w in enumerate(layer.weights)])
+    out = layer(x, **call)
+    outs = list(out) if isinstance(out, (list, tuple)) else [out]
+    assert len(outs) == len(case["outputs"])
+    loss = None
+    for j, (o, want) in enumerate(zip(outs, case["outputs"])):
+        assert (str(o.dtype), o.shape) == (want["dtype"], tuple(want["shape"]))
+        rtol, atol = TOLERANCE[want["dtype"]]
+        np.testing.assert_allclose(o.float32(), _array(want["values"]), rtol=rtol, atol=atol)
+        term = mf.sum(o.astype(mf.float32) * mf.tensor(wave(o.shape, 7 + j, 1.0, 0.29)))
+        loss = term if loss is None else loss + term
+    loss.backward()
+    rtol, atol = TOLERANCE[case["outputs"][0]["dtype"]]
+    np.testing.assert_allclose(x.grad.float32(), _array(case["grad_input"]), rtol=rtol, atol=atol * 10)
+    for s, want in zip(states, case["grad_states"]):
+        np.testing.assert_allclose(s.grad.float32(), _array(want), rtol=rtol, atol=atol * 10)
+    for w, want in zip(layer.trainable_weights, case["grad_weights"]):
+        np.testing.assert_allclose(w.grad.float32(), _array(want), rtol=rtol, atol=atol * 10, err_msg=w.path)
+    config, want = layer.get_config(), case["config"]
+    if case["class"] == "TimeDistributed":      # the wrapped Dense's config is Dense's business
+        config, want = dict(config, layer=config["layer"]["class_name"]), dict(want, layer=want["layer"]["class_name"])
+    assert _config_subset(config) == _config_subset(want)
