@@ -99,9 +99,115 @@ def record_rnn():
     return [rnn_case(*case) for case in RNN_CASES]
 
 
+IMAGE_CASES = [
+    ("Rescaling", {"scale": 1 / 255.0}, (2, 3, 4, 3), {}),
+    ("Rescaling", {"scale": 1 / 127.5, "offset": -1.0}, (2, 3, 4, 3), {}),
+    ("Rescaling", {"scale": [0.5, 2.0, -1.0], "offset": 0.25}, (2, 3, 4, 3), {}),
+    ("Rescaling", {"scale": 1 / 255.0, "dtype": "mixed_float16"}, (2, 3, 4, 3), {}),
+    ("Rescaling", {"scale": 1 / 255.0, "offset": -0.5, "dtype": "mixed_bfloat16"}, (2, 3, 4, 3), {}),
+    ("Resizing", {"height": 3, "width": 4}, (2, 5, 7, 2), {}),
+    ("Resizing", {"height": 8, "width": 9}, (2, 5, 7, 2), {}),
+    ("Resizing", {"height": 3, "width": 4, "interpolation": "nearest"}, (2, 5, 7, 2), {}),
+    ("Resizing", {"height": 8, "width": 11, "interpolation": "nearest"}, (2, 5, 7, 2), {}),
+    ("Resizing", {"height": 4, "width": 4, "crop_to_aspect_ratio": True}, (2, 5, 7, 2), {}),
+    ("Resizing", {"height": 3, "width": 6, "crop_to_aspect_ratio": True}, (2, 5, 7, 2), {}),
+    ("Resizing", {"height": 6, "width": 3}, (5, 7, 2), {}),
+    ("Resizing", {"height": 3, "width": 4, "data_format": "channels_first"}, (2, 2, 5, 7), {}),
+    ("Resizing", {"height": 6, "width": 5, "dtype": "mixed_float16"}, (2, 5, 7, 2), {}),
+] + [("RandomRotation", {"factor": (f, f), "fill_mode": mode, "interpolation": interp, "fill_value": 0.5},
+      (1, 5, 6, 1), {"training": True})
+     for f in (0.2, 0.1, -0.15) for mode in ("reflect", "wrap", "constant", "nearest")
+     for interp in ("bilinear", "nearest")]
+# (not 0.25: a quarter turn of a 5 x 6 image reads at half-pixel points, where rounding to the nearest pixel
+# turns on the last bit of TensorFlow's float arithmetic)
+
+
+def image_case(cls, kwargs, shape, call):
+    layer = getattr(keras.layers, cls)(**kwargs)
+    x = tf.constant(wave(shape, 1, 1.0, 0.53))
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        out = layer(x, **call)
+        loss = tf.reduce_sum(tf.cast(out, tf.float32) * wave(tuple(out.shape), 7, 1.0, 0.29))
+    # TensorFlow's gradient of the projective transform (RandomRotation) is the inverse transform applied to the
+    # cotangent, not the transform's adjoint: minifp's gathers give the adjoint, so it is not recorded
+    grad = tape.gradient(loss, x) if cls != "RandomRotation" else None
+    return {"class": cls, "kwargs": kwargs, "shape": shape, "call": call, "config": clean(layer.get_config()),
+            "output": {"dtype": out.dtype.name, "shape": list(out.shape), "values": clean(tf.cast(out, tf.float32))},
+            "grad_input": None if grad is None else clean(grad)}
+
+
+CORPUS = ["The cat sat on the mat.", "the dog ATE the cat's food!", "A dog, a cat; and a bird?", "bird bird sat",
+          "Mat-mat: THE end"]
+WORDS = ["cat", "dog", "the", "bird", "fish", "a", "mat", "dog", "zebra", "the", "[UNK]", "", "Cat"]
+
+TEXT_CASES = [
+    ("StringLookup", {"vocabulary": ["the", "cat", "dog", "a"]}, None, [WORDS, [WORDS[:4], WORDS[4:8]]]),
+    ("StringLookup", {"vocabulary": ["the", "cat", "dog", "a"], "mask_token": ""}, None, [WORDS]),
+    ("StringLookup", {"vocabulary": ["", "[UNK]", "the", "cat"], "mask_token": ""}, None, [WORDS]),
+    ("StringLookup", {"vocabulary": ["the", "cat", "dog", "a"], "num_oov_indices": 0}, None,
+     [["the", "a", "dog", "cat", "the"]]),
+    ("StringLookup", {"vocabulary": ["the", "cat", "dog", "a"], "oov_token": "<oov>", "num_oov_indices": 1},
+     None, [WORDS]),
+    ("StringLookup", {"vocabulary": ["the", "cat", "dog", "a"], "output_mode": "one_hot"}, None,
+     [WORDS[:5], [["cat"], ["fish"]]]),
+    ("StringLookup", {"vocabulary": ["the", "cat", "dog", "a"], "output_mode": "multi_hot"}, None,
+     [WORDS[:5], [WORDS[:4], WORDS[4:8]]]),
+    ("StringLookup", {"vocabulary": ["the", "cat", "dog", "a"], "output_mode": "count", "mask_token": ""}, None,
+     [[WORDS[:6], WORDS[6:12]]]),
+    ("StringLookup", {"vocabulary": ["the", "cat", "dog", "a"], "output_mode": "multi_hot", "max_tokens": 8,
+                      "pad_to_max_tokens": True}, None, [[WORDS[:4], WORDS[4:8]]]),
+    ("StringLookup", {"vocabulary": ["the", "cat", "dog", "a"], "invert": True}, None, [[0, 1, 2, 3, 4, 5, 7]]),
+    ("StringLookup", {"vocabulary": ["the", "cat", "dog", "a"], "invert": True, "mask_token": "[M]"}, None,
+     [[[0, 1, 2], [3, 4, 5]]]),
+    ("StringLookup", {}, WORDS + WORDS[:5] + ["dog"], [WORDS]),
+    ("StringLookup", {"max_tokens": 5, "mask_token": "", "num_oov_indices": 1},
+     WORDS + WORDS[:5], [WORDS]),
+    ("StringLookup", {"output_mode": "multi_hot"}, WORDS + ["cat", "cat"], [[WORDS[:4], WORDS[4:8]]]),
+    ("IntegerLookup", {"vocabulary": [12, 36, 1138, 42]}, None, [[12, 1138, 42, 7, 36, -1, 0]]),
+    ("IntegerLookup", {"vocabulary": [12, 36, 1138, 42], "mask_token": 0}, None, [[[12, 0, 42], [7, 36, 0]]]),
+    ("IntegerLookup", {"vocabulary": [12, 36, 1138, 42], "num_oov_indices": 2}, None,
+     [[12, 1138, 42, 7, 36, 9, -3, 8]]),
+    ("IntegerLookup", {"vocabulary": [12, 36, 1138, 42], "invert": True}, None, [[0, 1, 2, 3, 4, 5]]),
+    ("IntegerLookup", {"vocabulary": [12, 36, 1138, 42], "output_mode": "count"}, None,
+     [[[12, 12, 7], [42, 1138, 36]]]),
+    ("IntegerLookup", {"max_tokens": 4}, [3, 5, 5, 7, 7, 9, 1, 1, 1, 9, 9, 9, 2], [[3, 5, 7, 9, 1, 2, 4]]),
+    ("TextVectorization", {}, CORPUS, [CORPUS, ["the bird ate a fish", "", "CAT cat Cat."]]),
+    ("TextVectorization", {"output_sequence_length": 4}, CORPUS, [CORPUS]),
+    ("TextVectorization", {"output_sequence_length": 9, "max_tokens": 7}, CORPUS, [CORPUS]),
+    ("TextVectorization", {"output_mode": "multi_hot"}, CORPUS, [CORPUS]),
+    ("TextVectorization", {"output_mode": "count", "max_tokens": 6}, CORPUS, [CORPUS]),
+    ("TextVectorization", {"standardize": None}, CORPUS, [CORPUS]),
+    ("TextVectorization", {"standardize": "lower"}, CORPUS, [CORPUS]),
+    ("TextVectorization", {"split": None, "standardize": "lower_and_strip_punctuation"}, ["a", "b", "a", "c"],
+     [["a", "c", "d", "A!"]]),
+    ("TextVectorization", {"split": "character", "max_tokens": 8}, ["abca", "bad", "cab"], [["abc", "dab e"]]),
+    ("TextVectorization", {"vocabulary": ["the", "cat", "sat"], "output_sequence_length": 5}, None,
+     [[["The cat"], ["sat on the cat"]]]),
+]
+
+
+def text_case(cls, kwargs, adapt, inputs):
+    layer = getattr(keras.layers, cls)(**kwargs)
+    if adapt is not None:
+        layer.adapt(adapt)
+    outputs = []
+    for x in inputs:
+        out = layer(np.array(x) if cls != "TextVectorization" else np.array(x))
+        values = out.numpy()
+        if values.dtype.kind in "OS":
+            values = np.vectorize(lambda b: b.decode("utf-8"), otypes=[str])(values)
+        outputs.append({"dtype": out.dtype.name, "values": clean(values)})
+    return {"class": cls, "kwargs": kwargs, "adapt": adapt, "inputs": inputs, "outputs": outputs,
+            "vocabulary": clean(layer.get_vocabulary()), "vocabulary_size": layer.vocabulary_size(),
+            "config": clean(layer.get_config())}
+
+
 def main():
     keras.utils.set_random_seed(0)
-    write("layers_b.json", {"formulas": FORMULAS, "rnn": record_rnn()})
+    write("layers_b.json", {"formulas": FORMULAS, "rnn": record_rnn(),
+                            "images": [image_case(*c) for c in IMAGE_CASES],
+                            "text": [text_case(*c) for c in TEXT_CASES]})
 
 
 if __name__ == "__main__":

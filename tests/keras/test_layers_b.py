@@ -102,3 +102,48 @@ def test_recurrent_layers_match_keras(case):
     if case["class"] == "TimeDistributed":      # the wrapped Dense's config is Dense's business
         config, want = dict(config, layer=config["layer"]["class_name"]), dict(want, layer=want["layer"]["class_name"])
     assert _config_subset(config) == _config_subset(want)
+
+
+def _image_id(case):
+    return f"{case['class']}-" + "-".join(f"{k}={v}" for k, v in case["kwargs"].items()) + f"-{case['shape']}"
+
+
+@pytest.mark.parametrize("case", FIXTURE["images"], ids=_image_id)
+def test_image_layers_match_keras(case):
+    layer = getattr(layers, case["class"])(**case["kwargs"])
+    x = _leaf(wave(tuple(case["shape"]), 1, 1.0, 0.53))
+    out = layer(x, **case["call"])
+    want = case["output"]
+    assert (str(out.dtype), out.shape) == (want["dtype"], tuple(want["shape"]))
+    rtol, atol = TOLERANCE[want["dtype"]]
+    np.testing.assert_allclose(out.float32(), _array(want["values"]), rtol=rtol, atol=atol)
+    mf.sum(out.astype(mf.float32) * mf.tensor(wave(out.shape, 7, 1.0, 0.29))).backward()
+    if case["grad_input"] is not None:
+        np.testing.assert_allclose(x.grad.float32(), _array(case["grad_input"]), rtol=rtol, atol=atol * 10)
+    assert _config_subset(layer.get_config()) == _config_subset(
+        {**case["config"], **({"factor": tuple(case["config"]["factor"])} if "factor" in case["config"] else {})})
+
+
+def _text_id(case):
+    return f"{case['class']}-" + "-".join(f"{k}={v}" for k, v in case["kwargs"].items() if k != "vocabulary") + (
+        "-adapt" if case["adapt"] is not None else "-vocabulary")
+
+
+@pytest.mark.parametrize("case", FIXTURE["text"], ids=_text_id)
+def test_text_layers_match_keras(case):
+    layer = getattr(layers, case["class"])(**case["kwargs"])
+    if case["adapt"] is not None:
+        layer.adapt(case["adapt"])
+    assert layer.get_vocabulary() == case["vocabulary"]
+    assert layer.vocabulary_size() == case["vocabulary_size"]
+    for x, want in zip(case["inputs"], case["outputs"]):
+        out = layer(np.array(x))
+        if want["dtype"] == "string":
+            assert isinstance(out, np.ndarray) and out.tolist() == want["values"]
+        else:
+            assert str(out.dtype) == want["dtype"]
+            assert out.numpy().tolist() == want["values"]
+    config = layer.get_config()
+    want = case["config"]
+    assert {k: v for k, v in config.items() if k not in ("name", "dtype")} == {
+        k: v for k, v in want.items() if k not in ("name", "dtype")}

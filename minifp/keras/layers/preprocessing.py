@@ -254,7 +254,7 @@ def _map_coordinate(coord, size, mode):
             return np.zeros_like(coord)
         span = np.float32(size - 1)
         c = np.where(coord < 0, coord + size * (np.trunc(-coord / span) + 1), coord)
-        c = np.where(c > size - 1, c - size * np.trunc(c / span), c)
+        c = np.where(coord > size - 1, coord - size * np.trunc(coord / span), c)
         return np.clip(c, 0, size - 1)
     if mode == "nearest":
         return np.clip(coord, 0, size - 1)
@@ -317,7 +317,8 @@ class RandomRotation(_RandomImageLayer):
         row = b0[:, None, None] * xs + b1[:, None, None] * ys + b2[:, None, None]
         col, row = _map_coordinate(col, w, self.fill_mode), _map_coordinate(row, h, self.fill_mode)
         if self.interpolation == "nearest":
-            return self._read(x, np.round(row), np.round(col))
+            half_away = lambda v: np.sign(v) * np.floor(np.abs(v) + np.float32(0.5))   # std::round, not np.round
+            return self._read(x, half_away(row), half_away(col))
         r0, c0 = np.floor(row), np.floor(col)
         r1, c1 = r0 + 1, c0 + 1
         left, right = _weight(c1 - col), _weight(col - c0)
