@@ -147,3 +147,116 @@ def test_text_layers_match_keras(case):
     want = case["config"]
     assert {k: v for k, v in config.items() if k not in ("name", "dtype")} == {
         k: v for k, v in want.items() if k not in ("name", "dtype")}
+
+
+# -- behaviour beyond the fixtures ------------------------------------------------------------
+
+
+def _images(n=8):
+    return (np.arange(n * 3 * 4 * 2, dtype=np.float32).reshape(n, 3, 4, 2) % 7) - 3.0
+
+
+@pytest.mark.parametrize("mode, flip", [("horizontal", lambda x: x[:, :, ::-1]), ("vertical", lambda x: x[:, ::-1]),
+                                        ("horizontal_and_vertical", lambda x: x[:, ::-1, ::-1])])
+def test_random_flip_flips_exactly_some_images_while_training(mode, flip):
+    x = _images(16)
+    out = layers.RandomFlip(mode, seed=5)(x).numpy()
+    flipped = [np.array_equal(o, f) for o, f in zip(out, flip(x))]
+    kept = [np.array_equal(o, i) for o, i in zip(out, x)]
+    assert all(a or b for a, b in zip(flipped, kept)) and any(flipped) and any(kept)
+
+
+def test_random_layers_are_the_identity_at_inference():
+    x = _images()
+    for layer in (layers.RandomFlip(seed=1), layers.RandomRotation(0.3, seed=1)):
+        out = layer(x, training=False)
+        assert out.shape == x.shape and str(out.dtype) == "float32" and np.array_equal(out.numpy(), x)
+    model = keras.Sequential([keras.Input((3, 4, 2)), layers.RandomFlip(seed=2), layers.RandomRotation(0.4)])
+    np.testing.assert_array_equal(model.predict(x, verbose=0), x)
+
+
+def test_random_layers_with_a_seed_repeat_their_stream():
+    x = _images()
+    for make in (lambda: layers.RandomFlip(seed=7), lambda: layers.RandomRotation(0.2, seed=7)):
+        a, b = make(), make()
+        first, second = a(x).numpy(), a(x).numpy()
+        assert np.array_equal(first, b(x).numpy()) and np.array_equal(second, b(x).numpy())
+        assert not np.array_equal(first, second)            # the stream moves on between calls
+
+
+def test_random_rotation_half_turn_is_both_flips_and_keeps_shapes():
+    x = _images()
+    out = layers.RandomRotation((0.5, 0.5))(x)
+    np.testing.assert_allclose(out.numpy(), x[:, ::-1, ::-1], atol=1e-5)
+    single = layers.RandomRotation(0.1, seed=3)(x[0])
+    assert single.shape == x[0].shape
+    assert layers.RandomRotation(0.2).factor == (-0.2, 0.2)
+    with pytest.raises(ValueError, match="factor"):
+        layers.RandomRotation(1.5)
+    with pytest.raises(NotImplementedError, match="fill_mode"):
+        layers.RandomRotation(0.1, fill_mode="mirror")
+
+
+def test_random_flip_rejects_an_unknown_mode():
+    with pytest.raises(ValueError, match="unknown mode argument"):
+        layers.RandomFlip("diagonal")
+
+
+def test_recurrent_dropout_only_while_training_and_fixed_over_time():
+    x = wave((4, 6, 5), 1, 1.0, 0.53)
+    plain, dropped = layers.LSTM(3, return_sequences=True), layers.LSTM(3, return_sequences=True, dropout=0.5,
+                                                                          recurrent_dropout=0.3, seed=1)
+    plain(x), dropped(x)
+    dropped.set_weights(plain.get_weights())
+    np.testing.assert_array_equal(dropped(x).numpy(), plain(x).numpy())          # inference: no dropout
+    assert not np.allclose(dropped(x, training=True).numpy(), plain(x).numpy())
+    assert layers.GRU(2, dropout=0.25).get_config()["dropout"] == 0.25
+
+
+def test_recurrent_layers_in_a_model_train():
+    mf.manual_seed(0)
+    model = keras.Sequential([keras.Input((5, 4)), layers.Bidirectional(layers.GRU(3, return_sequences=True)),
+                              layers.LSTM(2), layers.Dense(1)])
+    assert model.output_shape == (None, 1)
+    x, y = wave((8, 5, 4), 1, 1.0, 0.53), wave((8, 1), 2, 1.0, 0.3)
+    model.compile(optimizer="sgd", loss="mse")
+    before = model.evaluate(x, y, verbose=0)
+    model.fit(x, y, epochs=3, batch_size=8, verbose=0)
+    assert model.evaluate(x, y, verbose=0) < before
+    assert [w.shape for w in model.layers[1].weights] == [(6, 8), (2, 8), (8,)]
+
+
+def test_recurrent_layers_errors():
+    with pytest.raises(ValueError, match="units"):
+        layers.LSTM(0)
+    with pytest.raises(ValueError, match="Invalid merge mode"):
+        layers.Bidirectional(layers.LSTM(2), merge_mode="max")
+    with pytest.raises(ValueError, match="expected ndim=3"):
+        layers.GRU(2)(np.zeros((2, 3), np.float32))
+    with pytest.raises(ValueError, match="same value for attribute"):
+        layers.Bidirectional(layers.LSTM(2), backward_layer=layers.LSTM(2, go_backwards=True, return_sequences=True))
+
+
+def test_text_vectorization_callables_get_numpy_strings():
+    layer = layers.TextVectorization(standardize=lambda x: np.char.upper(x), split=lambda s: s.split("-"))
+    layer.adapt(["a-b", "b-c", "b"])
+    assert layer.get_vocabulary() == ["", "[UNK]", "B", "C", "A"]
+    assert layer(["c-a", "b-z"]).numpy().tolist() == [[3, 4], [2, 1]]
+
+
+def test_lookup_errors():
+    with pytest.raises(ValueError, match="found OOV values"):
+        layers.StringLookup(vocabulary=["a"], num_oov_indices=0)(np.array(["a", "b"]))
+    with pytest.raises(ValueError, match="must be `'int'` when `invert` is true"):
+        layers.StringLookup(invert=True, output_mode="multi_hot")
+    with pytest.raises(ValueError, match="repeated term"):
+        layers.IntegerLookup(vocabulary=[1, 2, 1])
+    with pytest.raises(ValueError, match="larger than the maximum vocab size"):
+        layers.StringLookup(vocabulary=["a", "b", "c"], max_tokens=3)
+
+
+def test_tf_keras_layers_are_the_same_classes():
+    from minifp.tf.keras import layers as tf_layers
+    for name in ("LSTM", "GRU", "Bidirectional", "TimeDistributed", "Rescaling", "Resizing", "RandomFlip",
+                 "RandomRotation", "TextVectorization", "StringLookup", "IntegerLookup"):
+        assert getattr(tf_layers, name) is getattr(layers, name)
