@@ -426,7 +426,7 @@ class _IndexLookup(Layer):
         vocab = special + list(self._tokens)
         return vocab if include_special_tokens else vocab[self._token_start_index():]
 
-    def _key(self, token):
+    def _as_token(self, token):
         return str(token) if self._strings else int(token)
 
     def set_vocabulary(self, vocabulary, idf_weights=None):
@@ -436,7 +436,7 @@ class _IndexLookup(Layer):
                              f"output_mode={self.output_mode} and idf_weights={idf_weights}")
         if isinstance(vocabulary, str):
             raise NotImplementedError("A vocabulary file is not supported by minifp.keras: pass a list")
-        vocabulary = [self._key(t) for t in _as_array(vocabulary, self._strings).reshape(-1)]
+        vocabulary = [self._as_token(t) for t in _as_array(vocabulary, self._strings).reshape(-1)]
         if not vocabulary:
             raise ValueError(f"Cannot set an empty vocabulary. Received: vocabulary={np.array(vocabulary)}")
         start = self._token_start_index()
@@ -465,7 +465,7 @@ class _IndexLookup(Layer):
         (Keras's order), cut to max_tokens."""
         counts = Counter()
         for batch in self._batches(data, steps):
-            counts.update(self._key(t) for t in self._tokens_of(batch))
+            counts.update(self._as_token(t) for t in self._tokens_of(batch))
         for special in (self.mask_token, self.oov_token):
             counts.pop(special, None)
         order = sorted(counts, key=lambda t: (counts[t], t.encode("utf-8") if self._strings else t), reverse=True)
@@ -494,7 +494,7 @@ class _IndexLookup(Layer):
         out = np.empty(x.shape, np.int64)
         oov = []
         for pos, token in np.ndenumerate(x):
-            token = self._key(token)
+            token = self._as_token(token)
             if self.mask_token is not None and token == self.mask_token:
                 out[pos] = 0 if self.output_mode == "int" else _INT64_MAX
             elif token in index:
