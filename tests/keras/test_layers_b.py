@@ -260,3 +260,16 @@ def test_tf_keras_layers_are_the_same_classes():
     for name in ("LSTM", "GRU", "Bidirectional", "TimeDistributed", "Rescaling", "Resizing", "RandomFlip",
                  "RandomRotation", "TextVectorization", "StringLookup", "IntegerLookup"):
         assert getattr(tf_layers, name) is getattr(layers, name)
+
+
+@pytest.mark.parametrize("make", [lambda: layers.LSTM(3, return_sequences=True, go_backwards=True),
+                                  lambda: layers.GRU(2, reset_after=False, use_bias=False),
+                                  lambda: layers.Bidirectional(layers.GRU(2, return_sequences=True), merge_mode="sum"),
+                                  lambda: layers.TimeDistributed(layers.Dense(2)),
+                                  lambda: layers.Resizing(3, 4, crop_to_aspect_ratio=True),
+                                  lambda: layers.StringLookup(vocabulary=["a", "b"], mask_token="")])
+def test_configs_rebuild_the_layer(make):
+    layer = make()
+    again = layers.deserialize(layers.serialize(layer))
+    assert type(again) is type(layer)
+    assert _config_subset(again.get_config()) == _config_subset(layer.get_config())
