@@ -111,6 +111,8 @@ IMAGE_CASES = [
     ("Resizing", {"height": 8, "width": 11, "interpolation": "nearest"}, (2, 5, 7, 2), {}),
     ("Resizing", {"height": 4, "width": 4, "crop_to_aspect_ratio": True}, (2, 5, 7, 2), {}),
     ("Resizing", {"height": 3, "width": 6, "crop_to_aspect_ratio": True}, (2, 5, 7, 2), {}),
+    ("Resizing", {"height": 4, "width": 4, "pad_to_aspect_ratio": True, "fill_value": 0.5}, (2, 5, 7, 2), {}),
+    ("Resizing", {"height": 3, "width": 7, "pad_to_aspect_ratio": True}, (2, 5, 7, 2), {}),
     ("Resizing", {"height": 6, "width": 3}, (5, 7, 2), {}),
     ("Resizing", {"height": 3, "width": 4, "data_format": "channels_first"}, (2, 2, 5, 7), {}),
     ("Resizing", {"height": 6, "width": 5, "dtype": "mixed_float16"}, (2, 5, 7, 2), {}),

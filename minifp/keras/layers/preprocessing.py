@@ -140,7 +140,7 @@ def _nearest_axis(in_size, out_size):
 
 class Resizing(_ImageLayer):
     """Images resized to (height, width), bilinear or nearest, as tf.image.resize does; crop_to_aspect_ratio
-    first takes the largest centred crop of the target's aspect ratio."""
+    first takes the largest centred crop of the target's aspect ratio, pad_to_aspect_ratio pads to it."""
 
     def __init__(self, height, width, interpolation="bilinear", crop_to_aspect_ratio=False,
                  pad_to_aspect_ratio=False, fill_mode="constant", fill_value=0.0, antialias=False, data_format=None,
@@ -151,9 +151,8 @@ class Resizing(_ImageLayer):
                                       f"(bilinear and nearest are)")
         if pad_to_aspect_ratio and crop_to_aspect_ratio:
             raise ValueError("Only one of `pad_to_aspect_ratio` & `crop_to_aspect_ratio` can be `True`.")
-        if pad_to_aspect_ratio or antialias:
-            raise NotImplementedError("Resizing(pad_to_aspect_ratio=True / antialias=True) is not supported by "
-                                      "minifp.keras")
+        if antialias:
+            raise NotImplementedError("Resizing(antialias=True) is not supported by minifp.keras")
         self.height, self.width = height, width
         self.interpolation, self.crop_to_aspect_ratio = interpolation, crop_to_aspect_ratio
         self.pad_to_aspect_ratio, self.fill_mode, self.fill_value = pad_to_aspect_ratio, fill_mode, fill_value
@@ -164,6 +163,8 @@ class Resizing(_ImageLayer):
         x, back = self._to_nhwc(inputs)
         if self.crop_to_aspect_ratio:
             x = self._crop(x)
+        elif self.pad_to_aspect_ratio:
+            x = self._pad(x)
         b, h, w = x.shape[0], x.shape[1], x.shape[2]
         if self.interpolation == "nearest":
             rows, cols = _nearest_axis(h, self.height), _nearest_axis(w, self.width)
@@ -191,6 +192,20 @@ class Resizing(_ImageLayer):
         crop_w = max(min(w, int(np.float32(h * self.width) / np.float32(self.height))), 1)
         top, left = int(np.float32(h - crop_h) / 2), int(np.float32(w - crop_w) / 2)
         return apply("getitem", x, index=(slice(None), slice(top, top + crop_h), slice(left, left + crop_w)))
+
+    def _pad(self, x):
+        """fill_value bands on both sides (TensorFlow's float32 arithmetic for their width) to the target's aspect
+        ratio: the same number of rows above and below, of columns left and right."""
+        b, h, w, c = x.shape
+        pad_h = max(h, int(np.float32(w * self.height) / np.float32(self.width)))
+        pad_w = max(w, int(np.float32(h * self.width) / np.float32(self.height)))
+        top, left = int(np.float32(pad_h - h) / 2), int(np.float32(pad_w - w) / 2)
+        fill = lambda shape: convert_to_tensor(np.full(shape, self.fill_value, np.float32))
+        if top > 0:
+            x = apply("concatenate", fill((b, top, w, c)), x, fill((b, top, w, c)), axis=1)
+        if left > 0:
+            x = apply("concatenate", fill((b, x.shape[1], left, c)), x, fill((b, x.shape[1], left, c)), axis=2)
+        return x
 
     def compute_output_shape(self, input_shape):
         shape = list(input_shape)

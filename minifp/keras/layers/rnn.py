@@ -472,6 +472,13 @@ class Bidirectional(Layer):
             return (list(out) if self.merge_mode is None else [out]) + states
         return out
 
+    def compute_mask(self, _, mask):
+        """The output's mask: the input's where sequences are returned (one per output with merge_mode=None)."""
+        mask = mask[0] if isinstance(mask, list) else mask
+        if self.return_sequences:
+            return (mask, mask) if not self.merge_mode else mask
+        return (None, None) if not self.merge_mode else None
+
     def get_config(self):
         return {**super().get_config(), "merge_mode": self.merge_mode,
                 "layer": _serialize(self.forward_layer), "backward_layer": _serialize(self.backward_layer)}
