@@ -131,7 +131,8 @@ def _text_id(case):
 
 @pytest.mark.parametrize("case", FIXTURE["text"], ids=_text_id)
 def test_text_layers_match_keras(case):
-    layer = getattr(layers, case["class"])(**case["kwargs"])
+    kwargs = {k: tuple(v) if k == "ngrams" and isinstance(v, list) else v for k, v in case["kwargs"].items()}
+    layer = getattr(layers, case["class"])(**kwargs)
     if case["adapt"] is not None:
         layer.adapt(case["adapt"])
     assert layer.get_vocabulary() == case["vocabulary"]
@@ -140,10 +141,13 @@ def test_text_layers_match_keras(case):
         out = layer(np.array(x))
         if want["dtype"] == "string":
             assert isinstance(out, np.ndarray) and out.tolist() == want["values"]
+        elif want["dtype"] == "float32":                  # tf_idf: count * weight, one float32 product
+            assert str(out.dtype) == "float32"
+            np.testing.assert_array_equal(out.numpy(), _array(want["values"]))
         else:
             assert str(out.dtype) == want["dtype"]
             assert out.numpy().tolist() == want["values"]
-    config = layer.get_config()
+    config = {k: list(v) if isinstance(v, tuple) else v for k, v in layer.get_config().items()}
     want = case["config"]
     assert {k: v for k, v in config.items() if k not in ("name", "dtype")} == {
         k: v for k, v in want.items() if k not in ("name", "dtype")}
@@ -253,6 +257,10 @@ def test_lookup_errors():
         layers.IntegerLookup(vocabulary=[1, 2, 1])
     with pytest.raises(ValueError, match="larger than the maximum vocab size"):
         layers.StringLookup(vocabulary=["a", "b", "c"], max_tokens=3)
+    with pytest.raises(ValueError, match="Cannot adapt layer"):
+        layers.StringLookup(vocabulary=["a"]).adapt(["a", "b"])
+    with pytest.raises(ValueError, match="`idf_weights` argument must also be provided"):
+        layers.StringLookup(vocabulary=["a"], output_mode="tf_idf")
 
 
 def test_tf_keras_layers_are_the_same_classes():

@@ -396,12 +396,18 @@ class _IndexLookup(Layer):
         if output_mode not in _OUTPUT_MODES:
             raise ValueError(f"Unknown value for `output_mode`. Allowed values are: {list(_OUTPUT_MODES)}. "
                              f"Received: output_mode={output_mode}")
-        if output_mode == "tf_idf" or sparse or salt is not None or oov_method != "floormod":
-            raise NotImplementedError("tf_idf, sparse, salt and oov_method='farmhash' are not supported by "
-                                      "minifp.keras's lookup layers")
+        if sparse or salt is not None or oov_method != "floormod":
+            raise NotImplementedError("sparse, salt and oov_method='farmhash' are not supported by minifp.keras's "
+                                      "lookup layers")
         if invert and output_mode != "int":
             raise ValueError(f"`output_mode` must be `'int'` when `invert` is true. Received: "
                              f"output_mode={output_mode}")
+        if idf_weights is not None and output_mode != "tf_idf":
+            raise ValueError(f"`idf_weights` should only be set if `output_mode` is `'tf_idf'`. Received: "
+                             f"idf_weights={idf_weights} and output_mode={output_mode}")
+        if output_mode == "tf_idf" and vocabulary is not None and idf_weights is None:
+            raise ValueError("When specifying the `vocabulary` argument, in TF-IDF output mode, the `idf_weights` "
+                             "argument must also be provided.")
         frozen = kwargs.pop("vocabulary_size", None)
         has_vocabulary = kwargs.pop("has_input_vocabulary", vocabulary is not None)
         for k in ("trainable", "dtype", "encoding"):
@@ -418,8 +424,9 @@ class _IndexLookup(Layer):
         self._has_input_vocabulary = has_vocabulary
         self._frozen_vocab_size = frozen
         self._tokens = []
+        self._idf = None                # tf_idf: one float32 weight per index
         if vocabulary is not None:
-            self.set_vocabulary(vocabulary)
+            self.set_vocabulary(vocabulary, idf_weights)
         self.built = True
 
     # indices of the special tokens
@@ -446,7 +453,9 @@ class _IndexLookup(Layer):
 
     def set_vocabulary(self, vocabulary, idf_weights=None):
         """Use this vocabulary (the mask and OOV tokens may lead it, in that order)."""
-        if idf_weights is not None:
+        if self.output_mode == "tf_idf" and idf_weights is None:
+            raise ValueError("`idf_weights` must be set if output_mode is 'tf_idf'.")
+        if self.output_mode != "tf_idf" and idf_weights is not None:
             raise ValueError(f"`idf_weights` should only be set if output_mode is `'tf_idf'`. Received: "
                              f"output_mode={self.output_mode} and idf_weights={idf_weights}")
         if isinstance(vocabulary, str):
@@ -456,7 +465,8 @@ class _IndexLookup(Layer):
             raise ValueError(f"Cannot set an empty vocabulary. Received: vocabulary={np.array(vocabulary)}")
         start = self._token_start_index()
         special = [self.mask_token] * self._oov_start_index() + [self.oov_token] * self.num_oov_indices
-        tokens = vocabulary[start:] if vocabulary[:start] == special else vocabulary
+        found_special = vocabulary[:start] == special
+        tokens = vocabulary[start:] if found_special else vocabulary
         repeated = sorted(t for t, n in Counter(tokens).items() if n > 1)
         if repeated:
             raise ValueError(f"The passed vocabulary has at least one repeated term. Please uniquify your dataset. "
@@ -474,13 +484,32 @@ class _IndexLookup(Layer):
                              f"vocabulary size is {start + len(tokens)}; `max_tokens` is {self.max_tokens}.")
         self._tokens = tokens
         self._frozen_vocab_size = self.vocabulary_size()
+        if idf_weights is not None:
+            idf = np.asarray(idf_weights, np.float64).reshape(-1)
+            if len(idf) != len(vocabulary):
+                raise ValueError(f"`idf_weights` must be the same length as vocabulary. len(idf_weights) is "
+                                 f"{len(idf)}; len(vocabulary) is {len(vocabulary)}")
+            front = 0 if found_special else start
+            self._set_idf(idf, np.average(idf) if len(idf) else 0.0, front)
+
+    def _set_idf(self, idf, front_value, front):
+        """The weights per index: front_value for the OOV indices in front, zeros up to max_tokens if padded."""
+        back = self.max_tokens - front - len(idf) if self.pad_to_max_tokens and self.max_tokens is not None else 0
+        self._idf = np.pad(idf, (front, back), constant_values=(front_value, 0)).astype(np.float32)
 
     def adapt(self, data, batch_size=None, steps=None):
         """Learn the vocabulary from data: tokens by count, most frequent first, ties in descending token order
         (Keras's order), cut to max_tokens."""
-        counts = Counter()
+        if self._has_input_vocabulary:
+            raise ValueError(f"Cannot adapt layer '{self.name}' after setting a static vocabulary via `vocabulary` "
+                             f"argument or `set_vocabulary()` method.")
+        counts, documents, n_documents = Counter(), Counter(), 0
         for batch in self._batches(data, steps):
-            counts.update(self._as_token(t) for t in self._tokens_of(batch))
+            for doc in self._documents(batch):
+                doc = [self._as_token(t) for t in doc]
+                counts.update(doc)
+                documents.update(set(doc))
+                n_documents += 1
         for special in (self.mask_token, self.oov_token):
             counts.pop(special, None)
         order = sorted(counts, key=lambda t: (counts[t], t.encode("utf-8") if self._strings else t), reverse=True)
@@ -488,6 +517,12 @@ class _IndexLookup(Layer):
             order = order[:self.max_tokens - self._token_start_index()]
         self._tokens = order
         self._frozen_vocab_size = self.vocabulary_size()
+        if self.output_mode == "tf_idf":
+            # log(1 + documents / (1 + documents holding the token)) in float64, then float32; the OOV indices
+            # get the mean of the learned weights
+            idf = np.log(1 + n_documents / (1 + np.array([documents[t] for t in order], np.float64)))
+            idf = idf.astype(np.float32)
+            self._set_idf(idf, np.mean(idf) if len(idf) else np.float32(0), self._token_start_index())
 
     @staticmethod
     def _batches(data, steps):
@@ -495,8 +530,13 @@ class _IndexLookup(Layer):
             return [data]
         return [b for i, b in enumerate(data) if steps is None or i < steps]
 
-    def _tokens_of(self, batch):
-        return _as_array(batch, self._strings).reshape(-1)
+    def _documents(self, batch):
+        """The documents of a batch: its rows (a 1-D batch is one document), or given token lists."""
+        if isinstance(batch, list) and batch and isinstance(batch[0], list):
+            return batch
+        x = _as_array(batch, self._strings)
+        x = x.reshape(1, -1) if x.ndim <= 1 else x.reshape(x.shape[0], -1)
+        return [list(row) for row in x]
 
     def _convert(self, x):
         return x                         # strings stay as they are; call() reads whatever it is given
@@ -533,6 +573,11 @@ class _IndexLookup(Layer):
                                f"must set the layer's vocabulary before calling it. Either pass a `vocabulary` "
                                f"argument to the layer, or call `adapt` with some sample data.")
         depth = self.max_tokens if self.pad_to_max_tokens else self._frozen_vocab_size
+        if self.output_mode == "tf_idf":
+            if self._idf is None:
+                raise ValueError("When `output_mode` is `'tf_idf'`, `idf_weights` must be provided.")
+            counts = _encode(out, "count", depth).astype(np.float32)
+            return convert_to_tensor(counts * self._idf[:depth])
         return convert_to_tensor(_encode(out, self.output_mode, depth))
 
     def _invert(self, x):
@@ -622,8 +667,8 @@ _WHITESPACE = re.compile(r"[ \t\n\r\v\f]+")
 
 
 class TextVectorization(Layer):
-    """Strings to token indices (or multi-hot / count vectors): standardize, split, then look up in a
-    vocabulary learned by adapt() or given (index 0 the padding "", 1 the OOV token "[UNK]" in int mode)."""
+    """Strings to token indices (or multi-hot / count / tf-idf vectors): standardize, split, ngrams, then look up
+    in a vocabulary learned by adapt() or given (index 0 the padding "", 1 the OOV token "[UNK]" in int mode)."""
 
     def __init__(self, max_tokens=None, standardize="lower_and_strip_punctuation", split="whitespace", ngrams=None,
                  output_mode="int", output_sequence_length=None, pad_to_max_tokens=False, vocabulary=None,
@@ -639,8 +684,9 @@ class TextVectorization(Layer):
         if output_mode not in _OUTPUT_MODES:
             raise ValueError(f"Unknown value for `output_mode`. Allowed values are: {list(_OUTPUT_MODES)}. "
                              f"Received: output_mode={output_mode}")
-        if ngrams is not None:
-            raise NotImplementedError("TextVectorization(ngrams=) is not supported by minifp.keras")
+        if not (ngrams is None or isinstance(ngrams, int) or isinstance(ngrams, tuple) and all(
+                isinstance(n, int) for n in ngrams)):
+            raise ValueError(f"`ngrams` must be None, an integer, or a tuple of integers. Received: ngrams={ngrams}")
         if output_mode == "int" and not (output_sequence_length is None or isinstance(output_sequence_length, int)):
             raise ValueError(f"`output_sequence_length` must be either None or an integer when `output_mode` is "
                              f"'int'. Received: output_sequence_length={output_sequence_length}")
@@ -653,6 +699,7 @@ class TextVectorization(Layer):
         vocabulary_size = kwargs.pop("vocabulary_size", None)
         super().__init__(name=name, **kwargs)
         self._standardize, self._split, self._ngrams_arg = standardize, split, ngrams
+        self._ngrams = tuple(range(1, ngrams + 1)) if isinstance(ngrams, int) else ngrams
         self._output_mode, self._output_sequence_length = output_mode, output_sequence_length
         self._ragged, self._encoding = ragged, encoding
         self._lookup_layer = StringLookup(max_tokens=max_tokens, vocabulary=vocabulary, idf_weights=idf_weights,
@@ -688,22 +735,28 @@ class TextVectorization(Layer):
             split = list
         else:
             split = lambda s: [str(t) for t in _as_array(self._split(s), True).reshape(-1)]
-        return [split(s) for s in x.reshape(-1)] if x.ndim else split(str(x))
+        rows = [split(s) for s in x.reshape(-1)] if x.ndim else split(str(x))
+        if self._ngrams is None:
+            return rows
+        return [self._with_ngrams(r) for r in rows] if x.ndim else self._with_ngrams(rows)
+
+    def _with_ngrams(self, tokens):
+        """tf.strings.ngrams: for each width in order, every run of that many tokens joined by a space."""
+        return [" ".join(tokens[i:i + n]) for n in self._ngrams for i in range(len(tokens) - n + 1)]
 
     def adapt(self, data, batch_size=None, steps=None):
         """Learn the vocabulary from a list or array of strings (or an iterable of batches of them)."""
         batches = [data] if isinstance(data, (list, tuple, np.ndarray, _EngineTensor)) else [
             b for i, b in enumerate(data) if steps is None or i < steps]
-        tokens = []
+        documents = []
         for batch in batches:
-            for row in self._preprocess(batch):
-                tokens.extend(row if isinstance(row, list) else [row])
-        self._lookup_layer.adapt(np.array(tokens, dtype=str) if tokens else np.array([], str))
+            documents.extend(r if isinstance(r, list) else [r] for r in self._preprocess(batch))
+        self._lookup_layer.adapt(documents)
 
     def call(self, inputs):
         rows = self._preprocess(inputs)
         lookup = self._lookup_layer
-        if self._split is None:
+        if self._split is None and self._ngrams is None:
             return lookup.call(np.asarray(rows))
         if self._output_mode != "int":
             return convert_to_tensor(np.stack([storage(lookup.call(np.array(r, dtype=str))) for r in rows])
