@@ -265,7 +265,7 @@ def test_lookup_errors():
 
 def test_tf_keras_layers_are_the_same_classes():
     from minifp.tf.keras import layers as tf_layers
-    for name in ("LSTM", "GRU", "Bidirectional", "TimeDistributed", "Rescaling", "Resizing", "RandomFlip",
+    for name in ("SimpleRNN", "LSTM", "GRU", "Bidirectional", "TimeDistributed", "Rescaling", "Resizing", "RandomFlip",
                  "RandomRotation", "TextVectorization", "StringLookup", "IntegerLookup"):
         assert getattr(tf_layers, name) is getattr(layers, name)
 

@@ -1,4 +1,5 @@
-"""Keras 3's recurrent layers: LSTM and GRU (and their cells), the generic RNN, Bidirectional and TimeDistributed.
+"""Keras 3's recurrent layers: SimpleRNN, LSTM and GRU (and their cells), the generic RNN, Bidirectional and
+TimeDistributed.
 
 The cells keep Keras's weights ("kernel" (input_dim, gates * units), "recurrent_kernel" (units, gates * units),
 "bias"), its gate order (LSTM: i, f, c, o; GRU: z, r, h) and its order of operations (the layer's "implementation
@@ -13,11 +14,12 @@ import numbers
 import numpy as np
 
 from ...engine import apply, generator, storage, Tensor as _EngineTensor
-from .. import activations, initializers
+from .. import activations, backend, initializers
 from .._tensor import convert_to_tensor
 from .layer import InputSpec, Layer
 
-__all__ = ["LSTMCell", "GRUCell", "RNN", "LSTM", "GRU", "Bidirectional", "TimeDistributed"]
+__all__ = ["SimpleRNNCell", "LSTMCell", "GRUCell", "RNN", "SimpleRNN", "LSTM", "GRU", "Bidirectional",
+           "TimeDistributed"]
 
 
 def _cols(x, i, size):
@@ -112,6 +114,32 @@ class _DropoutCell(Layer):
                 "kernel_regularizer": None, "recurrent_regularizer": None, "bias_regularizer": None,
                 "kernel_constraint": None, "recurrent_constraint": None, "bias_constraint": None,
                 "dropout": self.dropout, "recurrent_dropout": self.recurrent_dropout, "seed": self.seed}
+
+
+class SimpleRNNCell(_DropoutCell):
+    """One plain recurrent step: h' = activation(x @ kernel + bias + h @ recurrent_kernel)."""
+
+    def __init__(self, units, activation="tanh", use_bias=True, **kwargs):
+        super().__init__(units, activation=activation, use_bias=use_bias, **kwargs)
+        self.state_size = self.units
+        self.output_size = self.units
+
+    def build(self, input_shape):
+        self._build_kernels(input_shape[-1], (self.units,), self.bias_initializer)
+
+    def call(self, sequence, states, training=False):
+        h = states[0] if isinstance(states, (list, tuple)) else states
+        dropped, recurrent = self._masks or (None, None)
+        x = apply("matmul", self._drop(sequence, dropped), self.kernel)
+        if self.use_bias:
+            x = apply("add", x, self.bias)
+        out = self.activation(apply("add", x, apply("matmul", self._drop(h, recurrent), self.recurrent_kernel)))
+        return out, [out]
+
+    def get_config(self):
+        config = super().get_config()
+        del config["recurrent_activation"]          # a plain step has none
+        return config
 
 
 class LSTMCell(_DropoutCell):
@@ -324,7 +352,7 @@ class _CellRNN(RNN):
             kernel_constraint=kernel_constraint, recurrent_constraint=recurrent_constraint,
             bias_constraint=bias_constraint, dropout=dropout, recurrent_dropout=recurrent_dropout, seed=seed,
             dtype=kwargs.get("dtype"), trainable=kwargs.get("trainable", True),
-            name=f"{self._cell_class.__name__[:-4].lower()}_cell",
+            name=backend.to_snake_case(self._cell_class.__name__[:-4]) + "_cell",
             implementation=kwargs.pop("implementation", 2), **extra)
         kwargs.pop("zero_output_for_mask", None)       # in the config, not an argument of LSTM / GRU
         super().__init__(cell, return_sequences=return_sequences, return_state=return_state,
@@ -352,6 +380,33 @@ class _CellRNN(RNN):
             cell.pop(k)
         config = {**super().get_config(), **cell}
         config["activity_regularizer"] = None
+        return config
+
+
+class SimpleRNN(_CellRNN):
+    """A fully connected recurrent layer: the output fed back as the next step's state."""
+
+    _cell_class = SimpleRNNCell
+
+    def __init__(self, units, activation="tanh", use_bias=True, kernel_initializer="glorot_uniform",
+                 recurrent_initializer="orthogonal", bias_initializer="zeros", kernel_regularizer=None,
+                 recurrent_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+                 recurrent_constraint=None, bias_constraint=None, dropout=0.0, recurrent_dropout=0.0,
+                 return_sequences=False, return_state=False, go_backwards=False, stateful=False, unroll=False,
+                 seed=None, **kwargs):
+        super().__init__(units, activation=activation, use_bias=use_bias, kernel_initializer=kernel_initializer,
+                         recurrent_initializer=recurrent_initializer, bias_initializer=bias_initializer,
+                         kernel_regularizer=kernel_regularizer, recurrent_regularizer=recurrent_regularizer,
+                         bias_regularizer=bias_regularizer, activity_regularizer=activity_regularizer,
+                         kernel_constraint=kernel_constraint, recurrent_constraint=recurrent_constraint,
+                         bias_constraint=bias_constraint, dropout=dropout, recurrent_dropout=recurrent_dropout,
+                         seed=seed, return_sequences=return_sequences, return_state=return_state,
+                         go_backwards=go_backwards, stateful=stateful, unroll=unroll, **kwargs)
+        del self.use_cudnn                          # LSTM's and GRU's only
+
+    def get_config(self):
+        config = super().get_config()
+        del config["seed"]                          # Keras's SimpleRNN leaves its cell's seed out
         return config
 
 
