@@ -281,3 +281,21 @@ def test_configs_rebuild_the_layer(make):
     again = layers.deserialize(layers.serialize(layer))
     assert type(again) is type(layer)
     assert _config_subset(again.get_config()) == _config_subset(layer.get_config())
+
+
+@pytest.mark.parametrize("cls", [layers.SimpleRNN, layers.LSTM, layers.GRU])
+def test_stateful_layers_carry_their_states_between_calls(cls):
+    x = wave((2, 6, 3), 1, 1.0, 0.53)
+    stateful, whole = cls(4, stateful=True), cls(4)
+    stateful(x[:, :3]), whole(x)
+    whole.set_weights(stateful.get_weights())
+    stateful.reset_states()
+    stateful(x[:, :3])
+    np.testing.assert_allclose(stateful(x[:, 3:]).numpy(), whole(x).numpy(), rtol=1e-6, atol=1e-7)
+    assert len(stateful.weights) == len(whole.weights) and all(not s.requires_grad for s in stateful.states)
+    stateful.reset_states()
+    assert all(np.array_equal(s.numpy(), np.zeros((2, 4), np.float32)) for s in stateful.states)
+    with pytest.raises(ValueError, match="batch size must be static"):
+        keras.Sequential([keras.Input((6, 3)), cls(4, stateful=True)])
+    with pytest.raises(ValueError, match="Expected batch size: 2"):
+        stateful(np.zeros((3, 6, 3), np.float32))

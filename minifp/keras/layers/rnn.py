@@ -241,12 +241,11 @@ class RNN(Layer):
         if not hasattr(cell, "state_size"):
             raise ValueError(f"The RNN cell should have a `state_size` attribute (single integer or list of "
                              f"integers, one integer per RNN state). Received: cell={cell}")
-        if stateful:
-            raise NotImplementedError("RNN(stateful=True) is not supported by minifp.keras")
         super().__init__(**kwargs)
         self.cell = cell
         self.return_sequences, self.return_state = bool(return_sequences), bool(return_state)
-        self.go_backwards, self.stateful, self.unroll = bool(go_backwards), False, bool(unroll)
+        self.go_backwards, self.stateful, self.unroll = bool(go_backwards), bool(stateful), bool(unroll)
+        object.__setattr__(self, "states", None)       # stateful: the last states, not among the weights
         self.zero_output_for_mask = zero_output_for_mask
         self.supports_masking = True
         size = cell.state_size
@@ -256,7 +255,31 @@ class RNN(Layer):
         if not self.cell.built:
             self.cell.build(tuple(sequences_shape[:1]) + tuple(sequences_shape[2:]))
             self.cell.built = True
+        if self.stateful:
+            if self.states is not None:
+                self.reset_state()
+            elif sequences_shape[0] is None:
+                raise ValueError(f"When using `stateful=True` in a RNN, the batch size must be static. Found "
+                                 f"dynamic batch size: sequence.shape={tuple(sequences_shape)}")
+            else:
+                self._keep_states(self.get_initial_state(sequences_shape[0]))
         self.built = True
+
+    def _keep_states(self, states):
+        """Hold these states (float32 copies, cut from the graph) for the next call of a stateful layer."""
+        object.__setattr__(self, "states", [convert_to_tensor(s.float32()) for s in states])
+
+    def reset_state(self):
+        """A stateful layer's states back to zeros."""
+        if self.states is not None:
+            self._keep_states(self.get_initial_state(self.states[0].shape[0]))
+
+    reset_states = reset_state
+
+    def _symbolic_call(self, args, kwargs):
+        out = super()._symbolic_call(args, kwargs)
+        self.reset_state()              # the shape probe's run is no step of the sequence
+        return out
 
     def get_initial_state(self, batch_size):
         """Zero states, one (batch_size, size) per entry of the cell's state_size."""
@@ -265,6 +288,12 @@ class RNN(Layer):
 
     def call(self, sequences, initial_state=None, mask=None, training=False):
         batch, steps = sequences.shape[0], sequences.shape[1]
+        if self.stateful and self.states is not None and batch != self.states[0].shape[0]:
+            raise ValueError(f"If an RNN is stateful, the batch size of the input sequences must be the same as the "
+                             f"batch size of the initial state. \n- Expected batch size: {self.states[0].shape[0]}"
+                             f"\n- Received batch size: {batch}")
+        if initial_state is None and self.stateful:
+            initial_state = self.states
         if initial_state is None:
             states = self.get_initial_state(batch)
         else:
@@ -295,6 +324,8 @@ class RNN(Layer):
         finally:
             if masked:
                 self.cell.end_masks()
+        if self.stateful:
+            self._keep_states(states)
         result = apply("concatenate", *outputs, axis=1) if self.return_sequences else output
         return (result, *states) if self.return_state else result
 
