@@ -20,6 +20,7 @@ import numpy as np
 from ...engine import apply, current_training, generator, new_stream, storage, Tensor as _EngineTensor
 from .. import backend
 from .._tensor import convert_to_tensor
+from ._farmhash import fingerprint64
 from .layer import Layer
 
 __all__ = ["Rescaling", "Resizing", "RandomFlip", "RandomRotation", "StringLookup", "IntegerLookup",
@@ -396,8 +397,11 @@ class _IndexLookup(Layer):
         if output_mode not in _OUTPUT_MODES:
             raise ValueError(f"Unknown value for `output_mode`. Allowed values are: {list(_OUTPUT_MODES)}. "
                              f"Received: output_mode={output_mode}")
-        if sparse or salt is not None or oov_method != "floormod":
-            raise NotImplementedError("sparse, salt and oov_method='farmhash' are not supported by minifp.keras's "
+        if oov_method not in ("floormod", "farmhash"):
+            raise ValueError(f"Unknown value for `oov_method`. Allowed values are: ['floormod', 'farmhash']. "
+                             f"Received: oov_method={oov_method}")
+        if sparse or salt is not None:
+            raise NotImplementedError("sparse=True and salt (SipHash buckets) are not supported by minifp.keras's "
                                       "lookup layers")
         if invert and output_mode != "int":
             raise ValueError(f"`output_mode` must be `'int'` when `invert` is true. Received: "
@@ -556,11 +560,12 @@ class _IndexLookup(Layer):
                 out[pos] = index[token]
             elif self.num_oov_indices == 0:
                 oov.append(token)
-            elif self.num_oov_indices == 1 or self._strings:
-                if self.num_oov_indices > 1:
-                    raise NotImplementedError("num_oov_indices > 1 for strings (FarmHash buckets) is not supported "
-                                              "by minifp.keras")
+            elif self.num_oov_indices == 1:
                 out[pos] = self._oov_start_index()
+            elif self._strings or self.oov_method == "farmhash":
+                # TensorFlow's to_hash_bucket_fast: FarmHash's fingerprint of the UTF-8 bytes (integers: digits)
+                bucket = fingerprint64(str(token).encode("utf-8")) % self.num_oov_indices
+                out[pos] = bucket + self._oov_start_index()
             else:
                 out[pos] = token % self.num_oov_indices + self._oov_start_index()
         if oov:
