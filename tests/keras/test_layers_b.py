@@ -299,3 +299,25 @@ def test_stateful_layers_carry_their_states_between_calls(cls):
         keras.Sequential([keras.Input((6, 3)), cls(4, stateful=True)])
     with pytest.raises(ValueError, match="Expected batch size: 2"):
         stateful(np.zeros((3, 6, 3), np.float32))
+
+
+def test_rnn_runs_a_users_cell():
+    class MinimalRNNCell(layers.Layer):
+        """Keras's documentation example: output = inputs @ kernel + state @ recurrent_kernel."""
+
+        def __init__(self, units, **kwargs):
+            super().__init__(**kwargs)
+            self.units, self.state_size = units, units
+
+        def build(self, input_shape):
+            self.kernel = self.add_weight(shape=(input_shape[-1], self.units), initializer="ones", name="kernel")
+            self.recurrent_kernel = self.add_weight(shape=(self.units, self.units), initializer="identity",
+                                                    name="recurrent_kernel")
+
+        def call(self, inputs, states):
+            output = keras.ops.matmul(inputs, self.kernel) + keras.ops.matmul(states[0], self.recurrent_kernel)
+            return output, [output]
+
+    x = np.ones((2, 4, 3), np.float32)
+    out = layers.RNN(MinimalRNNCell(2), return_sequences=True)(x)
+    np.testing.assert_array_equal(out.numpy(), np.broadcast_to(3.0 * np.arange(1, 5)[None, :, None], (2, 4, 2)))

@@ -9,6 +9,7 @@ go_backwards walks the sequence from its end and returns the outputs in the orde
 """
 from __future__ import annotations
 
+import inspect
 import numbers
 
 import numpy as np
@@ -282,7 +283,11 @@ class RNN(Layer):
         return out
 
     def get_initial_state(self, batch_size):
-        """Zero states, one (batch_size, size) per entry of the cell's state_size."""
+        """The cell's initial states (its get_initial_state), or zeros, one (batch_size, size) per state."""
+        own = getattr(self.cell, "get_initial_state", None)
+        if own is not None:
+            states = own(batch_size=batch_size)
+            return list(states) if isinstance(states, (list, tuple)) else [states]
         return [convert_to_tensor(np.zeros((batch_size, s), np.float32), dtype=self.cell.compute_dtype)
                 for s in self.state_size]
 
@@ -305,13 +310,15 @@ class RNN(Layer):
             mask = mask.astype(bool).reshape(batch, steps, 1)
         order = range(steps - 1, -1, -1) if self.go_backwards else range(steps)
         masked = hasattr(self.cell, "start_masks")
+        takes_training = "training" in inspect.signature(self.cell.call).parameters
         if masked:
             self.cell.start_masks(apply("getitem", sequences, index=(slice(None), 0)), states[0], training)
         try:
             outputs, output = [], None
             for t in order:
-                out, new_states = self.cell.call(apply("getitem", sequences, index=(slice(None), t)), states,
-                                                 training=training)
+                step = apply("getitem", sequences, index=(slice(None), t))
+                out, new_states = (self.cell.call(step, states, training=training) if takes_training
+                                   else self.cell.call(step, states))
                 new_states = list(new_states) if isinstance(new_states, (list, tuple)) else [new_states]
                 if mask is not None:
                     keep = mask[:, t]
