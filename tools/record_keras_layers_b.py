@@ -224,11 +224,24 @@ def text_case(cls, kwargs, adapt, inputs):
             "config": clean(layer.get_config())}
 
 
+def rnn_model():
+    """A Sequential of every recurrent layer, its weights from the formulas, saved by Keras (weights/rnn.weights.h5)."""
+    model = keras.Sequential([keras.Input((5, 4)), keras.layers.LSTM(3, return_sequences=True),
+                              keras.layers.Bidirectional(keras.layers.GRU(2, return_sequences=True)),
+                              keras.layers.TimeDistributed(keras.layers.Dense(3)), keras.layers.SimpleRNN(2)])
+    model.set_weights([wave(tuple(w.shape), 100 + i, 0.5, 0.71) for i, w in enumerate(model.weights)])
+    path = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "keras" / "weights" / "rnn.weights.h5"
+    model.save_weights(str(path))
+    x = wave((2, 5, 4), 1, 1.0, 0.53)
+    return {"file": "weights/rnn.weights.h5", "predictions": clean(model(x)),
+            "weights": [{"path": w.path, "shape": list(w.shape)} for w in model.weights]}
+
+
 def main():
     keras.utils.set_random_seed(0)
     write("layers_b.json", {"formulas": FORMULAS, "rnn": record_rnn(),
                             "images": [image_case(*c) for c in IMAGE_CASES],
-                            "text": [text_case(*c) for c in TEXT_CASES]})
+                            "text": [text_case(*c) for c in TEXT_CASES], "rnn_model": rnn_model()})
 
 
 if __name__ == "__main__":

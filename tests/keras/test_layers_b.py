@@ -321,3 +321,19 @@ def test_rnn_runs_a_users_cell():
     x = np.ones((2, 4, 3), np.float32)
     out = layers.RNN(MinimalRNNCell(2), return_sequences=True)(x)
     np.testing.assert_array_equal(out.numpy(), np.broadcast_to(3.0 * np.arange(1, 5)[None, :, None], (2, 4, 2)))
+
+
+def test_recurrent_weights_load_from_a_keras_file_and_save_back(tmp_path):
+    case = FIXTURE["rnn_model"]
+    make = lambda: keras.Sequential([keras.Input((5, 4)), layers.LSTM(3, return_sequences=True),
+                                     layers.Bidirectional(layers.GRU(2, return_sequences=True)),
+                                     layers.TimeDistributed(layers.Dense(3)), layers.SimpleRNN(2)])
+    model = make()
+    model.load_weights(str(pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "keras" / case["file"]))
+    x = wave((2, 5, 4), 1, 1.0, 0.53)
+    np.testing.assert_allclose(model(x).numpy(), _array(case["predictions"]), rtol=1e-5, atol=1e-6)
+    assert [w.shape for w in model.weights] == [tuple(w["shape"]) for w in case["weights"]]
+    model.save_weights(str(tmp_path / "again.weights.h5"))
+    again = make()
+    again.load_weights(str(tmp_path / "again.weights.h5"))
+    np.testing.assert_array_equal(again(x).numpy(), model(x).numpy())
