@@ -65,12 +65,12 @@ class _ImageLayer(Layer):
         if self.data_format == "channels_first":
             x = apply("transpose", x, axes=(0, 2, 3, 1))
 
-        def back(y):
+        def back(y, cast=True):
             if self.data_format == "channels_first":
                 y = apply("transpose", y, axes=(0, 3, 1, 2))
             if single:
                 y = apply("reshape", y, shape=tuple(y.shape[1:]))
-            return self._cast(y)
+            return self._cast(y) if cast else y
         return x, back
 
     def _cast(self, x):
@@ -161,7 +161,22 @@ class Resizing(_ImageLayer):
         self.built = True
 
     def call(self, inputs):
+        out = self._resize(inputs)
+        if inputs.fmt is not None:
+            return out
+        # Integer images stay integers, as Keras's Resizing gives them back: rounded half to even, saturated
+        dtype = storage(inputs).dtype
+        info = np.iinfo(dtype) if dtype.kind in "iu" else None
+        values = np.round(out.float32())
+        if info is not None:
+            values = np.clip(values, info.min, info.max)
+        return convert_to_tensor(values.astype(dtype))
+
+    def _resize(self, inputs):
+        """The resized images: in the compute dtype, or float32 (uncast) for integer inputs."""
         x, back = self._to_nhwc(inputs)
+        back_cast = back
+        back = lambda y: back_cast(y, cast=inputs.fmt is not None)
         if self.crop_to_aspect_ratio:
             x = self._crop(x)
         elif self.pad_to_aspect_ratio:
