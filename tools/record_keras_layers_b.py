@@ -54,6 +54,9 @@ RNN_CASES = [
      (2, 5, 4), {}),
     ("Bidirectional", {"merge_mode": "concat"}, ("SimpleRNN", {"units": 2, "return_sequences": True}), (2, 5, 4),
      {"mask": MASK}),
+    ("RNN", {"return_sequences": True, "return_state": True},
+     ("cells", [("LSTMCell", {"units": 3}), ("GRUCell", {"units": 2}), ("SimpleRNNCell", {"units": 2})]), (2, 5, 4),
+     {"mask": MASK}),
     ("TimeDistributed", {}, ("Dense", {"units": 2, "activation": "tanh"}), (2, 5, 4), {}),
     ("TimeDistributed", {}, ("Dense", {"units": 3}), (2, 3, 2, 4), {}),
     ("LSTM", {"units": 3, "return_sequences": True, "dtype": "mixed_float16"}, None, (2, 5, 4), {}),
@@ -68,6 +71,8 @@ def config_of(layer):
     """The layer's config without what minifp does not write as Keras does (initializer objects, build_config),
     which the tests skip anyway: a smaller file."""
     def strip(c):
+        if isinstance(c, list):
+            return [strip(v) for v in c]
         if not isinstance(c, dict):
             return c
         return {k: strip(v) for k, v in c.items() if k != "build_config" and not k.endswith("initializer")}
@@ -77,6 +82,8 @@ def config_of(layer):
 def make(cls, kwargs, inner):
     if inner is None:
         return getattr(keras.layers, cls)(**kwargs)
+    if inner[0] == "cells":              # RNN over stacked cells
+        return getattr(keras.layers, cls)([getattr(keras.layers, c)(**k) for c, k in inner[1]], **kwargs)
     return getattr(keras.layers, cls)(getattr(keras.layers, inner[0])(**inner[1]), **kwargs)
 
 
@@ -99,7 +106,7 @@ def rnn_case(cls, kwargs, inner, shape, extra):
         for s in states:
             tape.watch(s)
         out = layer(x, **call)
-        outs = list(out) if isinstance(out, (list, tuple)) else [out]
+        outs = tf.nest.flatten(out)
         loss = tf.add_n([tf.reduce_sum(tf.cast(o, tf.float32) * wave(tuple(o.shape), 7 + j, 1.0, 0.29))
                          for j, o in enumerate(outs)])
     grads = tape.gradient(loss, [x] + states + list(layer.trainable_weights))

@@ -46,7 +46,13 @@ def _make(case):
     if case["inner"] is None:
         return cls(**case["kwargs"])
     inner_cls, inner_kwargs = case["inner"]
+    if inner_cls == "cells":            # RNN over stacked cells
+        return cls([getattr(layers, c)(**k) for c, k in inner_kwargs], **case["kwargs"])
     return cls(getattr(layers, inner_cls)(**inner_kwargs), **case["kwargs"])
+
+
+def _flat(x):
+    return [y for item in x for y in _flat(item)] if isinstance(x, (list, tuple)) else [x]
 
 
 def _config_subset(config):
@@ -55,12 +61,15 @@ def _config_subset(config):
     for k, v in config.items():
         if k in ("name", "dtype", "build_config") or k.endswith("initializer"):
             continue
-        out[k] = _config_subset(v) if isinstance(v, dict) else v
+        out[k] = _config_subset(v) if isinstance(v, dict) else [_config_subset(c) if isinstance(c, dict) else c
+                                                                for c in v] if isinstance(v, list) else v
     return out
 
 
 def _case_id(case):
     inner = f"({case['inner'][0]})" if case["inner"] else ""
+    if case["inner"] and case["inner"][0] == "cells":
+        inner = "(" + ",".join(c for c, _ in case["inner"][1]) + ")"
     return f"{case['class']}{inner}-" + "-".join(f"{k}={v}" for k, v in {**case["kwargs"], **case["call"]}.items()
                                                   if k != "mask") + ("-mask" if "mask" in case["call"] else "")
 
@@ -82,7 +91,7 @@ def test_recurrent_layers_match_keras(case):
     assert [w.path.split("/")[-1] for w in layer.weights] == [w["path"].split("/")[-1] for w in case["weights"]]
     layer.set_weights([wave(tuple(w.shape), 100 + i, 0.5, 0.71) for i, w in enumerate(layer.weights)])
     out = layer(x, **call)
-    outs = list(out) if isinstance(out, (list, tuple)) else [out]
+    outs = _flat(out)
     assert len(outs) == len(case["outputs"])
     loss = None
     for j, (o, want) in enumerate(zip(outs, case["outputs"])):

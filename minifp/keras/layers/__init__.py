@@ -10,7 +10,7 @@ from .pooling import (AveragePooling2D, AvgPool2D, GlobalAveragePooling2D, Globa
 from .reshaping import ZeroPadding2D
 from .preprocessing import (IntegerLookup, RandomFlip, RandomRotation, Rescaling, Resizing, StringLookup,
                             TextVectorization)
-from .rnn import (GRU, GRUCell, LSTM, LSTMCell, RNN, Bidirectional, SimpleRNN, SimpleRNNCell,
+from .rnn import (GRU, GRUCell, LSTM, LSTMCell, RNN, Bidirectional, SimpleRNN, SimpleRNNCell, StackedRNNCells,
                   TimeDistributed)
 
 __all__ = ["Activation", "Add", "Concatenate", "Dense", "Dropout", "Embedding", "Flatten", "Input", "InputLayer",
@@ -21,7 +21,7 @@ __all__ = ["Activation", "Add", "Concatenate", "Dense", "Dropout", "Embedding", 
 __all__ += ["IntegerLookup", "RandomFlip", "RandomRotation", "Rescaling", "Resizing", "StringLookup",
             "TextVectorization"]
 __all__ += ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "Bidirectional", "TimeDistributed"]
-__all__ += ["SimpleRNN", "SimpleRNNCell"]
+__all__ += ["SimpleRNN", "SimpleRNNCell", "StackedRNNCells"]
 
 __all__ += ["serialize", "deserialize"]
 

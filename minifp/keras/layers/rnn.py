@@ -17,10 +17,10 @@ import numpy as np
 from ...engine import apply, generator, storage, Tensor as _EngineTensor
 from .. import activations, backend, initializers
 from .._tensor import convert_to_tensor
-from .layer import InputSpec, Layer
+from .layer import InputSpec, Layer, map_structure
 
-__all__ = ["SimpleRNNCell", "LSTMCell", "GRUCell", "RNN", "SimpleRNN", "LSTM", "GRU", "Bidirectional",
-           "TimeDistributed"]
+__all__ = ["SimpleRNNCell", "LSTMCell", "GRUCell", "StackedRNNCells", "RNN", "SimpleRNN", "LSTM", "GRU",
+           "Bidirectional", "TimeDistributed"]
 
 
 def _cols(x, i, size):
@@ -36,6 +36,18 @@ def _serialize(layer):
 def _deserialize(config):
     from . import deserialize          # the package imports this module: look it up when needed
     return config if isinstance(config, Layer) else deserialize(config)
+
+
+def _leaves(x):
+    """The tensors of a nested list of states, in order."""
+    return [y for item in x for y in _leaves(item)] if isinstance(x, (list, tuple)) else [x]
+
+
+def _zip_map(fn, a, b):
+    """fn over the paired leaves of two nested lists of the same structure."""
+    if isinstance(a, (list, tuple)):
+        return [_zip_map(fn, x, y) for x, y in zip(a, b)]
+    return fn(a, b)
 
 
 def _check_rate(name, rate):
@@ -89,8 +101,9 @@ class _DropoutCell(Layer):
                                     constraint=self.bias_constraint) if self.use_bias else None
         self.built = True
 
-    def start_masks(self, inputs, state, training):
+    def start_masks(self, inputs, states, training):
         """Draw the dropout masks of one call (the same for every step, as Keras's DropoutRNNCell keeps them)."""
+        state = _leaves(states)[0]
         def mask(rate, shape):
             if not training or not 0 < rate < 1:
                 return None
@@ -232,11 +245,88 @@ class GRUCell(_DropoutCell):
         return {**super().get_config(), "reset_after": self.reset_after}
 
 
+class StackedRNNCells(Layer):
+    """Cells run one after the other at each step, each one's output the next one's input (RNN([cell, ...]))."""
+
+    def __init__(self, cells, **kwargs):
+        super().__init__(**kwargs)
+        for cell in cells:
+            if not hasattr(cell, "call"):
+                raise ValueError(f"All cells must have a `call` method. Received cell without a `call` method: "
+                                 f"{cell}")
+            if not hasattr(cell, "state_size"):
+                raise ValueError(f"All cells must have a `state_size` attribute. Received cell without a "
+                                 f"`state_size`: {cell}")
+        self.cells = list(cells)
+
+    state_size = property(lambda self: [c.state_size for c in self.cells])
+
+    @property
+    def output_size(self):
+        last = self.cells[-1]
+        size = getattr(last, "output_size", None)
+        return size if size is not None else _leaves([last.state_size])[0]
+
+    def get_initial_state(self, batch_size=None):
+        """Each cell's initial states: its own get_initial_state, or zeros."""
+        out = []
+        for cell in self.cells:
+            own = getattr(cell, "get_initial_state", None)
+            sizes = [cell.state_size] if isinstance(cell.state_size, int) else list(cell.state_size)
+            out.append(own(batch_size=batch_size) if own is not None else [
+                convert_to_tensor(np.zeros((batch_size, n), np.float32), dtype=cell.compute_dtype) for n in sizes])
+        return out
+
+    def build(self, input_shape):
+        for cell in self.cells:
+            if not cell.built:
+                cell.build(input_shape)
+                cell.built = True
+            size = getattr(cell, "output_size", None) or _leaves([cell.state_size])[0]
+            input_shape = tuple(input_shape[:-1]) + (size,)
+        self.built = True
+
+    def start_masks(self, inputs, states, training):
+        """Each dropout cell's masks, for the width of what it reads."""
+        width = inputs.shape[-1]
+        for cell, state in zip(self.cells, states):
+            if hasattr(cell, "start_masks"):
+                cell.start_masks(np.zeros((inputs.shape[0], width), np.float32), state, training)
+            width = getattr(cell, "output_size", None) or _leaves([cell.state_size])[0]
+
+    def end_masks(self):
+        for cell in self.cells:
+            if hasattr(cell, "end_masks"):
+                cell.end_masks()
+
+    def call(self, inputs, states, training=False):
+        new_states = []
+        for cell, state in zip(self.cells, states):
+            state = list(state) if isinstance(state, (list, tuple)) else [state]
+            if "training" in inspect.signature(cell.call).parameters:
+                inputs, state = cell.call(inputs, state, training=training)
+            else:
+                inputs, state = cell.call(inputs, state)
+            new_states.append(list(state) if isinstance(state, (list, tuple)) else [state])
+        return inputs, new_states
+
+    def get_config(self):
+        return {**super().get_config(), "cells": [_serialize(c) for c in self.cells]}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["cells"] = [_deserialize(c) for c in config["cells"]]
+        return super().from_config.__func__(cls, config)
+
+
 class RNN(Layer):
     """A cell run over the time axis of (batch, timesteps, features) inputs (Keras's RNN layer)."""
 
     def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False, stateful=False,
                  unroll=False, zero_output_for_mask=False, **kwargs):
+        if isinstance(cell, (list, tuple)):
+            cell = StackedRNNCells(cell)
         if not hasattr(cell, "call"):
             raise ValueError(f"Argument `cell` should have a `call` method. Received: cell={cell}")
         if not hasattr(cell, "state_size"):
@@ -268,12 +358,12 @@ class RNN(Layer):
 
     def _keep_states(self, states):
         """Hold these states (float32 copies, cut from the graph) for the next call of a stateful layer."""
-        object.__setattr__(self, "states", [convert_to_tensor(s.float32()) for s in states])
+        object.__setattr__(self, "states", map_structure(lambda s: convert_to_tensor(s.float32()), states))
 
     def reset_state(self):
         """A stateful layer's states back to zeros."""
         if self.states is not None:
-            self._keep_states(self.get_initial_state(self.states[0].shape[0]))
+            self._keep_states(self.get_initial_state(_leaves(self.states)[0].shape[0]))
 
     reset_states = reset_state
 
@@ -293,9 +383,10 @@ class RNN(Layer):
 
     def call(self, sequences, initial_state=None, mask=None, training=False):
         batch, steps = sequences.shape[0], sequences.shape[1]
-        if self.stateful and self.states is not None and batch != self.states[0].shape[0]:
+        expected = _leaves(self.states)[0].shape[0] if self.stateful and self.states is not None else batch
+        if batch != expected:
             raise ValueError(f"If an RNN is stateful, the batch size of the input sequences must be the same as the "
-                             f"batch size of the initial state. \n- Expected batch size: {self.states[0].shape[0]}"
+                             f"batch size of the initial state. \n- Expected batch size: {expected}"
                              f"\n- Received batch size: {batch}")
         if initial_state is None and self.stateful:
             initial_state = self.states
@@ -303,8 +394,8 @@ class RNN(Layer):
             states = self.get_initial_state(batch)
         else:
             states = list(initial_state) if isinstance(initial_state, (list, tuple)) else [initial_state]
-            states = [convert_to_tensor(s, dtype=self.cell.compute_dtype) if not isinstance(s, _EngineTensor)
-                      or s.dtype != self.cell.compute_dtype else s for s in states]
+            states = map_structure(lambda s: convert_to_tensor(s, dtype=self.cell.compute_dtype) if not isinstance(
+                s, _EngineTensor) or s.dtype != self.cell.compute_dtype else s, states)
         if mask is not None:
             mask = storage(mask) if isinstance(mask, _EngineTensor) else np.asarray(mask)
             mask = mask.astype(bool).reshape(batch, steps, 1)
@@ -312,7 +403,7 @@ class RNN(Layer):
         masked = hasattr(self.cell, "start_masks")
         takes_training = "training" in inspect.signature(self.cell.call).parameters
         if masked:
-            self.cell.start_masks(apply("getitem", sequences, index=(slice(None), 0)), states[0], training)
+            self.cell.start_masks(apply("getitem", sequences, index=(slice(None), 0)), states, training)
         try:
             outputs, output = [], None
             for t in order:
@@ -324,7 +415,7 @@ class RNN(Layer):
                     keep = mask[:, t]
                     previous = output if output is not None and not self.zero_output_for_mask else out * 0.0
                     out = apply("where", keep, out, previous)
-                    new_states = [apply("where", keep, n, s) for n, s in zip(new_states, states)]
+                    new_states = _zip_map(lambda n, s: apply("where", keep, n, s), new_states, states)
                 output, states = out, new_states
                 if self.return_sequences:
                     outputs.append(apply("reshape", out, shape=(batch, 1) + tuple(out.shape[1:])))
@@ -340,7 +431,8 @@ class RNN(Layer):
         size = getattr(self.cell, "output_size", None) or self.state_size[0]
         batch = sequences_shape[0]
         out = (batch, sequences_shape[1], size) if self.return_sequences else (batch, size)
-        return (out, *[(batch, s) for s in self.state_size]) if self.return_state else out
+        states = map_structure(lambda s: (batch, s), self.state_size)
+        return (out, *states) if self.return_state else out
 
     def compute_mask(self, _, mask):
         """The output's mask: the input's where the whole sequence is returned."""
