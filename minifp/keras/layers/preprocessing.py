@@ -161,7 +161,8 @@ class Resizing(_ImageLayer):
         self.built = True
 
     def call(self, inputs):
-        out = self._resize(inputs)
+        x, back = self._to_nhwc(inputs)
+        out = back(self._resize(x), cast=inputs.fmt is not None)
         if inputs.fmt is not None:
             return out
         # Integer images stay integers, as Keras's Resizing gives them back: rounded half to even, saturated
@@ -172,11 +173,8 @@ class Resizing(_ImageLayer):
             values = np.clip(values, info.min, info.max)
         return convert_to_tensor(values.astype(dtype))
 
-    def _resize(self, inputs):
-        """The resized images: in the compute dtype, or float32 (uncast) for integer inputs."""
-        x, back = self._to_nhwc(inputs)
-        back_cast = back
-        back = lambda y: back_cast(y, cast=inputs.fmt is not None)
+    def _resize(self, x):
+        """x (B, H, W, C) float32, cropped or padded as asked, resized."""
         if self.crop_to_aspect_ratio:
             x = self._crop(x)
         elif self.pad_to_aspect_ratio:
@@ -184,9 +182,8 @@ class Resizing(_ImageLayer):
         b, h, w = x.shape[0], x.shape[1], x.shape[2]
         if self.interpolation == "nearest":
             rows, cols = _nearest_axis(h, self.height), _nearest_axis(w, self.width)
-            r, c = np.broadcast_to(rows[None, :, None], (b, self.height, self.width)), \
-                np.broadcast_to(cols[None, None, :], (b, self.height, self.width))
-            return back(_gather(x, r, c))
+            grid = (b, self.height, self.width)
+            return _gather(x, np.broadcast_to(rows[None, :, None], grid), np.broadcast_to(cols[None, None, :], grid))
         top, bottom, y_lerp = _resize_axis(h, self.height)
         left, right, x_lerp = _resize_axis(w, self.width)
         grid = (b, self.height, self.width)
@@ -199,7 +196,7 @@ class Resizing(_ImageLayer):
         # TensorFlow's order: lerp along x within the two rows, then between them
         upper = apply("add", top_left, apply("mul", apply("sub", top_right, top_left), xl))
         lower = apply("add", bottom_left, apply("mul", apply("sub", bottom_right, bottom_left), xl))
-        return back(apply("add", upper, apply("mul", apply("sub", lower, upper), yl)))
+        return apply("add", upper, apply("mul", apply("sub", lower, upper), yl))
 
     def _crop(self, x):
         """The centred crop of the target aspect ratio (TensorFlow's float32 arithmetic for its size)."""

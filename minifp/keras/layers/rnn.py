@@ -50,15 +50,8 @@ def _zip_map(fn, a, b):
     return fn(a, b)
 
 
-def _check_rate(name, rate):
-    if isinstance(rate, bool) or not isinstance(rate, numbers.Real) or not 0 <= rate <= 1:
-        raise ValueError(f"Invalid value received for argument `{name}`. Expected a float value between 0 and 1. "
-                         f"Received: {name}={rate}")
-    return float(rate)
-
-
 class _DropoutCell(Layer):
-    """What LSTMCell and GRUCell share: arguments, weights' initializers, dropout masks fixed over a call."""
+    """What SimpleRNNCell, LSTMCell and GRUCell share: arguments, weights, dropout masks fixed over a call."""
 
     _gates = 1
 
@@ -83,8 +76,9 @@ class _DropoutCell(Layer):
         self.bias_regularizer = bias_regularizer
         self.kernel_constraint, self.recurrent_constraint = kernel_constraint, recurrent_constraint
         self.bias_constraint = bias_constraint
-        self.dropout = min(1.0, max(0.0, _check_rate("dropout", dropout)))
-        self.recurrent_dropout = min(1.0, max(0.0, _check_rate("recurrent_dropout", recurrent_dropout)))
+        # clipped into [0, 1], not checked (Keras's cells take any number)
+        self.dropout = min(1.0, max(0.0, float(dropout)))
+        self.recurrent_dropout = min(1.0, max(0.0, float(recurrent_dropout)))
         self.seed = seed
         self._masks = None
 
@@ -104,6 +98,7 @@ class _DropoutCell(Layer):
     def start_masks(self, inputs, states, training):
         """Draw the dropout masks of one call (the same for every step, as Keras's DropoutRNNCell keeps them)."""
         state = _leaves(states)[0]
+
         def mask(rate, shape):
             if not training or not 0 < rate < 1:
                 return None
