@@ -325,16 +325,14 @@ class RandomRotation(_RandomImageLayer):
         if not training:
             return self._cast(inputs)
         x, back = self._to_nhwc(inputs)
-        b, h, w = x.shape[0], x.shape[1], x.shape[2]
-        lower, upper = self.factor[0] * 360.0, self.factor[1] * 360.0
-        angles = np.float32(lower) + (np.float32(upper) - np.float32(lower)) * self._rng().random(b).astype(
-            np.float32)
+        lower, upper = np.float32(self.factor[0] * 360.0), np.float32(self.factor[1] * 360.0)
+        angles = lower + (upper - lower) * self._rng().random(x.shape[0]).astype(np.float32)
         return back(self._rotate(x, angles))
 
     def _rotate(self, x, degrees):
         """x rotated by these angles (one per image, degrees), as Keras's affine matrix and TensorFlow's
         ImageProjectiveTransformV3 do: output pixel (row y, column x) reads input (b0 x + b1 y + b2, a0 x + ...)."""
-        b, h, w = x.shape[0], x.shape[1], x.shape[2]
+        h, w = x.shape[1], x.shape[2]
         theta = (degrees.astype(np.float32) * np.float32(math.pi / 180.0)).astype(np.float32)
         cos, sin = np.cos(theta), np.sin(theta)
         cx, cy = np.float32(0.5 * (w - 1)), np.float32(0.5 * (h - 1))

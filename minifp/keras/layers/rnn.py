@@ -164,13 +164,14 @@ class LSTMCell(_DropoutCell):
         self.output_size = self.units
 
     def build(self, input_shape):
-        init = self.bias_initializer
-        if self.unit_forget_bias:
-            def init(shape, dtype=None):     # the forget gate's bias starts at one
-                u = self.units
-                return np.concatenate([np.asarray(self.bias_initializer((u,), dtype=dtype)), np.ones(u, np.float32),
-                                       np.asarray(self.bias_initializer((2 * u,), dtype=dtype))])
-        self._build_kernels(input_shape[-1], (4 * self.units,), init)
+        self._build_kernels(input_shape[-1], (4 * self.units,),
+                            self._forget_bias_ones if self.unit_forget_bias else self.bias_initializer)
+
+    def _forget_bias_ones(self, shape, dtype=None):
+        """unit_forget_bias: the bias initializer's values, but ones for the forget gate."""
+        u, init = self.units, self.bias_initializer
+        return np.concatenate([np.asarray(init((u,), dtype=dtype)), np.ones(u, np.float32),
+                               np.asarray(init((2 * u,), dtype=dtype))])
 
     def call(self, inputs, states, training=False):
         h, c = states
