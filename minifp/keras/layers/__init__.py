@@ -8,12 +8,20 @@ from .normalization import BatchNormalization
 from .pooling import (AveragePooling2D, AvgPool2D, GlobalAveragePooling2D, GlobalAvgPool2D, GlobalMaxPool2D,
                       GlobalMaxPooling2D, MaxPool2D, MaxPooling2D)
 from .reshaping import ZeroPadding2D
+from .preprocessing import (IntegerLookup, RandomFlip, RandomRotation, Rescaling, Resizing, StringLookup,
+                            TextVectorization)
+from .rnn import (GRU, GRUCell, LSTM, LSTMCell, RNN, Bidirectional, SimpleRNN, SimpleRNNCell, StackedRNNCells,
+                  TimeDistributed)
 
 __all__ = ["Activation", "Add", "Concatenate", "Dense", "Dropout", "Embedding", "Flatten", "Input", "InputLayer",
            "InputSpec", "KerasTensor", "Lambda", "Layer", "LayerNormalization", "ReLU", "Reshape", "Variable",
            "MultiHeadAttention", "Conv2D", "Convolution2D", "DepthwiseConv2D", "SeparableConv2D", "BatchNormalization",
            "AveragePooling2D", "AvgPool2D", "GlobalAveragePooling2D", "GlobalAvgPool2D", "GlobalMaxPool2D",
            "GlobalMaxPooling2D", "MaxPool2D", "MaxPooling2D", "ZeroPadding2D"]
+__all__ += ["IntegerLookup", "RandomFlip", "RandomRotation", "Rescaling", "Resizing", "StringLookup",
+            "TextVectorization"]
+__all__ += ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "Bidirectional", "TimeDistributed"]
+__all__ += ["SimpleRNN", "SimpleRNNCell", "StackedRNNCells"]
 
 __all__ += ["serialize", "deserialize"]
 
