@@ -135,8 +135,7 @@ def split_dataset(dataset, left_size=None, right_size=None, shuffle=False, seed=
     elif isinstance(dataset, Dataset):
         samples = list(dataset._make())
     else:
-        raise TypeError(f"The `dataset` argument must be eithera `tf.data.Dataset` object, ora list/tuple of arrays. "
-                        f"Received: dataset={dataset} of type {type(dataset)}")
+        raise TypeError(f"Unsupported dataset type: {type(dataset)}")
     if left_size is None and right_size is None:
         raise ValueError("At least one of the `left_size` or `right_size` must be specified. Received: "
                          "left_size=None and right_size=None")
