@@ -223,3 +223,19 @@ def test_versions_and_tf_keras_utils():
     from minifp.tf.keras.utils import Progbar, pad_sequences
     assert Progbar is keras.callbacks.Progbar and pad_sequences is utils.pad_sequences
     assert isinstance(utils.split_dataset(np.arange(4), 2)[0], type(tf.data.Dataset.range(1)).__mro__[1])
+
+
+class Endless(utils.PyDataset):
+    """An endless PyDataset (num_batches None): fit needs steps_per_epoch."""
+
+    num_batches = None
+
+    def __getitem__(self, i):
+        x = np.full((2, 1), i % 3, dtype=np.float32)
+        return x, x
+
+
+def test_fit_on_an_endless_py_dataset_warns_about_shuffle():
+    with pytest.warns(UserWarning, match="infinite PyDataset"):
+        history = _linear().fit(Endless(), epochs=2, steps_per_epoch=3, verbose=0)
+    assert len(history.history["loss"]) == 2

@@ -99,7 +99,11 @@ Sequence = PyDataset        # Keras 3's keras.utils.Sequence is PyDataset
 def epochs_of(py_dataset, shuffle):
     """A re-iterable over a PyDataset's batches for fit/evaluate/predict: each pass is an epoch between
     on_epoch_begin and on_epoch_end, in an order shuffled by minifp's generator when `shuffle` (Keras's
-    PyDatasetAdapter shuffles the batch order; an endless one is read in order)."""
+    PyDatasetAdapter shuffles the batch order; an endless one is read in order, with Keras's warning)."""
+    if shuffle and py_dataset.num_batches is None:
+        warnings.warn("`shuffle=True` was passed, but will be ignored since the data `x` was provided as an infinite "
+                      "PyDataset. The PyDataset is expected to already be shuffled.", stacklevel=4)
+        shuffle = False
     return _Epochs(py_dataset, shuffle)
 
 
