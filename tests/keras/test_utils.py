@@ -239,3 +239,14 @@ def test_fit_on_an_endless_py_dataset_warns_about_shuffle():
     with pytest.warns(UserWarning, match="infinite PyDataset"):
         history = _linear().fit(Endless(), epochs=2, steps_per_epoch=3, verbose=0)
     assert len(history.history["loss"]) == 2
+
+
+def test_py_dataset_as_validation_data_and_shuffled_timeseries():
+    history = _linear().fit(Squares(2), validation_data=Squares(1), epochs=2, verbose=0)
+    assert len(history.history["val_loss"]) == 2
+    plain = utils.timeseries_dataset_from_array(np.arange(12), np.arange(12), 3, batch_size=None)
+    mixed = utils.timeseries_dataset_from_array(np.arange(12), np.arange(12), 3, batch_size=None, shuffle=True,
+                                                seed=1)
+    pairs = sorted((tuple(x.tolist()), int(y)) for x, y in mixed.as_numpy_iterator())
+    assert pairs == [(tuple(x.tolist()), int(y)) for x, y in plain.as_numpy_iterator()]
+    assert pairs != [(tuple(x.tolist()), int(y)) for x, y in mixed.as_numpy_iterator()]    # an order, shuffled
