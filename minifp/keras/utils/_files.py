@@ -83,7 +83,8 @@ def _unpack_format(path, fmt):
 def model_to_dot(model, show_shapes=False, show_dtype=False, show_layer_names=True, rankdir="TB",
                  expand_nested=False, dpi=200, subgraph=False, show_layer_activations=False,
                  show_trainable=False, **kwargs):
-    """The model's layers as a pydot graph, one node per layer, edges in call order (pydot + Graphviz)."""
+    """The model's layers as a pydot graph (pydot + Graphviz): one node per layer in model.layers' order, each
+    joined to the next (a chain: a functional model's branches are not drawn as branches)."""
     pydot = _pydot("model_to_dot")
     dot = pydot.Dot(graph_type="digraph", rankdir=rankdir, dpi=dpi)
     previous = None
