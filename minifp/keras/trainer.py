@@ -480,6 +480,7 @@ class Trainer:
         checks.number("validation_split", validation_split, lo=0, hi=1, hi_open=True, where="fit(): ")
         if is_iterable_data(x):
             _refuse_with_dataset(x, where, y, sample_weight, class_weight, validation_split)
+            x = _py_dataset_epochs(x, shuffle)
             if shuffle and _input_type(x) == "generator":
                 warnings.warn("`shuffle=True` was passed, but will be ignored since the data `x` was provided as a "
                               "generator. The generator is expected to yield already-shuffled data.", stacklevel=2)
@@ -571,7 +572,7 @@ class Trainer:
             checks.integer("steps", steps, lo=1, where="evaluate(): ")
         if is_iterable_data(x):
             _refuse_with_dataset(x, where, y, sample_weight)
-            batches = _IterBatches(x, steps, self.steps_per_execution, where)
+            batches = _IterBatches(_py_dataset_epochs(x, False), steps, self.steps_per_execution, where)
         else:
             x, y, sample_weight = _data_arrays(x, y, sample_weight, where)
             batches = _Batches(pack_x_y_sample_weight(x, y, sample_weight), batch_size, steps, False,
@@ -609,7 +610,7 @@ class Trainer:
         if steps is not None:
             checks.integer("steps", steps, lo=1, where="predict(): ")
         if is_iterable_data(x):
-            batches = _IterBatches(x, steps, self.steps_per_execution, where)
+            batches = _IterBatches(_py_dataset_epochs(x, False), steps, self.steps_per_execution, where)
         else:
             x, _, _ = _data_arrays(x, None, None, where)
             batches = _Batches((x,), batch_size, steps, False, self.steps_per_execution)
@@ -725,11 +726,21 @@ def _data_arrays(x, y, sample_weight, where):
     return x, y, sample_weight
 
 
+def _py_dataset_epochs(x, shuffle):
+    """A PyDataset as the epochs fit/evaluate/predict read (shuffled batch order, its epoch hooks); else x."""
+    from .utils import _data
+    return _data.epochs_of(x, shuffle) if isinstance(x, _data.PyDataset) else x
+
+
 def _input_type(x):
     """How Keras's errors name a dataset-like x."""
     import types
-    if type(x).__name__ == "Dataset" and type(x).__module__.startswith("minifp.tf"):
+
+    from .utils import _data, _dataset
+    if isinstance(x, _dataset.Dataset):
         return "tf.data.Dataset"
+    if isinstance(x, _data.PyDataset):
+        return "PyDataset"
     return "generator" if isinstance(x, types.GeneratorType) else "dataset or iterable"
 
 

@@ -6,11 +6,16 @@ it is), tf.constant, tf.cast, the dtypes, tf.data.Dataset, tf.config, and the ha
 tf.random ops such code calls. Every tensor is a `minifp.keras` Tensor, so every value is the one the
 hardware format holds. Not TensorFlow: no graphs, no XLA (set_jit is accepted and has no effect), no float64
 (tf.float64 is tf.float32), no second derivatives through nested tapes.
+
+`tf.__version__` (and `tf.version.VERSION`) is "2.21.0+minifp.<minifp's version>": it compares as TensorFlow
+2.21 (whose tf-keras the face's fixtures were recorded from) and says it is minifp.
 """
 from __future__ import annotations
 
 import sys as _sys
 import types as _types
+
+import minifp as _minifp
 
 from ..engine import install_names as _install_names
 from . import _config, _data, _dtypes, _names, _ops
@@ -26,6 +31,7 @@ from ._tape import GradientTape, UnconnectedGradients
 from ._variables import Variable
 
 newaxis = None
+__version__ = f"2.21.0+minifp.{_minifp.__version__}"
 
 
 def _namespace(name, doc, **members):
@@ -66,6 +72,8 @@ config = _namespace(
     optimizer=_types.SimpleNamespace(set_jit=_config.set_jit, get_jit=_config.get_jit,
                                      set_experimental_options=_config.set_experimental_options,
                                      get_experimental_options=_config.get_experimental_options))
+version = _namespace("version", "tf.version: the TensorFlow release this face follows.", VERSION=__version__,
+                     GIT_VERSION="minifp", COMPILER_VERSION="minifp", GRAPH_DEF_VERSION=0)
 autodiff = _namespace("autodiff", "tf.autodiff.", GradientTape=GradientTape)
 
 from . import keras  # noqa: E402  (tf.keras: after the names it may use)
@@ -85,4 +93,4 @@ __all__ = ["DType", "Tensor", "Variable", "GradientTape", "UnconnectedGradients"
            "not_equal", "less", "greater", "argmax", "sigmoid", "tanh", "reduce_sum", "reduce_mean", "reduce_max",
            "reduce_min", "float16", "half", "float32", "float64", "double", "bfloat16", "int8", "int16", "int32",
            "int64", "uint8", "bool", "newaxis", "math", "nn", "linalg", "random", "dtypes", "data", "config",
-           "autodiff", "keras"] + [name[3:] for name in _GIVEN if name.startswith("tf.")]
+           "autodiff", "keras", "version", "__version__"] + [name[3:] for name in _GIVEN if name.startswith("tf.")]

@@ -21,7 +21,7 @@ from . import applications, callbacks, layers, mixed_precision, models
 from .layers import Input
 from .models import Model, Sequential
 
-SUBMODULES = ("activations", "backend", "datasets", "initializers", "losses", "metrics", "optimizers")
+SUBMODULES = ("activations", "backend", "datasets", "initializers", "losses", "metrics", "optimizers", "utils")
 
 __all__ = ["Input", "Model", "Sequential", "applications", "callbacks", "layers", "mixed_precision", "models",
            *SUBMODULES]
