@@ -8,12 +8,22 @@ from .normalization import BatchNormalization
 from .pooling import (AveragePooling2D, AvgPool2D, GlobalAveragePooling2D, GlobalAvgPool2D, GlobalMaxPool2D,
                       GlobalMaxPooling2D, MaxPool2D, MaxPooling2D)
 from .reshaping import ZeroPadding2D
+from .activations import ELU, LeakyReLU, PReLU, Softmax
+from .convolutional_extra import Conv1D, Conv2DTranspose, Convolution1D, Convolution2DTranspose
+from .merging import Multiply
+from .pooling import GlobalAveragePooling1D, GlobalAvgPool1D, GlobalMaxPool1D, GlobalMaxPooling1D, MaxPool1D, \
+    MaxPooling1D
+from .reshaping import Cropping2D, UpSampling2D
 
 __all__ = ["Activation", "Add", "Concatenate", "Dense", "Dropout", "Embedding", "Flatten", "Input", "InputLayer",
            "InputSpec", "KerasTensor", "Lambda", "Layer", "LayerNormalization", "ReLU", "Reshape", "Variable",
            "MultiHeadAttention", "Conv2D", "Convolution2D", "DepthwiseConv2D", "SeparableConv2D", "BatchNormalization",
            "AveragePooling2D", "AvgPool2D", "GlobalAveragePooling2D", "GlobalAvgPool2D", "GlobalMaxPool2D",
            "GlobalMaxPooling2D", "MaxPool2D", "MaxPooling2D", "ZeroPadding2D"]
+
+__all__ += ["ELU", "LeakyReLU", "PReLU", "Softmax", "Conv1D", "Conv2DTranspose", "Convolution1D",
+            "Convolution2DTranspose", "Multiply", "GlobalAveragePooling1D", "GlobalAvgPool1D", "GlobalMaxPool1D",
+            "GlobalMaxPooling1D", "MaxPool1D", "MaxPooling1D", "Cropping2D", "UpSampling2D"]
 
 __all__ += ["serialize", "deserialize"]
 
