@@ -88,3 +88,87 @@ def test_layer_matches_keras(case):
             assert config[key]["class_name"] == value["class_name"], key
         elif not key.endswith(("_regularizer", "_constraint")) or value is not None:
             assert config.get(key) == value, key
+
+
+ERRORS = DATA["errors"]
+X3 = np.ones((2, 3, 4), np.float32)
+
+
+@pytest.mark.parametrize("name, make", [
+    ("concatenate_axis_3", lambda: layers.Concatenate(axis=3)([X3, X3])),
+    ("concatenate_axis_-4", lambda: layers.Concatenate(axis=-4)([X3, X3])),
+    ("concatenate_mismatch", lambda: layers.Concatenate(axis=1)([X3, np.ones((2, 3, 5), np.float32)])),
+    ("concatenate_not_list", lambda: layers.Concatenate()(X3)),
+    ("softmax_axis_3", lambda: layers.Softmax(axis=3)(X3)),
+    ("softmax_axis_-4", lambda: layers.Softmax(axis=-4)(X3)),
+    ("leaky_relu_negative", lambda: layers.LeakyReLU(negative_slope=-1.0)),
+    ("add_shapes", lambda: layers.Add()([X3, np.ones((2, 3, 5), np.float32)])),
+])
+def test_bad_arguments_raise_what_keras_raises(name, make):
+    """The type Keras raised (TensorFlow's InvalidArgumentError for an axis the op refuses), its message within
+    the one Keras wrapped it in."""
+    want = ERRORS[name]["error"]
+    with pytest.raises(Exception) as info:
+        make()
+    assert type(info.value).__name__ == want["type"]
+    assert str(info.value) in want["message"]
+
+
+def test_invalid_argument_error_is_a_value_error():
+    with pytest.raises(ValueError):
+        layers.Softmax(axis=5)(X3)
+    with pytest.raises(InvalidArgumentError):
+        layers.Concatenate(axis=7)([X3, X3])
+
+
+def test_leaky_relu_alpha_keras3_warns_tf_keras_keeps():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        layer = layers.LeakyReLU(alpha=0.2)
+    assert [f"{w.category.__name__}: {w.message}" for w in caught] == ERRORS["keras3_leaky_relu_alpha"]["warnings"]
+    assert layer.get_config()["negative_slope"] == ERRORS["keras3_leaky_relu_alpha"]["result"]["negative_slope"]
+    from minifp.tf import keras as tf_keras
+    old = tf_keras.layers.LeakyReLU()
+    assert old.get_config()["alpha"] == ERRORS["tf_keras_leaky_relu"]["result"] and "negative_slope" not in \
+        old.get_config()
+    assert np.array_equal(tf_keras.layers.LeakyReLU(alpha=0.5)(np.array([-2.0, 3.0], np.float32)).numpy(),
+                          np.array([-1.0, 3.0], np.float32))
+    again = tf_keras.layers.deserialize(tf_keras.layers.serialize(tf_keras.layers.LeakyReLU(alpha=0.1)))
+    assert type(again) is tf_keras.layers.LeakyReLU and again.alpha == np.float32(0.1)
+
+
+def test_merges_in_a_functional_model_match_eager_calls():
+    """Layers called on lists of KerasTensors record one node each; the model replays them."""
+    a, b = keras.Input((4,)), keras.Input((4,))
+    ha, hb = layers.Dense(3, name="da")(a), layers.Dense(3, name="db")(b)
+    merged = layers.Concatenate()([layers.Add()([ha, hb]), layers.Multiply()([ha, hb, ha])])
+    assert merged.shape == (None, 6)
+    model = keras.Model([a, b], layers.Lambda(FUNCTIONS["square"])(merged))
+    xa = np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4)
+    xb = np.linspace(2, -1, 8, dtype=np.float32).reshape(2, 4)
+    got = model([xa, xb]).numpy()
+    pa, pb = model.get_layer("da")(xa).numpy(), model.get_layer("db")(xb).numpy()
+    want = np.concatenate([pa + pb, pa * pb * pa], axis=-1) ** 2
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_lambda_output_shape_given_or_found():
+    assert layers.Lambda(FUNCTIONS["first_half"]).compute_output_shape((None, 5, 3)) == (None, 5, 2)
+    assert layers.Lambda(FUNCTIONS["first_half"], output_shape=(7,)).compute_output_shape((4, 5, 3)) == (4, 7)
+    assert layers.Lambda(lambda x: x, output_shape=lambda s: s[:2]).compute_output_shape((4, 5, 3)) == (4, 5)
+
+
+def test_transposed_conv_output_padding_and_channels_first_agree_with_channels_last():
+    """Conv2DTranspose's output_padding rows and columns (bias only) and the channels_first layout."""
+    x = np.linspace(-1, 1, 2 * 3 * 3 * 2, dtype=np.float32).reshape(2, 3, 3, 2)
+    last = layers.Conv2DTranspose(2, 3, strides=2, padding="same", output_padding=1, bias_initializer="ones")
+    y = last(x).numpy()
+    assert y.shape == (2, 6, 6, 2) == last.compute_output_shape(x.shape)
+    first = layers.Conv2DTranspose(2, 3, strides=2, padding="same", output_padding=1, data_format="channels_first")
+    first.build((2, 2, 3, 3))
+    first.set_weights(last.get_weights())
+    z = first(x.transpose(0, 3, 1, 2)).numpy().transpose(0, 2, 3, 1)
+    np.testing.assert_allclose(z, y, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(layers.Conv1D(2, 3, data_format="channels_first", kernel_initializer="ones")(
+        x[:, 0].transpose(0, 2, 1)).numpy().transpose(0, 2, 1),
+        layers.Conv1D(2, 3, kernel_initializer="ones")(x[:, 0]).numpy(), rtol=1e-6)

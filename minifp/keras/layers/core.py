@@ -315,10 +315,11 @@ class Lambda(Layer):
             zeros = lambda s: convert_to_tensor(np.zeros([1 if d is None else d for d in s], np.float32))  # noqa: E731
             several = isinstance(input_shape, list) and input_shape and isinstance(input_shape[0], (list, tuple))
             out = self.call([zeros(s) for s in input_shape] if several else zeros(input_shape))
+            batch = (input_shape[0] if several else input_shape)[0]
         except Exception:  # noqa: BLE001 - any failure means the shape cannot be inferred, as in Keras
             raise NotImplementedError("We could not automatically infer the shape of the Lambda's output. Please "
                                       "specify the `output_shape` argument for this Lambda layer.") from None
-        return tuple(out.shape)
+        return (batch,) + tuple(out.shape[1:])
 
     def get_config(self):
         config = {**super().get_config(), "arguments": self.arguments}
