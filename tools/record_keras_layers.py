@@ -10,7 +10,6 @@ order), called on fixed float32 `inputs`; stored are the output and the gradient
 with respect to the inputs and the trainable weights, and get_config(). `errors` holds what Keras raises for
 out-of-range axes.
 """
-import os
 import sys
 from pathlib import Path
 
@@ -117,7 +116,6 @@ def record(family, cls, config, shapes, policy):
         if config.get("__mask__"):
             mask = wave(shapes[0], k=5, freq=1.3) > -0.03
             call_kwargs["mask"] = mask
-        arg = xs if len(xs) > 1 else xs[0]
         layer.build([tuple(s) for s in shapes] if len(shapes) > 1 else tuple(shapes[0]))
         weights = [wave(tuple(w.shape), k=10 + i, scale=0.5, freq=0.53) for i, w in enumerate(layer.weights)]
         if weights:

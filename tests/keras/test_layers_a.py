@@ -9,7 +9,6 @@ import warnings
 import numpy as np
 import pytest
 
-import minifp as mf
 from minifp import keras
 from minifp.keras import layers
 from minifp.keras._errors import InvalidArgumentError

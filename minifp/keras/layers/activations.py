@@ -5,7 +5,6 @@ is cast for the call, as Keras's autocast variables are.
 """
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
