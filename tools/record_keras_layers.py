@@ -6,7 +6,7 @@ Run by hand from the repository root with the TensorFlow venv (see tools/record_
     /work/tfenv/bin/python tools/record_keras_layers.py
 
 Each case: a layer built from `config` under `policy`, its weights set to fixed values (in `weights`, Keras's
-order), called on fixed float32 `inputs`; stored are the output and the gradients of sum(float32(out) * cotangent)
+order), called on fixed float32 `inputs`; stored are the output and the gradients of sum(float32(out) * cotangent) (the cotangent by formula)
 with respect to the inputs and the trainable weights, and get_config(). `errors` holds what Keras raises for
 out-of-range axes.
 """
@@ -87,10 +87,10 @@ CASES = [
     ("lambda", "Lambda", {"function": "first_half", "output_shape": (5, 2)}, [X3]),
 ]
 
-# One case per family under each mixed policy (the first listed of each family, plus a few that round inside).
+# Under each mixed policy: the first case of each of these classes ((class, option): the first with that option).
 MIXED = ["LeakyReLU", "PReLU", "ELU", "Softmax", "Conv1D", "Conv2DTranspose", "SeparableConv2D",
          "DepthwiseConv2D", "GlobalAveragePooling1D", "AveragePooling2D", "MaxPooling1D", "UpSampling2D",
-         "Concatenate", "Add", "Multiply", "Lambda"]
+         "Concatenate", "Add", "Multiply", "Lambda", ("UpSampling2D", "bilinear")]
 
 
 def build_layer(cls, config):
@@ -130,9 +130,9 @@ def record(family, cls, config, shapes, policy):
         case = {"family": family, "class": cls, "policy": policy,
                 "config": clean({k: v for k, v in config.items() if k != "__mask__"}),
                 "inputs": [array(x) for x in xs], "mask": None if mask is None else clean(mask.tolist()),
-                "weights": [{"name": w.name, "path": w.path, "dtype": str(w.dtype), **array(v)}
+                "weights": [{"name": w.name, "dtype": str(w.dtype), **array(v)}
                             for w, v in zip(layer.weights, weights)],
-                "cotangent": array(cot), "output": array(out.numpy()) | {"dtype": str(out.dtype.name)},
+                "cotangent_shape": list(cot.shape), "output": array(out.numpy()) | {"dtype": str(out.dtype.name)},
                 "grad_inputs": [array(g.numpy()) | {"dtype": g.dtype.name} for g in grads[:len(tensors)]],
                 "grad_weights": [array(g.numpy()) | {"dtype": g.dtype.name} for g in grads[len(tensors):]],
                 "compute_output_shape": clean(layer.compute_output_shape(
@@ -167,7 +167,9 @@ def main():
     cases = [record(*c, "float32") for c in CASES]
     for policy in ("mixed_float16", "mixed_bfloat16"):
         for name in MIXED:
-            family, cls, config, shapes = next(c for c in CASES if c[1] == name)
+            name, option = name if isinstance(name, tuple) else (name, None)
+            family, cls, config, shapes = next(c for c in CASES if c[1] == name and (
+                option is None or option in c[2].values()))
             cases.append(record(family, cls, config, shapes, policy))
     data = {"versions": versions(), "functions": {"times_two_plus_one": "x * 2 + 1", "square": "x * x",
                                                    "first_half": "x[..., :2]"},

@@ -33,6 +33,18 @@ def _fresh():
     keras.mixed_precision.set_global_policy("float32")
 
 
+def _wave(shape, k, scale, freq):
+    """The fixture's wave() formula: float32(scale * sin(freq * i + k)), i = 0, 1 ... in C order."""
+    i = np.arange(int(np.prod(shape)), dtype=np.float64)
+    return (scale * np.sin(freq * i + k)).astype(np.float32).reshape(shape)
+
+
+def test_wave_formula_gives_the_stored_inputs():
+    for case in DATA["cases"][:3]:
+        x = case["inputs"][0]
+        assert np.array_equal(_wave(x["shape"], 1, 2.0, 0.71), _array(x))
+
+
 def _array(record):
     return np.asarray(record["values"], np.float32).reshape(record["shape"])
 
@@ -76,7 +88,7 @@ def test_layer_matches_keras(case):
     assert (tuple(out.shape), str(out.dtype)) == (tuple(expected["shape"]), expected["dtype"])
     rtol, atol = LOOSER.get((case["class"], case["policy"]), TOLERANCE[case["policy"]])
     np.testing.assert_allclose(out.numpy().astype(np.float32), _array(expected), rtol=rtol, atol=atol)
-    out.backward(_array(case["cotangent"]))
+    out.backward(_wave(case["cotangent_shape"], 3, 1.0, 0.29))       # DATA["formulas"]["cotangent"]
     for got, want in zip(xs + list(layer.trainable_weights), case["grad_inputs"] + case["grad_weights"]):
         assert got.grad is not None and str(got.grad.dtype) == want["dtype"]
         np.testing.assert_allclose(got.grad.numpy().astype(np.float32), _array(want), rtol=rtol, atol=atol)
