@@ -6,8 +6,8 @@ Run by hand from the repository root with the TensorFlow venv (see tools/record_
     /work/tfenv/bin/python tools/record_keras_layers.py
 
 Each case: a layer built from `config` under `policy`, its weights set to fixed values (in `weights`, Keras's
-order), called on fixed float32 `inputs`; stored are the output and the gradients of sum(float32(out) * cotangent) (the cotangent by formula)
-with respect to the inputs and the trainable weights, and get_config(). `errors` holds what Keras raises for
+order), called on fixed float32 `inputs`; stored are the output and the gradients of sum(float32(out) * cotangent)
+(the cotangent by its formula) with respect to the inputs and the trainable weights, and get_config(). `errors` holds what Keras raises for
 out-of-range axes.
 """
 import sys
