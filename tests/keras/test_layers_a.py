@@ -183,3 +183,15 @@ def test_transposed_conv_output_padding_and_channels_first_agree_with_channels_l
     np.testing.assert_allclose(layers.Conv1D(2, 3, data_format="channels_first", kernel_initializer="ones")(
         x[:, 0].transpose(0, 2, 1)).numpy().transpose(0, 2, 1),
         layers.Conv1D(2, 3, kernel_initializer="ones")(x[:, 0]).numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("case", [c for c in DATA["cases"] if c["policy"] == "float32" and c["class"] != "Lambda"],
+                         ids=_case_id)
+def test_config_round_trips(case):
+    """deserialize(serialize(layer)) rebuilds the same layer (tf.keras's layers list the same classes)."""
+    from minifp.tf import keras as tf_keras
+    layer = _layer(case)
+    again = layers.deserialize(layers.serialize(layer))
+    assert type(again) is type(layer)
+    assert (getattr(tf_keras.layers, case["class"]) is type(layer)) == (case["class"] != "LeakyReLU")
+    assert _listify({**again.get_config(), "name": None}) == _listify({**layer.get_config(), "name": None})
