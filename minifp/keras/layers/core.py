@@ -1,5 +1,6 @@
-"""Keras 3's core layers: InputLayer/Input, Dense, Activation, Dropout, Flatten, Reshape, Embedding, ReLU, Add,
-Concatenate, LayerNormalization, Lambda. Kernels keep Keras's layout ((in, out) for Dense)."""
+"""Keras 3's core layers: InputLayer/Input, Dense, Activation, Dropout, Flatten, Reshape, Embedding, ReLU,
+LayerNormalization, Lambda (Add and Concatenate live in merging.py). Kernels keep Keras's layout ((in, out) for
+Dense)."""
 from __future__ import annotations
 
 import math

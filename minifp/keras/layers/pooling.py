@@ -1,4 +1,5 @@
-"""Keras 3's 2-D pooling: MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D.
+"""Keras 3's pooling: MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D, and the 1-D
+MaxPooling1D (the 2-D op over a height of 1), GlobalAveragePooling1D, GlobalMaxPooling1D.
 
 "same" padding is TensorFlow's (the odd one at the end); max pooling pads with -inf, average pooling divides
 by the number of input values in each window (padding not counted), as TensorFlow's kernels do.

@@ -1,4 +1,5 @@
-"""Keras 3's ZeroPadding2D: zeros added around the spatial axes (values move, no arithmetic)."""
+"""Keras 3's ZeroPadding2D, Cropping2D and UpSampling2D: values move (no arithmetic), except bilinear
+upsampling, which interpolates in float32 as TensorFlow's resize kernel does."""
 from __future__ import annotations
 
 import numbers
