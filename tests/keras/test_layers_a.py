@@ -195,3 +195,11 @@ def test_config_round_trips(case):
     assert type(again) is type(layer)
     assert (getattr(tf_keras.layers, case["class"]) is type(layer)) == (case["class"] != "LeakyReLU")
     assert _listify({**again.get_config(), "name": None}) == _listify({**layer.get_config(), "name": None})
+
+
+@pytest.mark.parametrize("case", [c for c in DATA["cases"] if c["policy"] == "float32"], ids=_case_id)
+def test_symbolic_call_gives_keras_output_shape(case):
+    """Called on Inputs (batch unknown), each layer's KerasTensor has Keras's output shape."""
+    inputs = [keras.Input(tuple(x["shape"][1:])) for x in case["inputs"]]
+    out = _layer(case)(inputs if len(inputs) > 1 else inputs[0])
+    assert list(out.shape) == [None] + case["output"]["shape"][1:]
