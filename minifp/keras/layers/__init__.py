@@ -12,6 +12,12 @@ from .preprocessing import (IntegerLookup, RandomFlip, RandomRotation, Rescaling
                             TextVectorization)
 from .rnn import (GRU, GRUCell, LSTM, LSTMCell, RNN, Bidirectional, SimpleRNN, SimpleRNNCell, StackedRNNCells,
                   TimeDistributed)
+from .activations import ELU, LeakyReLU, PReLU, Softmax
+from .convolutional_extra import Conv1D, Conv2DTranspose, Convolution1D, Convolution2DTranspose
+from .merging import Multiply
+from .pooling import GlobalAveragePooling1D, GlobalAvgPool1D, GlobalMaxPool1D, GlobalMaxPooling1D, MaxPool1D, \
+    MaxPooling1D
+from .reshaping import Cropping2D, UpSampling2D
 
 __all__ = ["Activation", "Add", "Concatenate", "Dense", "Dropout", "Embedding", "Flatten", "Input", "InputLayer",
            "InputSpec", "KerasTensor", "Lambda", "Layer", "LayerNormalization", "ReLU", "Reshape", "Variable",
@@ -22,6 +28,10 @@ __all__ += ["IntegerLookup", "RandomFlip", "RandomRotation", "Rescaling", "Resiz
             "TextVectorization"]
 __all__ += ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "Bidirectional", "TimeDistributed"]
 __all__ += ["SimpleRNN", "SimpleRNNCell", "StackedRNNCells"]
+
+__all__ += ["ELU", "LeakyReLU", "PReLU", "Softmax", "Conv1D", "Conv2DTranspose", "Convolution1D",
+            "Convolution2DTranspose", "Multiply", "GlobalAveragePooling1D", "GlobalAvgPool1D", "GlobalMaxPool1D",
+            "GlobalMaxPooling1D", "MaxPool1D", "MaxPooling1D", "Cropping2D", "UpSampling2D"]
 
 __all__ += ["serialize", "deserialize"]
 

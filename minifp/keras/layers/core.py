@@ -1,5 +1,6 @@
-"""Keras 3's core layers: InputLayer/Input, Dense, Activation, Dropout, Flatten, Reshape, Embedding, ReLU, Add,
-Concatenate, LayerNormalization, Lambda. Kernels keep Keras's layout ((in, out) for Dense)."""
+"""Keras 3's core layers: InputLayer/Input, Dense, Activation, Dropout, Flatten, Reshape, Embedding, ReLU,
+LayerNormalization, Lambda (Add and Concatenate live in merging.py). Kernels keep Keras's layout ((in, out) for
+Dense)."""
 from __future__ import annotations
 
 import math
@@ -12,6 +13,7 @@ from ...engine import apply, generator, storage
 from .. import activations, backend, initializers
 from .._tensor import as_dtype, convert_to_tensor
 from .layer import InputSpec, KerasTensor, Layer, Node
+from .merging import Add, Concatenate  # noqa: F401  (their home is merging.py; kept importable here)
 
 __all__ = ["InputLayer", "Input", "Dense", "Activation", "Dropout", "Flatten", "Reshape", "Embedding", "ReLU",
            "Add", "Concatenate", "LayerNormalization", "Lambda"]
@@ -248,39 +250,6 @@ class ReLU(Layer):
                 "threshold": self.threshold}
 
 
-class _Merge(Layer):
-    def build(self, input_shape):
-        if not isinstance(input_shape, (list, tuple)) or not input_shape or not isinstance(input_shape[0],
-                                                                                          (list, tuple)):
-            raise ValueError(f"A merge layer should be called on a list of inputs. Received: "
-                             f"input_shape={input_shape} (not a list of shapes)")
-        self.built = True
-
-
-class Add(_Merge):
-    """The elementwise sum of a list of inputs."""
-
-    def call(self, inputs):
-        out = inputs[0]
-        for x in inputs[1:]:
-            out = out + x
-        return out
-
-
-class Concatenate(_Merge):
-    """A list of inputs joined along `axis` (default -1)."""
-
-    def __init__(self, axis=-1, **kwargs):
-        super().__init__(**kwargs)
-        self.axis = axis
-
-    def call(self, inputs):
-        return apply("concatenate", *inputs, axis=self.axis)
-
-    def get_config(self):
-        return {**super().get_config(), "axis": self.axis}
-
-
 class LayerNormalization(Layer):
     """Normalises over the last axes (Keras defaults: axis=-1, epsilon=1e-3), then gamma * x + beta; computed
     in float32 and rounded once into the compute dtype."""
@@ -325,12 +294,36 @@ class LayerNormalization(Layer):
 
 
 class Lambda(Layer):
-    """Any function of the inputs as a layer."""
+    """Any function of the inputs as a layer; output_shape (without the batch axis, or a function of the input
+    shape) when its shape cannot be found by running it."""
 
     def __init__(self, function, output_shape=None, mask=None, arguments=None, **kwargs):
         super().__init__(**kwargs)
         self.function, self._output_shape, self.arguments = function, output_shape, arguments or {}
+        self.mask = mask
         self.built = True
 
     def call(self, inputs, mask=None, training=None):
         return self.function(inputs, **self.arguments)
+
+    def compute_output_shape(self, input_shape):
+        if callable(self._output_shape):
+            return self._output_shape(input_shape)
+        if self._output_shape is not None:
+            batch = (input_shape[0] if isinstance(input_shape[0], (list, tuple)) else input_shape)[0]
+            return (batch,) + tuple(self._output_shape)
+        try:            # run the function on zeros of that shape (a probe, as the functional graph does)
+            zeros = lambda s: convert_to_tensor(np.zeros([1 if d is None else d for d in s], np.float32))  # noqa: E731
+            several = isinstance(input_shape, list) and input_shape and isinstance(input_shape[0], (list, tuple))
+            out = self.call([zeros(s) for s in input_shape] if several else zeros(input_shape))
+            batch = (input_shape[0] if several else input_shape)[0]
+        except Exception:  # noqa: BLE001 - any failure means the shape cannot be inferred, as in Keras
+            raise NotImplementedError("We could not automatically infer the shape of the Lambda's output. Please "
+                                      "specify the `output_shape` argument for this Lambda layer.") from None
+        return (batch,) + tuple(out.shape[1:])
+
+    def get_config(self):
+        config = {**super().get_config(), "arguments": self.arguments}
+        if self._output_shape is not None and not callable(self._output_shape):
+            config["output_shape"] = self._output_shape
+        return config

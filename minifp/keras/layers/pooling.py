@@ -1,4 +1,5 @@
-"""Keras 3's 2-D pooling: MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D.
+"""Keras 3's pooling: MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D, and the 1-D
+MaxPooling1D (the 2-D op over a height of 1), GlobalAveragePooling1D, GlobalMaxPooling1D.
 
 "same" padding is TensorFlow's (the odd one at the end); max pooling pads with -inf, average pooling divides
 by the number of input values in each window (padding not counted), as TensorFlow's kernels do.
@@ -96,3 +97,77 @@ class GlobalMaxPooling2D(_GlobalPooling2D):
 
 MaxPool2D, AvgPool2D, GlobalAvgPool2D, GlobalMaxPool2D = (MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D,
                                                           GlobalMaxPooling2D)
+
+
+class MaxPooling1D(Layer):
+    """The maximum over each pool_size window of the steps axis (strides default to pool_size): max_pool2d
+    over a height of 1."""
+
+    def __init__(self, pool_size=2, strides=None, padding="valid", data_format=None, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.pool_size = standardize_tuple(pool_size, 1, "pool_size")
+        self.strides = standardize_tuple(pool_size if strides is None else strides, 1, "strides", allow_zero=True)
+        self.padding = standardize_padding(padding)
+        self.data_format = standardize_data_format(data_format)
+        self.input_spec = InputSpec(ndim=3)
+        self.built = True
+
+    def call(self, inputs):
+        last = self.data_format == "channels_last"
+        n, steps = inputs.shape[0], inputs.shape[1 if last else 2]
+        x = apply("reshape", inputs, shape=(n, 1) + tuple(inputs.shape[1:]) if last else
+                  tuple(inputs.shape[:2]) + (1, steps))
+        pads = spatial_padding(self.padding, (1, steps), (1,) + self.pool_size, (1,) + self.strides)
+        y = apply("max_pool2d", x, kernel_size=(1,) + self.pool_size, stride=(1,) + self.strides, padding=pads,
+                  layout="NHWC" if last else "NCHW")
+        return apply("reshape", y, shape=(n,) + (tuple(y.shape[2:]) if last else (y.shape[1], y.shape[3])))
+
+    def compute_output_shape(self, input_shape):
+        last = self.data_format == "channels_last"
+        out = output_size(input_shape[1 if last else 2], self.pool_size[0], self.strides[0], self.padding)
+        return (input_shape[0], out, input_shape[2]) if last else (input_shape[0], input_shape[1], out)
+
+    def get_config(self):
+        return {**super().get_config(), "pool_size": self.pool_size, "padding": self.padding,
+                "strides": self.strides, "data_format": self.data_format}
+
+
+class _GlobalPooling1D(Layer):
+    _op = None
+
+    def __init__(self, data_format=None, keepdims=False, **kwargs):
+        super().__init__(**kwargs)
+        self.data_format = standardize_data_format(data_format)
+        self.keepdims = keepdims
+        self.input_spec = InputSpec(ndim=3)
+        self.built = True
+
+    def call(self, inputs):
+        return apply(self._op, inputs, axis=1 if self.data_format == "channels_last" else 2,
+                     keepdims=self.keepdims)
+
+    def compute_output_shape(self, input_shape):
+        axis = 1 if self.data_format == "channels_last" else 2
+        if self.keepdims:
+            return tuple(1 if i == axis else d for i, d in enumerate(input_shape))
+        return tuple(d for i, d in enumerate(input_shape) if i != axis)
+
+    def get_config(self):
+        return {**super().get_config(), "data_format": self.data_format, "keepdims": self.keepdims}
+
+
+class GlobalAveragePooling1D(_GlobalPooling1D):
+    """The mean over the steps axis (accumulated in float32, one rounding)."""
+
+    _op = "mean"
+
+
+class GlobalMaxPooling1D(_GlobalPooling1D):
+    """The maximum over the steps axis."""
+
+    _op = "max"
+
+
+MaxPool1D, GlobalAvgPool1D, GlobalMaxPool1D = MaxPooling1D, GlobalAveragePooling1D, GlobalMaxPooling1D
+__all__ += ["MaxPooling1D", "GlobalAveragePooling1D", "GlobalMaxPooling1D", "MaxPool1D", "GlobalAvgPool1D",
+            "GlobalMaxPool1D"]

@@ -1,6 +1,8 @@
 """tf.keras.layers: minifp.keras's layers, with tf.keras's BatchNormalization (its fused kernel's rules) and
-InputLayer / Input (named input_1, input_2 ... as tf.keras names them)."""
+InputLayer / Input (named input_1, input_2 ... as tf.keras names them) and LeakyReLU (its `alpha`)."""
 from __future__ import annotations
+
+import numpy as np
 
 from ...keras import backend
 from ...keras import layers as _layers
@@ -63,5 +65,23 @@ def Input(shape=None, batch_size=None, dtype=None, sparse=None, batch_shape=None
 
 def deserialize(config, custom_objects=None):
     """The layer a serialize() result describes, tf.keras's BatchNormalization / InputLayer for those names."""
-    own = {"BatchNormalization": BatchNormalization, "InputLayer": InputLayer}
+    own = {"BatchNormalization": BatchNormalization, "InputLayer": InputLayer, "LeakyReLU": LeakyReLU}
     return _layers.deserialize(config, {**own, **(custom_objects or {})})
+
+
+class LeakyReLU(_layers.LeakyReLU):
+    """tf.keras's LeakyReLU: the slope is `alpha` (default 0.3, kept as a float32, any sign), and so is its
+    config key."""
+
+    def __init__(self, alpha=0.3, **kwargs):
+        if alpha is None:
+            raise ValueError(f"The alpha value of a Leaky ReLU layer cannot be None, needs a float. Got {alpha}")
+        super().__init__(negative_slope=0.0, **kwargs)
+        self.negative_slope = float(np.float32(alpha))
+
+    alpha = property(lambda self: self.negative_slope, doc="The slope below zero (Keras 3's negative_slope).")
+
+    def get_config(self):
+        config = super().get_config()
+        config["alpha"] = config.pop("negative_slope")
+        return config
