@@ -22,7 +22,7 @@ _spec = importlib.util.spec_from_file_location("h100_cases", ROOT / "tests" / "t
 cases = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(cases)
 
-FILES = ("ops", "conv", "gemm")
+FILES = ("ops", "conv", "gemm", "pin")          # pin: its convolutions only (so far)
 DOC = ROOT / "docs" / "h100_fidelity.md"
 
 
@@ -39,7 +39,8 @@ def read_recordings(directory, sample):
     for file in FILES:
         z = np.load(Path(directory) / f"{file}.npz")
         for k in z.files:
-            if k.endswith(("_dtype", "/err")) or z[k].dtype.kind not in "uif":
+            if k.endswith(("_dtype", "/err")) or z[k].dtype.kind not in "uif" or file == "pin" and \
+                    not k.startswith("conv/"):
                 continue
             a = z[k].reshape(-1)
             out.setdefault(file, {})[k] = (a[cases.sample_index(a.size)] if sample else a, a.size, dtype_of(z, k))
@@ -64,7 +65,8 @@ def replay_all(recorded):
 
 
 def pct(same, total):
-    return f"{100 * same / total:.1f}%" if total else "-"
+    """A share in percent: 100% only when every value is identical, else floored to two decimals."""
+    return "-" if not total else "100%" if same == total else f"{math.floor(10000 * same / total) / 100:.2f}%"
 
 
 def family_table(fams):
@@ -83,8 +85,8 @@ def op_table(arrays, file):
     for (f, key), (same, total) in arrays.items():
         if f != file:
             continue
-        parts = key.split("/")
-        case, setting = ("/".join(parts[:2]), "/".join(parts[2:])) if file == "gemm" else (parts[0], parts[1])
+        case, setting, array = cases.split(file, key)
+        setting = f"{setting}/{array}" if file == "gemm" else setting
         cell = per.setdefault(case, {}).setdefault(setting, [0, 0])
         cell[0] += same
         cell[1] += total
@@ -112,7 +114,7 @@ def document(fams, arrays, source):
              "`out32` with `matmul.allow_tf32 = True`, `f32` with it False. GEMMs compare the top-left 64x64 corner.",
              "", "## By family", ""]
     lines += family_table(fams)
-    for file in ("ops", "conv", "gemm"):
+    for file in FILES:
         lines += ["", f"## {file}: per case and setting (forward and gradients together)", ""]
         lines += op_table(arrays, file)
     return "\n".join(lines) + "\n"

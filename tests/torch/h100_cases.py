@@ -1,5 +1,5 @@
-"""The cases recorded on a real H100 (shared/gpu/record_h100.py: ops, gemm, conv), rebuilt through minifp.torch's
-emulated cuda, and the comparison of their bits with the recording's.
+"""The cases recorded on a real H100 (shared/gpu/record_h100.py: ops, gemm, conv; record_h100_pin.py: pin.npz's
+convolutions), rebuilt through minifp.torch's emulated cuda, and the comparison of their bits with the recording's.
 
 The inputs come from numpy's default_rng seeded by crc32 of the case name, exactly as the recorder draws them, so
 the recordings need to keep only outputs. A recorded array is a row-major prefix of at most 16384 values;
@@ -17,7 +17,7 @@ import numpy as np
 import minifp.torch as torch
 import minifp.torch.nn.functional as F
 
-__all__ = ["FIXTURE", "KEEP", "sample_index", "load_fixture", "replay", "family", "reason", "shares"]
+__all__ = ["FIXTURE", "KEEP", "sample_index", "load_fixture", "replay", "split", "family", "reason", "shares"]
 
 warnings.filterwarnings("ignore", message="minifp: no GPU here")
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "h100" / "recorded.npz"
@@ -174,20 +174,59 @@ def replay_conv(case, mode):
     return {"y": bits(y).reshape(-1), "gx": bits(tx.grad).reshape(-1), "gw": bits(tw.grad).reshape(-1)}
 
 
-REPLAY = {"ops": replay_op, "gemm": replay_gemm, "conv": replay_conv}
+def replay_pin_conv(case, setting):
+    """{'y', 'gx', 'gw'[, 'gb']} of one of pin.npz's convolutions ("conv/conv" + N_C_H_W_O_K_S_P_G) in one setting
+    ("<mode>/cudnn<0|1>/bias<0|1>"), as record_h100_pin.py computes it. Emulated cuda does not follow
+    `cudnn.enabled` yet (the recorder leaves it alone under minifp): cudnn0 replays as cudnn1."""
+    spec = case.split("/")[1]
+    mode, _, with_bias = setting.split("/")
+    n, c, h, w, o, kk, s, p, g = map(int, spec[4:].split("_"))
+    r = rng(spec)
+    x = r.standard_normal((n, c, h, w)).astype(np.float32)
+    wt = (r.standard_normal((o, c // g, kk, kk)) / np.sqrt(c // g * kk * kk)).astype(np.float32)
+    bias = r.standard_normal(o).astype(np.float32)
+    torch.backends.cudnn.allow_tf32 = mode != "f32_notf32"
+    tx, tw, tb = (T(v).requires_grad_() for v in (x, wt, bias))
+    tb_used = tb if with_bias == "bias1" else None
+    if mode.startswith("autocast"):
+        with torch.autocast("cuda", dtype=LOW[mode.split("_")[1]]):
+            y = F.conv2d(tx, tw, tb_used, stride=s, padding=p, groups=g)
+    else:
+        y = F.conv2d(tx, tw, tb_used, stride=s, padding=p, groups=g)
+    gy = T(rng(spec + "/g").standard_normal(tuple(y.shape)).astype(np.float32))
+    y.backward(gy.to(y.dtype))
+    torch.backends.cudnn.allow_tf32 = True
+    out = {"y": bits(y).reshape(-1), "gx": bits(tx.grad).reshape(-1), "gw": bits(tw.grad).reshape(-1)}
+    if tb_used is not None:
+        out["gb"] = bits(tb.grad).reshape(-1)
+    return out
+
+
+REPLAY = {"ops": replay_op, "gemm": replay_gemm, "conv": replay_conv, "pin": replay_pin_conv}
+
+
+def split(file, key):
+    """(case, setting, array) of a recorded key: ops "op/mode/array", conv "conv.../mode/array", gemm
+    "MxNxK/layout/fmt/array", pin "conv/conv.../mode/cudnnC/biasB/array"."""
+    parts = key.split("/")
+    if file == "gemm":
+        return "/".join(parts[:2]), parts[2], parts[3]
+    if file == "pin":
+        return "/".join(parts[:2]), "/".join(parts[2:5]), parts[5]
+    return parts[0], parts[1], parts[2]
 
 
 def replay(file, keys):
-    """{key: minifp's bits} for the recorded `keys` ("case/setting/array") of one file (ops, gemm or conv)."""
+    """{key: minifp's bits} for the recorded `keys` of one file (ops, gemm, conv, or pin's convolutions)."""
     groups = {}
     for key in keys:
-        case, setting = key.rsplit("/", 2)[:2] if file != "gemm" else (key.rsplit("/", 2)[0], key.split("/")[2])
+        case, setting, _ = split(file, key)
         groups.setdefault((case, setting), []).append(key)
     out = {}
     for (case, setting), ks in groups.items():
         arrays = REPLAY[file](case, setting)
         for k in ks:
-            out[k] = arrays[k.rsplit("/", 1)[1]]
+            out[k] = arrays[split(file, k)[2]]
     return out
 
 
@@ -217,6 +256,12 @@ def family(file, key, dtype):
     if file == "conv":
         mode, array = key.split("/")[1:]
         return ("conv2d with bias" if array == "y" else "conv2d gradients"), mode
+    if file == "pin":
+        _, setting, array = split(file, key)
+        mode, cudnn, bias = setting.split("/")
+        fam = ("conv2d with bias" if bias == "bias1" else "conv2d without bias") if array == "y" else \
+            "conv2d gradients"
+        return fam + (" (cuDNN off)" if cudnn == "cudnn0" else ""), mode
     fmt, out = key.split("/")[2:4]
     return f"gemm {fmt}", {"outlow": "half output", "out32": "float32 output", "f32": "tf32 off"}[out]
 
@@ -229,13 +274,16 @@ REASONS = {      # (family, setting) or family -> the known reason (the issue's 
     ("conv2d with bias", "f32_default"): "cuDNN uses TF32 for some shapes only (64+ channels, the 7x7 stem) and "
                                          "its own summation order; minifp rounds every input to tf32",
     ("conv2d with bias", "f32_notf32"): "cuDNN's float32 summation order",
+    ("conv2d without bias", "autocast"): "cuDNN's summation order before the rounding to half",
+    ("conv2d without bias", "f32"): "cuDNN's float32 summation order",
     ("conv2d gradients", "autocast"): "cuDNN's summation order before the rounding to half",
     ("conv2d gradients", "f32"): "cuDNN's float32 (or TF32) summation order",
     "attention": "cuDNN attention (the default backend): a tiled online softmax whose probabilities are rounded to "
                  "half before the product with V; minifp computes the math path",
-    "cross_entropy": "on the H100 cross_entropy keeps log_softmax in the half type under autocast; minifp gives the "
-                     "correctly rounded exact values",
-    "batch_norm": "bfloat16: the native kernel's gradient reductions are 3-5e-3 off the exact sums minifp gives",
+    ("cross_entropy", "autocast"): "on the H100 cross_entropy keeps log_softmax in the half type under autocast; "
+                                   "minifp gives the correctly rounded exact values",
+    ("batch_norm", "autocast_bfloat16"): "the native bfloat16 kernel's weight and bias gradient reductions are "
+                                         "3-5e-3 off the exact sums minifp gives",
     "gemm float16": _TC,
     "gemm bfloat16": _TC,
     ("gemm tf32", "float32 output"): "the tensor cores' tf32 sums",
@@ -248,6 +296,9 @@ def reason(fam, setting):
     """The known reason for the differences left in a family row (the issue's table), or 'not analysed yet'."""
     if fam.startswith("float32 outputs") or setting == "float32":
         return _LIBM
+    if fam.endswith("(cuDNN off)"):
+        return ("PyTorch's native kernels (cuDNN disabled), which emulated cuda does not follow yet: their own "
+                "summation order, and their weight gradients differ most")
     for key in ((fam, setting), (fam, setting.split("_")[0]), fam):
         if key in REASONS:
             return REASONS[key]
