@@ -17,7 +17,8 @@ import numpy as np
 import minifp.torch as torch
 import minifp.torch.nn.functional as F
 
-__all__ = ["FIXTURE", "KEEP", "sample_index", "load_fixture", "replay", "split", "family", "reason", "shares"]
+__all__ = ["FIXTURE", "KEEP", "sample_index", "load_fixture", "replay", "split", "family", "reason", "shares",
+           "cudnn_takes", "conv_bias_as_h100"]
 
 warnings.filterwarnings("ignore", message="minifp: no GPU here")
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "h100" / "recorded.npz"
@@ -320,3 +321,36 @@ def shares(recorded, mine, sample=True):
             row[0] += same
             row[1] += want.size
     return fams, arrays
+
+
+# ------------------------------------------------------------------------------------------ conv bias on the H100
+def cudnn_takes(spec, low):
+    """Whether PyTorch 2.11 on the H100 runs this NCHW convolution (N_C_H_W_O_K_S_P_G) in cuDNN rather than its native
+    depthwise kernel: every dense one; a depthwise one only in float16, as Convolution.cpp's use_cudnn_depthwise and
+    check_cudnn_depthwise_workload_with_filter decide (32+ channels, square 1/3/5 filter, width 7+, stride 1, or
+    stride 2 with 256+ channels at width 28+ or 512+). conv.npz and pin.npz agree on all their 14 shapes."""
+    n, c, h, w, o, kk, s, p, g = map(int, spec.split("_"))
+    if g == 1 or not (g == c and o % c == 0):
+        return True
+    if low != "float16" or c < 32 or kk not in (1, 3, 5) or w < 7:
+        return False
+    if s == 1:
+        return True
+    return s == 2 and (n == 1 and (kk != 1 or w <= 28) or n > 1 and (kk == 1 and n <= 16 and c >= 128 and w <= 7 or
+                                                                     kk != 1 and (c >= 512 or c >= 256 and w >= 28)))
+
+
+def conv_bias_as_h100(case, mode):
+    """conv.npz's forward y under autocast as the H100 computes it, composed with the face: where cuDNN runs it, the
+    convolution rounded to the half type, then the bias added as a half op (two roundings); else fused (one)."""
+    n, c, h, w, o, kk, s, p, g = map(int, case[4:].split("_"))
+    r = rng(case)
+    x = r.standard_normal((n, c, h, w)).astype(np.float32)
+    wt = (r.standard_normal((o, c // g, kk, kk)) / np.sqrt(c // g * kk * kk)).astype(np.float32)
+    bias = r.standard_normal(o).astype(np.float32)
+    low = mode.split("_")[1]
+    with torch.autocast("cuda", dtype=LOW[low]):
+        if not cudnn_takes(case[4:], low):
+            return bits(F.conv2d(T(x), T(wt), T(bias), stride=s, padding=p, groups=g)).reshape(-1)
+        y = F.conv2d(T(x), T(wt), None, stride=s, padding=p, groups=g)
+    return bits(y + T(bias).to(LOW[low]).reshape(1, -1, 1, 1)).reshape(-1)

@@ -170,3 +170,24 @@ def test_replay_is_exact_where_the_h100_agrees_everywhere(recorded):
     for k in keys:
         want, n, _ = recorded["ops"][k]
         assert (mine[k].reshape(-1)[:n][h100_cases.sample_index(n)] == want).all(), k
+
+
+def test_conv_bias_added_as_cudnn_does_matches_the_h100(recorded):
+    """The target of emulated cuda's conv bias (issue 34): composed with the face, cuDNN's two roundings where PyTorch
+    runs cuDNN and the native kernel's one where it does not give 99.99% of conv.npz's autocast outputs (75% today);
+    what is left is the convolution's own summation order."""
+    same = total = 0
+    for key, (want, n, _) in recorded["conv"].items():
+        case, mode, array = h100_cases.split("conv", key)
+        if array == "y" and mode.startswith("autocast"):
+            got = h100_cases.conv_bias_as_h100(case, mode)[:n][h100_cases.sample_index(n)]
+            same, total = same + int((got == want).sum()), total + want.size
+    assert same >= total - 2, (same, total)
+
+
+def test_cudnn_takes_dense_convolutions_and_only_float16_depthwise_ones():
+    """PyTorch's choice between cuDNN and its native depthwise kernel, as the recordings show it."""
+    assert h100_cases.cudnn_takes("8_16_16_16_32_3_1_1_1", "bfloat16")
+    assert h100_cases.cudnn_takes("8_32_16_16_32_3_1_1_32", "float16")
+    assert not h100_cases.cudnn_takes("8_32_16_16_32_3_1_1_32", "bfloat16")
+    assert not h100_cases.cudnn_takes("32_96_16_16_96_3_2_1_96", "float16")     # stride 2, fewer than 256 channels
