@@ -1,7 +1,7 @@
 """How many of a real H100's values minifp.torch's emulated cuda reproduces bit for bit: per op and setting.
 
     python tools/h100_fidelity.py                       # replay the fixture sample, print, write docs/h100_fidelity.md
-    OPENBLAS_NUM_THREADS=1 python tools/h100_fidelity.py --recordings DIR   # over the whole recordings (shared/gpu/h100)
+    OPENBLAS_NUM_THREADS=1 python tools/h100_fidelity.py --recordings DIR   # every value of shared/gpu/h100
     python tools/h100_fidelity.py --fixtures DIR        # rewrite tests/fixtures/h100/recorded.npz from DIR
     python tools/h100_fidelity.py --ratchet             # the fixture's shares, as test_h100_replay.py's table
 
@@ -111,8 +111,9 @@ def document(fams, arrays, source):
              "`f32_default` (`cudnn.allow_tf32 = True`, PyTorch's default) and `f32_notf32` (its forward only is "
              "TF32-off: the recorder's backward ran with TF32 allowed); GEMMs: `outlow` the half-type output, "
              "`out32` `torch.mm(..., out_dtype=float32)` (minifp: the float32 product of the widened inputs), tf32 "
-             "`out32` with `matmul.allow_tf32 = True`, `f32` with it False. GEMMs compare the top-left 64x64 corner. Float32 sums follow the host's BLAS: these shares were taken with "
-             "OPENBLAS_NUM_THREADS=1, and float32 rows move by up to 8 points with the BLAS's threads.",
+             "`out32` with `matmul.allow_tf32 = True`, `f32` with it False. GEMMs compare the top-left 64x64 corner. "
+             "Float32 sums follow the host's BLAS: these shares were taken with OPENBLAS_NUM_THREADS=1, "
+             "and float32 rows move by up to 8 points with the BLAS's threads.",
              "", "Found, not yet in emulated cuda: composing the convolution rounded to the half type with a "
              "separate half add of the bias where PyTorch runs cuDNN (every dense convolution; depthwise ones only in "
              "float16, by PyTorch's use_cudnn_depthwise rule), and the fused bias elsewhere, gives 99.96% of "
