@@ -691,8 +691,11 @@ def arange(start, stop=None, step=None, dtype=None):
     if stop is None:
         start, stop = 0, start
     step = 1 if step is None else step
-    vals = np.arange(float(_np(_t(start))) if isinstance(start, _EngineTensor) else start,
-                     float(_np(_t(stop))) if isinstance(stop, _EngineTensor) else stop, step, dtype=np.float64)
+    start, stop, step = (float(_np(_t(v))) if isinstance(v, _EngineTensor) else v for v in (start, stop, step))
+    if step == 0 or (stop - start) * step < 0:
+        raise ValueError(f"arange needs start <= stop for a positive step and start >= stop for a negative one "
+                         f"(TensorFlow's range), got start={start}, stop={stop}, step={step}")
+    vals = np.arange(start, stop, step, dtype=np.float64)
     return _out(vals, dtype)
 
 
@@ -1001,6 +1004,8 @@ def pad(x, pad_width, mode="constant", constant_values=None):
     """x padded by pad_width ((before, after) per axis, or one pair / int for all) in mode "constant"
     (constant_values, 0 by default), "reflect" or "symmetric"."""
     x = _t(x)
+    if np.ndim(pad_width) == 0:
+        raise ValueError(f"pad_width must give (before, after) per axis, got {pad_width!r}")
     width = np.broadcast_to(np.asarray(pad_width, np.int64), (x.ndim, 2))
     if mode not in ("constant", "reflect", "symmetric"):
         raise ValueError(f"Invalid mode: {mode}. Expected one of 'constant', 'reflect', 'symmetric'.")
@@ -1352,6 +1357,8 @@ def einsum(subscripts, *operands):
     ell = "".join(free[:nell])
     ins = [s.replace("...", ell[len(ell) - (x.ndim - len(s.replace("...", ""))):]) for s, x in zip(ins, xs)]
     if "->" not in spec:
+        if ell:
+            raise ValueError(f"einsum with '...' needs an explicit output ('->'), got {subscripts!r}")
         counts = {c: "".join(ins).count(c) for c in set("".join(ins))}
         rhs = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
     else:
