@@ -666,7 +666,7 @@ def _cumulative(op, np_fn, name):
             x, axis = reshape(x, (-1,)), 0
         ax = _axis(axis, x.ndim)[0]
         if x.fmt is None:
-            return _out(np_fn(storage(x), axis=ax), _sum_dtype(str(x.dtype)))
+            return _out(np_fn(storage(x), axis=ax), x.dtype)
         return _face(apply(op, x, axis=ax))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"The cumulative {name[3:]} along axis (of the flattened x by default)."
@@ -737,6 +737,13 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     """num evenly spaced values from start to stop (float32 by default)."""
     if dtype is None:
         dtype = result_type(_dtype(start), _dtype(stop), float)
+    if axis == 0 and not retstep and builtins.any(isinstance(v, _EngineTensor) and v.fmt is not None
+                                                   for v in (start, stop)):
+        # start + fraction * (stop - start): differentiable in tensors start and stop
+        a, b = _t(start, as_dtype(dtype)), _t(stop, as_dtype(dtype))
+        frac = np.linspace(0.0, 1.0, num, endpoint=endpoint) if num else np.zeros(0)
+        frac = _out(frac.reshape((num,) + (1,) * builtins.max(a.ndim, b.ndim)), as_dtype(dtype))
+        return add(expand_dims(a, 0), multiply(frac, expand_dims(subtract(b, a), 0)))
     a = _np(_t(start)) if isinstance(start, _EngineTensor) else np.asarray(start, np.float64)
     b = _np(_t(stop)) if isinstance(stop, _EngineTensor) else np.asarray(stop, np.float64)
     vals, step = np.linspace(a.astype(np.float64), b.astype(np.float64), num, endpoint=endpoint, retstep=True,
@@ -1142,7 +1149,7 @@ def clip(x, x_min, x_max):
     dtype = x.dtype
     if not _is_float(dtype) and builtins.any(isinstance(v, float) for v in (x_min, x_max)):
         raise TypeError(f"clip of a {dtype} tensor needs integer bounds, got {x_min!r}, {x_max!r}")
-    return _t(minimum(maximum(x, x_min), x_max), dtype)
+    return _t(maximum(minimum(x, x_max), x_min), dtype)     # x_min wins where x_min > x_max, as TensorFlow's
 
 
 def searchsorted(sorted_sequence, values, side="left"):
@@ -1488,3 +1495,127 @@ def histogram(x, bins=10, range=None):
     counts, edges = np.histogram(_np(x), bins=bins, range=range)
     return _out(counts, x.dtype), _out(edges, x.dtype)
 
+
+
+# -- NaN-skipping reductions and the rest ----------------------------------------------------------------------
+
+
+def _nan_filled(x, value):
+    return where(isnan(x), _t(value, x.dtype), x) if _is_float(x.dtype) else x
+
+
+def _nan_extreme(pick, fill, name):
+    def fn(x, axis=None, keepdims=False):
+        x = _t(x)
+        if not _is_float(x.dtype):
+            return (any if pick is max else all)(x, axis, keepdims) if str(x.dtype) == "bool" else \
+                pick(x, axis=axis, keepdims=keepdims)
+        out = pick(_nan_filled(x, fill), axis=axis, keepdims=keepdims)
+        return where(all(isnan(x), axis=axis, keepdims=keepdims), _t(float("nan"), x.dtype), out)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"The {name[3:]} over axis ignoring NaNs (NaN where every value is NaN)."
+    return fn
+
+
+nanmax = _nan_extreme(max, float("-inf"), "nanmax")
+nanmin = _nan_extreme(min, float("inf"), "nanmin")
+
+
+def _nan_arg(pick, fill, name):
+    def fn(x, axis=None, keepdims=False):
+        x = _t(x)
+        if not _is_float(x.dtype):
+            return pick(x, axis=axis, keepdims=keepdims)
+        out = pick(_nan_filled(x, fill), axis=axis, keepdims=keepdims)
+        nan_all = np.all(np.isnan(_np(x)), axis=axis, keepdims=keepdims)
+        return _out(np.where(nan_all, -1, storage(out)), "int32")
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"The index of the {name[6:]} value over axis ignoring NaNs (-1 where every value is NaN), int32."
+    return fn
+
+
+nanargmax = _nan_arg(argmax, float("-inf"), "nanargmax")
+nanargmin = _nan_arg(argmin, float("inf"), "nanargmin")
+
+
+def nanprod(x, axis=None, keepdims=False):
+    """The product over axis, NaNs counted as one."""
+    return prod(_nan_filled(_t(x), 1.0), axis=axis, keepdims=keepdims)
+
+
+def nancumsum(x, axis=None, dtype=None):
+    """The cumulative sum along axis, NaNs counted as zero."""
+    return cumsum(_nan_filled(_t(x), 0.0), axis=axis, dtype=dtype)
+
+
+def nancumprod(x, axis=None, dtype=None):
+    """The cumulative product along axis, NaNs counted as one."""
+    return cumprod(_nan_filled(_t(x), 1.0), axis=axis, dtype=dtype)
+
+
+def nanvar(x, axis=None, keepdims=False):
+    """The (biased) variance over axis of the values that are not NaN."""
+    x = _float_input(x)
+    mu = nanmean(x, axis=axis, keepdims=True)
+    return nanmean(square(subtract(x, mu)), axis=axis, keepdims=keepdims)
+
+
+def nanstd(x, axis=None, keepdims=False):
+    """The (biased) standard deviation over axis of the values that are not NaN."""
+    return sqrt(nanvar(x, axis=axis, keepdims=keepdims))
+
+
+def nanquantile(x, q, axis=None, method="linear", keepdims=False):
+    """The q-th quantiles over axis of the values that are not NaN (linear interpolation; NaN where all are)."""
+    x = _t(x)
+    if not _is_float(x.dtype):
+        raise TypeError(f"nanquantile needs a floating tensor, got {x.dtype}")
+    qs = np.asarray(_np(_t(q)) if isinstance(q, _EngineTensor) else q, np.float64)
+    ax = None if axis is None else _axis(axis, x.ndim)
+    with np.errstate(all="ignore"):
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            vals = np.nanquantile(_np(x).astype(np.float64), qs, axis=ax, keepdims=keepdims)
+    return _out(vals, x.dtype)
+
+
+def nanpercentile(x, q, axis=None, method="linear", keepdims=False):
+    """The q-th percentiles over axis of the values that are not NaN."""
+    qv = np.asarray(_np(_t(q)) if isinstance(q, _EngineTensor) else q, np.float64) / 100.0
+    return nanquantile(x, qv, axis=axis, method=method, keepdims=keepdims)
+
+
+def nanmedian(x, axis=None, keepdims=False):
+    """The median over axis of the values that are not NaN."""
+    if axis == () or axis == []:
+        return _t(x)
+    return nanquantile(x, 0.5, axis=axis, keepdims=keepdims)
+
+
+def ldexp(x1, x2):
+    """x1 * 2**x2 (x2 integers)."""
+    dtype = result_type(_dtype(x1), _dtype(x2), float)
+    if str(_dtype(x2)) not in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64") \
+            and _dtype(x2) is not int:
+        raise TypeError(f"ldexp exponent must be an integer type. Received: x2 dtype={_dtype(x2)}")
+    a = _t(x1, dtype)
+    scale = _out(np.ldexp(np.float32(1), _np(_t(x2)).astype(np.int32)), dtype)
+    return multiply(a, scale)
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """num values spaced evenly on a log scale from start to stop."""
+    vals = np.geomspace(_np(_t(start)).astype(np.float64), _np(_t(stop)).astype(np.float64), num,
+                        endpoint=endpoint, axis=axis)
+    return _out(vals, as_dtype(dtype or FLOATX))
+
+
+def sinc(x):
+    """sin(pi x) / (pi x), and 1 at 0."""
+    x = _t(x)
+    return _face(apply("sinc", x if _is_float(x.dtype) else _t(x, FLOATX)))
+
+
+__all__ += ["nanmax", "nanmin", "nanargmax", "nanargmin", "nanprod", "nancumsum", "nancumprod", "nanvar",
+            "nanstd", "nanquantile", "nanpercentile", "nanmedian", "ldexp", "geomspace", "sinc"]
