@@ -418,10 +418,12 @@ def heaviside(x1, x2):
 
 
 def nextafter(x1, x2):
-    """The next float32 after x1 towards x2 (Keras computes it in float32... then its dtype)."""
+    """The next float64 after x1 towards x2, in the promoted dtype (Keras's: an unchanged half value)."""
     dtype = result_type(_dtype(x1), _dtype(x2), float)
     a, b = _t(x1, dtype), _t(x2, dtype)
-    return _out(np.nextafter(_np(a).astype(np.float64), _np(b).astype(np.float64)).astype(np.float32), dtype)
+    step = _out(np.nextafter(_np(a).astype(np.float64), _np(b).astype(np.float64)), dtype)
+    # x1 plus a constant step: the gradient flows to x1 unchanged (TensorFlow's), none to x2
+    return add(a, _out(np.nan_to_num(_np(step) - _np(a)), dtype))
 
 
 def _compare(op, np_fn, name):
@@ -1557,7 +1559,10 @@ def nanvar(x, axis=None, keepdims=False):
     """The (biased) variance over axis of the values that are not NaN."""
     x = _float_input(x)
     mu = nanmean(x, axis=axis, keepdims=True)
-    return nanmean(square(subtract(x, mu)), axis=axis, keepdims=keepdims)
+    nan = isnan(x)      # NaNs leave the squares before they are taken: their gradient stays 0, not NaN
+    sq = where(nan, _t(0.0, x.dtype), square(subtract(_nan_filled(x, 0.0), mu)))
+    count = sum(_t(logical_not(nan), x.dtype), axis=axis, keepdims=keepdims)
+    return divide(sum(sq, axis=axis, keepdims=keepdims), count)
 
 
 def nanstd(x, axis=None, keepdims=False):
