@@ -607,8 +607,9 @@ def average(x, axis=None, weights=None):
     return divide(sum(multiply(x, w), axis=axis), sum(broadcast_to(w, x.shape), axis=axis))
 
 
-def _quantiles(x, q, axis, keepdims, method="linear"):
-    """Linear interpolation between the sorted neighbours (NumPy's default), differentiable."""
+def _quantiles(x, q, axis, keepdims, skip_nan=False):
+    """Linear interpolation between the sorted neighbours (NumPy's default), a gather of x's own values and so
+    differentiable; skip_nan: over each row's values that are not NaN (NaN sorts last), NaN where all are."""
     x = _float_input(x)
     qs = np.asarray(_np(_t(q)) if isinstance(q, _EngineTensor) else q, np.float64)
     if axis is None:
@@ -622,13 +623,18 @@ def _quantiles(x, q, axis, keepdims, method="linear"):
         else:
             xs, ax = x, ax[0]
     s = sort(xs, axis=ax)
-    n = s.shape[ax]
+    vals = np.sort(_np(xs), axis=ax)
+    n = (np.sum(~np.isnan(vals), axis=ax, keepdims=True) if skip_nan
+         else np.full([1 if i == ax else d for i, d in enumerate(vals.shape)], vals.shape[ax]))
     outs = []
     for qq in qs.reshape(-1):
-        pos = qq * (n - 1)
-        lo, hi = int(np.floor(pos)), int(np.ceil(pos))
-        a, b = take(s, lo, axis=ax), take(s, hi, axis=ax)
-        outs.append(add(a, multiply(subtract(b, a), float(pos - lo))) if hi != lo else a)
+        pos = qq * np.maximum(n - 1, 0)
+        lo, hi = np.floor(pos).astype(np.int64), np.ceil(pos).astype(np.int64)
+        a, b = take_along_axis(s, lo, axis=ax), take_along_axis(s, hi, axis=ax)
+        out = add(a, multiply(subtract(b, a), _out(pos - lo, x.dtype)))
+        if skip_nan:
+            out = where(_out(n == 0, "bool"), _t(float("nan"), x.dtype), out)
+        outs.append(squeeze(out, axis=ax))
     out = stack(outs) if qs.ndim else outs[0]
     if keepdims:
         for a in sorted(range(x.ndim) if axis is None else _axis(axis, x.ndim)):
@@ -638,13 +644,13 @@ def _quantiles(x, q, axis, keepdims, method="linear"):
 
 def quantile(x, q, axis=None, method="linear", keepdims=False):
     """The q-th quantiles (q in [0, 1]) over axis, by linear interpolation."""
-    return _quantiles(x, q, axis, keepdims, method)
+    return _quantiles(x, q, axis, keepdims)
 
 
 def percentile(x, q, axis=None, method="linear", keepdims=False):
     """The q-th percentiles (q in [0, 100]) over axis."""
     qv = np.asarray(_np(_t(q)) if isinstance(q, _EngineTensor) else q, np.float64) / 100.0
-    return _quantiles(x, qv, axis, keepdims, method)
+    return _quantiles(x, qv, axis, keepdims)
 
 
 def median(x, axis=None, keepdims=False):
@@ -1572,17 +1578,9 @@ def nanstd(x, axis=None, keepdims=False):
 
 def nanquantile(x, q, axis=None, method="linear", keepdims=False):
     """The q-th quantiles over axis of the values that are not NaN (linear interpolation; NaN where all are)."""
-    x = _t(x)
-    if not _is_float(x.dtype):
-        raise TypeError(f"nanquantile needs a floating tensor, got {x.dtype}")
-    qs = np.asarray(_np(_t(q)) if isinstance(q, _EngineTensor) else q, np.float64)
-    ax = None if axis is None else _axis(axis, x.ndim)
-    with np.errstate(all="ignore"):
-        import warnings
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            vals = np.nanquantile(_np(x).astype(np.float64), qs, axis=ax, keepdims=keepdims)
-    return _out(vals, x.dtype)
+    if not _is_float(_t(x).dtype):
+        raise TypeError(f"nanquantile needs a floating tensor, got {_t(x).dtype}")
+    return _quantiles(x, q, axis, keepdims, skip_nan=True)
 
 
 def nanpercentile(x, q, axis=None, method="linear", keepdims=False):
