@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ...engine import apply, storage, Tensor as _EngineTensor, to_numpy
+from ...engine import apply, finfo, storage, Tensor as _EngineTensor, to_numpy
 from .._tensor import _as_face, as_dtype, convert_to_tensor as _convert, format_of
 
 __all__ = ["result_type", "abs", "absolute", "negative", "square", "sqrt", "exp", "exp2", "expm1", "log", "log2",
@@ -148,10 +148,6 @@ def _out(arr, dtype):
     return _convert(np.asarray(arr), dtype)
 
 
-def _face(t):
-    return _as_face(t)
-
-
 def _axis(axis, ndim):
     """axis (None, an int or a sequence) normalised against ndim: None or a tuple (raises where out of range)."""
     if axis is None:
@@ -175,14 +171,14 @@ def _moved(x, fn):
     if x.fmt is None:
         return _out(np.ascontiguousarray(fn(storage(x))), x.dtype)
     pos = fn(np.arange(x.size, dtype=np.int64).reshape(x.shape))
-    return _face(apply("getitem", apply("reshape", x, shape=(-1,)), index=np.asarray(pos)))
+    return _as_face(apply("getitem", apply("reshape", x, shape=(-1,)), index=np.asarray(pos)))
 
 
 def _gather_flat(x, pos):
     """x's values (flattened) at positions pos (an int array of any shape)."""
     if x.fmt is None:
         return _out(storage(x).reshape(-1)[pos], x.dtype)
-    return _face(apply("getitem", apply("reshape", x, shape=(-1,)), index=np.asarray(pos, np.int64)))
+    return _as_face(apply("getitem", apply("reshape", x, shape=(-1,)), index=np.asarray(pos, np.int64)))
 
 
 # -- elementwise -----------------------------------------------------------------------------------------------
@@ -191,7 +187,7 @@ def _gather_flat(x, pos):
 def _float_unary(op, name):
     def fn(x):
         x = _t(x)
-        return _face(apply(op, x if _is_float(x.dtype) else _t(x, FLOATX)))
+        return _as_face(apply(op, x if _is_float(x.dtype) else _t(x, FLOATX)))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{name} of x, elementwise (integer inputs in float32)."
     return fn
@@ -212,7 +208,7 @@ def reciprocal(x):
     x = _t(x)
     if not _is_float(x.dtype):
         raise TypeError(f"reciprocal has no kernel for {x.dtype} inputs")
-    return _face(apply("reciprocal", x))
+    return _as_face(apply("reciprocal", x))
 
 
 def cbrt(x):
@@ -240,7 +236,7 @@ def _same_dtype_unary(op, np_fn, name, doc):
         x = _t(x)
         if x.fmt is None:
             return _out(np_fn(storage(x)), x.dtype)
-        return _face(apply(op, x))
+        return _as_face(apply(op, x))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
     return fn
@@ -261,24 +257,24 @@ def square(x):
     return multiply(x, x)
 
 
-def _rounding(op, np_fn, name):
+def _rounding(op, name):
     def fn(x):
         x = _t(x)
         if x.fmt is None:
             x = _t(x, FLOATX)
-        return _face(apply(op, x))
+        return _as_face(apply(op, x))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{name} of x, elementwise (integer inputs in float32)."
     return fn
 
 
-floor, ceil = _rounding("floor", np.floor, "floor"), _rounding("ceil", np.ceil, "ceil")
+floor, ceil = _rounding("floor", "floor"), _rounding("ceil", "ceil")
 
 
 def trunc(x):
     """x rounded toward zero, in x's dtype (integers unchanged)."""
     x = _t(x)
-    return x if x.fmt is None else _face(apply("trunc", x))
+    return x if x.fmt is None else _as_face(apply("trunc", x))
 
 
 def round(x, decimals=0):
@@ -290,8 +286,8 @@ def round(x, decimals=0):
         f = 10 ** (-decimals)
         return _out(np.round(storage(x) / f) * f, x.dtype)
     if decimals == 0:
-        return _face(apply("round", x))
-    return _face(apply("round_decimals", x, decimals=decimals))
+        return _as_face(apply("round", x))
+    return _as_face(apply("round_decimals", x, decimals=decimals))
 
 
 def _predicate(np_fn, name, doc):
@@ -327,7 +323,7 @@ def _binary(op, np_fn, name, doc, float_only=False):
         if not _is_float(dtype):
             with np.errstate(all="ignore"):
                 return _out(np_fn(storage(a), storage(b)), dtype)
-        return _face(apply(op, a, b))
+        return _as_face(apply(op, a, b))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
     return fn
@@ -349,7 +345,7 @@ logaddexp2 = _binary("logaddexp2", None, "logaddexp2", "log2(2**x1 + 2**x2), ele
 def divide(x1, x2):
     """x1 / x2 (true division; integer inputs give float32)."""
     dtype = result_type(_dtype(x1), _dtype(x2), float)
-    return _face(apply("div", _t(x1, dtype), _t(x2, dtype)))
+    return _as_face(apply("div", _t(x1, dtype), _t(x2, dtype)))
 
 
 true_divide = divide
@@ -361,7 +357,7 @@ def divide_no_nan(x1, x2):
     a, b = _t(x1, dtype), _t(x2, dtype)
     zero = equal(b, 0)
     safe = where(zero, _t(1.0, dtype), b)
-    return where(zero, _t(0.0, dtype), _face(apply("div", a, safe)))
+    return where(zero, _t(0.0, dtype), _as_face(apply("div", a, safe)))
 
 
 def floor_divide(x1, x2):
@@ -371,7 +367,7 @@ def floor_divide(x1, x2):
     if not _is_float(dtype):
         with np.errstate(all="ignore"):
             return _out(np.floor_divide(storage(a), storage(b)), dtype)
-    return _face(apply("div_floor", a, b))
+    return _as_face(apply("div_floor", a, b))
 
 
 def mod(x1, x2):
@@ -383,7 +379,7 @@ def mod(x1, x2):
     if not _is_float(dtype):
         with np.errstate(all="ignore"):
             return _out(np.mod(storage(a), storage(b)), dtype)
-    return _face(apply("remainder", a, b))
+    return _as_face(apply("remainder", a, b))
 
 
 def fmod(x1, x2):
@@ -395,7 +391,7 @@ def fmod(x1, x2):
     if not _is_float(dtype):
         with np.errstate(all="ignore"):
             return _out(np.fmod(storage(a), storage(b)), dtype)
-    return _face(apply("fmod", a, b))
+    return _as_face(apply("fmod", a, b))
 
 
 def power(x1, x2):
@@ -405,7 +401,7 @@ def power(x1, x2):
     if not _is_float(dtype):
         with np.errstate(all="ignore"):
             return _out(np.power(storage(a), storage(b)), dtype)
-    return _face(apply("pow", a, b))
+    return _as_face(apply("pow", a, b))
 
 
 def heaviside(x1, x2):
@@ -432,7 +428,7 @@ def _compare(op, np_fn, name):
         a, b = _t(x1, dtype), _t(x2, dtype)
         if not _is_float(dtype):
             return _out(np_fn(storage(a), storage(b)), "bool")
-        return _face(apply(op, a, b))
+        return _as_face(apply(op, a, b))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"x1 {name.replace('_', ' ')} x2, elementwise, as bools."
     return fn
@@ -474,7 +470,7 @@ def sum(x, axis=None, keepdims=False):
     axes = _axis(axis, x.ndim)
     if x.fmt is None:
         return _out(np.sum(storage(x), axis=axes, keepdims=keepdims), _sum_dtype(str(x.dtype)))
-    return _face(apply("sum", x, axis=axes, keepdims=keepdims))
+    return _as_face(apply("sum", x, axis=axes, keepdims=keepdims))
 
 
 def prod(x, axis=None, keepdims=False, dtype=None):
@@ -484,7 +480,7 @@ def prod(x, axis=None, keepdims=False, dtype=None):
     out_dtype = str(as_dtype(dtype)) if dtype is not None else _sum_dtype(str(x.dtype))
     if not _is_float(out_dtype):
         return _out(np.prod(_np(x), axis=axes, keepdims=keepdims), out_dtype)
-    return _face(apply("prod", _t(x, out_dtype), axis=axes, keepdims=keepdims))
+    return _as_face(apply("prod", _t(x, out_dtype), axis=axes, keepdims=keepdims))
 
 
 def _float_input(x):
@@ -495,13 +491,13 @@ def _float_input(x):
 def mean(x, axis=None, keepdims=False):
     """The mean over axis (all by default); integer inputs give float32."""
     x = _float_input(x)
-    return _face(apply("mean", x, axis=_axis(axis, x.ndim), keepdims=keepdims))
+    return _as_face(apply("mean", x, axis=_axis(axis, x.ndim), keepdims=keepdims))
 
 
 def var(x, axis=None, keepdims=False):
     """The (biased) variance over axis (all by default); integer inputs give float32."""
     x = _float_input(x)
-    return _face(apply("var", x, axis=_axis(axis, x.ndim), correction=0, keepdims=keepdims))
+    return _as_face(apply("var", x, axis=_axis(axis, x.ndim), correction=0, keepdims=keepdims))
 
 
 def std(x, axis=None, keepdims=False):
@@ -518,7 +514,7 @@ def max(x, axis=None, keepdims=False, initial=None):
     if x.fmt is None:
         out = _out(np.max(storage(x), axis=axes, keepdims=keepdims), x.dtype)
     else:
-        out = _face(apply("max", x, axis=axes, keepdims=keepdims))
+        out = _as_face(apply("max", x, axis=axes, keepdims=keepdims))
     return out if initial is None else maximum(out, _t(initial, x.dtype))
 
 
@@ -531,7 +527,7 @@ def min(x, axis=None, keepdims=False, initial=None):
     if x.fmt is None:
         out = _out(np.min(storage(x), axis=axes, keepdims=keepdims), x.dtype)
     else:
-        out = _face(apply("neg", apply("max", apply("neg", x), axis=axes, keepdims=keepdims)))
+        out = _as_face(apply("neg", apply("max", apply("neg", x), axis=axes, keepdims=keepdims)))
     return out if initial is None else minimum(out, _t(initial, x.dtype))
 
 
@@ -675,7 +671,7 @@ def _cumulative(op, np_fn, name):
         ax = _axis(axis, x.ndim)[0]
         if x.fmt is None:
             return _out(np_fn(storage(x), axis=ax), x.dtype)
-        return _face(apply(op, x, axis=ax))
+        return _as_face(apply(op, x, axis=ax))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"The cumulative {name[3:]} along axis (of the flattened x by default)."
     return fn
@@ -798,7 +794,7 @@ def reshape(x, newshape):
     shape = _shape_arg(newshape)
     if x.fmt is None:
         return _out(storage(x).reshape(shape), x.dtype)
-    return _face(apply("reshape", x, shape=shape))
+    return _as_face(apply("reshape", x, shape=shape))
 
 
 def transpose(x, axes=None):
@@ -810,7 +806,7 @@ def transpose(x, axes=None):
             raise ValueError(f"axes {axes} is not a permutation of the axes of a rank-{x.ndim} tensor")
     if x.fmt is None:
         return _out(np.ascontiguousarray(np.transpose(storage(x), axes)), x.dtype)
-    return _face(apply("transpose", x, axes=axes))
+    return _as_face(apply("transpose", x, axes=axes))
 
 
 def expand_dims(x, axis):
@@ -892,7 +888,7 @@ def broadcast_to(x, shape):
         raise ValueError(f"Cannot broadcast a tensor of shape {x.shape} to {shape}")
     if x.fmt is None:
         return _out(np.ascontiguousarray(np.broadcast_to(storage(x), shape)), x.dtype)
-    return _face(apply("broadcast_to", x, shape=shape))
+    return _as_face(apply("broadcast_to", x, shape=shape))
 
 
 def tile(x, repeats):
@@ -918,7 +914,7 @@ def concatenate(xs, axis=0):
         raise ValueError("concatenate needs an axis: Keras does not flatten the tensors for axis=None")
     if not _is_float(dtype):
         return _out(np.concatenate([storage(x) for x in xs], axis=axis), dtype)
-    return _face(apply("concatenate", *xs, axis=axis))
+    return _as_face(apply("concatenate", *xs, axis=axis))
 
 
 def stack(x, axis=0):
@@ -1012,7 +1008,7 @@ def get_item(x, key):
         key = _np(_t(key)) if str(_t(key).dtype) == "bool" else storage(_t(key))
     if x.fmt is None:
         return _out(np.ascontiguousarray(storage(x)[key]), x.dtype)
-    return _face(apply("getitem", x, index=key))
+    return _as_face(apply("getitem", x, index=key))
 
 
 def pad(x, pad_width, mode="constant", constant_values=None):
@@ -1094,7 +1090,7 @@ def where(condition, x1=None, x2=None):
     a, b = _t(x1, dtype), _t(x2, dtype)
     if not _is_float(dtype):
         return _out(np.where(storage(cond), storage(a), storage(b)), dtype)
-    return _face(apply("where", cond, a, b))
+    return _as_face(apply("where", cond, a, b))
 
 
 def nonzero(x):
@@ -1195,10 +1191,7 @@ def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
     x = _t(x)
     if not _is_float(x.dtype):
         return x
-    big = float(np.finfo(np.float32).max) if str(x.dtype) == "float32" else None
-    if big is None:
-        from ...engine import finfo
-        big = float(finfo(format_of(x.dtype)).max)
+    big = float(finfo(format_of(x.dtype)).max)
     x = where(isnan(x), _t(nan, x.dtype), x)
     x = where(isposinf(x), _t(big if posinf is None else posinf, x.dtype), x)
     return where(isneginf(x), _t(-big if neginf is None else neginf, x.dtype), x)
@@ -1305,7 +1298,7 @@ def matmul(x1, x2):
         return _out(np.matmul(storage(a).astype(np.int64), storage(b).astype(np.int64)), out_dtype)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("matmul does not accept scalars.")
-    return _face(apply("matmul", a, b))
+    return _as_face(apply("matmul", a, b))
 
 
 def dot(x1, x2):
@@ -1617,7 +1610,7 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
 def sinc(x):
     """sin(pi x) / (pi x), and 1 at 0."""
     x = _t(x)
-    return _face(apply("sinc", x if _is_float(x.dtype) else _t(x, FLOATX)))
+    return _as_face(apply("sinc", x if _is_float(x.dtype) else _t(x, FLOATX)))
 
 
 __all__ += ["nanmax", "nanmin", "nanargmax", "nanargmin", "nanprod", "nancumsum", "nancumprod", "nanvar",
