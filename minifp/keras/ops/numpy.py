@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ...engine import apply, finfo, storage, Tensor as _EngineTensor, to_numpy
+from ...engine import apply, current_autocast, finfo, made_by, storage, Tensor as _EngineTensor, to_numpy
 from .._tensor import _as_face, as_dtype, convert_to_tensor as _convert, format_of
 
 __all__ = ["result_type", "abs", "absolute", "negative", "square", "sqrt", "exp", "exp2", "expm1", "log", "log2",
@@ -102,10 +102,21 @@ def result_type(*dtypes):
     return {"uint64": "uint32"}.get(out, out)
 
 
+def _read_as(x):
+    """The dtype a layer call under a mixed policy reads variable x in (Keras's autocast: a trainable float32
+    variable is read in the compute dtype), else None. The dispatcher does the cast itself (and caches it)."""
+    ac = current_autocast()
+    if (ac is None or not ac.variables_only or x.fmt is None or not x.requires_grad or made_by(x) is not None
+            or x.device != ac.device or not x.fmt.is_float32):
+        return None
+    return str(as_dtype(ac.fmt))
+
+
 def _dtype(x):
-    """x's dtype for promotion: a tensor's, a NumPy array's, or Python int/float (weak) and bool."""
+    """x's dtype for promotion: a tensor's (a variable's as a layer call reads it), a NumPy array's, or Python
+    int/float (weak) and bool."""
     if isinstance(x, _EngineTensor):
-        return str(_as_face(x).dtype)
+        return _read_as(x) or str(_as_face(x).dtype)
     if isinstance(x, (bool, np.bool_)):
         return "bool"
     if isinstance(x, int):
@@ -135,7 +146,7 @@ def _t(x, dtype=None):
             dtype = FLOATX if d is float else "int32" if d is int else d
         return _convert(np.asarray(x), dtype)
     x = _as_face(x)
-    return x if dtype is None or str(x.dtype) == str(dtype) else _convert(x, dtype)
+    return x if dtype is None or str(x.dtype) == str(dtype) or _read_as(x) == str(dtype) else _convert(x, dtype)
 
 
 def _np(x):
