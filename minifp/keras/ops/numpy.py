@@ -1626,3 +1626,19 @@ def sinc(x):
 
 __all__ += ["nanmax", "nanmin", "nanargmax", "nanargmin", "nanprod", "nancumsum", "nancumprod", "nanvar",
             "nanstd", "nanquantile", "nanpercentile", "nanmedian", "ldexp", "geomspace", "sinc"]
+
+
+def view(x, dtype=None):
+    """x's bytes read as `dtype` (the last axis rescaled where the item sizes differ), as NumPy's view."""
+    x = _t(x)
+    dtype = str(as_dtype(dtype or x.dtype))
+    target = storage(_out(np.zeros(1), dtype)).dtype
+    data = to_numpy(storage(x))
+    if data.ndim == 0 and data.itemsize != target.itemsize or data.ndim and \
+            data.shape[-1] * data.itemsize % target.itemsize:
+        raise ValueError(f"Cannot view array of shape {x.shape} and dtype {x.dtype} as dtype {dtype} because the "
+                         "total number of bytes is not divisible by the new itemsize.")
+    return _out(np.ascontiguousarray(data).view(target), dtype)
+
+
+__all__ += ["view"]
