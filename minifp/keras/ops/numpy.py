@@ -34,7 +34,7 @@ __all__ = ["result_type", "abs", "absolute", "negative", "square", "sqrt", "exp"
            "append", "split", "array_split", "hsplit", "vsplit", "dsplit", "pad", "diag", "diagonal", "diagflat",
            "trace", "tril", "triu", "where", "take", "take_along_axis", "sort", "argsort", "nonzero", "clip",
            "searchsorted", "digitize", "isin", "isclose", "allclose", "nan_to_num", "bincount", "diff",
-           "meshgrid", "size", "ndim", "shape", "copy", "real", "conj", "conjugate", "matmul", "dot", "vdot",
+           "meshgrid", "size", "ndim", "copy", "real", "conj", "conjugate", "matmul", "dot", "vdot",
            "inner", "outer", "tensordot", "einsum", "kron", "cross", "trapezoid", "vander", "correlate",
            "unravel_index", "array", "fabs", "fmax", "fmin", "isneginf", "isposinf", "isreal", "imag",
            "get_item", "histogram", "argpartition", "select", "corrcoef"]
@@ -1262,11 +1262,6 @@ def size(x):
 def ndim(x):
     """The number of axes of x, an int64 tensor (as Keras's with TensorFlow)."""
     return _out(_t(x).ndim, "int64")
-
-
-def shape(x):
-    """x's shape, a tuple."""
-    return tuple(_t(x).shape)
 
 
 def copy(x):
