@@ -14,3 +14,7 @@ __all__ = ["activations", "applications", "ops", "backend", "callbacks", "datase
 # Every name of the engine's ops that Keras has and this face does not write by hand: the op itself.
 ops.__all__ += [name[4:] for name in _install_names(_names.NAMES, {"ops": ops, "activations": activations, "Tensor": Tensor},
                                                     ops.generated) if name.startswith("ops.")]
+
+from ._missing import missing as _missing  # noqa: E402
+
+__getattr__ = _missing("minifp.keras")

@@ -35,3 +35,7 @@ def deserialize(config, custom_objects=None):
                         f"sure they are all imported so that the decorator is run before trying to load them. Full "
                         f"object config: {config}. Valid names: {', '.join(sorted(_LAYERS))}")
     return classes[name].from_config(config.get("config", {}) if isinstance(config, dict) else {})
+
+from .._missing import missing as _missing  # noqa: E402
+
+__getattr__ = _missing("minifp.keras.layers")

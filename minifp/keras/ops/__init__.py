@@ -57,3 +57,7 @@ def generated(op, place):
     call.__name__, call.__doc__, call.__signature__ = fn.__name__, fn.__doc__, fn.__signature__
     return call
 
+
+from .._missing import missing as _missing  # noqa: E402
+
+__getattr__ = _missing("minifp.keras.ops")
