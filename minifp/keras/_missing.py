@@ -34,5 +34,7 @@ def missing(where, face="Keras"):
 
 
 def _importing(frame):
-    """Whether `frame` is running a `from ... import name` (the caller of a module's __getattr__)."""
+    """Whether the code asking for the name (past the __getattr__s that delegate here) runs `from ... import`."""
+    while frame is not None and frame.f_code.co_name == "__getattr__":
+        frame = frame.f_back
     return frame is not None and frame.f_code.co_code[frame.f_lasti] == _IMPORT_FROM

@@ -13,6 +13,7 @@ import sys as _sys
 import types as _types
 
 from ..engine import install_names as _install_names
+from ..keras._missing import missing as _missing
 from . import _config, _data, _dtypes, _names, _ops
 from ._config import function
 from ._dtypes import (DType, as_dtype, bfloat16, bool, double, float16, float32, float64, half, int8,  # noqa: A004
@@ -33,6 +34,7 @@ def _namespace(name, doc, **members):
     mod = _types.ModuleType(f"{__name__}.{name}", doc)
     mod.__dict__.update(members)
     mod.__all__ = sorted(k for k in members if not k.startswith("_"))
+    mod.__getattr__ = _missing(mod.__name__, "TensorFlow")
     _sys.modules[mod.__name__] = mod
     return mod
 
@@ -86,3 +88,5 @@ __all__ = ["DType", "Tensor", "Variable", "GradientTape", "UnconnectedGradients"
            "reduce_min", "float16", "half", "float32", "float64", "double", "bfloat16", "int8", "int16", "int32",
            "int64", "uint8", "bool", "newaxis", "math", "nn", "linalg", "random", "dtypes", "data", "config",
            "autodiff", "keras"] + [name[3:] for name in _GIVEN if name.startswith("tf.")]
+
+__getattr__ = _missing(__name__, "TensorFlow")

@@ -65,3 +65,7 @@ def deserialize(config, custom_objects=None):
     """The layer a serialize() result describes, tf.keras's BatchNormalization / InputLayer for those names."""
     own = {"BatchNormalization": BatchNormalization, "InputLayer": InputLayer}
     return _layers.deserialize(config, {**own, **(custom_objects or {})})
+
+from ...keras._missing import missing as _missing  # noqa: E402
+
+__getattr__ = _missing(__name__, "TensorFlow")
