@@ -8,6 +8,7 @@ from .normalization import BatchNormalization
 from .pooling import (AveragePooling2D, AvgPool2D, GlobalAveragePooling2D, GlobalAvgPool2D, GlobalMaxPool2D,
                       GlobalMaxPooling2D, MaxPool2D, MaxPooling2D)
 from .reshaping import ZeroPadding2D
+from .masking import Masking
 
 __all__ = ["Activation", "Add", "Concatenate", "Dense", "Dropout", "Embedding", "Flatten", "Input", "InputLayer",
            "InputSpec", "KerasTensor", "Lambda", "Layer", "LayerNormalization", "ReLU", "Reshape", "Variable",
@@ -15,7 +16,7 @@ __all__ = ["Activation", "Add", "Concatenate", "Dense", "Dropout", "Embedding", 
            "AveragePooling2D", "AvgPool2D", "GlobalAveragePooling2D", "GlobalAvgPool2D", "GlobalMaxPool2D",
            "GlobalMaxPooling2D", "MaxPool2D", "MaxPooling2D", "ZeroPadding2D"]
 
-__all__ += ["serialize", "deserialize"]
+__all__ += ["serialize", "deserialize", "Masking"]
 
 _LAYERS = {name: obj for name, obj in globals().items() if isinstance(obj, type) and issubclass(obj, Layer)}
 

@@ -80,6 +80,7 @@ class Dense(Layer):
         self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
         self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
         self.input_spec = InputSpec(min_ndim=2)
+        self.supports_masking = True
 
     def build(self, input_shape):
         input_dim = input_shape[-1]
@@ -110,6 +111,7 @@ class Activation(Layer):
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
         self.activation = activations.get(activation)
+        self.supports_masking = True
 
     def call(self, inputs):
         return self.activation(inputs)
@@ -130,6 +132,7 @@ class Dropout(Layer):
             raise ValueError(f"Invalid value received for argument `rate`. Expected a float value between 0 and "
                              f"1. Received: rate={rate}")
         self.rate, self.noise_shape, self.seed = float(rate), noise_shape, seed
+        self.supports_masking = True
         self.built = True
 
     def call(self, inputs, training=False):
@@ -195,6 +198,7 @@ class Embedding(Layer):
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         self.embeddings_initializer = initializers.get(embeddings_initializer)
         self.mask_zero = mask_zero
+        self.supports_masking = mask_zero
         self._initial_weights = weights
 
     def build(self, input_shape=None):
@@ -207,6 +211,12 @@ class Embedding(Layer):
     def _convert(self, x):
         # Indices are not cast to the compute dtype (Keras's Embedding takes integers as they are).
         return x if isinstance(x, KerasTensor) or not hasattr(x, "__array__") else convert_to_tensor(x)
+
+    def compute_mask(self, inputs, mask=None):
+        """Where the indices are not 0, with mask_zero=True (None otherwise)."""
+        if not self.mask_zero:
+            return None
+        return convert_to_tensor(storage(inputs) != 0 if inputs.fmt is None else inputs.float32() != 0)
 
     def call(self, inputs):
         indices = storage(inputs) if inputs.fmt is None else inputs.float32()
@@ -234,6 +244,7 @@ class ReLU(Layer):
         if threshold is None or threshold < 0.0:
             raise ValueError(f"threshold of a ReLU layer cannot be a negative value. Received: {threshold}")
         self.max_value, self.negative_slope, self.threshold = max_value, negative_slope, threshold
+        self.supports_masking = True
         self.built = True
 
     def call(self, inputs):
@@ -249,12 +260,30 @@ class ReLU(Layer):
 
 
 class _Merge(Layer):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.supports_masking = True
+
+    def compute_mask(self, inputs, mask=None):
+        """The inputs' masks or-ed together (None unless every input has one), as Keras's merge layers."""
+        if mask is None or not isinstance(mask, (list, tuple)) or any(m is None for m in mask):
+            return None
+        out = _bools(mask[0])
+        for m in mask[1:]:
+            out = out | _bools(m)
+        return convert_to_tensor(out)
+
     def build(self, input_shape):
         if not isinstance(input_shape, (list, tuple)) or not input_shape or not isinstance(input_shape[0],
                                                                                           (list, tuple)):
             raise ValueError(f"A merge layer should be called on a list of inputs. Received: "
                              f"input_shape={input_shape} (not a list of shapes)")
         self.built = True
+
+
+def _bools(mask):
+    """A mask's values as a NumPy bool array."""
+    return np.asarray(mask, dtype=bool)
 
 
 class Add(_Merge):
@@ -277,6 +306,17 @@ class Concatenate(_Merge):
     def call(self, inputs):
         return apply("concatenate", *inputs, axis=self.axis)
 
+    def compute_mask(self, inputs, mask=None):
+        """Keras's: each input's mask (all True where it has none) widened to its rank, joined along axis,
+        then any() over the last axis."""
+        if mask is None or all(m is None for m in mask):
+            return None
+        masks = []
+        for x, m in zip(inputs, mask):
+            m = np.ones(x.shape, bool) if m is None else _bools(m)
+            masks.append(np.broadcast_to(m[..., None], x.shape) if m.ndim < x.ndim else m)
+        return convert_to_tensor(np.concatenate(masks, axis=self.axis).any(axis=-1))
+
     def get_config(self):
         return {**super().get_config(), "axis": self.axis}
 
@@ -295,6 +335,7 @@ class LayerNormalization(Layer):
             raise NotImplementedError("LayerNormalization(rms_scaling=True) is not supported by minifp")
         self.beta_initializer = initializers.get(beta_initializer)
         self.gamma_initializer = initializers.get(gamma_initializer)
+        self.supports_masking = True
 
     def _axes(self, ndim):
         axes = sorted(a % ndim for a in (self.axis if isinstance(self.axis, list) else [self.axis]))
