@@ -11,7 +11,7 @@ from ... import linear
 from ...engine import apply, generator, storage
 from .. import activations, backend, initializers
 from .._tensor import as_dtype, convert_to_tensor
-from .layer import InputSpec, KerasTensor, Layer, Node
+from .layer import InputSpec, KerasTensor, Layer, Node, check_axis
 
 __all__ = ["InputLayer", "Input", "Dense", "Activation", "Dropout", "Flatten", "Reshape", "Embedding", "ReLU",
            "Add", "Concatenate", "LayerNormalization", "Lambda"]
@@ -303,6 +303,13 @@ class Concatenate(_Merge):
         super().__init__(**kwargs)
         self.axis = axis
 
+    def build(self, input_shape):
+        super().build(input_shape)
+        rank = len(input_shape[0])
+        if not -rank <= self.axis < rank:       # TensorFlow's ConcatOp text, raised before anything is computed
+            raise np.exceptions.AxisError(f"Expected concatenating dimensions in the range [{-rank}, {rank}), but "
+                                          f"got {self.axis}")
+
     def call(self, inputs):
         return apply("concatenate", *inputs, axis=self.axis)
 
@@ -345,6 +352,7 @@ class LayerNormalization(Layer):
         return axes
 
     def build(self, input_shape):
+        check_axis(self.axis, input_shape)
         axes = self._axes(len(input_shape))
         shape = tuple(input_shape[a] for a in axes)
         self.gamma = self.add_weight(name="gamma", shape=shape, initializer=self.gamma_initializer) \

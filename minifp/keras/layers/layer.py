@@ -691,6 +691,16 @@ class Layer:
         return f"<{self.__class__.__name__} name={self.name}, built={self.built}>"
 
 
+def check_axis(axis, input_shape, layer_axis=None):
+    """Refuse an axis (or list of axes) outside [-rank, rank) with Keras 3's error: its compute_output_shape's
+    ValueError text, as a NumPy AxisError, which is also the IndexError Keras's eager build raises."""
+    rank = len(input_shape)
+    for a in axis if isinstance(axis, (list, tuple)) else [axis]:
+        if not -rank <= a < rank:
+            raise np.exceptions.AxisError(f"Axis {a} is out of bounds for input shape {tuple(input_shape)}. "
+                                          f"Received: axis={axis if layer_axis is None else layer_axis}")
+
+
 def _mask_of(x):
     """The mask a tensor carries (Keras's `_keras_mask`), None if none."""
     return getattr(x, "_keras_mask", None)
