@@ -204,6 +204,19 @@ def tf_cases():
         "equal_f16_f32": error_of(lambda: tf.equal(h, f)),
         "maximum_f16_f32": error_of(lambda: tf.maximum(h, f)),
         "concat_f16_f32": error_of(lambda: tf.concat([h, f], 0)),
+        "subtract_f16_f32": error_of(lambda: tf.subtract(h, f)),
+        "divide_f16_f32": error_of(lambda: tf.divide(h, f)),
+        "truediv_op_f16_f32": error_of(lambda: h / f),
+        "pow_f16_f32": error_of(lambda: tf.pow(h, f)),
+        "pow_op_f16_f32": error_of(lambda: h ** f),
+        "minimum_f16_f32": error_of(lambda: tf.minimum(h, f)),
+        "less_f16_f32": error_of(lambda: tf.less(h, f)),
+        "less_op_f16_f32": error_of(lambda: h < f),
+        "where_f16_f32": error_of(lambda: tf.where(tf.ones(2, tf.bool), h, f)),
+        "stack_f16_f32": error_of(lambda: tf.stack([h, f])),
+        "mul_op_i32_python_float": error_of(lambda: tf.ones(2, tf.int32) * 0.5),
+        "add_i32_python_int": clean(tf.add(tf.ones(2, tf.int32), 2)),
+        "add_f32_python_int": clean(tf.add(f, 2)),
     }
 
 

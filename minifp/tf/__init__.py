@@ -14,7 +14,7 @@ import types as _types
 
 from ..engine import install_names as _install_names
 from ..keras._missing import missing as _missing
-from . import _config, _data, _dtypes, _names, _ops
+from . import _config, _data, _dtypes, _errors, _names, _ops
 from ._config import function
 from ._dtypes import (DType, as_dtype, bfloat16, bool, double, float16, float32, float64, half, int8,  # noqa: A004
                       int16, int32, int64, uint8)
@@ -69,6 +69,8 @@ config = _namespace(
                                      set_experimental_options=_config.set_experimental_options,
                                      get_experimental_options=_config.get_experimental_options))
 autodiff = _namespace("autodiff", "tf.autodiff.", GradientTape=GradientTape)
+errors = _namespace("errors", "tf.errors: the exceptions minifp.tf raises.", OpError=_errors.OpError,
+                    InvalidArgumentError=_errors.InvalidArgumentError)
 
 from . import keras  # noqa: E402  (tf.keras: after the names it may use)
 
@@ -87,6 +89,6 @@ __all__ = ["DType", "Tensor", "Variable", "GradientTape", "UnconnectedGradients"
            "not_equal", "less", "greater", "argmax", "sigmoid", "tanh", "reduce_sum", "reduce_mean", "reduce_max",
            "reduce_min", "float16", "half", "float32", "float64", "double", "bfloat16", "int8", "int16", "int32",
            "int64", "uint8", "bool", "newaxis", "math", "nn", "linalg", "random", "dtypes", "data", "config",
-           "autodiff", "keras"] + [name[3:] for name in _GIVEN if name.startswith("tf.")]
+           "autodiff", "keras", "errors"] + [name[3:] for name in _GIVEN if name.startswith("tf.")]
 
 __getattr__ = _missing(__name__, "TensorFlow")
