@@ -216,6 +216,7 @@ class Embedding(Layer):
         """Where the indices are not 0, with mask_zero=True (None otherwise)."""
         if not self.mask_zero:
             return None
+        inputs = convert_to_tensor(inputs)
         return convert_to_tensor(storage(inputs) != 0 if inputs.fmt is None else inputs.float32() != 0)
 
     def call(self, inputs):

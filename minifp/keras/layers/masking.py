@@ -10,6 +10,7 @@ __all__ = ["Masking"]
 
 def _keep(inputs, mask_value, keepdims):
     """Where any feature differs from mask_value: the timesteps that stay (a bool tensor)."""
+    inputs = convert_to_tensor(inputs)
     values = inputs.float32() if inputs.fmt is not None else storage(inputs)
     xp = array_module(values)
     return convert_to_tensor(xp.any(values != mask_value, axis=-1, keepdims=keepdims))
