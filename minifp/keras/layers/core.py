@@ -308,8 +308,8 @@ class Concatenate(_Merge):
         super().build(input_shape)
         rank = len(input_shape[0])
         if not -rank <= self.axis < rank:       # TensorFlow's ConcatOp text, raised before anything is computed
-            raise np.exceptions.AxisError(f"Expected concatenating dimensions in the range [{-rank}, {rank}), but "
-                                          f"got {self.axis}")
+            raise ValueError(f"Expected concatenating dimensions in the range [{-rank}, {rank}), but got "
+                             f"{self.axis}")
 
     def call(self, inputs):
         return apply("concatenate", *inputs, axis=self.axis)

@@ -692,13 +692,14 @@ class Layer:
 
 
 def check_axis(axis, input_shape, layer_axis=None):
-    """Refuse an axis (or list of axes) outside [-rank, rank) with Keras 3's error: its compute_output_shape's
-    ValueError text, as a NumPy AxisError, which is also the IndexError Keras's eager build raises."""
+    """Refuse an axis (or list of axes) outside [-rank, rank) with Keras 3's error, its compute_output_shape's
+    ValueError (tf.keras raises a ValueError too; Keras 3's eager build fails on an IndexError, an accident of
+    its indexing, not a refusal)."""
     rank = len(input_shape)
     for a in axis if isinstance(axis, (list, tuple)) else [axis]:
         if not -rank <= a < rank:
-            raise np.exceptions.AxisError(f"Axis {a} is out of bounds for input shape {tuple(input_shape)}. "
-                                          f"Received: axis={axis if layer_axis is None else layer_axis}")
+            raise ValueError(f"Axis {a} is out of bounds for input shape {tuple(input_shape)}. "
+                             f"Received: axis={axis if layer_axis is None else layer_axis}")
 
 
 def _mask_of(x):
