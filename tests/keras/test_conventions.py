@@ -309,3 +309,29 @@ def test_missing_name_points_to_the_coverage(module):
         exec(f"from {module} import NoSuchThing", {})
     with pytest.raises(AttributeError, match="has no attribute '__wrapped__'$"):
         getattr(mod, "__wrapped__")
+
+
+def test_masks_in_functional_and_sequential_models():
+    class MaskedMean(layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.supports_masking = True
+
+        def compute_mask(self, inputs, previous_mask):
+            return None
+
+        def call(self, x, mask=None):
+            keep = np.asarray(mask, np.float32)[..., None]
+            return keras.convert_to_tensor((np.asarray(x) * keep).sum(1) / keep.sum(1))
+
+    ids = np.array([[3, 1, 0, 0]], np.int32)
+    inp = keras.Input((4,), dtype="int32")
+    emb = layers.Embedding(6, 2, mask_zero=True, embeddings_initializer="ones")
+    assert emb(inp)._keras_mask.shape == (None, 4)
+    dense = layers.Dense(1, kernel_initializer="ones")
+    model = keras.Model(inp, MaskedMean()(dense(emb(inp))))
+    embeddings = np.arange(12, dtype=np.float32).reshape(6, 2)
+    emb.set_weights([embeddings])
+    np.testing.assert_array_equal(model(ids), [[((6.0 + 7.0) + (2.0 + 3.0)) / 2]])   # rows 3 and 1, not 0
+    seq = keras.Sequential([keras.Input((4,), dtype="int32"), emb, dense, MaskedMean()])
+    np.testing.assert_array_equal(seq(ids), [[9.0]])

@@ -133,6 +133,7 @@ class KerasTensor:
         self.name = name or backend.auto_name("keras_tensor")
         self.sparse, self.ragged = sparse, ragged
         self._keras_history = None       # (layer, node_index, tensor_index)
+        self._keras_mask = None          # a KerasTensor of the mask the tensor will carry (Keras's, symbolic)
 
     shape = property(lambda self: self._shape)
     dtype = property(lambda self: self._dtype)
@@ -783,8 +784,13 @@ def _probe_value(kt, fill):
     shape = tuple(fill if d is None else d for d in kt.shape)
     fmt = format_of(kt.dtype)
     if fmt is None:
-        return convert_to_tensor(np.zeros(shape, str(kt.dtype)))
-    return convert_to_tensor(np.zeros(shape, np.float32), dtype=kt.dtype)
+        value = convert_to_tensor(np.zeros(shape, str(kt.dtype)))
+    else:
+        value = convert_to_tensor(np.zeros(shape, np.float32), dtype=kt.dtype)
+    mask = kt._keras_mask
+    if mask is not None:            # a masked input: a mask keeping everything (a call may divide by its count)
+        _with_mask(value, np.ones(tuple(fill if d is None else d for d in mask.shape), bool))
+    return value
 
 
 def _run_probe(layer, args, kwargs, fill):
@@ -822,7 +828,11 @@ def _infer_outputs(layer, args, kwargs):
             shape = [None if a != b else a for a, b in zip(shape, flat_two[i].shape)]
         elif shape and not batch_known:
             shape[0] = None
-        return KerasTensor(shape, t.dtype)
+        out = KerasTensor(shape, t.dtype)
+        mask = _mask_of(t)
+        if mask is not None:
+            out._keras_mask = KerasTensor((None,) + tuple(mask.shape[1:]), "bool")
+        return out
 
     counter = iter(range(10 ** 9))
     return map_structure(lambda t: make(t, next(counter)), one)
