@@ -8,8 +8,8 @@ from .mixed_precision import DTypePolicy
 from .models import Model, Sequential
 
 __all__ = ["activations", "applications", "ops", "backend", "callbacks", "datasets", "initializers", "layers", "losses",
-           "metrics", "mixed_precision", "models", "optimizers", "regularizers", "saving", "DType", "DTypePolicy", "Input", "InputSpec",
-           "KerasTensor", "Layer", "Model", "Sequential", "Tensor", "Variable", "convert_to_tensor"]
+           "metrics", "mixed_precision", "models", "optimizers", "regularizers", "saving", "DType", "DTypePolicy", "Input",
+           "InputSpec", "KerasTensor", "Layer", "Model", "Sequential", "Tensor", "Variable", "convert_to_tensor"]
 
 # Every name of the engine's ops that Keras has and this face does not write by hand: the op itself.
 ops.__all__ += [name[4:] for name in _install_names(_names.NAMES, {"ops": ops, "activations": activations, "Tensor": Tensor},

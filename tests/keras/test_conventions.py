@@ -301,8 +301,8 @@ def test_concatenate_axis_out_of_range():
 def test_missing_name_points_to_the_coverage(module):
     import importlib
     mod = importlib.import_module(module)
-    with pytest.raises(AttributeError, match=rf"NoSuchThing is not part of minifp's Keras face yet .*"
-                                             rf"docs/keras_coverage.md"):
+    with pytest.raises(AttributeError, match=r"NoSuchThing is not part of minifp's Keras face yet .*"
+                                             r"docs/keras_coverage.md"):
         getattr(mod, "NoSuchThing")
     assert not hasattr(mod, "NoSuchThing")
     with pytest.raises(ImportError, match="NoSuchThing is not part of minifp's Keras face yet"):
