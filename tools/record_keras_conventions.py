@@ -170,6 +170,11 @@ def loss_cases():
     out["add_weight_trainable_losses"] = [clean(t) for t in w.losses]
     out["add_weight_bad_aggregation"] = error_of(lambda: w.add_weight(shape=(1,), aggregation="max"))
     del v2
+    w0 = np.array([[3.0, -0.5, 0.1], [4.0, 0.25, -0.2]], np.float32)
+    out["constraints"] = {"w": clean(w0), **{name: clean(c(tf.constant(w0))) for name, c in (
+        ("non_neg", keras.constraints.NonNeg()), ("max_norm", keras.constraints.MaxNorm(2.0)),
+        ("unit_norm", keras.constraints.UnitNorm(axis=1)),
+        ("min_max_norm", keras.constraints.MinMaxNorm(0.5, 1.0, rate=0.5)))}}
     return out
 
 

@@ -1,14 +1,14 @@
 """minifp.keras: Keras 3's face of minifp. `from minifp import keras` and write Keras code as usual."""
 from ..engine import install_names as _install_names
-from . import (_names, activations, applications, backend, callbacks, datasets, initializers, layers, losses, metrics,
-               mixed_precision, models, ops, optimizers, regularizers, saving)
+from . import (_names, activations, applications, backend, callbacks, constraints, datasets, initializers, layers,
+               losses, metrics, mixed_precision, models, ops, optimizers, regularizers, saving)
 from ._tensor import DType, Tensor, convert_to_tensor
 from .layers import Input, InputSpec, KerasTensor, Layer, Variable
 from .mixed_precision import DTypePolicy
 from .models import Model, Sequential
 
-__all__ = ["activations", "applications", "ops", "backend", "callbacks", "datasets", "initializers", "layers", "losses",
-           "metrics", "mixed_precision", "models", "optimizers", "regularizers", "saving", "DType", "DTypePolicy", "Input",
+__all__ = ["activations", "applications", "ops", "backend", "callbacks", "constraints", "datasets", "initializers",
+           "layers", "losses", "metrics", "mixed_precision", "models", "optimizers", "regularizers", "saving", "DType", "DTypePolicy", "Input",
            "InputSpec", "KerasTensor", "Layer", "Model", "Sequential", "Tensor", "Variable", "convert_to_tensor"]
 
 # Every name of the engine's ops that Keras has and this face does not write by hand: the op itself.

@@ -335,3 +335,25 @@ def test_masks_in_functional_and_sequential_models():
     np.testing.assert_array_equal(model(ids), [[((6.0 + 7.0) + (2.0 + 3.0)) / 2]])   # rows 3 and 1, not 0
     seq = keras.Sequential([keras.Input((4,), dtype="int32"), emb, dense, MaskedMean()])
     np.testing.assert_array_equal(seq(ids), [[9.0]])
+
+
+@pytest.mark.parametrize("name", ["non_neg", "max_norm", "unit_norm", "min_max_norm"])
+def test_constraints_as_keras(name):
+    f = FIXTURE["losses"]["constraints"]
+    make = {"non_neg": lambda: keras.constraints.get("non_neg"), "max_norm": lambda: keras.constraints.MaxNorm(2.0),
+            "unit_norm": lambda: keras.constraints.UnitNorm(axis=1),
+            "min_max_norm": lambda: keras.constraints.MinMaxNorm(0.5, 1.0, rate=0.5)}[name]
+    out = np.asarray(make()(np.array(f["w"], np.float32)), np.float32)
+    np.testing.assert_allclose(out, np.array(f[name], np.float32), rtol=1e-6)
+
+
+def test_a_constraint_by_name_applies_after_each_update():
+    v = layers.Layer().add_weight(shape=(1,), constraint="non_neg")
+    assert isinstance(v.constraint, keras.constraints.NonNeg)
+    with pytest.raises(ValueError, match="Could not interpret constraint identifier: positive"):
+        layers.Layer().add_weight(shape=(1,), constraint="positive")
+    layer = layers.Dense(1, kernel_initializer="ones", use_bias=False, kernel_constraint="non_neg")
+    model = keras.Sequential([keras.Input((1,)), layer])
+    model.compile(optimizer=keras.optimizers.SGD(1.0), loss="mse")
+    model.fit(np.ones((1, 1), np.float32), np.full((1, 1), -5.0, np.float32), epochs=1, verbose=0)
+    assert layer.kernel.numpy().tolist() == [[0.0]]            # 1 - 12 projected onto >= 0

@@ -9,7 +9,7 @@ import numpy as np
 
 from ... import linear
 from ...engine import apply, generator, storage
-from .. import activations, backend, initializers
+from .. import activations, backend, constraints, initializers, regularizers
 from .._tensor import as_dtype, convert_to_tensor
 from .layer import InputSpec, KerasTensor, Layer, Node, check_axis
 
@@ -77,17 +77,20 @@ class Dense(Layer):
         self.use_bias = use_bias
         self.kernel_initializer = initializers.get(kernel_initializer)
         self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
-        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.kernel_constraint, self.bias_constraint = constraints.get(kernel_constraint), constraints.get(bias_constraint)
         self.input_spec = InputSpec(min_ndim=2)
         self.supports_masking = True
 
     def build(self, input_shape):
         input_dim = input_shape[-1]
         self.kernel = self.add_weight(name="kernel", shape=(input_dim, self.units),
-                                      initializer=self.kernel_initializer, regularizer=self.kernel_regularizer)
+                                      initializer=self.kernel_initializer, regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
         self.bias = self.add_weight(name="bias", shape=(self.units,), initializer=self.bias_initializer,
-                                    regularizer=self.bias_regularizer) if self.use_bias else None
+                                    regularizer=self.bias_regularizer, constraint=self.bias_constraint) \
+            if self.use_bias else None
         self.input_spec = InputSpec(min_ndim=2, axes={-1: input_dim})
         self.built = True
 

@@ -338,7 +338,7 @@ class Layer:
         v = Variable(init, shape=shape, dtype=dtype, trainable=trainable, autocast=autocast,
                      aggregation=aggregation, name=name)
         v.path = f"{self.name}/{v.name}"
-        v.regularizer, v.constraint = regularizers.get(regularizer), constraint
+        v.regularizer, v.constraint = regularizers.get(regularizer), constraints.get(constraint)
         v.overwrite_with_gradient = bool(overwrite_with_gradient)
         self._track_variable(v)
         return v
@@ -839,4 +839,4 @@ def _infer_outputs(layer, args, kwargs):
 
 
 # Importing here keeps Layer's module free of a cycle with the initializers.
-from .. import initializers, regularizers  # noqa: E402,F401
+from .. import constraints, initializers, regularizers  # noqa: E402,F401
