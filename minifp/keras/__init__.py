@@ -4,19 +4,23 @@
 the release the face's fixtures were recorded from, and says it is minifp.
 """
 from ..engine import install_names as _install_names
-from . import (_names, activations, applications, backend, callbacks, datasets, initializers, layers, losses, metrics,
-               mixed_precision, models, ops, optimizers, saving, utils)
+from . import (_names, activations, applications, backend, callbacks, constraints, datasets, initializers, layers,
+               losses, metrics, mixed_precision, models, ops, optimizers, regularizers, saving, utils)
 from ._version import __version__, version
 from ._tensor import DType, Tensor, convert_to_tensor
 from .layers import Input, InputSpec, KerasTensor, Layer, Variable
 from .mixed_precision import DTypePolicy
 from .models import Model, Sequential
 
-__all__ = ["activations", "applications", "ops", "backend", "callbacks", "datasets", "initializers", "layers", "losses",
-           "metrics", "mixed_precision", "models", "optimizers", "saving", "DType", "DTypePolicy", "Input", "InputSpec",
-           "KerasTensor", "Layer", "Model", "Sequential", "Tensor", "Variable", "convert_to_tensor", "utils", "__version__",
-           "version"]
+__all__ = ["activations", "applications", "ops", "backend", "callbacks", "constraints", "datasets", "initializers",
+           "layers", "losses", "metrics", "mixed_precision", "models", "optimizers", "regularizers", "saving", "utils",
+           "DType", "DTypePolicy", "Input", "InputSpec", "KerasTensor", "Layer", "Model", "Sequential", "Tensor",
+           "Variable", "convert_to_tensor", "__version__", "version"]
 
 # Every name of the engine's ops that Keras has and this face does not write by hand: the op itself.
 ops.__all__ += [name[4:] for name in _install_names(_names.NAMES, {"ops": ops, "activations": activations, "Tensor": Tensor},
                                                     ops.generated) if name.startswith("ops.")]
+
+from ._missing import missing as _missing  # noqa: E402
+
+__getattr__ = _missing("minifp.keras")

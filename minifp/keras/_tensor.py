@@ -80,7 +80,9 @@ def is_float_dtype(dtype):
 class Tensor(_EngineTensor):
     """An eager tensor of minifp.keras: `.dtype` is a DType, `.shape` a tuple of ints."""
 
-    __slots__ = ("_keras_logits",)     # set on softmax and sigmoid outputs: losses then use the logits, as Keras's
+    # _keras_logits: set on softmax and sigmoid outputs (losses then use the logits, as Keras's); _keras_mask: the
+    # mask a layer's output carries (Keras's attribute of that name), read by the next layer's call
+    __slots__ = ("_keras_logits", "_keras_mask")
 
     @property
     def dtype(self):

@@ -150,3 +150,7 @@ def deserialize(config, custom_objects=None):
     if custom_objects and config in custom_objects:
         return custom_objects[config]
     return get(config)
+
+from ._missing import missing as _missing  # noqa: E402
+
+__getattr__ = _missing("minifp.keras.activations")

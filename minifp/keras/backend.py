@@ -81,3 +81,7 @@ def set_image_data_format(data_format):
 def backend():
     """The name of the backend: "minifp"."""
     return "minifp"
+
+from ._missing import missing as _missing  # noqa: E402
+
+__getattr__ = _missing("minifp.keras.backend")

@@ -827,3 +827,7 @@ class TerminateOnNaN(Callback):
                                    f"training immediately.")
             _print(f"Batch {batch}: Invalid loss, terminating training")
             self.model.stop_training = True
+
+from ._missing import missing as _missing  # noqa: E402
+
+__getattr__ = _missing("minifp.keras.callbacks")

@@ -262,3 +262,7 @@ def deserialize(config, custom_objects=None):
 
 
 del backend
+
+from ._missing import missing as _missing  # noqa: E402
+
+__getattr__ = _missing("minifp.keras.initializers")

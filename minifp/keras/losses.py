@@ -594,3 +594,7 @@ def _shape(x):
     if isinstance(x, tuple) and all(d is None or isinstance(d, (int, np.integer)) for d in x):
         return x
     return tuple(np.shape(x)) if not isinstance(x, _EngineTensor) else x.shape
+
+from ._missing import missing as _missing  # noqa: E402
+
+__getattr__ = _missing("minifp.keras.losses")

@@ -412,3 +412,7 @@ def _is_sparse_loss(loss):
         return loss in ("sparse_categorical_crossentropy", "SparseCategoricalCrossentropy")
     return loss is sparse_categorical_crossentropy or isinstance(loss, _losses.SparseCategoricalCrossentropy) or \
         getattr(loss, "fn", None) is sparse_categorical_crossentropy
+
+from ._missing import missing as _missing  # noqa: E402
+
+__getattr__ = _missing("minifp.keras.metrics")

@@ -371,3 +371,7 @@ def _report(errors, warn_only):
         warnings.warn(message, stacklevel=3)
     else:
         raise ValueError(message)
+
+from ._missing import missing as _missing  # noqa: E402
+
+__getattr__ = _missing("minifp.keras.saving")

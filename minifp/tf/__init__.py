@@ -18,7 +18,8 @@ import types as _types
 import minifp as _minifp
 
 from ..engine import install_names as _install_names
-from . import _config, _data, _dtypes, _names, _ops
+from ..keras._missing import missing as _missing
+from . import _config, _data, _dtypes, _errors, _names, _ops
 from ._config import function
 from ._dtypes import (DType, as_dtype, bfloat16, bool, double, float16, float32, float64, half, int8,  # noqa: A004
                       int16, int32, int64, uint8)
@@ -39,6 +40,7 @@ def _namespace(name, doc, **members):
     mod = _types.ModuleType(f"{__name__}.{name}", doc)
     mod.__dict__.update(members)
     mod.__all__ = sorted(k for k in members if not k.startswith("_"))
+    mod.__getattr__ = _missing(mod.__name__, "TensorFlow")
     _sys.modules[mod.__name__] = mod
     return mod
 
@@ -75,6 +77,8 @@ config = _namespace(
 version = _namespace("version", "tf.version: the TensorFlow release this face follows.", VERSION=__version__,
                      GIT_VERSION="minifp", COMPILER_VERSION="minifp", GRAPH_DEF_VERSION=0)
 autodiff = _namespace("autodiff", "tf.autodiff.", GradientTape=GradientTape)
+errors = _namespace("errors", "tf.errors: the exceptions minifp.tf raises.", OpError=_errors.OpError,
+                    InvalidArgumentError=_errors.InvalidArgumentError)
 
 from . import keras  # noqa: E402  (tf.keras: after the names it may use)
 
@@ -93,4 +97,6 @@ __all__ = ["DType", "Tensor", "Variable", "GradientTape", "UnconnectedGradients"
            "not_equal", "less", "greater", "argmax", "sigmoid", "tanh", "reduce_sum", "reduce_mean", "reduce_max",
            "reduce_min", "float16", "half", "float32", "float64", "double", "bfloat16", "int8", "int16", "int32",
            "int64", "uint8", "bool", "newaxis", "math", "nn", "linalg", "random", "dtypes", "data", "config",
-           "autodiff", "keras", "version", "__version__"] + [name[3:] for name in _GIVEN if name.startswith("tf.")]
+           "autodiff", "keras", "errors", "version", "__version__"] + [name[3:] for name in _GIVEN if name.startswith("tf.")]
+
+__getattr__ = _missing(__name__, "TensorFlow")

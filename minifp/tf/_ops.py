@@ -1,9 +1,12 @@
 """TensorFlow's tensor functions (tf.constant, tf.cast, tf.reduce_mean, tf.math.*, tf.nn.*, tf.random.*),
 thin wrappers over the engine's ops with TensorFlow's names, argument orders and dtype rules.
 
-Every result is a `minifp.keras` Tensor (the one tensor class of both Keras doors). TensorFlow's rules kept here:
-Python floats become float32 and Python ints int32; a float to integer cast truncates toward zero; reductions of
-integer tensors stay integers.
+Every result is a `minifp.keras` Tensor (the one tensor class of both Keras doors); those these functions make are
+`tf.Tensor`s, its subclass whose arithmetic operators keep TensorFlow's rule. TensorFlow's rules kept here: Python
+floats become float32 and Python ints int32; a float to integer cast truncates toward zero; reductions of integer
+tensors stay integers; an op refuses tensors of different dtypes (InvalidArgumentError, where Keras 3 and the
+engine promote), reading a layer's variables in its compute dtype inside a mixed-precision layer call, as
+tf.keras's autocast variables read.
 """
 from __future__ import annotations
 
@@ -12,10 +15,11 @@ import numbers
 
 import numpy as np
 
-from ..engine import (apply, array_module, generator, make, manual_seed, op_function, storage,
-    Tensor as _EngineTensor, to_numpy)
+from ..engine import (apply, array_module, current_autocast, generator, make, manual_seed, op_function, rewrap,
+    storage, Tensor as _EngineTensor, to_numpy)
 from ..keras import _tensor as _K
 from . import _dtypes
+from ._errors import InvalidArgumentError
 
 __all__ = ["Tensor", "constant", "convert_to_tensor", "cast", "is_tensor", "zeros", "ones", "zeros_like",
            "ones_like", "fill", "range", "reshape", "transpose", "matmul", "shape", "concat", "stack", "where",
@@ -25,9 +29,98 @@ __all__ = ["Tensor", "constant", "convert_to_tensor", "cast", "is_tensor", "zero
            "log_softmax", "relu", "relu6", "leaky_relu", "gelu", "silu", "swish", "random_normal", "random_uniform",
            "set_seed"]
 
-Tensor = _K.Tensor
+# TensorFlow's kernel names of the dtypes, as its errors print them
+_KERNEL_DTYPE = {"float16": "half", "float32": "float", "float64": "double"}
 
 
+def _seen_dtype(x):
+    """The dtype an op reads x in: a trainable float variable inside a mixed-precision layer call is read in
+    the layer's compute dtype (Keras's AutocastScope, tf.keras's AutoCastVariable); otherwise x's own."""
+    autocast = current_autocast()
+    if autocast is not None and autocast.variables_only and x.fmt is not None and x.requires_grad and x.is_leaf:
+        return _K.as_dtype(autocast.fmt).name
+    return _K.as_dtype(x.fmt if x.fmt is not None else storage(x).dtype).name
+
+
+def _kernel_name(dtype):
+    return _KERNEL_DTYPE.get(dtype, dtype)
+
+
+def check_dtypes(kernel, operands, name="", first=0):
+    """TensorFlow's refusal of an op on tensors of different dtypes: the first tensor's dtype is the op's, a later
+    tensor of another dtype (or a Python float where it is an integer dtype) raises InvalidArgumentError with
+    TensorFlow's message. Python ints, and floats beside float tensors, take the op's dtype. `first`: the index
+    of operands[0] among the op's inputs (tf.where's x is input 1)."""
+    want = None
+    for i, x in enumerate(operands):
+        if isinstance(x, _EngineTensor):
+            got = _seen_dtype(x)
+        elif isinstance(x, builtins.float) or (isinstance(x, np.floating) and not isinstance(x, np.ndarray)):
+            got = "float32" if want is None or want in ("int8", "int16", "int32", "int64", "uint8") else want
+        else:
+            continue
+        if want is None:
+            want = got
+        elif got != want:
+            raise InvalidArgumentError(None, None, f"cannot compute {kernel} as input #{i + first}(zero-based) was "
+                                       f"expected to be a {_kernel_name(want)} tensor but is a {_kernel_name(got)} "
+                                       f"tensor [Op:{kernel}] name: {name}")
+
+
+def _check_divide(x, y):
+    """tf.divide and `/`: TensorFlow's TypeError for tensors of different dtypes."""
+    if isinstance(x, _EngineTensor) and isinstance(y, _EngineTensor) and _seen_dtype(x) != _seen_dtype(y):
+        raise TypeError(f"`x` and `y` must have the same dtype, got tf.{_seen_dtype(x)} != tf.{_seen_dtype(y)}.")
+
+
+def _check_operator(kernel, x, y):
+    """An arithmetic operator: a Python float beside an integer tensor cannot be converted (TensorFlow's
+    TypeError); tensors of different dtypes are refused as the op refuses them."""
+    for t, other in ((x, y), (y, x)):
+        if isinstance(t, _EngineTensor) and t.fmt is None and isinstance(other, builtins.float):
+            raise TypeError(f"Cannot convert {other!r} to EagerTensor of dtype {_seen_dtype(t)}")
+    if kernel == "RealDiv":
+        _check_divide(x, y)
+    else:
+        check_dtypes(kernel, (x, y))
+
+
+class _TensorType(type):
+    """tf.Tensor's class: every tensor of minifp's Keras faces is a tf.Tensor to isinstance (a Keras layer's
+    output included), as every tensor is one in TensorFlow."""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, _K.Tensor)
+
+
+def _operator(method, kernel, reflected=False):
+    parent = getattr(_K.Tensor, method)
+
+    def op(self, other):
+        x, y = (other, self) if reflected else (self, other)
+        _check_operator(kernel, x, y)
+        return parent(self, other)
+    op.__name__ = method
+    return op
+
+
+class Tensor(_K.Tensor, metaclass=_TensorType):
+    """A TensorFlow eager tensor: a minifp.keras Tensor whose operators refuse mixed dtypes as TensorFlow's do."""
+
+    __slots__ = ()
+
+
+for _method, _kernel in (("add", "AddV2"), ("sub", "Sub"), ("mul", "Mul"), ("truediv", "RealDiv"), ("pow", "Pow"),
+                         ("matmul", "MatMul")):
+    setattr(Tensor, f"__{_method}__", _operator(f"__{_method}__", _kernel))
+    setattr(Tensor, f"__r{_method}__", _operator(f"__r{_method}__", _kernel, reflected=True))
+for _method, _kernel in (("lt", "Less"), ("le", "LessEqual"), ("gt", "Greater"), ("ge", "GreaterEqual")):
+    setattr(Tensor, f"__{_method}__", _operator(f"__{_method}__", _kernel))
+
+
+def _as_tf(t):
+    """t as a tf.Tensor (same storage and graph node)."""
+    return t if type(t) is Tensor else rewrap(t, Tensor)
 def _tf_tensor(arr, dtype, device=None):
     """A face tensor over a NumPy/CuPy array of values, rounded once into `dtype`."""
     d = _dtypes.as_dtype(dtype)
@@ -36,7 +129,7 @@ def _tf_tensor(arr, dtype, device=None):
         return make(Tensor, arr.astype(_dtypes.numpy_dtype(d), copy=False), None, False, device)
     if arr.dtype.kind in "biu":
         arr = arr.astype(np.float64)        # integers round once into the format
-    return _K.convert_to_tensor(arr, d.name)
+    return _as_tf(_K.convert_to_tensor(arr, d.name))
 
 
 def _inferred(value):
@@ -121,7 +214,7 @@ def cast(x, dtype, name=None):
     xp = array_module(storage(x))
     v = _values(x)
     if fmt is not None:
-        return _K.convert_to_tensor(to_numpy(v).astype(np.float64), d.name)
+        return _as_tf(_K.convert_to_tensor(to_numpy(v).astype(np.float64), d.name))
     if d.is_bool:
         return make(Tensor, v != 0, None, False, x.device)
     with np.errstate(invalid="ignore"):
@@ -186,6 +279,7 @@ def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
         a = _swap_last(a)
     if transpose_b:
         b = _swap_last(b)
+    check_dtypes("MatMul", (a, b))
     return apply("matmul", a, b)
 
 
@@ -201,13 +295,16 @@ def shape(input, out_type=_dtypes.int32, name=None):     # noqa: A002
 
 
 def concat(values, axis, name="concat"):
-    """tf.concat."""
-    return apply("concatenate", *[_t(v) for v in values], axis=axis)
+    """tf.concat (of tensors of one dtype, as TensorFlow's)."""
+    ts = [_t(v) for v in values]
+    check_dtypes("ConcatV2", ts, name)
+    return apply("concatenate", *ts, axis=axis)
 
 
 def stack(values, axis=0, name="stack"):
     """tf.stack: the tensors along a new axis."""
     ts = [_t(v) for v in values]
+    check_dtypes("Pack", ts, name)
     ax = axis if axis >= 0 else ts[0].ndim + 1 + axis
     return apply("concatenate", *[apply("reshape", t, shape=t.shape[:ax] + (1,) + t.shape[ax:]) for t in ts],
                  axis=ax)
@@ -218,7 +315,9 @@ def where(condition, x=None, y=None, name=None):
     if x is None or y is None:
         raise NotImplementedError("tf.where(condition) (indices of true elements) is not supported by minifp.tf; "
                                   "pass x and y")
-    return apply("where", _t(condition), _operand(x), _operand(y))
+    x, y = _operand(x), _operand(y)
+    check_dtypes("SelectV2", (x, y), first=1)
+    return apply("where", _t(condition), x, y)
 
 
 def _operand(x):
@@ -226,9 +325,14 @@ def _operand(x):
     return x if isinstance(x, (_EngineTensor, numbers.Real)) and not isinstance(x, np.ndarray) else _t(x)
 
 
-def _binary(op, doc):
+def _binary(op, kernel, doc):
     def fn(x, y, name=None):
-        return apply(op, _operand(x), _operand(y))
+        x, y = _operand(x), _operand(y)
+        if kernel == "RealDiv":
+            _check_divide(x, y)
+        else:
+            check_dtypes(kernel, (x, y))
+        return apply(op, x, y)
     fn.__doc__ = doc
     return fn
 
@@ -237,9 +341,12 @@ def generated(op, place):
     """The engine's op under a TensorFlow name (tf.less_equal, ...): tensors and numbers as TensorFlow takes them,
     `name=` accepted, the op's own signature otherwise."""
     fn = op_function(op)
+    kernel = "".join(part.capitalize() for part in fn.__name__.split("_"))
 
     def call(*args, name=None, **kwargs):
-        return fn(*[_operand(a) for a in args], **kwargs)
+        args = [_operand(a) for a in args]
+        check_dtypes(kernel, args)
+        return fn(*args, **kwargs)
     call.__name__, call.__doc__ = fn.__name__, fn.__doc__
     return call
 
@@ -251,17 +358,17 @@ def _unary(op, doc):
     return fn
 
 
-add = _binary("add", "tf.add / tf.math.add.")
-subtract = _binary("sub", "tf.subtract / tf.math.subtract.")
-multiply = _binary("mul", "tf.multiply / tf.math.multiply.")
-divide = _binary("div", "tf.divide / tf.math.divide.")
-pow = _binary("pow", "tf.pow / tf.math.pow.")           # noqa: A001
-maximum = _binary("maximum", "tf.maximum / tf.math.maximum.")
-minimum = _binary("minimum", "tf.minimum / tf.math.minimum.")
-equal = _binary("eq", "tf.equal / tf.math.equal (bool).")
-not_equal = _binary("ne", "tf.not_equal / tf.math.not_equal (bool).")
-less = _binary("lt", "tf.less / tf.math.less (bool).")
-greater = _binary("gt", "tf.greater / tf.math.greater (bool).")
+add = _binary("add", "AddV2", "tf.add / tf.math.add.")
+subtract = _binary("sub", "Sub", "tf.subtract / tf.math.subtract.")
+multiply = _binary("mul", "Mul", "tf.multiply / tf.math.multiply.")
+divide = _binary("div", "RealDiv", "tf.divide / tf.math.divide.")
+pow = _binary("pow", "Pow", "tf.pow / tf.math.pow.")           # noqa: A001
+maximum = _binary("maximum", "Maximum", "tf.maximum / tf.math.maximum.")
+minimum = _binary("minimum", "Minimum", "tf.minimum / tf.math.minimum.")
+equal = _binary("eq", "Equal", "tf.equal / tf.math.equal (bool).")
+not_equal = _binary("ne", "NotEqual", "tf.not_equal / tf.math.not_equal (bool).")
+less = _binary("lt", "Less", "tf.less / tf.math.less (bool).")
+greater = _binary("gt", "Greater", "tf.greater / tf.math.greater (bool).")
 sqrt = _unary("sqrt", "tf.sqrt / tf.math.sqrt.")
 exp = _unary("exp", "tf.exp / tf.math.exp.")
 log = _unary("log", "tf.math.log (natural logarithm).")

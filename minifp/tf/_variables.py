@@ -8,9 +8,11 @@ from . import _ops
 __all__ = ["Variable"]
 
 
-class Variable(_KerasVariable):
+class Variable(_KerasVariable, _ops.Tensor):
     """tf.Variable(initial_value, trainable=True, name=None, dtype=None, shape=None): trainable float
-    variables require gradients, so a GradientTape watches them."""
+    variables require gradients, so a GradientTape watches them; its operators and results are tf.Tensor's."""
+
+    _result_class = _ops.Tensor
 
     def __init__(self, initial_value=None, trainable=None, validate_shape=True, caching_device=None, name=None,
                  variable_def=None, dtype=None, import_scope=None, constraint=None, synchronization="auto",

@@ -66,3 +66,7 @@ def _download(origin, target, sha256, where):
         if os.path.exists(partial):
             os.remove(partial)
     return target
+
+from .._missing import missing as _missing  # noqa: E402
+
+__getattr__ = _missing("minifp.keras.datasets")

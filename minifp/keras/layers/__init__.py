@@ -18,6 +18,7 @@ from .merging import Multiply
 from .pooling import GlobalAveragePooling1D, GlobalAvgPool1D, GlobalMaxPool1D, GlobalMaxPooling1D, MaxPool1D, \
     MaxPooling1D
 from .reshaping import Cropping2D, UpSampling2D
+from .masking import Masking
 
 __all__ = ["Activation", "Add", "Concatenate", "Dense", "Dropout", "Embedding", "Flatten", "Input", "InputLayer",
            "InputSpec", "KerasTensor", "Lambda", "Layer", "LayerNormalization", "ReLU", "Reshape", "Variable",
@@ -33,7 +34,7 @@ __all__ += ["ELU", "LeakyReLU", "PReLU", "Softmax", "Conv1D", "Conv2DTranspose",
             "Convolution2DTranspose", "Multiply", "GlobalAveragePooling1D", "GlobalAvgPool1D", "GlobalMaxPool1D",
             "GlobalMaxPooling1D", "MaxPool1D", "MaxPooling1D", "Cropping2D", "UpSampling2D"]
 
-__all__ += ["serialize", "deserialize"]
+__all__ += ["serialize", "deserialize", "Masking"]
 
 _LAYERS = {name: obj for name, obj in globals().items() if isinstance(obj, type) and issubclass(obj, Layer)}
 
@@ -53,3 +54,7 @@ def deserialize(config, custom_objects=None):
                         f"sure they are all imported so that the decorator is run before trying to load them. Full "
                         f"object config: {config}. Valid names: {', '.join(sorted(_LAYERS))}")
     return classes[name].from_config(config.get("config", {}) if isinstance(config, dict) else {})
+
+from .._missing import missing as _missing  # noqa: E402
+
+__getattr__ = _missing("minifp.keras.layers")

@@ -10,9 +10,9 @@ import numpy as np
 
 from ... import linear
 from ...engine import apply, generator, storage
-from .. import activations, backend, initializers
+from .. import activations, backend, constraints, initializers, regularizers
 from .._tensor import as_dtype, convert_to_tensor
-from .layer import InputSpec, KerasTensor, Layer, Node
+from .layer import InputSpec, KerasTensor, Layer, Node, check_axis
 from .merging import Add, Concatenate  # noqa: F401  (their home is merging.py; kept importable here)
 
 __all__ = ["InputLayer", "Input", "Dense", "Activation", "Dropout", "Flatten", "Reshape", "Embedding", "ReLU",
@@ -79,16 +79,21 @@ class Dense(Layer):
         self.use_bias = use_bias
         self.kernel_initializer = initializers.get(kernel_initializer)
         self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
-        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
         self.input_spec = InputSpec(min_ndim=2)
+        self.supports_masking = True
 
     def build(self, input_shape):
         input_dim = input_shape[-1]
         self.kernel = self.add_weight(name="kernel", shape=(input_dim, self.units),
-                                      initializer=self.kernel_initializer, regularizer=self.kernel_regularizer)
+                                      initializer=self.kernel_initializer, regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
         self.bias = self.add_weight(name="bias", shape=(self.units,), initializer=self.bias_initializer,
-                                    regularizer=self.bias_regularizer) if self.use_bias else None
+                                    regularizer=self.bias_regularizer, constraint=self.bias_constraint) \
+            if self.use_bias else None
         self.input_spec = InputSpec(min_ndim=2, axes={-1: input_dim})
         self.built = True
 
@@ -112,6 +117,7 @@ class Activation(Layer):
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
         self.activation = activations.get(activation)
+        self.supports_masking = True
 
     def call(self, inputs):
         return self.activation(inputs)
@@ -132,6 +138,7 @@ class Dropout(Layer):
             raise ValueError(f"Invalid value received for argument `rate`. Expected a float value between 0 and "
                              f"1. Received: rate={rate}")
         self.rate, self.noise_shape, self.seed = float(rate), noise_shape, seed
+        self.supports_masking = True
         self.built = True
 
     def call(self, inputs, training=False):
@@ -197,6 +204,7 @@ class Embedding(Layer):
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         self.embeddings_initializer = initializers.get(embeddings_initializer)
         self.mask_zero = mask_zero
+        self.supports_masking = mask_zero
         self._initial_weights = weights
 
     def build(self, input_shape=None):
@@ -209,6 +217,13 @@ class Embedding(Layer):
     def _convert(self, x):
         # Indices are not cast to the compute dtype (Keras's Embedding takes integers as they are).
         return x if isinstance(x, KerasTensor) or not hasattr(x, "__array__") else convert_to_tensor(x)
+
+    def compute_mask(self, inputs, mask=None):
+        """Where the indices are not 0, with mask_zero=True (None otherwise)."""
+        if not self.mask_zero:
+            return None
+        inputs = convert_to_tensor(inputs)
+        return convert_to_tensor(storage(inputs) != 0 if inputs.fmt is None else inputs.float32() != 0)
 
     def call(self, inputs):
         indices = storage(inputs) if inputs.fmt is None else inputs.float32()
@@ -236,6 +251,7 @@ class ReLU(Layer):
         if threshold is None or threshold < 0.0:
             raise ValueError(f"threshold of a ReLU layer cannot be a negative value. Received: {threshold}")
         self.max_value, self.negative_slope, self.threshold = max_value, negative_slope, threshold
+        self.supports_masking = True
         self.built = True
 
     def call(self, inputs):
@@ -264,6 +280,7 @@ class LayerNormalization(Layer):
             raise NotImplementedError("LayerNormalization(rms_scaling=True) is not supported by minifp")
         self.beta_initializer = initializers.get(beta_initializer)
         self.gamma_initializer = initializers.get(gamma_initializer)
+        self.supports_masking = True
 
     def _axes(self, ndim):
         axes = sorted(a % ndim for a in (self.axis if isinstance(self.axis, list) else [self.axis]))
@@ -273,6 +290,7 @@ class LayerNormalization(Layer):
         return axes
 
     def build(self, input_shape):
+        check_axis(self.axis, input_shape)
         axes = self._axes(len(input_shape))
         shape = tuple(input_shape[a] for a in axes)
         self.gamma = self.add_weight(name="gamma", shape=shape, initializer=self.gamma_initializer) \

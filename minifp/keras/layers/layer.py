@@ -9,11 +9,13 @@ and records a node of the functional graph.
 """
 from __future__ import annotations
 
+import collections
 import inspect
 import itertools
 import math
 import re
 import threading
+import warnings
 
 import numpy as np
 
@@ -31,6 +33,8 @@ _AUTOCASTS = {}                     # (Format, device) -> the engine's variables
 # variables, the others waiting until it is built. One lock for all layers, re-entrant (a model's build builds
 # its layers); a built layer's call takes it too, as a build may set `built` before it ends (Embedding's does).
 _BUILD_LOCK = threading.RLock()
+_CALLS = threading.local()          # .depth: layer calls running in this thread (the outermost clears added losses)
+_AGGREGATIONS = (None, "none", "mean", "sum", "only_first_replica")
 
 
 def _autocast(fmt, device):
@@ -54,6 +58,9 @@ class Variable(Tensor):
     def __init__(self, initializer, shape=None, dtype=None, trainable=True, autocast=True, aggregation="none",
                  synchronization="auto", name=None):
         dtype = as_dtype(dtype if dtype is not None else backend.floatx())
+        if aggregation not in _AGGREGATIONS:
+            raise ValueError(f"Invalid value for argument `aggregation`. Expected one of `None`, `'none'`, `'mean'`, "
+                             f"`'sum'`, `'only_first_replica'`. Received: aggregation={aggregation}")
         if callable(initializer):
             if shape is None:
                 raise ValueError("When creating a Variable from an initializer, the `shape` argument should be "
@@ -126,6 +133,7 @@ class KerasTensor:
         self.name = name or backend.auto_name("keras_tensor")
         self.sparse, self.ragged = sparse, ragged
         self._keras_history = None       # (layer, node_index, tensor_index)
+        self._keras_mask = None          # a KerasTensor of the mask the tensor will carry (Keras's, symbolic)
 
     shape = property(lambda self: self._shape)
     dtype = property(lambda self: self._dtype)
@@ -251,8 +259,9 @@ class Layer:
         self.autocast = autocast
         self.built = False
         self.input_spec = None
-        self.supports_masking = False
-        self.activity_regularizer = activity_regularizer
+        # Keras: a layer whose class overrides compute_mask supports masking; others set it themselves
+        self.supports_masking = type(self).compute_mask is not Layer.compute_mask
+        self.activity_regularizer = regularizers.get(activity_regularizer)
         self._inbound_nodes = []
         self._build_shapes = None
         self._seen_output_shape = None
@@ -274,6 +283,7 @@ class Layer:
             object.__setattr__(self, "_layers", [])
             object.__setattr__(self, "_trainable_variables", [])
             object.__setattr__(self, "_non_trainable_variables", [])
+            object.__setattr__(self, "_losses", [])
 
     def __setattr__(self, name, value):
         # Sub-layers and variables assigned as attributes are tracked, as Keras's auto-tracking does.
@@ -314,10 +324,12 @@ class Layer:
         return fmt
 
     # -- weights -------------------------------------------------------------------------
-    def add_weight(self, shape=None, initializer=None, dtype=None, trainable=True, autocast=True,
+    def add_weight(self, *args, shape=None, initializer=None, dtype=None, trainable=True, autocast=True,
                    regularizer=None, constraint=None, aggregation="none", overwrite_with_gradient=False,
                    name=None):
-        """A new variable of this layer, initialised now (in the variable dtype unless dtype= says)."""
+        """A new variable of this layer, initialised now (in the variable dtype unless dtype= says); shape,
+        initializer and dtype may come positionally, as in Keras 3."""
+        shape, initializer, dtype = _weight_args(args, shape, initializer, dtype)
         shape = () if shape is None else tuple(shape)
         dtype = as_dtype(dtype or self.variable_dtype)
         if initializer is None:
@@ -326,17 +338,50 @@ class Layer:
         v = Variable(init, shape=shape, dtype=dtype, trainable=trainable, autocast=autocast,
                      aggregation=aggregation, name=name)
         v.path = f"{self.name}/{v.name}"
-        v.regularizer, v.constraint = regularizer, constraint
+        v.regularizer, v.constraint = regularizers.get(regularizer), constraints.get(constraint)
+        v.overwrite_with_gradient = bool(overwrite_with_gradient)
         self._track_variable(v)
         return v
 
     def _own_variables(self):
         return self._trainable_variables + self._non_trainable_variables
 
+    # -- added losses ----------------------------------------------------------------------
+    def add_loss(self, loss):
+        """Add a scalar loss (a tensor, or a list of them) from inside call() or build(): it shows in `losses`
+        until the next outermost layer call, and fit adds it to the loss."""
+        losses = _flatten(loss)
+        for x in losses:
+            if not isinstance(x, _EngineTensor):
+                raise ValueError(f"`add_loss()` can only be called from inside `build()` or `call()`, on a tensor "
+                                 f"input. Received invalid value: {x}")
+        self._losses.extend(losses)
+
+    def _flatten_layers(self):
+        """The layers inside this one, each once, in Keras's order (a child's own layers right after it)."""
+        out, seen, queue = [], set(), collections.deque(self._layers)
+        while queue:
+            layer = queue.popleft()
+            if id(layer) not in seen:
+                seen.add(id(layer))
+                out.append(layer)
+                queue.extendleft(layer._layers)
+        return out
+
     @property
     def losses(self):
-        """Losses added by regularizers: minifp has none, so always [] (Keras's value without regularizers)."""
-        return []
+        """The losses added in the last call (this layer's, then its layers'), then the trainable weights'
+        regularizer penalties (computed now, from the current values)."""
+        out = list(self._losses)
+        for layer in self._flatten_layers():
+            out.extend(layer._losses)
+        out.extend(v.regularizer(v) for v in self.trainable_weights if getattr(v, "regularizer", None) is not None)
+        return out
+
+    def _clear_losses(self):
+        self._losses.clear()
+        for layer in self._layers:
+            layer._clear_losses()
 
     @property
     def weights(self):
@@ -412,14 +457,24 @@ class Layer:
         raise NotImplementedError(f"Layer {self.__class__.__name__} should implement "
                                   f"`def compute_output_shape(self, input_shape)`.")
 
+    def compute_mask(self, inputs, previous_mask):
+        """The mask of the outputs: the inputs' (for layers that support masking and keep the time axis)."""
+        return previous_mask
+
     def _call_params(self):
         cls = type(self)
         cache = cls.__dict__.get("_call_params_cache")
         if cache is None or cache[0] is not cls.call:
             params = inspect.signature(self.call).parameters
-            cache = (cls.call, frozenset(params), any(p.kind == p.VAR_KEYWORD for p in params.values()))
+            cache = (cls.call, frozenset(params), any(p.kind == p.VAR_KEYWORD for p in params.values()),
+                     tuple(params))
             type.__setattr__(cls, "_call_params_cache", cache)
         return cache[1], cache[2]
+
+    def _call_names(self):
+        """The names of call's parameters, in order."""
+        self._call_params()
+        return type(self).__dict__["_call_params_cache"][3]
 
     def _maybe_build(self, args):
         if self.built:
@@ -442,12 +497,17 @@ class Layer:
         if self.autocast and t.fmt is not None:
             fmt = self._format
             if fmt is not None and t.fmt != fmt:
-                t = t.astype(fmt)
+                t = _with_mask(t.astype(fmt), _mask_of(x))      # the cast keeps the input's mask (Keras's too)
         return t
 
     def __call__(self, *args, **kwargs):
-        if any(isinstance(t, KerasTensor) for t in _flatten((args, kwargs))):
+        flat = _flatten((args, kwargs))
+        if any(isinstance(t, KerasTensor) for t in flat):
             return self._symbolic_call(args, kwargs)
+        params, any_kw = self._call_params()
+        if "mask" in kwargs and "mask" not in params and not any_kw:
+            # Keras passes mask= on as given, and call() refuses it; refused here before the layer is built
+            raise TypeError(f"{type(self).__name__}.call() got an unexpected keyword argument 'mask'")
         if self._convert_input_args:
             args = map_structure(self._convert, args)
             kwargs = {k: map_structure(self._convert, v) for k, v in kwargs.items()}
@@ -457,23 +517,85 @@ class Layer:
                     _check_spec(spec, _shape_of(x), self.name, i)
         with _BUILD_LOCK:
             self._maybe_build(args)
-        params, any_kw = self._call_params()
-        training, outer = kwargs.get("training"), current_training()
-        if "training" in params or any_kw:
-            if training is None:
-                training = outer                    # what an outer call passes down
-            if "training" in params:
-                kwargs["training"] = bool(training) if training is not None else False
-        # autocast_scope, so the cast cache (one float16 copy of each variable) ends with the outermost call
-        with self._autocast_scope(args):
-            if training is None or training is outer:
-                out = watched_call(self, self.call, *args, **kwargs)
-            else:
-                with training_scope(training):      # passed down to the layers this one calls
+        # training: given, else an outer call's; passed on only to a call() that names it (Keras drops it
+        # otherwise), and passed down to the layers this one calls either way
+        training, outer = kwargs.pop("training", None), current_training()
+        if training is None:
+            training = outer
+        if training is not None and "training" in params:
+            kwargs["training"] = training
+        masked = any(_mask_of(t) is not None for t in flat) or kwargs.get("mask") is not None
+        previous_mask = self._pass_masks(args, kwargs, params) if masked else None
+        depth = getattr(_CALLS, "depth", 0)
+        if depth == 0:
+            self._clear_losses()                    # Keras: each outermost call starts the added losses afresh
+        _CALLS.depth = depth + 1
+        try:
+            # autocast_scope, so the cast cache (one float16 copy of each variable) ends with the outermost call
+            with self._autocast_scope(args):
+                if training is None or training is outer:
                     out = watched_call(self, self.call, *args, **kwargs)
+                else:
+                    with training_scope(training):  # passed down to the layers this one calls
+                        out = watched_call(self, self.call, *args, **kwargs)
+            if self.activity_regularizer is not None:
+                self._add_activity_losses(out)
+        finally:
+            _CALLS.depth = depth
+        if self.supports_masking:
+            self._set_output_masks(args[0] if args else None, out, previous_mask)
+        elif previous_mask is not None and any(m is not None for m in _flatten(previous_mask)):
+            warnings.warn(f"Layer '{self.name}' (of type {type(self).__name__}) was passed an input with a mask "
+                          f"attached to it. However, this layer does not support masking and will therefore "
+                          f"destroy the mask information. Downstream layers will not see the mask.", stacklevel=2)
         self._seen_output_shape = map_structure(lambda t: (None,) + tuple(t.shape[1:]) if _shape_of(t) else t,
                                                 out)
         return out
+
+    # -- masks: Keras's rules ----------------------------------------------------------------
+    def _pass_masks(self, args, kwargs, params):
+        """Give call() the masks its inputs carry, as Keras does: `mask` when call() takes one tensor argument
+        and names `mask`, `<argument>_mask` for each of several; returns the mask the outputs inherit (an
+        explicit mask=, else the first argument's)."""
+        names = self._call_names()
+        given = dict(zip(names, args))
+        given.update(kwargs)
+        tensors = {k: v for k, v in given.items() if k not in ("mask", "training") and _holds_tensor(v)}
+        if len(tensors) == 1:
+            if "mask" in params and kwargs.get("mask") is None:
+                mask = map_structure(_mask_of, next(iter(tensors.values())))
+                if any(m is not None for m in _flatten(mask)):
+                    kwargs["mask"] = mask
+        else:
+            for k, v in tensors.items():
+                if f"{k}_mask" in params and given.get(f"{k}_mask") is None:
+                    mask = map_structure(_mask_of, v)
+                    if any(m is not None for m in _flatten(mask)):
+                        kwargs[f"{k}_mask"] = mask
+        if kwargs.get("mask") is not None:
+            return kwargs["mask"]
+        return map_structure(_mask_of, args[0]) if args else None
+
+    def _set_output_masks(self, inputs, outputs, previous_mask):
+        """Attach compute_mask's masks to the outputs that carry none yet (Keras's _set_mask_metadata)."""
+        flat_out = _flatten(outputs)
+        if all(_mask_of(t) is not None for t in flat_out):
+            return
+        masks = self.compute_mask(inputs, previous_mask)
+        if masks is None:
+            return
+        for t, m in zip(flat_out, _flatten(masks)):
+            if m is not None and _mask_of(t) is None:
+                _with_mask(t, m)
+
+    def _add_activity_losses(self, outputs):
+        """activity_regularizer(output), divided by the batch size (Keras 3), for each output tensor."""
+        for t in _flatten(outputs):
+            if isinstance(t, _EngineTensor):
+                loss = self.activity_regularizer(t)
+                if t.ndim and t.shape[0]:
+                    loss = loss / t.shape[0]
+                self.add_loss(loss)
 
     _convert_input_args = True
 
@@ -570,6 +692,53 @@ class Layer:
         return f"<{self.__class__.__name__} name={self.name}, built={self.built}>"
 
 
+def check_axis(axis, input_shape, layer_axis=None):
+    """Refuse an axis (or list of axes) outside [-rank, rank) with Keras 3's error, its compute_output_shape's
+    ValueError (tf.keras raises a ValueError too; Keras 3's eager build fails on an IndexError, an accident of
+    its indexing, not a refusal)."""
+    rank = len(input_shape)
+    for a in axis if isinstance(axis, (list, tuple)) else [axis]:
+        if not -rank <= a < rank:
+            raise ValueError(f"Axis {a} is out of bounds for input shape {tuple(input_shape)}. "
+                             f"Received: axis={axis if layer_axis is None else layer_axis}")
+
+
+def _mask_of(x):
+    """The mask a tensor carries (Keras's `_keras_mask`), None if none."""
+    return getattr(x, "_keras_mask", None)
+
+
+def _with_mask(t, mask):
+    """t, carrying `mask` (a bool tensor; arrays are converted) when it can hold one."""
+    if mask is not None:
+        try:
+            t._keras_mask = mask if isinstance(mask, _EngineTensor) else convert_to_tensor(np.asarray(mask, bool))
+        except AttributeError:          # an engine tensor of another face: no slot for a mask
+            pass
+    return t
+
+
+def _holds_tensor(x):
+    return any(isinstance(t, _EngineTensor) for t in _flatten(x))
+
+
+def _weight_args(args, shape, initializer, dtype):
+    """Keras 3's add_weight(shape, initializer, dtype) given positionally: (shape, initializer, dtype)."""
+    if not args:
+        return shape, initializer, dtype
+    if len(args) > 3:
+        raise TypeError(f"add_weight() takes at most 3 positional arguments but {len(args)} were given.")
+    if isinstance(args[0], str):
+        raise ValueError(f"`name` must be passed as a keyword argument. Received: add_weight('{args[0]}', ...). "
+                         f"Use: add_weight(shape=..., name='{args[0]}').")
+    given = {"shape": shape, "initializer": initializer, "dtype": dtype}
+    for key, value in zip(given, args):
+        if given[key] is not None:
+            raise ValueError(f"`{key}` was passed both positionally and as a keyword argument.")
+        given[key] = value
+    return given["shape"], given["initializer"], given["dtype"]
+
+
 def _stable_names(objects):
     """Names for sibling layers (or a layer's variables) that do not depend on what the process made before.
 
@@ -615,8 +784,13 @@ def _probe_value(kt, fill):
     shape = tuple(fill if d is None else d for d in kt.shape)
     fmt = format_of(kt.dtype)
     if fmt is None:
-        return convert_to_tensor(np.zeros(shape, str(kt.dtype)))
-    return convert_to_tensor(np.zeros(shape, np.float32), dtype=kt.dtype)
+        value = convert_to_tensor(np.zeros(shape, str(kt.dtype)))
+    else:
+        value = convert_to_tensor(np.zeros(shape, np.float32), dtype=kt.dtype)
+    mask = kt._keras_mask
+    if mask is not None:            # a masked input: a mask keeping everything (a call may divide by its count)
+        _with_mask(value, np.ones(tuple(fill if d is None else d for d in mask.shape), bool))
+    return value
 
 
 def _run_probe(layer, args, kwargs, fill):
@@ -654,11 +828,15 @@ def _infer_outputs(layer, args, kwargs):
             shape = [None if a != b else a for a, b in zip(shape, flat_two[i].shape)]
         elif shape and not batch_known:
             shape[0] = None
-        return KerasTensor(shape, t.dtype)
+        out = KerasTensor(shape, t.dtype)
+        mask = _mask_of(t)
+        if mask is not None:
+            out._keras_mask = KerasTensor((None,) + tuple(mask.shape[1:]), "bool")
+        return out
 
     counter = iter(range(10 ** 9))
     return map_structure(lambda t: make(t, next(counter)), one)
 
 
 # Importing here keeps Layer's module free of a cycle with the initializers.
-from .. import initializers  # noqa: E402,F401
+from .. import constraints, initializers, regularizers  # noqa: E402,F401

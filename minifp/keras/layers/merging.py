@@ -2,8 +2,11 @@
 functional model). Add and Multiply fold the list left to right, one rounding per pair, as Keras does."""
 from __future__ import annotations
 
+import numpy as np
+
 from ...engine import apply
 from .._errors import InvalidArgumentError
+from .._tensor import convert_to_tensor
 from .layer import Layer
 
 __all__ = ["Add", "Multiply", "Concatenate"]
@@ -29,8 +32,26 @@ def _broadcast(a, b):
     return tuple(out)
 
 
+def _bools(mask):
+    """A mask's values as a NumPy bool array."""
+    return np.asarray(mask, dtype=bool)
+
+
 class _Merge(Layer):
     """Elementwise merges: a list of at least one input of broadcast-compatible shapes."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.supports_masking = True
+
+    def compute_mask(self, inputs, mask=None):
+        """The inputs' masks or-ed together (None unless every input has one), as Keras's merge layers."""
+        if mask is None or not isinstance(mask, (list, tuple)) or any(m is None for m in mask):
+            return None
+        out = _bools(mask[0])
+        for m in mask[1:]:
+            out = out | _bools(m)
+        return convert_to_tensor(out)
 
     def build(self, input_shape):
         if not _is_shape_list(input_shape):
@@ -74,7 +95,7 @@ class Concatenate(Layer):
 
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)
-        self.axis = axis
+        self.axis, self.supports_masking = axis, True
 
     def build(self, input_shape):
         if not _is_shape_list(input_shape):
@@ -101,6 +122,17 @@ class Concatenate(Layer):
             raise InvalidArgumentError(f"ConcatOp : Expected concatenating dimensions in the range [{-ndim}, "
                                        f"{ndim}), but got {self.axis} [Op:ConcatV2] name: concat")
         return apply("concatenate", *inputs, axis=self.axis)
+
+    def compute_mask(self, inputs, mask=None):
+        """Keras's: each input's mask (all True where it has none) widened to its rank, joined along axis,
+        then any() over the last axis."""
+        if mask is None or all(m is None for m in mask):
+            return None
+        masks = []
+        for x, m in zip(inputs, mask):
+            m = np.ones(x.shape, bool) if m is None else _bools(m)
+            masks.append(np.broadcast_to(m[..., None], x.shape) if m.ndim < x.ndim else m)
+        return convert_to_tensor(np.concatenate(masks, axis=self.axis).any(axis=-1))
 
     def compute_output_shape(self, input_shape):
         if not _is_shape_list(input_shape):

@@ -11,7 +11,7 @@ import numpy as np
 
 from ...engine import apply, update_running_stats
 from .. import initializers
-from .layer import InputSpec, Layer
+from .layer import InputSpec, Layer, check_axis
 
 __all__ = ["BatchNormalization"]
 
@@ -43,9 +43,7 @@ class BatchNormalization(Layer):
 
     def build(self, input_shape):
         ndim = len(input_shape)
-        if not -ndim <= self.axis < ndim:
-            raise ValueError(f"Axis {self.axis} is out of bounds for input shape {tuple(input_shape)}. "
-                             f"Received: axis={self.axis}")
+        check_axis(self.axis, input_shape)
         shape = (input_shape[self.axis],)
         if self.scale:
             self.gamma = self.add_weight(shape=shape, name="gamma", initializer=self.gamma_initializer,

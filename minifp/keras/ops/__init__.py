@@ -63,3 +63,7 @@ from . import numpy as _numpy  # noqa: E402
 from .numpy import *  # noqa: E402,F401,F403
 
 __all__ += [n for n in _numpy.__all__ if n not in __all__]
+
+from .._missing import missing as _missing  # noqa: E402
+
+__getattr__ = _missing("minifp.keras.ops")

@@ -26,3 +26,7 @@ def get(identifier):
     if isinstance(obj, Optimizer):
         return obj
     raise ValueError(f"Could not interpret optimizer identifier: {identifier}")
+
+from .._missing import missing as _missing  # noqa: E402
+
+__getattr__ = _missing("minifp.keras.optimizers")

@@ -17,6 +17,7 @@ import importlib.abc
 import importlib.util
 import sys
 
+from ...keras._missing import missing as _missing
 from . import applications, callbacks, layers, mixed_precision, models
 from .layers import Input
 from .models import Model, Sequential
@@ -39,7 +40,7 @@ def __getattr__(name):
         module = _keras_module(name)
         globals()[name] = module
         return module
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _missing(__name__, "TensorFlow")(name)
 
 
 def __dir__():

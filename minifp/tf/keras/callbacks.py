@@ -54,3 +54,7 @@ class ReduceLROnPlateau(_callbacks.ReduceLROnPlateau):
 
     def _auto_monitor_op(self):
         return np.greater if "acc" in self.monitor else np.less
+
+from ...keras._missing import missing as _missing  # noqa: E402
+
+__getattr__ = _missing(__name__, "TensorFlow")

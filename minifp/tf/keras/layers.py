@@ -85,3 +85,8 @@ class LeakyReLU(_layers.LeakyReLU):
         config = super().get_config()
         config["alpha"] = config.pop("negative_slope")
         return config
+
+
+from ...keras._missing import missing as _missing  # noqa: E402
+
+__getattr__ = _missing(__name__, "TensorFlow")

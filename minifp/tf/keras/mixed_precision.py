@@ -274,3 +274,7 @@ experimental.global_policy = global_policy
 experimental.LossScaleOptimizer = _experimental_lso
 experimental.__all__ = ["Policy", "set_policy", "global_policy", "LossScaleOptimizer"]
 sys.modules[experimental.__name__] = experimental
+
+from ...keras._missing import missing as _missing  # noqa: E402
+
+__getattr__ = _missing(__name__, "TensorFlow")

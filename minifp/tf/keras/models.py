@@ -6,6 +6,7 @@ see summary_utils.py; a functional model is named "model", "model_1" ...). Other
 from __future__ import annotations
 
 from ...keras import backend
+from ...keras._missing import missing as _missing
 from ...keras import models as _models
 from . import summary_utils
 from .mixed_precision import LossScaleOptimizer
@@ -54,4 +55,6 @@ class Sequential(_models.Sequential):
 
 
 def __getattr__(name):
-    return getattr(_models, name)
+    if name in _models.__all__ or name.startswith("__"):
+        return getattr(_models, name)
+    return _missing(__name__, "TensorFlow")(name)
