@@ -14,7 +14,7 @@ from .core import *  # noqa: F401,F403  (Keras 3's keras.ops.core)
 from .math import *  # noqa: F401,F403  (keras.ops.math, and linalg's norm)
 from .nn import *  # noqa: F401,F403  (keras.ops.nn)
 
-__all__ = ["cast", "concatenate", "reshape", "where", "convert_to_tensor"] + core.__all__ + math.__all__ + nn.__all__
+__all__ = ["cast", "concatenate", "reshape", "where"] + core.__all__ + math.__all__ + nn.__all__
 
 
 def _tensor(x):

@@ -7,12 +7,20 @@ import builtins
 import numpy as np
 
 from ...engine import apply, storage, Tensor as _EngineTensor
-from .._tensor import DType, _as_face, as_dtype, convert_to_tensor, format_of, is_tensor
+from .._tensor import DType, _as_face, as_dtype, convert_to_tensor as _convert, format_of, is_tensor
 from .nn import _int_array, _tensor
 
-__all__ = ["convert_to_numpy", "shape", "dtype", "is_tensor", "stop_gradient", "cond", "fori_loop",
+__all__ = ["convert_to_tensor", "convert_to_numpy", "shape", "dtype", "is_tensor", "stop_gradient", "cond", "fori_loop",
            "while_loop", "scan", "map", "switch", "slice", "slice_update", "scatter", "scatter_update", "unstack",
            "vectorized_map", "saturate_cast"]
+
+
+def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
+    """x as a tensor; Python ints become int32 and Python floats float32, as Keras's."""
+    if dtype is None and not hasattr(x, "dtype") and not isinstance(x, _EngineTensor):
+        arr = np.asarray(x)
+        dtype = {"i": "int32", "f": "float32"}.get(arr.dtype.kind)
+    return _convert(x, dtype)
 
 
 def convert_to_numpy(x):

@@ -12,6 +12,9 @@ __all__ = ["top_k", "in_top_k", "segment_sum", "segment_max", "logsumexp", "erf"
            "extract_sequences", "norm"]
 
 
+LOWEST = {"float16": -65504.0, "bfloat16": -3.3895313892515355e38, "float32": -3.4028234663852886e38}
+
+
 def _values(x):
     """x's values as a NumPy array (float32 for float tensors)."""
     x = _tensor(x)
@@ -34,6 +37,8 @@ def top_k(x, k, sorted=True):
 
 def in_top_k(targets, predictions, k):
     """Whether each target's prediction is among its row's k largest (ties count in; non-finite rows: False)."""
+    if str(_tensor(predictions).dtype) != "float32":     # TensorFlow's in_top_k kernel is float32 only
+        raise TypeError(f"keras.ops.in_top_k: predictions must be float32, not {_tensor(predictions).dtype}")
     preds = _values(predictions).astype(np.float32)
     t = _int_array(targets)
     if preds.ndim != 2:
@@ -79,7 +84,7 @@ def segment_max(data, segment_ids, num_segments=None, sorted=False):
         num_segments = int(ids.max()) + 1 if ids.size else 0
     member = np.arange(num_segments)[:, None] == ids[None, :]          # (segments, rows)
     shape = member.shape + (1,) * (data.ndim - 1)
-    lowest = float(np.finfo(np.float16).min) if str(data.dtype) == "float16" else -3.4028234663852886e38
+    lowest = LOWEST[str(data.dtype)]
     spread = apply("where", convert_to_tensor(member.reshape(shape)), apply("reshape", data, shape=(1,) + data.shape),
                    lowest)
     out = apply("max", spread, axis=1)
@@ -134,7 +139,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
         elif ord == float("-inf"):
             out = apply("neg", apply("max", apply("neg", a), axis=axis, keepdims=keepdims))
         elif ord == 0:
-            out = apply("sum", apply("cast", apply("ne", x, 0.0), _out=x.fmt), axis=axis, keepdims=keepdims)
+            out = apply("sum", apply("where", apply("ne", x, 0.0), 1.0, 0.0), axis=axis, keepdims=keepdims)
         elif ord == 1:
             out = apply("sum", a, axis=axis, keepdims=keepdims)
         elif isinstance(ord, str):

@@ -33,26 +33,43 @@ def _float(x):
     return x if x.fmt is not None else convert_to_tensor(storage(x), "float32")
 
 
+def _floating(x, name):
+    """x as a tensor that must hold floats: TensorFlow's float kernels refuse integers, and Keras passes them on."""
+    x = _tensor(x)
+    if x.fmt is None:
+        raise TypeError(f"Value passed to parameter 'x' of keras.ops.{name} has DataType {x.dtype} not in list "
+                        f"of allowed values: float16, bfloat16, float32, float64")
+    return x
+
+
 def _op(name, x, **params):
-    return _as_face(apply(name, _float(x), **params))
+    return _as_face(apply(name, _floating(x, name), **params))
+
+
+def _kept(name, x, fn, **params):
+    """An op that keeps integer inputs integers (relu, relu6: TensorFlow's kernels take them)."""
+    x = _tensor(x)
+    if x.fmt is None:
+        return convert_to_tensor(fn(storage(x)))
+    return _op(name, x, **params)
 
 
 # -- activations -----------------------------------------------------------------------------------------------
 
 def relu(x):
     """max(x, 0)."""
-    return _op("relu", x)
+    return _kept("relu", x, lambda a: np.maximum(a, 0).astype(a.dtype))
 
 
 def relu6(x):
     """min(max(x, 0), 6)."""
-    return _op("hardtanh", x, min_val=0.0, max_val=6.0)
+    return _kept("hardtanh", x, lambda a: np.clip(a, 0, 6).astype(a.dtype), min_val=0.0, max_val=6.0)
 
 
 def sigmoid(x):
     """1 / (1 + exp(-x))."""
     out = _op("sigmoid", x)
-    out._keras_logits = _float(x)       # losses then use the logits, as Keras's TensorFlow backend does
+    out._keras_logits = _tensor(x)      # losses then use the logits, as Keras's TensorFlow backend does
     return out
 
 
@@ -63,7 +80,7 @@ def softplus(x):
 
 def softsign(x):
     """x / (|x| + 1)."""
-    x = _float(x)
+    x = _floating(x, "softsign")
     return _as_face(apply("div", x, apply("add", apply("abs", x), 1.0)))
 
 
@@ -81,8 +98,8 @@ def log_sigmoid(x):
 
 
 def leaky_relu(x, negative_slope=0.2):
-    """x where x > 0, else negative_slope * x."""
-    return _op("leaky_relu", x, negative_slope=float(negative_slope))
+    """x where x > 0, else negative_slope * x (integers become float32, as TensorFlow's kernel takes them)."""
+    return _as_face(apply("leaky_relu", _float(x), negative_slope=float(negative_slope)))
 
 
 def hard_sigmoid(x):
@@ -120,7 +137,7 @@ def celu(x, alpha=1.0):
 
 def glu(x, axis=-1):
     """a * sigmoid(b), a and b the two halves of x along axis."""
-    x = _float(x)
+    x = _floating(x, "glu")
     n = x.shape[axis]
     if n % 2:
         raise ValueError(f"axis size must be divisible by 2. Received: x.shape={x.shape} with axis={axis}")
@@ -132,7 +149,7 @@ def glu(x, axis=-1):
 
 def _over_axes(name, x, axis):
     """softmax / log_softmax over one axis, or over several (moved last and flattened, as Keras does)."""
-    x = _float(x)
+    x = _floating(x, name)
     if isinstance(axis, int):
         return _as_face(apply(name, x, axis=axis))
     axes = sorted(a % x.ndim for a in axis)
@@ -146,7 +163,7 @@ def _over_axes(name, x, axis):
 def softmax(x, axis=-1):
     """exp(x) / sum(exp(x)) along axis (an int or a tuple of axes)."""
     out = _over_axes("softmax", x, axis)
-    out._keras_logits = _float(x)
+    out._keras_logits = _tensor(x)
     return out
 
 
@@ -281,6 +298,9 @@ def conv_transpose(inputs, kernel, strides=1, padding="valid", output_padding=No
                          f"channels {channels} and kernel in_channels {kernel.shape[-1]}.")
     if output_padding is not None:
         output_padding = standardize_tuple(output_padding, n, "output_padding", allow_zero=True)
+    if any(d != 1 for d in dilation):       # TensorFlow's CPU kernel has no dilated transposed convolution
+        raise ValueError(f"conv_transpose with dilation_rate={dilation_rate}: TensorFlow's CPU kernel supports "
+                         f"only dilation_rate=1")
     one_d = n == 1
     if one_d:
         x, kernel, strides, dilation = _lift(x, kernel, strides, dilation, data_format)
@@ -400,7 +420,7 @@ def batch_normalization(x, mean, variance, axis, offset=None, scale=None, epsilo
         v = _tensor(v)
         return v if axis in (-1, x.ndim - 1) else apply("reshape", v, shape=tuple(shape))
     mean, variance = laid(mean), laid(variance)
-    inv = apply("rsqrt", apply("add", variance, float(epsilon)))
+    inv = apply("rsqrt", apply("add", variance, convert_to_tensor(np.float32(epsilon), variance.dtype)))
     if scale is not None:
         inv = apply("mul", inv, laid(scale))
     shift = apply("neg", apply("mul", mean, inv))
