@@ -2,7 +2,8 @@
 
 The names of minifp/keras/_names.py: those written here add Keras's semantics (its argument names, a list of
 tensors to join, dtypes by name); every other one is the engine's op with the op's own signature, given by
-minifp.engine.install_names when minifp.keras loads (`generated`). Results are minifp.keras Tensors.
+minifp.engine.install_names when minifp.keras loads (`generated`). Results are minifp.keras Tensors. Keras's nn,
+core and math parts (and linalg's norm) live in nn.py, core.py and math.py, re-exported here.
 """
 from __future__ import annotations
 

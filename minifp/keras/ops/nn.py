@@ -487,7 +487,7 @@ def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None, rms_sca
         d = apply("sub", x, mean)
         out = apply("mul", x, apply("rsqrt", apply("add", apply("mean", apply("mul", d, d), axis=axes,
                                                                          keepdims=True), epsilon)))
-        return _back(out if gamma is None else apply("mul", out, laid(gamma)), None if fmt is None else fmt)
+        return _back(out if gamma is None else apply("mul", out, laid(gamma)), fmt)
     mean, var = moments(x, axes, keepdims=True)
     inv = apply("rsqrt", apply("add", var, epsilon))
     if gamma is not None:
