@@ -209,8 +209,8 @@ case("saturate_cast", A.of([-1e6, 1.0, 70000.0]), "float16", _opts=NOHALF)
 case("saturate_cast", A.of([-3, 100, 400], "int32"), "uint8", _opts=NOHALF)
 
 # -- more layouts and dtypes ---------------------------------------------------------------------------------
-case("conv", A((2, 3, 6, 6)), A((3, 3, 3, 4)), data_format="channels_first", _opts=NOHALF)
-case("conv", A((2, 3, 9)), A((3, 3, 2)), data_format="channels_first", _opts=NOHALF)
+# (conv in channels_first is not recorded: TensorFlow's CPU kernels have no NCHW convolution and refuse it, where
+# minifp computes it as its layers do)
 case("depthwise_conv", A((2, 3, 6, 6)), A((3, 3, 3, 2)), data_format="channels_first", _opts=NOHALF)
 case("average_pool", A((1, 7, 7, 2)), 2, strides=3, _opts=NOHALF)
 case("max_pool", A((1, 7, 7, 2)), (1, 3), strides=(2, 1), padding="same", _opts=NOHALF)
@@ -223,5 +223,5 @@ case("binary_crossentropy", A.of([[0.0, 1.0], [1.0, 0.0]], "float16"), A.of([[0.
      _opts=NOHALF)
 case("moments", A((3, 4), "int32"), 0, _opts=NOHALF)
 case("logsumexp", A((3,), "int32"), _opts=NOHALF)
-case("top_k", A((3, 5)), 2, sorted=False, _opts=NOHALF)
+# (top_k with sorted=False is not recorded: the order of its results is unspecified, TensorFlow's is its heap's)
 case("norm", A((3, 4)), axis=(0, 1), keepdims=True)

@@ -6,7 +6,7 @@ import numpy as np
 
 from ...engine import apply, storage, Tensor as _EngineTensor
 from .._tensor import _as_face, convert_to_tensor
-from .nn import _float, _int_array, _tensor
+from .nn import _float, _floating, _int_array, _tensor
 
 __all__ = ["top_k", "in_top_k", "segment_sum", "segment_max", "logsumexp", "erf", "erfinv", "rsqrt",
            "extract_sequences", "norm"]
@@ -95,7 +95,7 @@ def segment_max(data, segment_ids, num_segments=None, sorted=False):
 
 def logsumexp(x, axis=None, keepdims=False):
     """log(sum(exp(x), axis)), computed stably."""
-    return _as_face(apply("logsumexp", _float(x), axis=axis, keepdims=keepdims))
+    return _as_face(apply("logsumexp", _floating(x, "logsumexp"), axis=axis, keepdims=keepdims))
 
 
 def erf(x):

@@ -393,8 +393,15 @@ def _axes(axes, ndim):
 
 
 def moments(x, axes, keepdims=False, synchronized=False):
-    """(mean, variance) over axes; float16 and bfloat16 computed in float32, clipped and rounded back."""
-    x = _float(x)
+    """(mean, variance) over axes; float16 and bfloat16 computed in float32, clipped and rounded back; integers
+    stay integers (TensorFlow's integer means truncate)."""
+    x = _tensor(x)
+    if x.fmt is None:
+        a, axes = storage(x), _axes(axes, x.ndim)
+        count = int(np.prod([a.shape[i] for i in axes]))
+        mean = np.trunc(a.sum(axis=axes, keepdims=True, dtype=np.int64) / count).astype(a.dtype)
+        var = np.trunc(((a - mean) ** 2).sum(axis=axes, keepdims=keepdims, dtype=np.int64) / count).astype(a.dtype)
+        return convert_to_tensor(mean if keepdims else mean.reshape(var.shape)), convert_to_tensor(var)
     fmt = x.fmt
     half = str(x.dtype) in ("float16", "bfloat16")
     xf = apply("cast", x, _out=format_of("float32")) if half else x
