@@ -129,3 +129,42 @@ def test_scatter_and_slice_update():
     y = ops.slice_update(x, (1, 1), np.ones((2, 2), np.float32))
     np.testing.assert_array_equal(np.asarray(y), [[0, 0, 0], [0, 1, 1], [0, 1, 1]])
     np.testing.assert_array_equal(np.asarray(ops.slice(y, (0, 1), (2, 2))), [[0, 0], [1, 1]])
+
+
+K = f32(3, 3, 2, 3, seed=4)                 # (kh, kw, in, out); conv_transpose reads it as (kh, kw, out, in)
+DEPTHWISE, POINTWISE = f32(3, 3, 2, 2, seed=8), f32(1, 1, 4, 3, seed=9)
+DIFFERENTIABLE = {
+    "conv": lambda x: ops.conv(x, K, strides=2, padding="same"),
+    "depthwise_conv": lambda x: ops.depthwise_conv(x, DEPTHWISE, padding="same"),
+    "separable_conv": lambda x: ops.separable_conv(x, DEPTHWISE, POINTWISE, strides=2),
+    "conv_transpose": lambda x: ops.conv_transpose(x, K.transpose(0, 1, 3, 2), strides=2, padding="same"),
+    "max_pool": lambda x: ops.max_pool(x, 2, padding="same"),
+    "average_pool": lambda x: ops.average_pool(x, 3, strides=2, padding="same"),
+    "layer_normalization": lambda x: ops.layer_normalization(x, axis=(1, 2)),
+    "rms_normalization": lambda x: ops.rms_normalization(x),
+    "normalize": lambda x: ops.normalize(x, axis=1),
+    "glu": lambda x: ops.glu(x),
+    "softmax": lambda x: ops.softmax(x, axis=(1, 2)),
+    "dot_product_attention": lambda x: ops.dot_product_attention(x, x, x, is_causal=True),
+    "logsumexp": lambda x: ops.logsumexp(x, axis=-1),
+    "norm": lambda x: ops.norm(x, ord=3, axis=1),
+    "categorical_crossentropy": lambda x: ops.categorical_crossentropy(ops.softmax(x), x * 0.5, from_logits=True),
+    "extract_sequences": lambda x: ops.extract_sequences(x, 2, 1),
+    "segment_max": lambda x: ops.segment_max(x, np.array([1, 0, 1, 1, 0, 0])[:x.shape[0]], num_segments=2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DIFFERENTIABLE))
+def test_gradients_match_finite_differences(name):
+    """<grad, v> against the central difference of sum(f(x) * r) along v (float32, a step of 1e-2)."""
+    f = DIFFERENTIABLE[name]
+    x0, v = f32(2, 4, 4, 2, seed=5), f32(2, 4, 4, 2, seed=6)
+    r = np.asarray(f(x0)).shape
+    r = f32(*r, seed=7)
+    x = tf.Variable(x0)
+    with tf.GradientTape() as tape:
+        y = ops.sum(f(x) * r)
+    g = tape.gradient(y, x).numpy().astype(np.float64)
+    t = 1e-2
+    fd = (float(np.asarray(ops.sum(f(x0 + t * v) * r))) - float(np.asarray(ops.sum(f(x0 - t * v) * r)))) / (2 * t)
+    np.testing.assert_allclose((g * v).sum(), fd, rtol=2e-2, atol=2e-3)
