@@ -7,7 +7,8 @@ Run by hand from the repository root with the Keras environment (never the proje
 
 For each case module it writes tests/fixtures/keras/ops_<family>.json.gz (gzipped JSON): every case's stored inputs, then the
 output values, dtypes and shapes (a list where keras.ops returns several), or the name of the exception Keras
-raised. A name's first two float32 cases that Keras accepts are recorded again with their float32 arrays in
+raised; for a float32 case with one float32 output, the gradient of sum(output * a fixed cotangent) with respect
+to each float32 input (`grads`, keyed by the input's array number). A name's first two float32 cases that Keras accepts are recorded again with their float32 arrays in
 float16 and in bfloat16 (the mixed policies' compute dtypes); a case's options {"halves": True/False} override. It also writes tests/fixtures/keras/ops_names.json: the
 Keras version and every public keras.ops function name (the report's scope). tests/keras/ops_samples.py reads them.
 """
@@ -52,16 +53,18 @@ def materialize(v, dtype_over, counter):
     return v
 
 
-def to_keras(v):
-    """(values, dtype) pairs as Keras tensors, everything else as given."""
+def to_keras(v, made):
+    """(values, dtype) pairs as Keras tensors (appended to `made`, in the order encode numbers them), everything
+    else as given."""
     if isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], np.ndarray):
-        return keras.ops.convert_to_tensor(v[0], dtype=v[1])
+        made.append(keras.ops.convert_to_tensor(v[0], dtype=v[1]))
+        return made[-1]
     if isinstance(v, tuple):
-        return tuple(to_keras(x) for x in v)
+        return tuple(to_keras(x, made) for x in v)
     if isinstance(v, list):
-        return [to_keras(x) for x in v]
+        return [to_keras(x, made) for x in v]
     if isinstance(v, dict):
-        return {k: to_keras(x) for k, x in v.items()}
+        return {k: to_keras(x, made) for k, x in v.items()}
     return v
 
 
@@ -93,12 +96,30 @@ def record_case(cid, name, args, kwargs, dtype_over):
     rec = {"id": cid, "name": name, "args": encode(list(args), arrays)}
     rec["kwargs"] = {k: encode(v, arrays) for k, v in kwargs.items()}
     rec["arrays"] = arrays
+    made = []
+    k_args = to_keras(args, made)
+    k_kwargs = to_keras(kwargs, made)
+    floats = [i for i, t in enumerate(made) if t.dtype == tf.float32]
     try:
-        out = getattr(keras.ops, name)(*to_keras(args), **to_keras(kwargs))
+        with tf.GradientTape(persistent=True) as tape:
+            for i in floats:
+                tape.watch(made[i])
+            out = getattr(keras.ops, name)(*k_args, **k_kwargs)
     except Exception as e:      # noqa: BLE001 -- the exception is the recorded answer
         rec["raises"] = type(e).__name__
         return rec
     rec["out"] = [output(t) for t in out] if isinstance(out, (tuple, list)) else output(out)
+    if dtype_over is None and floats and tf.is_tensor(out) and out.dtype == tf.float32:
+        # The gradient of sum(out * cotangent) with respect to each float32 input (zeros where unconnected).
+        cot = A(tuple(out.shape)).values(salt=99)
+        try:
+            grads = tape.gradient(out, [made[i] for i in floats], output_gradients=tf.constant(cot))
+        except LookupError:     # an op TensorFlow cannot differentiate (bincount's weights)
+            return rec
+        rec["cotangent"] = encode_array(cot, "float32")
+        rec["grads"] = {str(i): encode_array(np.zeros(made[i].shape, np.float32) if g is None
+                                             else np.asarray(tf.convert_to_tensor(g)), "float32")
+                        for i, g in zip(floats, grads)}
     return rec
 
 

@@ -15,7 +15,8 @@ import pathlib
 
 import numpy as np
 
-__all__ = ["A", "FIXTURES", "HALF", "TOLERANCE", "encode", "decode", "load", "check"]
+__all__ = ["A", "FIXTURES", "HALF", "TOLERANCE", "encode", "decode", "load", "names", "check", "check_gradient",
+           "run", "ids"]
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "keras"
 HALF = ("float16", "bfloat16")      # the mixed policies' compute dtypes: float cases are also recorded in them
@@ -166,6 +167,38 @@ def _outputs(out):
     return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
+GRAD_TOLERANCE = (1e-5, 1e-5)     # gradients sum more products, in an order TensorFlow's kernels choose
+
+
+def check_gradient(rec, ops, gradients):
+    """The problems of case `rec`'s gradients: those of sum(out * cotangent) with respect to its float32 inputs,
+    by `gradients` (minifp.engine.gradients), against TensorFlow's."""
+    made = []
+
+    def make(arr, dtype):
+        t = ops.convert_to_tensor(arr, dtype)
+        if dtype == "float32":
+            t.requires_grad = True
+        made.append(t)
+        return t
+    args = decode(rec["args"], rec["arrays"], make)
+    kwargs = {k: decode(v, rec["arrays"], make) for k, v in rec["kwargs"].items()}
+    try:
+        out = getattr(ops, rec["name"])(*args, **kwargs)
+        found = gradients([out], made, seeds=[decode_array(rec["cotangent"])])
+    except Exception as e:      # noqa: BLE001
+        return [f"raised {type(e).__name__}: {str(e)[:160]}"]
+    problems = []
+    for i, want in rec["grads"].items():
+        t = made[int(i)]
+        got = np.asarray(found.get(id(t), np.zeros(t.shape, np.float32)), np.float32)
+        ref = decode_array(want)
+        if got.shape != ref.shape or not np.allclose(got, ref, atol=GRAD_TOLERANCE[0], rtol=GRAD_TOLERANCE[1],
+                                                     equal_nan=True):
+            problems.append(f"gradient of input {i} differs")
+    return problems
+
+
 def check(rec, ops):
     """The problems (a list of strings; empty: passes) of running case record `rec` through namespace `ops`
     (minifp.keras.ops)."""
@@ -205,3 +238,15 @@ def check(rec, ops):
             problems.append(f"output {k}: values differ (max |diff| "
                             f"{np.nanmax(np.abs(garr.astype(np.float64) - ref)) if ref.size else 0})")
     return problems
+
+
+def run(cid, cases, ops, gradients):
+    """The problems of one id: a case's, or of "<case id>/grad" its gradients'."""
+    if cid.endswith("/grad"):
+        return check_gradient(cases[cid[:-5]], ops, gradients)
+    return check(cases[cid], ops)
+
+
+def ids(cases):
+    """Every id of the recorded cases: each case's, and "<case id>/grad" where gradients were recorded."""
+    return [k for cid, rec in cases.items() for k in ([cid, cid + "/grad"] if "grads" in rec else [cid])]

@@ -2,7 +2,7 @@
 
 A ratchet: every case id in tests/fixtures/keras/ops_passing.txt must still give Keras's dtypes and shapes exactly,
 its values within Keras's own test tolerance (float32; about an ulp in float16 and bfloat16), and raise where Keras
-raised; docs/keras_coverage.md must state the pass rate measured now. After adding ops, run
+raised, and gradients ("<id>/grad") within 1e-5 of TensorFlow's; docs/keras_coverage.md must state the pass rate measured now. After adding ops, run
 `python tools/keras_ops_report.py --update` to raise the ratchet and regenerate the docs.
 """
 import importlib.util
@@ -11,9 +11,10 @@ import warnings
 
 import pytest
 
+from minifp.engine import gradients
 from minifp.keras import ops
 
-from .ops_samples import FIXTURES, check, load, names
+from .ops_samples import FIXTURES, ids, load, names, run
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CASES = load()
@@ -24,11 +25,11 @@ PASSING = (FIXTURES / "ops_passing.txt").read_text().split()
 def test_passing_case_still_passes(case_id):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        assert check(CASES[case_id], ops) == []
+        assert run(case_id, CASES, ops, gradients) == []
 
 
 def test_passing_ids_are_recorded_cases():
-    assert set(PASSING) <= set(CASES) and len(set(PASSING)) == len(PASSING)
+    assert set(PASSING) <= set(ids(CASES)) and len(set(PASSING)) == len(PASSING)
 
 
 def test_fixtures_name_keras_ops():

@@ -122,6 +122,16 @@ def test_segment_sum_and_top_k_are_differentiable():
     np.testing.assert_array_equal(tape.gradient(y, data).numpy(), [1.0, 10.0, 2.0, 11.0])
 
 
+def test_kinks_take_tensorflows_gradients():
+    """At 0, selu's gradient is scale and celu's is 2 (both of TensorFlow's maximum and minimum pass it); a zero row
+    of normalize gets 1 / epsilon, not NaN."""
+    x = tf.Variable(np.zeros(3, np.float32))
+    with tf.GradientTape(persistent=True) as tape:
+        ys = [ops.sum(ops.selu(x)), ops.sum(ops.celu(x)), ops.sum(ops.normalize(x[None]))]
+    grads = [tape.gradient(y, x).numpy().tolist() for y in ys]
+    assert grads == [[np.float32(1.0507009873554805)] * 3, [2.0] * 3, [np.float32(1e7)] * 3]
+
+
 def test_scatter_and_slice_update():
     out = ops.scatter(np.array([[0, 1], [2, 0], [0, 1]]), np.array([1.0, 2.0, 3.0], np.float32), (3, 2))
     np.testing.assert_array_equal(np.asarray(out), [[0, 4], [0, 0], [2, 0]])
@@ -150,6 +160,8 @@ DIFFERENTIABLE = {
     "norm": lambda x: ops.norm(x, ord=3, axis=1),
     "categorical_crossentropy": lambda x: ops.categorical_crossentropy(ops.softmax(x), x * 0.5, from_logits=True),
     "extract_sequences": lambda x: ops.extract_sequences(x, 2, 1),
+    "celu": lambda x: ops.celu(x, alpha=0.7),
+    "selu": lambda x: ops.selu(x),
     "segment_max": lambda x: ops.segment_max(x, np.array([1, 0, 1, 1, 0, 0])[:x.shape[0]], num_segments=2),
 }
 

@@ -53,3 +53,9 @@ def generated(op, place):
     call.__name__, call.__doc__, call.__signature__ = fn.__name__, fn.__doc__, fn.__signature__
     return call
 
+
+# Keras 3's numpy part (keras/src/ops/numpy.py): its versions of concatenate, reshape and where replace the ones above.
+from . import numpy as _numpy  # noqa: E402
+from .numpy import *  # noqa: E402,F401,F403
+
+__all__ += [n for n in _numpy.__all__ if n not in __all__]

@@ -94,8 +94,15 @@ def segment_max(data, segment_ids, num_segments=None, sorted=False):
 
 
 def logsumexp(x, axis=None, keepdims=False):
-    """log(sum(exp(x), axis)), computed stably."""
-    return _as_face(apply("logsumexp", _floating(x, "logsumexp"), axis=axis, keepdims=keepdims))
+    """log(sum(exp(x - m), axis)) + m, m the (finite) max held constant: TensorFlow's steps, and its gradient
+    softmax(x) to the last bit."""
+    x = _floating(x, "logsumexp")
+    top = apply("max", x, axis=axis, keepdims=True).detach()
+    top = apply("where", convert_to_tensor(np.isfinite(_values(top))), top, 0.0)
+    out = apply("add", apply("log", apply("sum", apply("exp", apply("sub", x, top)), axis=axis, keepdims=True)), top)
+    if not keepdims:
+        out = apply("reshape", out, shape=np.squeeze(np.zeros(top.shape, bool), axis=axis).shape)
+    return _as_face(out)
 
 
 def erf(x):

@@ -108,7 +108,8 @@ def hard_sigmoid(x):
 
 
 def hard_silu(x):
-    """x * hard_sigmoid(x)."""
+    """x * hard_sigmoid(x), one rounding (keras.activations.hard_silu's values; at -3 and 3 the gradient is the
+    engine op's, not TensorFlow's 0 and 1)."""
     return _op("hardswish", x)
 
 
@@ -120,9 +121,13 @@ def elu(x, alpha=1.0):
     return _op("elu", x, alpha=float(alpha))
 
 
+SELU_SCALE = 1.0507009873554805
+
+
 def selu(x):
-    """scale * elu(x, alpha) with the self-normalising constants."""
-    return _op("selu", x)
+    """scale * elu(x, alpha) with the self-normalising constants; at 0 the gradient is scale (TensorFlow's)."""
+    x = _floating(x, "selu")
+    return _as_face(apply("where", apply("lt", x, 0.0), apply("selu", x), apply("mul", x, SELU_SCALE)))
 
 
 def gelu(x, approximate=True):
@@ -131,8 +136,12 @@ def gelu(x, approximate=True):
 
 
 def celu(x, alpha=1.0):
-    """max(x, 0) + min(0, alpha * (exp(x / alpha) - 1))."""
-    return _op("celu", x, alpha=float(alpha))
+    """max(x, 0) + alpha * expm1(min(x, 0) / alpha), Keras's steps (at 0 both branches pass the gradient, as
+    TensorFlow's maximum and minimum do)."""
+    x = _floating(x, "celu")
+    pos = apply("where", apply("ge", x, 0.0), x, 0.0)
+    neg = apply("where", apply("le", x, 0.0), x, 0.0)
+    return _as_face(apply("add", pos, apply("mul", apply("expm1", apply("div", neg, float(alpha))), float(alpha))))
 
 
 def glu(x, axis=-1):
@@ -444,9 +453,9 @@ def normalize(x, axis=-1, order=2, epsilon=None):
     if x.ndim == 0:
         x = apply("reshape", x, shape=(1,))
     epsilon = EPSILON if epsilon is None else epsilon
-    if order == 2:
-        inv = apply("rsqrt", apply("sum", apply("mul", x, x), axis=axis, keepdims=True))
-        return _as_face(apply("mul", x, apply("minimum", inv, 1.0 / epsilon)))
+    if order == 2:      # min(rsqrt(s), 1 / eps) as rsqrt(max(s, eps**2)): a zero row's gradient stays finite
+        sq = apply("sum", apply("mul", x, x), axis=axis, keepdims=True)
+        return _as_face(apply("mul", x, apply("rsqrt", apply("maximum", sq, float(epsilon) ** 2))))
     from .math import norm
     return _as_face(apply("div", x, apply("maximum", norm(x, ord=order, axis=axis, keepdims=True), epsilon)))
 
