@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...engine import apply, storage, Tensor as _EngineTensor
+from ...engine import apply, storage
 from .._tensor import _as_face, convert_to_tensor
 from .nn import _float, _floating, _int_array, _tensor
 
@@ -61,7 +61,7 @@ def _segments(segment_ids, num_segments, sorted):
 
 def segment_sum(data, segment_ids, num_segments=None, sorted=False):
     """The sums of data's rows per segment id (ids outside [0, num_segments) dropped)."""
-    data = _float(data) if _tensor(data).fmt is not None else _tensor(data)
+    data = _tensor(data)
     ids = _segments(segment_ids, num_segments, sorted)
     if num_segments is None:
         num_segments = (ids.max() + 1 if ids.size else 0) if sorted else len(np.unique(ids))
