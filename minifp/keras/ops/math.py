@@ -129,6 +129,20 @@ def extract_sequences(x, sequence_length, sequence_stride):
     return _as_face(apply("getitem", x, index=(Ellipsis, idx)))
 
 
+def _singular(x, rows, cols, ord):
+    """The sum, max or min of the singular values of x's (rows, cols) matrices, as u_k^T A v_k with the singular
+    vectors from NumPy held constant: the engine differentiates that to u_k v_k^T, the singular values' gradient."""
+    rest = [i for i in range(x.ndim) if i not in (rows, cols)]
+    a = apply("transpose", x, axes=tuple(rest + [rows, cols]))
+    u, _, vt = np.linalg.svd(_values(a).astype(np.float64), full_matrices=False)
+    if ord != "nuc":
+        pick = slice(0, 1) if ord == 2 else slice(-1, None)
+        u, vt = u[..., pick], vt[..., pick, :]
+    av = apply("matmul", a, convert_to_tensor(np.swapaxes(vt, -1, -2).astype(np.float32)))
+    s = apply("sum", apply("mul", convert_to_tensor(u.astype(np.float32)), av), axis=-2)
+    return apply("sum", s, axis=-1)
+
+
 def norm(x, ord=None, axis=None, keepdims=False):
     """Vector norms (an int axis, or all of a 1-D x) and matrix norms ('fro', 1, -1, inf, -inf over two axes)."""
     x = _float(x)
@@ -170,7 +184,10 @@ def norm(x, ord=None, axis=None, keepdims=False):
         if not keepdims:
             out = apply("reshape", out, shape=tuple(s for i, s in enumerate(x.shape) if i not in axis))
     elif ord in ("nuc", 2, -2):
-        raise NotImplementedError(f"minifp's keras.ops.norm has no singular values: ord={ord!r}")
+        out = _singular(x, rows, cols, ord)
+        shape = tuple(1 if i in axis else s for i, s in enumerate(x.shape)) if keepdims else \
+            tuple(s for i, s in enumerate(x.shape) if i not in axis)
+        out = apply("reshape", out, shape=shape)
     else:
         raise ValueError(f"Invalid `ord` argument for matrix norm. Received: ord={ord}")
     return _as_face(out)

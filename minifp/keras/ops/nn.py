@@ -18,7 +18,8 @@ __all__ = ["relu", "relu6", "sigmoid", "softplus", "softsign", "silu", "swish", 
            "log_softmax", "max_pool", "average_pool", "conv", "depthwise_conv", "separable_conv", "conv_transpose",
            "one_hot", "multi_hot", "categorical_crossentropy", "sparse_categorical_crossentropy",
            "binary_crossentropy", "moments", "batch_normalization", "normalize", "dot_product_attention",
-           "layer_normalization", "rms_normalization"]
+           "layer_normalization", "rms_normalization", "hard_tanh", "soft_shrink", "hard_shrink", "tanh_shrink",
+           "threshold", "squareplus", "sparse_plus", "sparse_sigmoid", "psnr", "depth_to_space", "space_to_depth"]
 
 EPSILON = 1e-7      # keras.config.epsilon()
 
@@ -154,6 +155,64 @@ def glu(x, axis=-1):
     first = tuple(slice(None) if i != ax else slice(0, n // 2) for i in range(x.ndim))
     second = tuple(slice(None) if i != ax else slice(n // 2, n) for i in range(x.ndim))
     return _as_face(apply("mul", x[first], apply("sigmoid", x[second])))
+
+
+def _const(v, x):
+    """The number v as a tensor of x's dtype (TensorFlow converts a Python number to its operand's dtype)."""
+    return convert_to_tensor(np.float32(v), x.dtype)
+
+
+def hard_tanh(x):
+    """x clipped to [-1, 1] (tf.clip_by_value: the gradient passes at the ends too)."""
+    return _as_face(_losses._clip(_floating(x, "hard_tanh"), -1.0, 1.0))
+
+
+def soft_shrink(x, threshold=0.5):
+    """x - threshold above threshold, x + threshold below -threshold, 0 between."""
+    x = _floating(x, "soft_shrink")
+    t = _const(threshold, x)
+    return _as_face(apply("where", apply("gt", x, t), apply("sub", x, t),
+                          apply("where", apply("lt", x, apply("neg", t)), apply("add", x, t), 0.0)))
+
+
+def hard_shrink(x, threshold=0.5):
+    """x where |x| > threshold, else 0."""
+    x = _floating(x, "hard_shrink")
+    return _as_face(apply("where", apply("gt", apply("abs", x), _const(threshold, x)), x, 0.0))
+
+
+def tanh_shrink(x):
+    """x - tanh(x)."""
+    x = _floating(x, "tanh_shrink")
+    return _as_face(apply("sub", x, apply("tanh", x)))
+
+
+def threshold(x, threshold, default_value):
+    """x where x > threshold, else default_value."""
+    x = _floating(x, "threshold")
+    return _as_face(apply("where", apply("gt", x, _const(threshold, x)), x, _const(default_value, x)))
+
+
+def squareplus(x, b=4):
+    """(x + sqrt(x**2 + b)) / 2, in Keras's steps."""
+    x = _floating(x, "squareplus")
+    root = apply("sqrt", apply("add", apply("mul", x, x), _const(b, x)))
+    return _as_face(apply("div", apply("add", x, root), 2.0))
+
+
+def sparse_plus(x):
+    """0 for x <= -1, (x + 1)**2 / 4 below 1, x above."""
+    x = _floating(x, "sparse_plus")
+    y = apply("add", x, 1.0)
+    mid = apply("mul", apply("mul", y, y), 0.25)
+    return _as_face(apply("where", apply("le", x, -1.0), 0.0, apply("where", apply("lt", x, 1.0), mid, x)))
+
+
+def sparse_sigmoid(x):
+    """0 for x <= -1, 1 for x >= 1, (x + 1) / 2 between."""
+    x = _floating(x, "sparse_sigmoid")
+    mid = apply("mul", apply("add", x, 1.0), 0.5)
+    return _as_face(apply("where", apply("le", x, -1.0), 0.0, apply("where", apply("ge", x, 1.0), 1.0, mid)))
 
 
 def _over_axes(name, x, axis):
@@ -458,6 +517,53 @@ def normalize(x, axis=-1, order=2, epsilon=None):
         return _as_face(apply("mul", x, apply("rsqrt", apply("maximum", sq, float(epsilon) ** 2))))
     from .math import norm
     return _as_face(apply("div", x, apply("maximum", norm(x, ord=order, axis=axis, keepdims=True), epsilon)))
+
+
+def psnr(x1, x2, max_val):
+    """20 log10(max_val) - 10 log10(mean((x1 - x2)**2)), the peak signal-to-noise ratio in dB."""
+    x1, x2 = _float(x1), _float(x2)
+    if x1.shape != x2.shape:
+        raise ValueError(f"Input shapes {x1.shape} and {x2.shape} must match for PSNR calculation. ")
+    d = apply("sub", x1, x2)
+    mse = apply("mean", apply("mul", d, d))
+    peak = apply("mul", apply("log10", _const(max_val, x2)), 20.0)
+    return _as_face(apply("sub", peak, apply("mul", apply("log10", mse), 10.0)))
+
+
+def _blocks(x, block_size, data_format, name):
+    data_format = standardize_data_format(data_format)
+    x = _tensor(x)
+    if x.ndim != 4:
+        raise ValueError(f"{name} expects a 4-D input. Received: x.shape={x.shape}")
+    if data_format == "channels_first":
+        x = apply("transpose", x, axes=(0, 2, 3, 1))
+    return x, int(block_size), data_format
+
+
+def _unblocks(y, data_format):
+    return _as_face(y if data_format == "channels_last" else apply("transpose", y, axes=(0, 3, 1, 2)))
+
+
+def depth_to_space(x, block_size, data_format="channels_last"):
+    """Channels moved into block_size x block_size spatial blocks (TensorFlow's order)."""
+    x, b, data_format = _blocks(x, block_size, data_format, "depth_to_space")
+    n, h, w, c = x.shape
+    if c % (b * b):
+        raise ValueError(f"Dimension size must be evenly divisible by {b * b} but is {c}")
+    y = apply("reshape", x, shape=(n, h, w, b, b, c // (b * b)))
+    y = apply("transpose", y, axes=(0, 1, 3, 2, 4, 5))
+    return _unblocks(apply("reshape", y, shape=(n, h * b, w * b, c // (b * b))), data_format)
+
+
+def space_to_depth(x, block_size, data_format="channels_last"):
+    """block_size x block_size spatial blocks moved into the channels (TensorFlow's order)."""
+    x, b, data_format = _blocks(x, block_size, data_format, "space_to_depth")
+    n, h, w, c = x.shape
+    if h % b or w % b:
+        raise ValueError(f"Image width {w} and height {h} should be divisible by block_size: {b}")
+    y = apply("reshape", x, shape=(n, h // b, b, w // b, b, c))
+    y = apply("transpose", y, axes=(0, 1, 3, 2, 4, 5))
+    return _unblocks(apply("reshape", y, shape=(n, h // b, w // b, b * b * c)), data_format)
 
 
 def _in_float32(x):
