@@ -22,7 +22,8 @@ _spec = importlib.util.spec_from_file_location("ops_samples", ROOT / "tests" / "
 ops_samples = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(ops_samples)
 PASSING = ops_samples.FIXTURES / "ops_passing.txt"
-EXCLUSIONS = json.loads((ROOT / "tools" / "keras_ops_exclusions.json").read_text())["exclusions"]
+_EXCLUDED = json.loads((ROOT / "tools" / "keras_ops_exclusions.json").read_text())
+EXCLUSIONS, KNOWN = _EXCLUDED["exclusions"], _EXCLUDED.get("known_differences", [])
 
 
 def measure(ops):
@@ -106,6 +107,9 @@ def render(results, ops):
         "## Excluded", "Categories of `tools/keras_ops_exclusions.json`, each with its reason.",
         table([(e["category"], e["reason"], ", ".join(f"`{o}`" for o in e["ops"])) for e in EXCLUSIONS],
               ("category", "reason", "keras.ops names")),
+        "## Known differences", "Recorded cases where minifp differs from Keras on purpose (`known_differences` of "
+        "`tools/keras_ops_exclusions.json`; counted as failing above):",
+        table([(", ".join(f"`{c}`" for c in k["cases"]), k["reason"]) for k in KNOWN], ("cases", "reason")),
     ]) + "\n"
 
 

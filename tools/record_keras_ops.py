@@ -5,12 +5,14 @@ Run by hand from the repository root with the Keras environment (never the proje
     /work/tfenv/bin/python tools/record_keras_ops.py            # every case module
     /work/tfenv/bin/python tools/record_keras_ops.py numpy      # one family (tools/keras_ops_cases_numpy.py)
 
-For each case module it writes tests/fixtures/keras/ops_<family>.json.gz (gzipped JSON): every case's stored inputs, then the
-output values, dtypes and shapes (a list where keras.ops returns several), or the name of the exception Keras
-raised; for a float32 case with one float32 output, the gradient of sum(output * a fixed cotangent) with respect
-to each float32 input (`grads`, keyed by the input's array number). A name's first two float32 cases that Keras accepts are recorded again with their float32 arrays in
-float16 and in bfloat16 (the mixed policies' compute dtypes); a case's options {"halves": True/False} override. It also writes tests/fixtures/keras/ops_names.json: the
-Keras version and every public keras.ops function name (the report's scope). tests/keras/ops_samples.py reads them.
+For each case module it writes tests/fixtures/keras/ops_<family>.json.gz (gzipped JSON): every case's stored
+inputs, then the output values, dtypes and shapes (a list where keras.ops returns several), or the name of the
+exception Keras raised; for a float32 case with one float32 output, the gradient of sum(output * a fixed
+cotangent) with respect to each float32 input (`grads`, keyed by the input's array number). A name's first two
+float32 cases that Keras accepts are recorded again with their float32 arrays in float16 and in bfloat16 (the
+mixed policies' compute dtypes); a case's options {"halves": True/False} override. It also writes
+tests/fixtures/keras/ops_names.json: the Keras version and every public keras.ops function name (the report's
+scope). tests/keras/ops_samples.py reads them.
 """
 import gzip
 import importlib.util

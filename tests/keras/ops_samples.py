@@ -118,7 +118,7 @@ def decode_array(d):
 
 def encode(v, arrays):
     """A case argument for JSON: arrays (given as (array, dtype)) -> {"array": i} into `arrays`; tuples and
-    non-finite floats tagged."""
+    non-finite floats, slices and Ellipsis tagged."""
     if isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], np.ndarray):
         arrays.append(encode_array(*v))
         return {"array": len(arrays) - 1}
@@ -130,6 +130,10 @@ def encode(v, arrays):
         return {"dict": {k: encode(x, arrays) for k, x in v.items()}}
     if isinstance(v, float) and not math.isfinite(v):
         return {"float": str(v)}
+    if isinstance(v, slice):
+        return {"slice": [v.start, v.stop, v.step]}
+    if v is Ellipsis:
+        return {"ellipsis": True}
     return v
 
 
@@ -145,6 +149,10 @@ def decode(v, arrays, make):
             return tuple(decode(x, arrays, make) for x in v["tuple"])
         if "float" in v:
             return float(v["float"])
+        if "slice" in v:
+            return slice(*v["slice"])
+        if "ellipsis" in v:
+            return Ellipsis
         return {k: decode(x, arrays, make) for k, x in v["dict"].items()}
     return v
 

@@ -1,8 +1,9 @@
 """minifp.keras.ops against real keras.ops (tests/fixtures/keras/ops_*.json.gz, recorded by tools/record_keras_ops.py).
 
 A ratchet: every case id in tests/fixtures/keras/ops_passing.txt must still give Keras's dtypes and shapes exactly,
-its values within Keras's own test tolerance (float32; about an ulp in float16 and bfloat16), and raise where Keras
-raised, and gradients ("<id>/grad") within 1e-5 of TensorFlow's; docs/keras_coverage.md must state the pass rate measured now. After adding ops, run
+its values within Keras's own test tolerance (float32; about an ulp in float16 and bfloat16) and raise where Keras
+raised; "<id>/grad" ids their gradients within 1e-5 of TensorFlow's. docs/keras_coverage.md must state the pass
+rates measured now. After adding ops, run
 `python tools/keras_ops_report.py --update` to raise the ratchet and regenerate the docs.
 """
 import importlib.util

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ...engine import apply, storage, Tensor as _EngineTensor, to_numpy
+from ...engine import apply, current_autocast, finfo, made_by, storage, Tensor as _EngineTensor, to_numpy
 from .._tensor import _as_face, as_dtype, convert_to_tensor as _convert, format_of
 
 __all__ = ["result_type", "abs", "absolute", "negative", "square", "sqrt", "exp", "exp2", "expm1", "log", "log2",
@@ -102,10 +102,21 @@ def result_type(*dtypes):
     return {"uint64": "uint32"}.get(out, out)
 
 
+def _read_as(x):
+    """The dtype a layer call under a mixed policy reads variable x in (Keras's autocast: a trainable float32
+    variable is read in the compute dtype), else None. The dispatcher does the cast itself (and caches it)."""
+    ac = current_autocast()
+    if (ac is None or not ac.variables_only or x.fmt is None or not x.requires_grad or made_by(x) is not None
+            or x.device != ac.device or not x.fmt.is_float32):
+        return None
+    return str(as_dtype(ac.fmt))
+
+
 def _dtype(x):
-    """x's dtype for promotion: a tensor's, a NumPy array's, or Python int/float (weak) and bool."""
+    """x's dtype for promotion: a tensor's (a variable's as a layer call reads it), a NumPy array's, or Python
+    int/float (weak) and bool."""
     if isinstance(x, _EngineTensor):
-        return str(_as_face(x).dtype)
+        return _read_as(x) or str(_as_face(x).dtype)
     if isinstance(x, (bool, np.bool_)):
         return "bool"
     if isinstance(x, int):
@@ -135,7 +146,7 @@ def _t(x, dtype=None):
             dtype = FLOATX if d is float else "int32" if d is int else d
         return _convert(np.asarray(x), dtype)
     x = _as_face(x)
-    return x if dtype is None or str(x.dtype) == str(dtype) else _convert(x, dtype)
+    return x if dtype is None or str(x.dtype) == str(dtype) or _read_as(x) == str(dtype) else _convert(x, dtype)
 
 
 def _np(x):
@@ -146,10 +157,6 @@ def _np(x):
 def _out(arr, dtype):
     """A face Tensor of NumPy values in Keras dtype `dtype`."""
     return _convert(np.asarray(arr), dtype)
-
-
-def _face(t):
-    return _as_face(t)
 
 
 def _axis(axis, ndim):
@@ -175,14 +182,14 @@ def _moved(x, fn):
     if x.fmt is None:
         return _out(np.ascontiguousarray(fn(storage(x))), x.dtype)
     pos = fn(np.arange(x.size, dtype=np.int64).reshape(x.shape))
-    return _face(apply("getitem", apply("reshape", x, shape=(-1,)), index=np.asarray(pos)))
+    return _as_face(apply("getitem", apply("reshape", x, shape=(-1,)), index=np.asarray(pos)))
 
 
 def _gather_flat(x, pos):
     """x's values (flattened) at positions pos (an int array of any shape)."""
     if x.fmt is None:
         return _out(storage(x).reshape(-1)[pos], x.dtype)
-    return _face(apply("getitem", apply("reshape", x, shape=(-1,)), index=np.asarray(pos, np.int64)))
+    return _as_face(apply("getitem", apply("reshape", x, shape=(-1,)), index=np.asarray(pos, np.int64)))
 
 
 # -- elementwise -----------------------------------------------------------------------------------------------
@@ -191,7 +198,7 @@ def _gather_flat(x, pos):
 def _float_unary(op, name):
     def fn(x):
         x = _t(x)
-        return _face(apply(op, x if _is_float(x.dtype) else _t(x, FLOATX)))
+        return _as_face(apply(op, x if _is_float(x.dtype) else _t(x, FLOATX)))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{name} of x, elementwise (integer inputs in float32)."
     return fn
@@ -212,7 +219,7 @@ def reciprocal(x):
     x = _t(x)
     if not _is_float(x.dtype):
         raise TypeError(f"reciprocal has no kernel for {x.dtype} inputs")
-    return _face(apply("reciprocal", x))
+    return _as_face(apply("reciprocal", x))
 
 
 def cbrt(x):
@@ -240,7 +247,7 @@ def _same_dtype_unary(op, np_fn, name, doc):
         x = _t(x)
         if x.fmt is None:
             return _out(np_fn(storage(x)), x.dtype)
-        return _face(apply(op, x))
+        return _as_face(apply(op, x))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
     return fn
@@ -261,24 +268,24 @@ def square(x):
     return multiply(x, x)
 
 
-def _rounding(op, np_fn, name):
+def _rounding(op, name):
     def fn(x):
         x = _t(x)
         if x.fmt is None:
             x = _t(x, FLOATX)
-        return _face(apply(op, x))
+        return _as_face(apply(op, x))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{name} of x, elementwise (integer inputs in float32)."
     return fn
 
 
-floor, ceil = _rounding("floor", np.floor, "floor"), _rounding("ceil", np.ceil, "ceil")
+floor, ceil = _rounding("floor", "floor"), _rounding("ceil", "ceil")
 
 
 def trunc(x):
     """x rounded toward zero, in x's dtype (integers unchanged)."""
     x = _t(x)
-    return x if x.fmt is None else _face(apply("trunc", x))
+    return x if x.fmt is None else _as_face(apply("trunc", x))
 
 
 def round(x, decimals=0):
@@ -290,8 +297,8 @@ def round(x, decimals=0):
         f = 10 ** (-decimals)
         return _out(np.round(storage(x) / f) * f, x.dtype)
     if decimals == 0:
-        return _face(apply("round", x))
-    return _face(apply("round_decimals", x, decimals=decimals))
+        return _as_face(apply("round", x))
+    return _as_face(apply("round_decimals", x, decimals=decimals))
 
 
 def _predicate(np_fn, name, doc):
@@ -327,7 +334,7 @@ def _binary(op, np_fn, name, doc, float_only=False):
         if not _is_float(dtype):
             with np.errstate(all="ignore"):
                 return _out(np_fn(storage(a), storage(b)), dtype)
-        return _face(apply(op, a, b))
+        return _as_face(apply(op, a, b))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
     return fn
@@ -349,7 +356,7 @@ logaddexp2 = _binary("logaddexp2", None, "logaddexp2", "log2(2**x1 + 2**x2), ele
 def divide(x1, x2):
     """x1 / x2 (true division; integer inputs give float32)."""
     dtype = result_type(_dtype(x1), _dtype(x2), float)
-    return _face(apply("div", _t(x1, dtype), _t(x2, dtype)))
+    return _as_face(apply("div", _t(x1, dtype), _t(x2, dtype)))
 
 
 true_divide = divide
@@ -361,7 +368,7 @@ def divide_no_nan(x1, x2):
     a, b = _t(x1, dtype), _t(x2, dtype)
     zero = equal(b, 0)
     safe = where(zero, _t(1.0, dtype), b)
-    return where(zero, _t(0.0, dtype), _face(apply("div", a, safe)))
+    return where(zero, _t(0.0, dtype), _as_face(apply("div", a, safe)))
 
 
 def floor_divide(x1, x2):
@@ -371,7 +378,7 @@ def floor_divide(x1, x2):
     if not _is_float(dtype):
         with np.errstate(all="ignore"):
             return _out(np.floor_divide(storage(a), storage(b)), dtype)
-    return _face(apply("div_floor", a, b))
+    return _as_face(apply("div_floor", a, b))
 
 
 def mod(x1, x2):
@@ -383,7 +390,7 @@ def mod(x1, x2):
     if not _is_float(dtype):
         with np.errstate(all="ignore"):
             return _out(np.mod(storage(a), storage(b)), dtype)
-    return _face(apply("remainder", a, b))
+    return _as_face(apply("remainder", a, b))
 
 
 def fmod(x1, x2):
@@ -395,7 +402,7 @@ def fmod(x1, x2):
     if not _is_float(dtype):
         with np.errstate(all="ignore"):
             return _out(np.fmod(storage(a), storage(b)), dtype)
-    return _face(apply("fmod", a, b))
+    return _as_face(apply("fmod", a, b))
 
 
 def power(x1, x2):
@@ -405,7 +412,7 @@ def power(x1, x2):
     if not _is_float(dtype):
         with np.errstate(all="ignore"):
             return _out(np.power(storage(a), storage(b)), dtype)
-    return _face(apply("pow", a, b))
+    return _as_face(apply("pow", a, b))
 
 
 def heaviside(x1, x2):
@@ -418,10 +425,12 @@ def heaviside(x1, x2):
 
 
 def nextafter(x1, x2):
-    """The next float32 after x1 towards x2 (Keras computes it in float32... then its dtype)."""
+    """The next float64 after x1 towards x2, in the promoted dtype (Keras's: an unchanged half value)."""
     dtype = result_type(_dtype(x1), _dtype(x2), float)
     a, b = _t(x1, dtype), _t(x2, dtype)
-    return _out(np.nextafter(_np(a).astype(np.float64), _np(b).astype(np.float64)).astype(np.float32), dtype)
+    step = _out(np.nextafter(_np(a).astype(np.float64), _np(b).astype(np.float64)), dtype)
+    # x1 plus a constant step: the gradient flows to x1 unchanged (TensorFlow's), none to x2
+    return add(a, _out(np.nan_to_num(_np(step) - _np(a)), dtype))
 
 
 def _compare(op, np_fn, name):
@@ -430,7 +439,7 @@ def _compare(op, np_fn, name):
         a, b = _t(x1, dtype), _t(x2, dtype)
         if not _is_float(dtype):
             return _out(np_fn(storage(a), storage(b)), "bool")
-        return _face(apply(op, a, b))
+        return _as_face(apply(op, a, b))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"x1 {name.replace('_', ' ')} x2, elementwise, as bools."
     return fn
@@ -472,7 +481,7 @@ def sum(x, axis=None, keepdims=False):
     axes = _axis(axis, x.ndim)
     if x.fmt is None:
         return _out(np.sum(storage(x), axis=axes, keepdims=keepdims), _sum_dtype(str(x.dtype)))
-    return _face(apply("sum", x, axis=axes, keepdims=keepdims))
+    return _as_face(apply("sum", x, axis=axes, keepdims=keepdims))
 
 
 def prod(x, axis=None, keepdims=False, dtype=None):
@@ -482,7 +491,7 @@ def prod(x, axis=None, keepdims=False, dtype=None):
     out_dtype = str(as_dtype(dtype)) if dtype is not None else _sum_dtype(str(x.dtype))
     if not _is_float(out_dtype):
         return _out(np.prod(_np(x), axis=axes, keepdims=keepdims), out_dtype)
-    return _face(apply("prod", _t(x, out_dtype), axis=axes, keepdims=keepdims))
+    return _as_face(apply("prod", _t(x, out_dtype), axis=axes, keepdims=keepdims))
 
 
 def _float_input(x):
@@ -493,13 +502,13 @@ def _float_input(x):
 def mean(x, axis=None, keepdims=False):
     """The mean over axis (all by default); integer inputs give float32."""
     x = _float_input(x)
-    return _face(apply("mean", x, axis=_axis(axis, x.ndim), keepdims=keepdims))
+    return _as_face(apply("mean", x, axis=_axis(axis, x.ndim), keepdims=keepdims))
 
 
 def var(x, axis=None, keepdims=False):
     """The (biased) variance over axis (all by default); integer inputs give float32."""
     x = _float_input(x)
-    return _face(apply("var", x, axis=_axis(axis, x.ndim), correction=0, keepdims=keepdims))
+    return _as_face(apply("var", x, axis=_axis(axis, x.ndim), correction=0, keepdims=keepdims))
 
 
 def std(x, axis=None, keepdims=False):
@@ -516,7 +525,7 @@ def max(x, axis=None, keepdims=False, initial=None):
     if x.fmt is None:
         out = _out(np.max(storage(x), axis=axes, keepdims=keepdims), x.dtype)
     else:
-        out = _face(apply("max", x, axis=axes, keepdims=keepdims))
+        out = _as_face(apply("max", x, axis=axes, keepdims=keepdims))
     return out if initial is None else maximum(out, _t(initial, x.dtype))
 
 
@@ -529,7 +538,7 @@ def min(x, axis=None, keepdims=False, initial=None):
     if x.fmt is None:
         out = _out(np.min(storage(x), axis=axes, keepdims=keepdims), x.dtype)
     else:
-        out = _face(apply("neg", apply("max", apply("neg", x), axis=axes, keepdims=keepdims)))
+        out = _as_face(apply("neg", apply("max", apply("neg", x), axis=axes, keepdims=keepdims)))
     return out if initial is None else minimum(out, _t(initial, x.dtype))
 
 
@@ -605,8 +614,9 @@ def average(x, axis=None, weights=None):
     return divide(sum(multiply(x, w), axis=axis), sum(broadcast_to(w, x.shape), axis=axis))
 
 
-def _quantiles(x, q, axis, keepdims, method="linear"):
-    """Linear interpolation between the sorted neighbours (NumPy's default), differentiable."""
+def _quantiles(x, q, axis, keepdims, skip_nan=False):
+    """Linear interpolation between the sorted neighbours (NumPy's default), a gather of x's own values and so
+    differentiable; skip_nan: over each row's values that are not NaN (NaN sorts last), NaN where all are."""
     x = _float_input(x)
     qs = np.asarray(_np(_t(q)) if isinstance(q, _EngineTensor) else q, np.float64)
     if axis is None:
@@ -620,13 +630,18 @@ def _quantiles(x, q, axis, keepdims, method="linear"):
         else:
             xs, ax = x, ax[0]
     s = sort(xs, axis=ax)
-    n = s.shape[ax]
+    vals = np.sort(_np(xs), axis=ax)
+    n = (np.sum(~np.isnan(vals), axis=ax, keepdims=True) if skip_nan
+         else np.full([1 if i == ax else d for i, d in enumerate(vals.shape)], vals.shape[ax]))
     outs = []
     for qq in qs.reshape(-1):
-        pos = qq * (n - 1)
-        lo, hi = int(np.floor(pos)), int(np.ceil(pos))
-        a, b = take(s, lo, axis=ax), take(s, hi, axis=ax)
-        outs.append(add(a, multiply(subtract(b, a), float(pos - lo))) if hi != lo else a)
+        pos = qq * np.maximum(n - 1, 0)
+        lo, hi = np.floor(pos).astype(np.int64), np.ceil(pos).astype(np.int64)
+        a, b = take_along_axis(s, lo, axis=ax), take_along_axis(s, hi, axis=ax)
+        out = add(a, multiply(subtract(b, a), _out(pos - lo, x.dtype)))
+        if skip_nan:
+            out = where(_out(n == 0, "bool"), _t(float("nan"), x.dtype), out)
+        outs.append(squeeze(out, axis=ax))
     out = stack(outs) if qs.ndim else outs[0]
     if keepdims:
         for a in sorted(range(x.ndim) if axis is None else _axis(axis, x.ndim)):
@@ -636,13 +651,13 @@ def _quantiles(x, q, axis, keepdims, method="linear"):
 
 def quantile(x, q, axis=None, method="linear", keepdims=False):
     """The q-th quantiles (q in [0, 1]) over axis, by linear interpolation."""
-    return _quantiles(x, q, axis, keepdims, method)
+    return _quantiles(x, q, axis, keepdims)
 
 
 def percentile(x, q, axis=None, method="linear", keepdims=False):
     """The q-th percentiles (q in [0, 100]) over axis."""
     qv = np.asarray(_np(_t(q)) if isinstance(q, _EngineTensor) else q, np.float64) / 100.0
-    return _quantiles(x, qv, axis, keepdims, method)
+    return _quantiles(x, qv, axis, keepdims)
 
 
 def median(x, axis=None, keepdims=False):
@@ -666,8 +681,8 @@ def _cumulative(op, np_fn, name):
             x, axis = reshape(x, (-1,)), 0
         ax = _axis(axis, x.ndim)[0]
         if x.fmt is None:
-            return _out(np_fn(storage(x), axis=ax), _sum_dtype(str(x.dtype)))
-        return _face(apply(op, x, axis=ax))
+            return _out(np_fn(storage(x), axis=ax), x.dtype)
+        return _as_face(apply(op, x, axis=ax))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"The cumulative {name[3:]} along axis (of the flattened x by default)."
     return fn
@@ -737,6 +752,13 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     """num evenly spaced values from start to stop (float32 by default)."""
     if dtype is None:
         dtype = result_type(_dtype(start), _dtype(stop), float)
+    if axis == 0 and not retstep and builtins.any(isinstance(v, _EngineTensor) and v.fmt is not None
+                                                   for v in (start, stop)):
+        # start + fraction * (stop - start): differentiable in tensors start and stop
+        a, b = _t(start, as_dtype(dtype)), _t(stop, as_dtype(dtype))
+        frac = np.linspace(0.0, 1.0, num, endpoint=endpoint) if num else np.zeros(0)
+        frac = _out(frac.reshape((num,) + (1,) * builtins.max(a.ndim, b.ndim)), as_dtype(dtype))
+        return add(expand_dims(a, 0), multiply(frac, expand_dims(subtract(b, a), 0)))
     a = _np(_t(start)) if isinstance(start, _EngineTensor) else np.asarray(start, np.float64)
     b = _np(_t(stop)) if isinstance(stop, _EngineTensor) else np.asarray(stop, np.float64)
     vals, step = np.linspace(a.astype(np.float64), b.astype(np.float64), num, endpoint=endpoint, retstep=True,
@@ -783,7 +805,7 @@ def reshape(x, newshape):
     shape = _shape_arg(newshape)
     if x.fmt is None:
         return _out(storage(x).reshape(shape), x.dtype)
-    return _face(apply("reshape", x, shape=shape))
+    return _as_face(apply("reshape", x, shape=shape))
 
 
 def transpose(x, axes=None):
@@ -795,7 +817,7 @@ def transpose(x, axes=None):
             raise ValueError(f"axes {axes} is not a permutation of the axes of a rank-{x.ndim} tensor")
     if x.fmt is None:
         return _out(np.ascontiguousarray(np.transpose(storage(x), axes)), x.dtype)
-    return _face(apply("transpose", x, axes=axes))
+    return _as_face(apply("transpose", x, axes=axes))
 
 
 def expand_dims(x, axis):
@@ -877,7 +899,7 @@ def broadcast_to(x, shape):
         raise ValueError(f"Cannot broadcast a tensor of shape {x.shape} to {shape}")
     if x.fmt is None:
         return _out(np.ascontiguousarray(np.broadcast_to(storage(x), shape)), x.dtype)
-    return _face(apply("broadcast_to", x, shape=shape))
+    return _as_face(apply("broadcast_to", x, shape=shape))
 
 
 def tile(x, repeats):
@@ -903,7 +925,7 @@ def concatenate(xs, axis=0):
         raise ValueError("concatenate needs an axis: Keras does not flatten the tensors for axis=None")
     if not _is_float(dtype):
         return _out(np.concatenate([storage(x) for x in xs], axis=axis), dtype)
-    return _face(apply("concatenate", *xs, axis=axis))
+    return _as_face(apply("concatenate", *xs, axis=axis))
 
 
 def stack(x, axis=0):
@@ -997,7 +1019,7 @@ def get_item(x, key):
         key = _np(_t(key)) if str(_t(key).dtype) == "bool" else storage(_t(key))
     if x.fmt is None:
         return _out(np.ascontiguousarray(storage(x)[key]), x.dtype)
-    return _face(apply("getitem", x, index=key))
+    return _as_face(apply("getitem", x, index=key))
 
 
 def pad(x, pad_width, mode="constant", constant_values=None):
@@ -1079,7 +1101,7 @@ def where(condition, x1=None, x2=None):
     a, b = _t(x1, dtype), _t(x2, dtype)
     if not _is_float(dtype):
         return _out(np.where(storage(cond), storage(a), storage(b)), dtype)
-    return _face(apply("where", cond, a, b))
+    return _as_face(apply("where", cond, a, b))
 
 
 def nonzero(x):
@@ -1142,7 +1164,7 @@ def clip(x, x_min, x_max):
     dtype = x.dtype
     if not _is_float(dtype) and builtins.any(isinstance(v, float) for v in (x_min, x_max)):
         raise TypeError(f"clip of a {dtype} tensor needs integer bounds, got {x_min!r}, {x_max!r}")
-    return _t(minimum(maximum(x, x_min), x_max), dtype)
+    return _t(maximum(minimum(x, x_max), x_min), dtype)     # x_min wins where x_min > x_max, as TensorFlow's
 
 
 def searchsorted(sorted_sequence, values, side="left"):
@@ -1180,10 +1202,7 @@ def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
     x = _t(x)
     if not _is_float(x.dtype):
         return x
-    big = float(np.finfo(np.float32).max) if str(x.dtype) == "float32" else None
-    if big is None:
-        from ...engine import finfo
-        big = float(finfo(format_of(x.dtype)).max)
+    big = float(finfo(format_of(x.dtype)).max)
     x = where(isnan(x), _t(nan, x.dtype), x)
     x = where(isposinf(x), _t(big if posinf is None else posinf, x.dtype), x)
     return where(isneginf(x), _t(-big if neginf is None else neginf, x.dtype), x)
@@ -1290,7 +1309,7 @@ def matmul(x1, x2):
         return _out(np.matmul(storage(a).astype(np.int64), storage(b).astype(np.int64)), out_dtype)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("matmul does not accept scalars.")
-    return _face(apply("matmul", a, b))
+    return _as_face(apply("matmul", a, b))
 
 
 def dot(x1, x2):
@@ -1488,3 +1507,138 @@ def histogram(x, bins=10, range=None):
     counts, edges = np.histogram(_np(x), bins=bins, range=range)
     return _out(counts, x.dtype), _out(edges, x.dtype)
 
+
+
+# -- NaN-skipping reductions and the rest ----------------------------------------------------------------------
+
+
+def _nan_filled(x, value):
+    return where(isnan(x), _t(value, x.dtype), x) if _is_float(x.dtype) else x
+
+
+def _nan_extreme(pick, fill, name):
+    def fn(x, axis=None, keepdims=False):
+        x = _t(x)
+        if not _is_float(x.dtype):
+            return (any if pick is max else all)(x, axis, keepdims) if str(x.dtype) == "bool" else \
+                pick(x, axis=axis, keepdims=keepdims)
+        out = pick(_nan_filled(x, fill), axis=axis, keepdims=keepdims)
+        return where(all(isnan(x), axis=axis, keepdims=keepdims), _t(float("nan"), x.dtype), out)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"The {name[3:]} over axis ignoring NaNs (NaN where every value is NaN)."
+    return fn
+
+
+nanmax = _nan_extreme(max, float("-inf"), "nanmax")
+nanmin = _nan_extreme(min, float("inf"), "nanmin")
+
+
+def _nan_arg(pick, fill, name):
+    def fn(x, axis=None, keepdims=False):
+        x = _t(x)
+        if not _is_float(x.dtype):
+            return pick(x, axis=axis, keepdims=keepdims)
+        out = pick(_nan_filled(x, fill), axis=axis, keepdims=keepdims)
+        nan_all = np.all(np.isnan(_np(x)), axis=axis, keepdims=keepdims)
+        return _out(np.where(nan_all, -1, storage(out)), "int32")
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"The index of the {name[6:]} value over axis ignoring NaNs (-1 where every value is NaN), int32."
+    return fn
+
+
+nanargmax = _nan_arg(argmax, float("-inf"), "nanargmax")
+nanargmin = _nan_arg(argmin, float("inf"), "nanargmin")
+
+
+def nanprod(x, axis=None, keepdims=False):
+    """The product over axis, NaNs counted as one."""
+    return prod(_nan_filled(_t(x), 1.0), axis=axis, keepdims=keepdims)
+
+
+def nancumsum(x, axis=None, dtype=None):
+    """The cumulative sum along axis, NaNs counted as zero."""
+    return cumsum(_nan_filled(_t(x), 0.0), axis=axis, dtype=dtype)
+
+
+def nancumprod(x, axis=None, dtype=None):
+    """The cumulative product along axis, NaNs counted as one."""
+    return cumprod(_nan_filled(_t(x), 1.0), axis=axis, dtype=dtype)
+
+
+def nanvar(x, axis=None, keepdims=False):
+    """The (biased) variance over axis of the values that are not NaN."""
+    x = _float_input(x)
+    mu = nanmean(x, axis=axis, keepdims=True)
+    nan = isnan(x)      # NaNs leave the squares before they are taken: their gradient stays 0, not NaN
+    sq = where(nan, _t(0.0, x.dtype), square(subtract(_nan_filled(x, 0.0), mu)))
+    count = sum(_t(logical_not(nan), x.dtype), axis=axis, keepdims=keepdims)
+    return divide(sum(sq, axis=axis, keepdims=keepdims), count)
+
+
+def nanstd(x, axis=None, keepdims=False):
+    """The (biased) standard deviation over axis of the values that are not NaN."""
+    return sqrt(nanvar(x, axis=axis, keepdims=keepdims))
+
+
+def nanquantile(x, q, axis=None, method="linear", keepdims=False):
+    """The q-th quantiles over axis of the values that are not NaN (linear interpolation; NaN where all are)."""
+    if not _is_float(_t(x).dtype):
+        raise TypeError(f"nanquantile needs a floating tensor, got {_t(x).dtype}")
+    return _quantiles(x, q, axis, keepdims, skip_nan=True)
+
+
+def nanpercentile(x, q, axis=None, method="linear", keepdims=False):
+    """The q-th percentiles over axis of the values that are not NaN."""
+    qv = np.asarray(_np(_t(q)) if isinstance(q, _EngineTensor) else q, np.float64) / 100.0
+    return nanquantile(x, qv, axis=axis, method=method, keepdims=keepdims)
+
+
+def nanmedian(x, axis=None, keepdims=False):
+    """The median over axis of the values that are not NaN."""
+    if axis == () or axis == []:
+        return _t(x)
+    return nanquantile(x, 0.5, axis=axis, keepdims=keepdims)
+
+
+def ldexp(x1, x2):
+    """x1 * 2**x2 (x2 integers)."""
+    dtype = result_type(_dtype(x1), _dtype(x2), float)
+    if str(_dtype(x2)) not in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64") \
+            and _dtype(x2) is not int:
+        raise TypeError(f"ldexp exponent must be an integer type. Received: x2 dtype={_dtype(x2)}")
+    a = _t(x1, dtype)
+    scale = _out(np.ldexp(np.float32(1), _np(_t(x2)).astype(np.int32)), dtype)
+    return multiply(a, scale)
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """num values spaced evenly on a log scale from start to stop."""
+    vals = np.geomspace(_np(_t(start)).astype(np.float64), _np(_t(stop)).astype(np.float64), num,
+                        endpoint=endpoint, axis=axis)
+    return _out(vals, as_dtype(dtype or FLOATX))
+
+
+def sinc(x):
+    """sin(pi x) / (pi x), and 1 at 0."""
+    x = _t(x)
+    return _as_face(apply("sinc", x if _is_float(x.dtype) else _t(x, FLOATX)))
+
+
+__all__ += ["nanmax", "nanmin", "nanargmax", "nanargmin", "nanprod", "nancumsum", "nancumprod", "nanvar",
+            "nanstd", "nanquantile", "nanpercentile", "nanmedian", "ldexp", "geomspace", "sinc"]
+
+
+def view(x, dtype=None):
+    """x's bytes read as `dtype` (the last axis rescaled where the item sizes differ), as NumPy's view."""
+    x = _t(x)
+    dtype = str(as_dtype(dtype or x.dtype))
+    target = storage(_out(np.zeros(1), dtype)).dtype
+    data = to_numpy(storage(x))
+    if data.ndim == 0 and data.itemsize != target.itemsize or data.ndim and \
+            data.shape[-1] * data.itemsize % target.itemsize:
+        raise ValueError(f"Cannot view array of shape {x.shape} and dtype {x.dtype} as dtype {dtype} because the "
+                         "total number of bytes is not divisible by the new itemsize.")
+    return _out(np.ascontiguousarray(data).view(target), dtype)
+
+
+__all__ += ["view"]
