@@ -246,6 +246,12 @@ case("space_to_depth", A((2, 4, 6, 3)), 2)
 case("space_to_depth", A((1, 2, 6, 3)), 3, data_format="channels_first")
 case("space_to_depth", A((1, 3, 4, 2)), 2, _opts=NOHALF)
 case("norm", A((2, 3, 4)), ord=2, axis=(1, 2))
-case("norm", A((3, 4)), ord=-2, axis=(1, 0), keepdims=True)
+case("norm", A((3, 4)), ord=-2, axis=(0, 1), keepdims=True)
 # (ord="nuc" without an axis is not recorded: TensorFlow's backend fails on it with an InvalidArgumentError where
 # explicit axes work; minifp takes both axes, as NumPy does)
+for name in ["adaptive_average_pool", "adaptive_max_pool"]:
+    case(name, A((2, 6, 6, 3)), 2)
+    case(name, A((2, 7, 5, 2)), (3, 2))
+    case(name, A((2, 5, 7, 2)), (5, 3))
+    case(name, A((2, 10, 3)), 4)
+    case(name, A((2, 3, 7, 5)), (2, 4), data_format="channels_first", _opts=NOHALF)

@@ -163,6 +163,8 @@ DIFFERENTIABLE = {
     "soft_shrink": lambda x: ops.soft_shrink(x, 0.3),
     "squareplus": lambda x: ops.squareplus(x),
     "depth_to_space": lambda x: ops.depth_to_space(ops.reshape(x, (2, 2, 2, 8)), 2),
+    "adaptive_average_pool": lambda x: ops.adaptive_average_pool(x, (3, 2)),
+    "adaptive_max_pool": lambda x: ops.adaptive_max_pool(x, 3),
     "psnr": lambda x: ops.psnr(x, x * 0.5 + 0.1, 2.0),
     "categorical_crossentropy": lambda x: ops.categorical_crossentropy(ops.softmax(x), x * 0.5, from_logits=True),
     "extract_sequences": lambda x: ops.extract_sequences(x, 2, 1),

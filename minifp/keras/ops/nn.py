@@ -19,7 +19,7 @@ __all__ = ["relu", "relu6", "sigmoid", "softplus", "softsign", "silu", "swish", 
            "one_hot", "multi_hot", "categorical_crossentropy", "sparse_categorical_crossentropy",
            "binary_crossentropy", "moments", "batch_normalization", "normalize", "dot_product_attention",
            "layer_normalization", "rms_normalization", "hard_tanh", "soft_shrink", "hard_shrink", "tanh_shrink",
-           "threshold", "squareplus", "sparse_plus", "sparse_sigmoid", "psnr", "depth_to_space", "space_to_depth"]
+           "adaptive_average_pool", "adaptive_max_pool", "threshold", "squareplus", "sparse_plus", "sparse_sigmoid", "psnr", "depth_to_space", "space_to_depth"]
 
 EPSILON = 1e-7      # keras.config.epsilon()
 
@@ -291,6 +291,33 @@ def max_pool(inputs, pool_size, strides=None, padding="valid", data_format=None)
 def average_pool(inputs, pool_size, strides=None, padding="valid", data_format=None):
     """The mean over pool_size windows ("same" windows average only the values inside the input)."""
     return _pool("average_pool", inputs, pool_size, strides, padding, data_format)
+
+
+def _adaptive(reduce, inputs, output_size, data_format, name):
+    """Each spatial axis in turn (height first) reduced over PyTorch's bins [floor(i n / o), ceil((i + 1) n / o)),
+    the bins TensorFlow's adaptive pools gather."""
+    data_format = standardize_data_format(data_format)
+    x = _floating(inputs, name)
+    n = _spatial_rank(x, name)
+    sizes = standardize_tuple(output_size, n, "output_size")
+    first = 1 if data_format == "channels_last" else 2
+    for ax, out in zip(range(first, first + n), sizes):
+        size = x.shape[ax]
+        lead = (slice(None),) * ax
+        parts = [apply(reduce, x[lead + (slice(i * size // out, -(-(i + 1) * size // out)),)], axis=ax,
+                       keepdims=True) for i in range(out)]
+        x = apply("concatenate", *parts, axis=ax)
+    return _as_face(x)
+
+
+def adaptive_average_pool(inputs, output_size, data_format=None):
+    """The mean over output_size adaptive bins per spatial axis (1-D, 2-D)."""
+    return _adaptive("mean", inputs, output_size, data_format, "adaptive_average_pool")
+
+
+def adaptive_max_pool(inputs, output_size, data_format=None):
+    """The max over output_size adaptive bins per spatial axis (1-D, 2-D)."""
+    return _adaptive("max", inputs, output_size, data_format, "adaptive_max_pool")
 
 
 def _conv_args(x, kernel, strides, padding, data_format, dilation_rate, name):
