@@ -82,9 +82,9 @@ def has_float32(v):
 
 
 def output(t):
-    """An output of keras.ops as an encoded array."""
-    if not hasattr(t, "dtype"):         # a Python number or bool
-        t = np.asarray(t)
+    """An output of keras.ops as an encoded array ("python": a Python number, compared by value only)."""
+    if not hasattr(t, "dtype"):
+        return dict(encode_array(np.asarray(t), np.asarray(t).dtype.name), python=True)
     dtype = keras.backend.standardize_dtype(t.dtype)
     arr = np.asarray(tf.cast(t, tf.float32) if dtype in ("bfloat16", "float16", "float64") else t)
     return encode_array(arr, dtype)
@@ -125,6 +125,12 @@ def record_case(cid, name, args, kwargs, dtype_over):
     return rec
 
 
+def checks(opts):
+    """The case options the check reads: "shape_only" (random values: dtypes, shapes and raises only), "atol" and
+    "rtol" (a float32 tolerance of the op's own)."""
+    return {k: opts[k] for k in ("shape_only", "atol", "rtol") if k in opts}
+
+
 def record_module(path):
     """Every case of one case module, with its half-precision variants."""
     spec = importlib.util.spec_from_file_location(path.stem, path)
@@ -137,13 +143,13 @@ def record_module(path):
         opts = case[3] if len(case) > 3 else {}
         counts[name] = counts.get(name, -1) + 1
         cid = f"{family}/{name}/{counts[name]}"
-        cases.append(record_case(cid, name, args, kwargs, None))
+        cases.append(dict(record_case(cid, name, args, kwargs, None), **checks(opts)))
         # The half variants of a name's first two float32 cases that Keras accepts (keep the fixtures small).
         halves = halved.get(name, 0) < 2 and "raises" not in cases[-1]
         if opts.get("halves", halves) and has_float32((args, kwargs)):
             halved[name] = halved.get(name, 0) + 1
             for half in HALF:
-                cases.append(record_case(f"{cid}@{half}", name, args, kwargs, half))
+                cases.append(dict(record_case(f"{cid}@{half}", name, args, kwargs, half), **checks(opts)))
     out = FIXTURES / f"ops_{family}.json.gz"
     text = json.dumps({"keras_version": keras.__version__, "family": family, "cases": cases}, separators=(",", ":"))
     out.write_bytes(gzip.compress(text.encode() + b"\n", 9, mtime=0))     # mtime 0: the same cases, the same bytes

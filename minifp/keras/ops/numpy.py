@@ -34,7 +34,7 @@ __all__ = ["result_type", "abs", "absolute", "negative", "square", "sqrt", "exp"
            "append", "split", "array_split", "hsplit", "vsplit", "dsplit", "pad", "diag", "diagonal", "diagflat",
            "trace", "tril", "triu", "where", "take", "take_along_axis", "sort", "argsort", "nonzero", "clip",
            "searchsorted", "digitize", "isin", "isclose", "allclose", "nan_to_num", "bincount", "diff",
-           "meshgrid", "size", "ndim", "shape", "copy", "real", "conj", "conjugate", "matmul", "dot", "vdot",
+           "meshgrid", "size", "ndim", "copy", "real", "conj", "conjugate", "matmul", "dot", "vdot",
            "inner", "outer", "tensordot", "einsum", "kron", "cross", "trapezoid", "vander", "correlate",
            "unravel_index", "array", "fabs", "fmax", "fmin", "isneginf", "isposinf", "isreal", "imag",
            "get_item", "histogram", "argpartition", "select", "corrcoef"]
@@ -560,7 +560,11 @@ def any(x, axis=None, keepdims=False):
 def _arg(np_fn):
     def fn(x, axis=None, keepdims=False):
         x = _t(x)
+        if isinstance(axis, (tuple, list)):
+            raise TypeError(f"{np_fn.__name__} takes one axis, got {axis!r}")
         v = _np(x)
+        if v.dtype.kind == "f":     # NaNs never win a comparison in TensorFlow's kernel
+            v = np.where(np.isnan(v), -np.inf if np_fn is np.argmax else np.inf, v)
         if axis is None:
             out = np_fn(v.reshape(-1))
             return _out(np.reshape(out, (1,) * x.ndim) if keepdims else out, "int32")
@@ -978,7 +982,10 @@ def _split(x, indices_or_sections, axis, even):
     x = _t(x)
     ax = _axis(axis, x.ndim)[0]
     n = x.shape[ax]
-    bounds = [0] + [builtins.min(builtins.max(int(p), 0), n) for p in _split_points(n, indices_or_sections, even)]
+    points = [int(p) for p in _split_points(n, indices_or_sections, even)]
+    if builtins.any(p > n or p < 0 for p in points):
+        raise ValueError(f"split indices {points} fall outside an axis of size {n}")
+    bounds = [0] + points
     bounds.append(n)
     out = []
     for lo, hi in zip(bounds[:-1], bounds[1:]):
@@ -1255,11 +1262,6 @@ def size(x):
 def ndim(x):
     """The number of axes of x, an int64 tensor (as Keras's with TensorFlow)."""
     return _out(_t(x).ndim, "int64")
-
-
-def shape(x):
-    """x's shape, a tuple."""
-    return tuple(_t(x).shape)
 
 
 def copy(x):
