@@ -255,3 +255,7 @@ for name in ["adaptive_average_pool", "adaptive_max_pool"]:
     case(name, A((2, 5, 7, 2)), (5, 3))
     case(name, A((2, 10, 3)), 4)
     case(name, A((2, 3, 7, 5)), (2, 4), data_format="channels_first", _opts=NOHALF)
+case("shape", A((2, 3, 4)), _opts=NOHALF)
+case("shape", A((5,), "int32"), _opts=NOHALF)
+case("is_tensor", A((2, 3)), _opts=NOHALF)
+case("is_tensor", [1.0, 2.0], _opts=NOHALF)
