@@ -111,7 +111,7 @@ def record_case(cid, name, args, kwargs, dtype_over):
         rec["raises"] = type(e).__name__
         return rec
     rec["out"] = [output(t) for t in out] if isinstance(out, (tuple, list)) else output(out)
-    if dtype_over is None and floats and hasattr(out, "dtype") and out.dtype == tf.float32:
+    if dtype_over is None and floats and tf.is_tensor(out) and out.dtype == tf.float32:
         # The gradient of sum(out * cotangent) with respect to each float32 input (zeros where unconnected).
         cot = A(tuple(out.shape)).values(salt=99)
         try:

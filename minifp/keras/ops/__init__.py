@@ -2,14 +2,20 @@
 
 The names of minifp/keras/_names.py: those written here add Keras's semantics (its argument names, a list of
 tensors to join, dtypes by name); every other one is the engine's op with the op's own signature, given by
-minifp.engine.install_names when minifp.keras loads (`generated`). Results are minifp.keras Tensors.
+minifp.engine.install_names when minifp.keras loads (`generated`). Results are minifp.keras Tensors. Keras's nn,
+core and math parts (and linalg's norm) live in nn.py, core.py and math.py, re-exported here.
 """
 from __future__ import annotations
 
 from ...engine import apply, op_function, Tensor as _EngineTensor
 from .._tensor import _as_face, as_dtype, convert_to_tensor, format_of
 
-__all__ = ["cast", "concatenate", "reshape", "where", "convert_to_tensor", "leaky_relu", "elu"]
+from . import core, math, nn
+from .core import *  # noqa: F401,F403  (Keras 3's keras.ops.core)
+from .math import *  # noqa: F401,F403  (keras.ops.math, and linalg's norm)
+from .nn import *  # noqa: F401,F403  (keras.ops.nn)
+
+__all__ = ["cast", "concatenate", "reshape", "where"] + core.__all__ + math.__all__ + nn.__all__
 
 
 def _tensor(x):
@@ -35,16 +41,6 @@ def reshape(x, newshape):
 def where(condition, x1=None, x2=None):
     """x1 where condition holds, else x2."""
     return _as_face(apply("where", _tensor(condition), x1, x2))
-
-
-def leaky_relu(x, negative_slope=0.2):
-    """x where x > 0, else negative_slope * x (Keras's default slope 0.2)."""
-    return _as_face(apply("leaky_relu", _tensor(x), negative_slope=float(negative_slope)))
-
-
-def elu(x, alpha=1.0):
-    """x where x > 0, else alpha * (exp(x) - 1)."""
-    return _as_face(apply("elu", _tensor(x), alpha=float(alpha)))
 
 
 def generated(op, place):
