@@ -7,7 +7,7 @@ core and math parts (and linalg's norm) live in nn.py, core.py and math.py, re-e
 """
 from __future__ import annotations
 
-from ...engine import apply, op_function, Tensor as _EngineTensor
+from ...engine import op_function, Tensor as _EngineTensor
 from .._tensor import _as_face, as_dtype, convert_to_tensor, format_of
 
 from . import core, math, nn
@@ -15,7 +15,7 @@ from .core import *  # noqa: F401,F403  (Keras 3's keras.ops.core)
 from .math import *  # noqa: F401,F403  (keras.ops.math, and linalg's norm)
 from .nn import *  # noqa: F401,F403  (keras.ops.nn)
 
-__all__ = ["cast", "concatenate", "reshape", "where"] + core.__all__ + math.__all__ + nn.__all__
+__all__ = ["cast"] + core.__all__ + math.__all__ + nn.__all__
 
 
 def _tensor(x):
@@ -26,21 +26,6 @@ def cast(x, dtype):
     """x in `dtype` (a float dtype: rounded once; an integer dtype: truncated toward zero)."""
     x, fmt = _tensor(x), format_of(as_dtype(dtype))
     return _as_face(x.astype(fmt)) if fmt is not None and x.fmt is not None else convert_to_tensor(x, dtype)
-
-
-def concatenate(xs, axis=0):
-    """The tensors of the list xs joined along `axis`."""
-    return _as_face(apply("concatenate", *[_tensor(x) for x in xs], axis=axis))
-
-
-def reshape(x, newshape):
-    """x's values in the shape `newshape` (one entry may be -1)."""
-    return _as_face(apply("reshape", _tensor(x), shape=newshape))
-
-
-def where(condition, x1=None, x2=None):
-    """x1 where condition holds, else x2."""
-    return _as_face(apply("where", _tensor(condition), x1, x2))
 
 
 def generated(op, place):
@@ -54,7 +39,7 @@ def generated(op, place):
     return call
 
 
-# Keras 3's numpy part (keras/src/ops/numpy.py): its versions of concatenate, reshape and where replace the ones above.
+# Keras 3's numpy part (keras/src/ops/numpy.py)
 from . import numpy as _numpy  # noqa: E402
 from .numpy import *  # noqa: E402,F401,F403
 
