@@ -1,8 +1,9 @@
 """examples/keras's Keras 3 and tf.keras scripts run unchanged on minifp (`python -m minifp.keras script.py`,
 `python -m minifp.tf script.py`); their losses equal real Keras 3.15's and tf-keras 2.21's (tests/fixtures/keras/
 examples.json, recorded by tools/record_keras_examples.py with the same data, noise and weights) within 1e-5
-relative in float32, and within 3e-3 under mixed_float16, where TensorFlow's CPU float16 kernels round otherwise
-than the H100 minifp emulates."""
+relative in float32, and within 3e-3 under mixed_float16, where the frameworks' CPU float16 kernels round otherwise
+than the H100 minifp emulates. The Transformer classifier is recorded on Keras's PyTorch backend (see the
+recorder: the TensorFlow backend's Adam squares an Embedding gradient's slices before summing duplicate rows)."""
 import json
 import re
 import subprocess
