@@ -357,3 +357,13 @@ def test_a_constraint_by_name_applies_after_each_update():
     model.compile(optimizer=keras.optimizers.SGD(1.0), loss="mse")
     model.fit(np.ones((1, 1), np.float32), np.full((1, 1), -5.0, np.float32), epochs=1, verbose=0)
     assert layer.kernel.numpy().tolist() == [[0.0]]            # 1 - 12 projected onto >= 0
+
+
+def test_global_average_pooling_1d_averages_the_unmasked_steps_after_a_masking_activation():
+    inp = keras.Input((4,))
+    hidden = keras.layers.LeakyReLU()(keras.layers.Embedding(10, 3, mask_zero=True)(inp))
+    model = keras.Model(inp, keras.layers.GlobalAveragePooling1D()(hidden))
+    model.set_weights([np.arange(30, dtype="float32").reshape(10, 3) / 10 - 1])
+    # rows 1 and 2 (then 3 alone) through LeakyReLU(0.3), the padding zeros left out of the mean (Keras 3.15's values)
+    expected = np.float32([[-0.165, -0.135, -0.105], [-0.03, 0.0, 0.1]])
+    np.testing.assert_allclose(np.asarray(model(np.array([[1, 2, 0, 0], [3, 0, 0, 0]]))), expected, rtol=1e-6)

@@ -26,6 +26,7 @@ class LeakyReLU(Layer):
             negative_slope = kwargs.pop("alpha")
             warnings.warn("Argument `alpha` is deprecated. Use `negative_slope` instead.", UserWarning, stacklevel=2)
         super().__init__(**kwargs)
+        self.supports_masking = True        # a mask passes through, as Keras's activation layers let it
         if negative_slope is None or negative_slope < 0:
             raise ValueError(f"The negative_slope value of a Leaky ReLU layer cannot be None or negative value. "
                              f"Expected a float. Received: negative_slope={negative_slope}")
@@ -48,6 +49,7 @@ class PReLU(Layer):
     def __init__(self, alpha_initializer="Zeros", alpha_regularizer=None, alpha_constraint=None, shared_axes=None,
                  **kwargs):
         super().__init__(**kwargs)
+        self.supports_masking = True        # a mask passes through, as Keras's activation layers let it
         self.alpha_initializer = initializers.get(alpha_initializer)
         self.alpha_regularizer, self.alpha_constraint = alpha_regularizer, alpha_constraint
         if shared_axes is None:
@@ -83,6 +85,7 @@ class ELU(Layer):
 
     def __init__(self, alpha=1.0, **kwargs):
         super().__init__(**kwargs)
+        self.supports_masking = True        # a mask passes through, as Keras's activation layers let it
         self.alpha = alpha
         self.built = True
 
@@ -106,6 +109,7 @@ class Softmax(Layer):
 
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)
+        self.supports_masking = True        # a mask passes through, as Keras's activation layers let it
         self.axis = axis
         self.built = True
 

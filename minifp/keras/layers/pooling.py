@@ -7,6 +7,7 @@ by the number of input values in each window (padding not counted), as TensorFlo
 from __future__ import annotations
 
 from ...engine import apply
+from .. import ops
 from .convolutional import output_size, spatial_padding, standardize_data_format, standardize_padding, \
     standardize_tuple
 from .layer import InputSpec, Layer
@@ -157,9 +158,26 @@ class _GlobalPooling1D(Layer):
 
 
 class GlobalAveragePooling1D(_GlobalPooling1D):
-    """The mean over the steps axis (accumulated in float32, one rounding)."""
+    """The mean over the steps axis (accumulated in float32, one rounding); with a mask, over the unmasked steps
+    (their sum over their count, as Keras computes it), and the mask stops here."""
 
     _op = "mean"
+
+    def __init__(self, data_format=None, keepdims=False, **kwargs):
+        super().__init__(data_format, keepdims, **kwargs)
+        self.supports_masking = True
+
+    def call(self, inputs, mask=None):
+        if mask is None:
+            return super().call(inputs)
+        axis = 1 if self.data_format == "channels_last" else 2
+        keep = ops.cast(ops.expand_dims(mask, 3 - axis), "bool")
+        inputs = ops.where(keep, inputs, 0)
+        return ops.divide(ops.sum(inputs, axis=axis, keepdims=self.keepdims),
+                          ops.sum(ops.cast(keep, inputs.dtype), axis=axis, keepdims=self.keepdims))
+
+    def compute_mask(self, inputs, mask=None):
+        return None
 
 
 class GlobalMaxPooling1D(_GlobalPooling1D):

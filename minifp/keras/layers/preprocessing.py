@@ -105,6 +105,7 @@ class Rescaling(_ImageLayer):
 
     def __init__(self, scale, offset=0.0, **kwargs):
         super().__init__(**kwargs)
+        self.supports_masking = True
         self.scale, self.offset = scale, offset
         self.built = True
 
