@@ -8,7 +8,7 @@ import numpy as np
 
 from ...engine import apply, storage, Tensor as _EngineTensor
 from .._tensor import DType, _as_face, as_dtype, convert_to_tensor as _convert, format_of, is_tensor
-from .nn import _int_array, _tensor
+from ._common import _int_array, _tensor
 
 __all__ = ["convert_to_tensor", "convert_to_numpy", "shape", "dtype", "is_tensor", "stop_gradient", "cond", "fori_loop",
            "while_loop", "scan", "map", "switch", "slice", "slice_update", "scatter", "scatter_update", "unstack",

@@ -6,7 +6,7 @@ import numpy as np
 
 from ...engine import apply, storage
 from .._tensor import _as_face, convert_to_tensor
-from .nn import _float, _floating, _int_array, _tensor
+from ._common import _float, _floating, _int_array, _tensor
 
 __all__ = ["top_k", "in_top_k", "segment_sum", "segment_max", "logsumexp", "erf", "erfinv", "rsqrt",
            "extract_sequences", "norm"]

@@ -7,9 +7,11 @@ import math
 
 import numpy as np
 
-from ...engine import apply, storage, Tensor as _EngineTensor
+from ...engine import apply, storage
 from .. import losses as _losses
 from .._tensor import _as_face, as_dtype, convert_to_tensor, format_of
+from ._common import _float, _floating, _int_array, _tensor
+from .math import norm
 from ..layers.convolutional import (_conv, _depthwise, same_padding, spatial_padding, standardize_data_format,
                                     standardize_padding, standardize_tuple)
 
@@ -22,25 +24,6 @@ __all__ = ["relu", "relu6", "sigmoid", "softplus", "softsign", "silu", "swish", 
            "adaptive_average_pool", "adaptive_max_pool", "threshold", "squareplus", "sparse_plus", "sparse_sigmoid", "psnr", "depth_to_space", "space_to_depth"]
 
 EPSILON = 1e-7      # keras.config.epsilon()
-
-
-def _tensor(x):
-    return x if isinstance(x, _EngineTensor) else convert_to_tensor(x)
-
-
-def _float(x):
-    """x as a float tensor: integers and bools become float32, as Keras's float ops make them."""
-    x = _tensor(x)
-    return x if x.fmt is not None else convert_to_tensor(storage(x), "float32")
-
-
-def _floating(x, name):
-    """x as a tensor that must hold floats: TensorFlow's float kernels refuse integers, and Keras passes them on."""
-    x = _tensor(x)
-    if x.fmt is None:
-        raise TypeError(f"Value passed to parameter 'x' of keras.ops.{name} has DataType {x.dtype} not in list "
-                        f"of allowed values: float16, bfloat16, float32, float64")
-    return x
 
 
 def _op(name, x, **params):
@@ -426,11 +409,6 @@ def conv_transpose(inputs, kernel, strides=1, padding="valid", output_padding=No
 
 # -- one-hot codes and cross-entropies -------------------------------------------------------------------------
 
-def _int_array(x):
-    x = x if not isinstance(x, _EngineTensor) else (storage(x) if x.fmt is None else np.asarray(x.float32()))
-    return np.asarray(x).astype(np.int64)
-
-
 def _coded(hot, dtype):
     dtype = as_dtype("float32" if dtype is None else dtype)
     fmt = format_of(dtype)
@@ -542,7 +520,6 @@ def normalize(x, axis=-1, order=2, epsilon=None):
     if order == 2:      # min(rsqrt(s), 1 / eps) as rsqrt(max(s, eps**2)): a zero row's gradient stays finite
         sq = apply("sum", apply("mul", x, x), axis=axis, keepdims=True)
         return _as_face(apply("mul", x, apply("rsqrt", apply("maximum", sq, float(epsilon) ** 2))))
-    from .math import norm
     return _as_face(apply("div", x, apply("maximum", norm(x, ord=order, axis=axis, keepdims=True), epsilon)))
 
 
