@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..engine import apply
 from . import backend
+from . import _registry
 from ._missing import missing as _missing
 from ._tensor import convert_to_tensor
 
@@ -98,26 +99,23 @@ ALL_OBJECTS_DICT = {"Constraint": Constraint, "NonNeg": NonNeg, "MaxNorm": MaxNo
                     "min_max_norm": MinMaxNorm}
 
 
+def _unknown(identifier):
+    return f"Could not interpret constraint identifier: {identifier}"
+
+
 def serialize(constraint):
     """{"class_name", "config"} of a constraint."""
-    return {"class_name": type(constraint).__name__, "config": constraint.get_config()}
+    return _registry.serialize(constraint, Constraint)
 
 
 def deserialize(config, custom_objects=None):
     """The constraint a serialize() result describes."""
-    classes = {**ALL_OBJECTS_DICT, **(custom_objects or {})}
-    return classes[config["class_name"]].from_config(config.get("config", {}))
+    return _registry.deserialize(config, {**ALL_OBJECTS_DICT, **(custom_objects or {})}, _unknown)
 
 
 def get(identifier):
     """A constraint from None, a name ("non_neg"), a config dict, a class or a callable."""
-    if identifier is None:
-        return None
-    obj = deserialize(identifier) if isinstance(identifier, dict) else ALL_OBJECTS_DICT.get(identifier) \
-        if isinstance(identifier, str) else identifier
-    if callable(obj):
-        return obj() if isinstance(obj, type) else obj
-    raise ValueError(f"Could not interpret constraint identifier: {identifier}")
+    return _registry.get(identifier, ALL_OBJECTS_DICT, _unknown)
 
 
 __getattr__ = _missing("minifp.keras.constraints")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from ..engine import apply
+from . import _registry
 from ._missing import missing as _missing
 from ._tensor import convert_to_tensor
 
@@ -86,26 +87,23 @@ l1, l2, l1_l2 = L1, L2, L1L2
 ALL_OBJECTS_DICT = {"L1": L1, "L2": L2, "L1L2": L1L2, "l1": L1, "l2": L2, "l1_l2": L1L2}
 
 
+def _unknown(identifier):
+    return f"Could not interpret regularizer identifier: {identifier}"
+
+
 def serialize(regularizer):
     """{"class_name", "config"} of a regularizer."""
-    return {"class_name": type(regularizer).__name__, "config": regularizer.get_config()}
+    return _registry.serialize(regularizer, Regularizer)
 
 
 def deserialize(config, custom_objects=None):
     """The regularizer a serialize() result describes."""
-    classes = {**ALL_OBJECTS_DICT, **(custom_objects or {})}
-    return classes[config["class_name"]].from_config(config.get("config", {}))
+    return _registry.deserialize(config, {**ALL_OBJECTS_DICT, **(custom_objects or {})}, _unknown)
 
 
 def get(identifier):
     """A regularizer from None, a name ("l2"), a config dict, a class or a callable."""
-    if identifier is None:
-        return None
-    obj = deserialize(identifier) if isinstance(identifier, dict) else ALL_OBJECTS_DICT.get(identifier) \
-        if isinstance(identifier, str) else identifier
-    if callable(obj):
-        return obj() if isinstance(obj, type) else obj
-    raise ValueError(f"Could not interpret regularizer identifier: {identifier}")
+    return _registry.get(identifier, ALL_OBJECTS_DICT, _unknown)
 
 
 __getattr__ = _missing("minifp.keras.regularizers")
