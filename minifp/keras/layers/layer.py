@@ -339,6 +339,8 @@ class Layer:
                      aggregation=aggregation, name=name)
         v.path = f"{self.name}/{v.name}"
         v.regularizer, v.constraint = regularizers.get(regularizer), constraints.get(constraint)
+        if v.regularizer is not None:
+            object.__setattr__(self, "_regularized", True)
         v.overwrite_with_gradient = bool(overwrite_with_gradient)
         self._track_variable(v)
         return v
@@ -372,10 +374,10 @@ class Layer:
     def losses(self):
         """The losses added in the last call (this layer's, then its layers'), then the trainable weights'
         regularizer penalties (computed now, from the current values)."""
-        out = list(self._losses)
-        for layer in self._flatten_layers():
-            out.extend(layer._losses)
-        out.extend(v.regularizer(v) for v in self.trainable_weights if getattr(v, "regularizer", None) is not None)
+        layers = [self] + self._flatten_layers()
+        out = [loss for layer in layers for loss in layer._losses]
+        if any(layer.__dict__.get("_regularized") for layer in layers):   # fit asks every step: skip the scan
+            out.extend(v.regularizer(v) for v in self.trainable_weights if getattr(v, "regularizer", None) is not None)
         return out
 
     def _clear_losses(self):
@@ -542,7 +544,8 @@ class Layer:
                 self._add_activity_losses(out)
         finally:
             _CALLS.depth = depth
-        if self.supports_masking:
+        if self.supports_masking and (masked or type(self).compute_mask is not Layer.compute_mask):
+            # unmasked inputs keep unmasked outputs unless compute_mask makes a mask of its own (Embedding's)
             self._set_output_masks(args[0] if args else None, out, previous_mask)
         elif previous_mask is not None and any(m is not None for m in _flatten(previous_mask)):
             warnings.warn(f"Layer '{self.name}' (of type {type(self).__name__}) was passed an input with a mask "
