@@ -174,8 +174,8 @@ def test_replay_is_exact_where_the_h100_agrees_everywhere(recorded):
 
 def test_conv_bias_added_as_cudnn_does_matches_the_h100(recorded):
     """The target of emulated cuda's conv bias (issue 34): composed with the face, cuDNN's two roundings where PyTorch
-    runs cuDNN and the native kernel's one where it does not give 99.99% of conv.npz's autocast outputs (75% today);
-    what is left is the convolution's own summation order."""
+    runs cuDNN and the native kernel's one where it does not give 99.99% of conv.npz's autocast outputs (the engine's
+    fused bias gave 75%; emulated cuda's H100 device now adds it so itself); what is left is the summation order."""
     same = total = 0
     for key, (want, n, _) in recorded["conv"].items():
         case, mode, array = h100_cases.split("conv", key)
