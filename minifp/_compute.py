@@ -162,14 +162,17 @@ class Staged:
     """The namespace of a `staged` op: xp, and stage(v), v rounded into the op's output format (its values, in v's
     dtype), where PyTorch's formula stores an intermediate tensor."""
 
-    def __init__(self, xp, fmt, node):
-        self._xp, self._fmt, self._node = xp, fmt, node
+    def __init__(self, xp, fmt, node, name=None):
+        self._xp, self._fmt, self._node, self._name = xp, fmt, node, name
 
     def __getattr__(self, name):
         return getattr(self._xp, name)
 
     def stage(self, v):
-        return in_format(self._xp.asarray(v), self._fmt, self._node)
+        v = self._xp.asarray(v)
+        if self._node is None and STATE.monitors:   # a forward's intermediate: counted as a rounding of the op's
+            return widen(round_counted(v, self._fmt, self._name, STATE.layer, "forward"), self._fmt)
+        return in_format(v, self._fmt, self._node)
 
 
 def route(op, fmt, tensors, xp, device, node=None, params=None):
@@ -192,7 +195,7 @@ def route(op, fmt, tensors, xp, device, node=None, params=None):
     if op.accumulates and acc is not None:              # minifp.accumulate: not BLAS's sums
         xp = accumulating(xp, acc, _factors(tensors))
     if op.staged and not fmt.is_float32 and _staged(op, tensors, device, params, fmt, node):
-        xp = Staged(xp, fmt, node)
+        xp = Staged(xp, fmt, node, op.name)
     if compute is None:
         return ON_NUMPY if xp is np else Compute(xp)
     compute.xp = xp

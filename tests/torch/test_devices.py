@@ -111,3 +111,19 @@ def test_set_device_numerics_takes_only_a_device(cuda_numerics):
     with pytest.raises(TypeError, match="must be a Device"):
         engine.set_device_numerics("cuda", "H100")
     assert engine.device_numerics("cuda") == H100
+
+
+def test_the_monitor_names_the_overflow_of_the_convolution_before_its_bias(cuda_numerics):
+    """A float16 convolution of 70000 overflows before a bias of -10000 is added: inf on the H100 (two roundings),
+    60000 on the ideal device; a watching monitor counts the overflow as conv2d's."""
+    import minifp.numerics
+    conv = torch.nn.Conv2d(1, 1, 1).to("cuda").half()
+    with torch.no_grad():
+        conv.weight.fill_(700.0)
+        conv.bias.fill_(-10000.0)
+    x = torch.full((1, 1, 2, 2), 100.0).to("cuda").half()
+    with minifp.numerics.watch(conv) as report:
+        y = conv(x)
+    assert torch.isinf(y).all() and report.first_overflow.op == "conv2d" and report.first_overflow.count == 4
+    engine.set_device_numerics("cuda", IDEAL)
+    assert (conv(x) == 60000.0).all()
