@@ -20,6 +20,7 @@ import numpy as np
 
 from . import _fp8
 from ._accumulate import accumulating
+from ._devices import numerics
 from ._formats import float32, promote
 from ._rounding import round_to, widen
 from ._seams import SEAMS, seam
@@ -161,19 +162,22 @@ class Staged:
     """The namespace of a `staged` op: xp, and stage(v), v rounded into the op's output format (its values, in v's
     dtype), where PyTorch's formula stores an intermediate tensor."""
 
-    def __init__(self, xp, fmt, node):
-        self._xp, self._fmt, self._node = xp, fmt, node
+    def __init__(self, xp, fmt, node, name=None):
+        self._xp, self._fmt, self._node, self._name = xp, fmt, node, name
 
     def __getattr__(self, name):
         return getattr(self._xp, name)
 
     def stage(self, v):
-        return in_format(self._xp.asarray(v), self._fmt, self._node)
+        v = self._xp.asarray(v)
+        if self._node is None and STATE.monitors:   # a forward's intermediate: counted as a rounding of the op's
+            return widen(round_counted(v, self._fmt, self._name, STATE.layer, "forward"), self._fmt)
+        return in_format(v, self._fmt, self._node)
 
 
-def route(op, fmt, tensors, xp, device, node=None):
+def route(op, fmt, tensors, xp, device, node=None, params=None):
     """How `op` computes into output format `fmt` from `tensors` (its inputs; backward: the output, then the
-    inputs) on `xp`: forward under the thread's state, or the backward of `node`."""
+    inputs) on `xp`: forward under the thread's state and the op's `params`, or the backward of `node`."""
     if not op.routed and xp is np:      # most ops: NumPy, as they are
         return ON_NUMPY
     acc = STATE.accumulator if node is None else node.acc
@@ -190,12 +194,21 @@ def route(op, fmt, tensors, xp, device, node=None):
             compute = Tf32(xp, fmt_in) if fmt_in is not None else None
     if op.accumulates and acc is not None:              # minifp.accumulate: not BLAS's sums
         xp = accumulating(xp, acc, _factors(tensors))
-    if op.staged and not fmt.is_float32 and (op.staged is True or op.staged == device):
-        xp = Staged(xp, fmt, node)
+    if op.staged and not fmt.is_float32 and _staged(op, tensors, device, params, fmt, node):
+        xp = Staged(xp, fmt, node, op.name)
     if compute is None:
         return ON_NUMPY if xp is np else Compute(xp)
     compute.xp = xp
     return compute
+
+
+def _staged(op, tensors, device, params, fmt, node):
+    """Whether a staged op's intermediates round into its output format here: always (True), on the device it
+    names, or ("device") where the device's numerics say so: conv2d's bias, forward only (its gradients are sums)."""
+    if op.staged == "device":       # the one place the dispatcher asks a device for its numerics
+        return node is None and len(tensors) == 3 and numerics(device).rounds_before_bias(
+            tensors[0]._data.shape, tensors[1]._data.shape, params or {}, fmt)
+    return op.staged is True or op.staged == device
 
 
 def unbroadcast(xp, g, shape):

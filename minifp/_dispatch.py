@@ -59,7 +59,7 @@ def apply(name, *args, _out=None, **params):
             data = op.forward(xp, *[a._data if isinstance(a, Tensor) else a for a in args], **params)
         else:
             with SEAMS.quiet():               # overflow to inf and 0/0 are what we emulate, not accidents
-                compute = route(op, fmt, tensors, xp, device) if op.routed or xp is not np else ON_NUMPY
+                compute = route(op, fmt, tensors, xp, device, params=params) if op.routed or xp is not np else ON_NUMPY
                 dtype = fmt.compute_dtype
                 ans = compute.forward(op, [compute.operand(a, dtype) for a in args], params)
                 ans = ans if type(ans) is np.ndarray else xp.asarray(ans)      # reductions give scalars

@@ -39,7 +39,8 @@ class Op:
     selects: bool = False   # its results are some of its input's values or zeros, and so are its gradients of
     # g's: in the input's format they need no rounding
     staged: bool | str = False      # PyTorch's gradient is several ops, each rounded into the output's format
-    # (True; "cuda": only its CUDA kernel rounds so): the gradient marks those intermediates with _stage
+    # (True; "cuda": only its CUDA kernel rounds so; "device": where the Device says, see _devices): the gradient
+    # (or forward) marks those intermediates with _stage
 
     @cached_property
     def inputs(self):
@@ -494,7 +495,8 @@ def _conv2d(xp, x, w, b=None, *, stride=1, padding=0, dilation=1, groups=1, layo
     if groups != 1:                         # (G, M, O/G) -> (M, O), the groups' outputs side by side
         out = out.transpose(1, 0, 2).reshape(n * ho * wo, -1)
     out = out.reshape(n, ho, wo, -1)
-    if b is not None:                       # into the float32 sum, before the one rounding (cuDNN's epilogue)
+    if b is not None:                       # into the float32 sum, before the one rounding, unless the device
+        out = _stage(xp, out)               # rounds the convolution first (cuDNN's, then a half add of the bias)
         out += b
     return out if last else out.transpose(0, 3, 1, 2)   # NCHW stays channels-last in memory (PyTorch's
     # channels_last): elementwise ops keep it, and pooling and the next convolution read it without a copy
@@ -552,8 +554,8 @@ def _conv2d_grad_b(xp, g, ans, x, w, b=None, layout="NCHW", **params):
 defop("conv2d", _conv2d, _conv2d_grad_x, _conv2d_grad_w, _conv2d_grad_b,
       doc="2-D convolution of NCHW x with OIHW weights w (stride, zero padding as an int, a pair or "
           "((top, bottom), (left, right)), dilation, groups) plus an optional bias added to the float32 sum "
-          "before the one rounding; layout='NHWC': x and the result channels-last, w as (kh, kw, in/groups, "
-          "out), TensorFlow's layouts.", method=False, product="conv", accumulates=True,
+          "before the one rounding (or after a first one, where the device's kernels do so); layout='NHWC': x and the result channels-last, w as (kh, kw, in/groups, "
+          "out), TensorFlow's layouts.", method=False, product="conv", accumulates=True, staged="device",
       example=lambda rng: ((_u(rng, 2, 4, 5, 6), _u(rng, 6, 2, 3, 2), _u(rng, 6)),
                            {"stride": (2, 1), "padding": ((1, 2), (0, 1)), "dilation": (1, 2), "groups": 2}))
 

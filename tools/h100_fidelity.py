@@ -114,10 +114,11 @@ def document(fams, arrays, source):
              "`out32` with `matmul.allow_tf32 = True`, `f32` with it False. GEMMs compare the top-left 64x64 corner. "
              "Float32 sums follow the host's BLAS: these shares were taken with OPENBLAS_NUM_THREADS=1, "
              "and float32 rows move by up to 8 points with the BLAS's threads.",
-             "", "Found, not yet in emulated cuda: composing the convolution rounded to the half type with a "
-             "separate half add of the bias where PyTorch runs cuDNN (every dense convolution; depthwise ones only in "
-             "float16, by PyTorch's use_cudnn_depthwise rule), and the fused bias elsewhere, gives 99.96% of "
-             "conv.npz's autocast outputs (`h100_cases.conv_bias_as_h100`); what is left is cuDNN's summation order.",
+             "", "Conv bias: emulated cuda (minifp's H100 device) rounds the convolution to the half type and then "
+             "adds the bias as a separate half op wherever PyTorch runs cuDNN (every dense convolution; depthwise "
+             "ones only in float16, by PyTorch's use_cudnn_depthwise rule) or, with `cudnn.enabled = False`, its "
+             "im2col GEMM; its native depthwise kernel fuses the bias into one rounding. What is left in those rows is "
+             "the convolution's own summation order.",
              "", "## By family", ""]
     lines += family_table(fams)
     for file in FILES:

@@ -177,16 +177,17 @@ def replay_conv(case, mode):
 
 def replay_pin_conv(case, setting):
     """{'y', 'gx', 'gw'[, 'gb']} of one of pin.npz's convolutions ("conv/conv" + N_C_H_W_O_K_S_P_G) in one setting
-    ("<mode>/cudnn<0|1>/bias<0|1>"), as record_h100_pin.py computes it. Emulated cuda does not follow
-    `cudnn.enabled` yet (the recorder leaves it alone under minifp): cudnn0 replays as cudnn1."""
+    ("<mode>/cudnn<0|1>/bias<0|1>"), as record_h100_pin.py computes it, with torch.backends.cudnn.enabled as the
+    setting says."""
     spec = case.split("/")[1]
-    mode, _, with_bias = setting.split("/")
+    mode, cudnn, with_bias = setting.split("/")
     n, c, h, w, o, kk, s, p, g = map(int, spec[4:].split("_"))
     r = rng(spec)
     x = r.standard_normal((n, c, h, w)).astype(np.float32)
     wt = (r.standard_normal((o, c // g, kk, kk)) / np.sqrt(c // g * kk * kk)).astype(np.float32)
     bias = r.standard_normal(o).astype(np.float32)
     torch.backends.cudnn.allow_tf32 = mode != "f32_notf32"
+    torch.backends.cudnn.enabled = cudnn == "cudnn1"
     tx, tw, tb = (T(v).requires_grad_() for v in (x, wt, bias))
     tb_used = tb if with_bias == "bias1" else None
     if mode.startswith("autocast"):
@@ -196,7 +197,7 @@ def replay_pin_conv(case, setting):
         y = F.conv2d(tx, tw, tb_used, stride=s, padding=p, groups=g)
     gy = T(rng(spec + "/g").standard_normal(tuple(y.shape)).astype(np.float32))
     y.backward(gy.to(y.dtype))
-    torch.backends.cudnn.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = torch.backends.cudnn.enabled = True
     out = {"y": bits(y).reshape(-1), "gx": bits(tx.grad).reshape(-1), "gw": bits(tw.grad).reshape(-1)}
     if tb_used is not None:
         out["gb"] = bits(tb.grad).reshape(-1)
@@ -270,8 +271,9 @@ def family(file, key, dtype):
 _LIBM = "CUDA's float32 libm (expf, logf) and its reduction order, at 1 float32 ulp"
 _TC = "the tensor cores' accumulation order (and cuBLAS's split-K); emulated cuda sums in float32 BLAS order"
 REASONS = {      # (family, setting) or family -> the known reason (the issue's table); None: not analysed yet
-    ("conv2d with bias", "autocast"): "cuDNN rounds the convolution to the half type, then adds the bias as a "
-                                      "separate half op (two roundings); PyTorch's native depthwise kernel fuses it",
+    ("conv2d with bias", "autocast"): "the convolution's summation order before its rounding to half (emulated cuda "
+                                      "adds the bias as the H100 does: after cuDNN's rounding, inside the native "
+                                      "depthwise kernel's)",
     ("conv2d with bias", "f32_default"): "cuDNN uses TF32 for some shapes only (64+ channels, the 7x7 stem) and "
                                          "its own summation order; minifp rounds every input to tf32",
     ("conv2d with bias", "f32_notf32"): "cuDNN's float32 summation order",
@@ -298,7 +300,7 @@ def reason(fam, setting):
     if fam.startswith("float32 outputs") or setting == "float32":
         return _LIBM
     if fam.endswith("(cuDNN off)"):
-        return ("PyTorch's native kernels (cuDNN disabled), which emulated cuda does not follow yet: their own "
+        return ("PyTorch's native kernels (cuDNN disabled; emulated cuda adds the bias as they do): their own "
                 "summation order, and their weight gradients differ most")
     for key in ((fam, setting), (fam, setting.split("_")[0]), fam):
         if key in REASONS:

@@ -1,4 +1,5 @@
-"""torch.backends.cudnn: its flags; allow_tf32 (default True, as PyTorch's) rounds float32 convolutions' factors to
+"""torch.backends.cudnn: its flags; enabled (default True) makes emulated cuda's convolutions run as cuDNN's kernels
+or, when False, as PyTorch's native ones (they differ in how a bias is added); allow_tf32 (default True, as PyTorch's) rounds float32 convolutions' factors to
 tf32 on the cuda device. `benchmark` and `deterministic` are kept and change nothing (minifp's results do not
 depend on them)."""
 from __future__ import annotations
@@ -6,12 +7,11 @@ from __future__ import annotations
 import sys
 import types
 
-from ...engine import float32_products, set_float32_products, tf32
+from ...engine import device_numerics, float32_products, set_device_numerics, set_float32_products, tf32
 
 __all__ = ["is_available", "version", "enabled", "benchmark", "deterministic", "allow_tf32", "benchmark_limit",
            "is_acceptable"]
 
-enabled = True
 benchmark = False
 deterministic = False
 benchmark_limit = 10
@@ -32,6 +32,14 @@ def is_acceptable(tensor):
 
 class _Module(types.ModuleType):
     """The module with allow_tf32 as a property (PyTorch's torch.backends.cudnn is such a module too)."""
+
+    @property
+    def enabled(self):
+        return device_numerics("cuda").cudnn
+
+    @enabled.setter
+    def enabled(self, value):
+        set_device_numerics("cuda", device_numerics("cuda").with_cudnn(value))
 
     @property
     def allow_tf32(self):
