@@ -15,6 +15,7 @@ import itertools
 import math
 import re
 import threading
+import weakref
 import warnings
 
 import numpy as np
@@ -33,7 +34,16 @@ _AUTOCASTS = {}                     # (Format, device) -> the engine's variables
 # variables, the others waiting until it is built. One lock for all layers, re-entrant (a model's build builds
 # its layers); a built layer's call takes it too, as a build may set `built` before it ends (Embedding's does).
 _BUILD_LOCK = threading.RLock()
-_CALLS = threading.local()          # .depth: layer calls running in this thread (the outermost clears added losses)
+class _Calls(threading.local):
+    """Per thread: how deep layer calls run (the outermost clears added losses) and which layers hold added losses
+    (so an outermost call with none anywhere clears nothing: most calls)."""
+    depth = 0
+
+    def __init__(self):
+        self.holding = weakref.WeakSet()
+
+
+_CALLS = _Calls()
 _AGGREGATIONS = (None, "none", "mean", "sum", "only_first_replica")
 
 
@@ -358,6 +368,7 @@ class Layer:
                 raise ValueError(f"`add_loss()` can only be called from inside `build()` or `call()`, on a tensor "
                                  f"input. Received invalid value: {x}")
         self._losses.extend(losses)
+        _CALLS.holding.add(self)
 
     def _flatten_layers(self):
         """The layers inside this one, each once, in Keras's order (a child's own layers right after it)."""
@@ -382,6 +393,7 @@ class Layer:
 
     def _clear_losses(self):
         self._losses.clear()
+        _CALLS.holding.discard(self)
         for layer in self._layers:
             layer._clear_losses()
 
@@ -499,13 +511,16 @@ class Layer:
         if self.autocast and t.fmt is not None:
             fmt = self._format
             if fmt is not None and t.fmt != fmt:
-                t = _with_mask(t.astype(fmt), _mask_of(x))      # the cast keeps the input's mask (Keras's too)
+                t = t.astype(fmt)
+                if _MASKS[0]:
+                    t = _with_mask(t, _mask_of(x))              # the cast keeps the input's mask (Keras's too)
         return t
 
     def __call__(self, *args, **kwargs):
         flat = _flatten((args, kwargs))
         if any(isinstance(t, KerasTensor) for t in flat):
             return self._symbolic_call(args, kwargs)
+        masked = _MASKS[0] and any(_mask_of(t) is not None for t in flat)
         params, any_kw = self._call_params()
         if "mask" in kwargs and "mask" not in params and not any_kw:
             # Keras passes mask= on as given, and call() refuses it; refused here before the layer is built
@@ -526,12 +541,13 @@ class Layer:
             training = outer
         if training is not None and "training" in params:
             kwargs["training"] = training
-        masked = any(_mask_of(t) is not None for t in flat) or kwargs.get("mask") is not None
+        masked = masked or kwargs.get("mask") is not None
         previous_mask = self._pass_masks(args, kwargs, params) if masked else None
-        depth = getattr(_CALLS, "depth", 0)
-        if depth == 0:
+        calls = _CALLS
+        depth = calls.depth
+        if depth == 0 and calls.holding:
             self._clear_losses()                    # Keras: each outermost call starts the added losses afresh
-        _CALLS.depth = depth + 1
+        calls.depth = depth + 1
         try:
             # autocast_scope, so the cast cache (one float16 copy of each variable) ends with the outermost call
             with self._autocast_scope(args):
@@ -543,7 +559,7 @@ class Layer:
             if self.activity_regularizer is not None:
                 self._add_activity_losses(out)
         finally:
-            _CALLS.depth = depth
+            calls.depth = depth
         if self.supports_masking and (masked or type(self).compute_mask is not Layer.compute_mask):
             # unmasked inputs keep unmasked outputs unless compute_mask makes a mask of its own (Embedding's)
             self._set_output_masks(args[0] if args else None, out, previous_mask)
@@ -706,6 +722,11 @@ def check_axis(axis, input_shape, layer_axis=None):
                              f"Received: axis={axis if layer_axis is None else layer_axis}")
 
 
+# Whether any eager tensor has carried a mask in this process: until one has, a call skips reading its inputs'
+# `_keras_mask` slots (an unset slot raises inside getattr: a microsecond a tensor, on every layer call)
+_MASKS = [False]
+
+
 def _mask_of(x):
     """The mask a tensor carries (Keras's `_keras_mask`), None if none."""
     return getattr(x, "_keras_mask", None)
@@ -714,6 +735,7 @@ def _mask_of(x):
 def _with_mask(t, mask):
     """t, carrying `mask` (a bool tensor; arrays are converted) when it can hold one."""
     if mask is not None:
+        _MASKS[0] = True
         try:
             t._keras_mask = mask if isinstance(mask, _EngineTensor) else convert_to_tensor(np.asarray(mask, bool))
         except AttributeError:          # an engine tensor of another face: no slot for a mask
