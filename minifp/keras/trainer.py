@@ -728,18 +728,18 @@ def _data_arrays(x, y, sample_weight, where):
 
 def _py_dataset_epochs(x, shuffle):
     """A PyDataset as the epochs fit/evaluate/predict read (shuffled batch order, its epoch hooks); else x."""
-    from .utils import _data
-    return _data.epochs_of(x, shuffle) if isinstance(x, _data.PyDataset) else x
+    from .utils import _pydataset
+    return _pydataset.epochs_of(x, shuffle) if isinstance(x, _pydataset.PyDataset) else x
 
 
 def _input_type(x):
     """How Keras's errors name a dataset-like x."""
     import types
 
-    from .utils import _data, _dataset
+    from .utils import _dataset, _pydataset
     if isinstance(x, _dataset.Dataset):
         return "tf.data.Dataset"
-    if isinstance(x, _data.PyDataset):
+    if isinstance(x, _pydataset.PyDataset):
         return "PyDataset"
     return "generator" if isinstance(x, types.GeneratorType) else "dataset or iterable"
 

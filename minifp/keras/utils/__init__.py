@@ -5,7 +5,7 @@ here). The datasets these return are minifp.keras's tf.data.Dataset-like Dataset
 """
 from ..callbacks import Progbar
 from ..trainer import pack_x_y_sample_weight, unpack_x_y_sample_weight
-from ._data import PyDataset, Sequence, split_dataset, timeseries_dataset_from_array
+from ._pydataset import PyDataset, Sequence, split_dataset, timeseries_dataset_from_array
 from ._files import get_file, model_to_dot, plot_model
 from ._images import array_to_img, img_to_array, load_img, save_img
 from ._numerical import normalize, pad_sequences, set_random_seed, to_categorical
