@@ -19,6 +19,10 @@ from ._seams import SEAMS
 from ._state import STATE
 from ._tensor import Tensor, real
 
+# The backward sets a leaf's .grad through the slot itself: a face's checking property (a Parameter's p.grad = g)
+# is for its users' assignments, and the backward's own gradient passes its checks by construction.
+_set_grad = Tensor.grad.__set__
+
 __all__ = ["backward", "gradients", "FREED"]
 
 _F32 = np.dtype(np.float32)
@@ -203,9 +207,9 @@ def _give(t, g, given):
     already another leaf's: add passes one array to both inputs), as PyTorch's AccumulateGrad clones a shared
     gradient, so that an in-place update of one (GradScaler's unscale_) changes no other."""
     if t.grad is not None:
-        t.grad = t._like(round_to(t.grad.float32() + SEAMS.widened(g, t.fmt), t.fmt), t.fmt)
+        _set_grad(t, t._like(round_to(t.grad.float32() + SEAMS.widened(g, t.fmt), t.fmt), t.fmt))
         return
     if type(g) is np.ndarray and (g.base is not None or id(g) in given or not g.flags.writeable):
         g = g.copy()
     given.add(id(g))
-    t.grad = t._like(g, t.fmt)
+    _set_grad(t, t._like(g, t.fmt))
