@@ -73,7 +73,9 @@ def in_format(g, fmt, node):
     if STATE.monitors and node is not None:
         data = round_counted(g, fmt, node.op.name, node.layer, "backward")
     else:
-        data = SEAMS.rounded(g, fmt)
+        data, values = SEAMS.round_gradient(g, fmt)     # the speed module rounds to float32 values in one pass
+        if values is not None:
+            return values if g.dtype == np.float32 else values.astype(g.dtype)
     w = widen(data, fmt)
     return w if g.dtype == np.float32 else w.astype(g.dtype)
 
