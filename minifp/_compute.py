@@ -66,14 +66,15 @@ def round_counted(x, fmt, op_name, layer, direction):
     return out
 
 
-def in_format(g, fmt, node):
-    """Gradient values g rounded into fmt, kept in g's dtype (the gradient a framework holds as a tensor of fmt)."""
+def in_format(g, fmt, node, inplace=False):
+    """Gradient values g rounded into fmt, kept in g's dtype (the gradient a framework holds as a tensor of fmt);
+    inplace: the speed module may write them into g (an intermediate no one else holds)."""
     if fmt.is_float32 and g.dtype == np.float32:
         return g
     if STATE.monitors and node is not None:
         data = round_counted(g, fmt, node.op.name, node.layer, "backward")
     else:
-        data, values = SEAMS.round_gradient(g, fmt)     # the speed module rounds to float32 values in one pass
+        data, values = SEAMS.round_gradient(g, fmt, inplace=inplace)     # the speed module rounds to float32 values in one pass
         if values is not None:
             return values if g.dtype == np.float32 else values.astype(g.dtype)
     w = widen(data, fmt)
@@ -174,7 +175,7 @@ class Staged:
         v = self._xp.asarray(v)
         if self._node is None and STATE.monitors:   # a forward's intermediate: counted as a rounding of the op's
             return widen(round_counted(v, self._fmt, self._name, STATE.layer, "forward"), self._fmt)
-        return in_format(v, self._fmt, self._node)
+        return in_format(v, self._fmt, self._node, inplace=self._node is None)     # a forward's own array
 
 
 def route(op, fmt, tensors, xp, device, node=None, params=None):

@@ -86,7 +86,8 @@ def _u(rng, *shape):
 
 def _stage(xp, v):
     """v where a `staged` op's PyTorch gradient formula stores an intermediate tensor: rounded into the output's
-    format by the backward's namespace (xp.stage); plain xp computes in float32 and keeps it."""
+    format by the backward's namespace (xp.stage); plain xp computes in float32 and keeps it. v must be an array
+    the body computed (a forward may round it in place), never an input."""
     stage = getattr(type(xp), "stage", None)      # asked of the class: NumPy's module __getattr__ costs 1.7 us
     return v if stage is None else stage(xp, v)
 

@@ -412,9 +412,9 @@ def round_result(x, fmt, exact=False, keep=False):
 
 
 @seam
-def round_gradient(x, fmt, exact=False):
+def round_gradient(x, fmt, exact=False, inplace=False):
     """A gradient of a tensor inside the graph rounded into fmt: (storage or None, float32 values or None), one at
-    least (the speed module may keep only the values, which the sweep reads)."""
+    least (the speed module may keep only the values, which the sweep reads, and may write them into x: inplace)."""
     return SEAMS.rounded(x, fmt), None
 
 

@@ -253,13 +253,14 @@ def round_result(x, fmt, exact=False, keep=False):
     return rounded(x, fmt), None
 
 
-def round_gradient(x, fmt, exact=False):
-    """A float16 gradient inside the graph kept as its float32 values (the sweep would widen its storage back)."""
+def round_gradient(x, fmt, exact=False, inplace=False):
+    """A float16 gradient inside the graph kept as its float32 values (the sweep would widen its storage back);
+    inplace: into x itself (an intermediate no one else holds)."""
     if fmt is float16 and HALF and type(x) is np.ndarray and x.dtype is _F32:
         if exact:
             return None, x
         if x.flags.c_contiguous:
-            values = np.empty(x.shape, _F32)
+            values = x if inplace and x.flags.writeable else np.empty(x.shape, _F32)
             HALF_VALUES[x.ndim](x, values)
             return None, values
         values = _in_memory_order(_half_values, x)

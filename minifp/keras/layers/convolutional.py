@@ -141,6 +141,23 @@ class _BaseConv(Layer):
         self.input_spec = InputSpec(min_ndim=4, axes={axis: channels})
         return channels
 
+    def _grouped_channels(self, channels, input_shape):
+        """The input's channels per group, after Keras's check that the groups divide them."""
+        if channels % self.groups:
+            raise ValueError(f"The number of input channels must be evenly divisible by the number of groups. "
+                             f"Received groups={self.groups}, but the input has {channels} channels (full input "
+                             f"shape is {tuple(input_shape)}).")
+        return channels // self.groups
+
+    def _add_kernel_and_bias(self, kernel_shape):
+        """The layer's kernel (its initializer, regularizer and constraint) and a bias of `filters`, if used."""
+        self.kernel = self.add_weight(name="kernel", shape=kernel_shape, initializer=self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer, constraint=self.kernel_constraint)
+        self.bias = self.add_weight(name="bias", shape=(self.filters,), initializer=self.bias_initializer,
+                                    regularizer=self.bias_regularizer,
+                                    constraint=self.bias_constraint) if self.use_bias else None
+        self.built = True
+
     def _config(self):
         return {**super().get_config(), "kernel_size": self.kernel_size, "strides": self.strides,
                 "padding": self.padding, "data_format": self.data_format, "dilation_rate": self.dilation_rate,
@@ -172,19 +189,9 @@ class Conv2D(_BaseConv):
         self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
 
     def build(self, input_shape):
-        channels = self._input_channels(input_shape)
-        if channels % self.groups:
-            raise ValueError(f"The number of input channels must be evenly divisible by the number of groups. "
-                             f"Received groups={self.groups}, but the input has {channels} channels (full input "
-                             f"shape is {tuple(input_shape)}).")
+        per_group = self._grouped_channels(self._input_channels(input_shape), input_shape)
         self.compute_output_shape(input_shape)
-        self.kernel = self.add_weight(name="kernel", shape=self.kernel_size + (channels // self.groups, self.filters),
-                                      initializer=self.kernel_initializer, regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint)
-        self.bias = self.add_weight(name="bias", shape=(self.filters,), initializer=self.bias_initializer,
-                                    regularizer=self.bias_regularizer,
-                                    constraint=self.bias_constraint) if self.use_bias else None
-        self.built = True
+        self._add_kernel_and_bias(self.kernel_size + (per_group, self.filters))
 
     def call(self, inputs):
         return self._activate(_conv(inputs, self.kernel, self.bias, self.strides, self.padding, self.dilation_rate,

@@ -60,19 +60,10 @@ class Conv1D(_BaseConv):
     def build(self, input_shape):
         last = self.data_format == "channels_last"
         channels = input_shape[-1] if last else input_shape[1]
-        if channels % self.groups:
-            raise ValueError(f"The number of input channels must be evenly divisible by the number of groups. "
-                             f"Received groups={self.groups}, but the input has {channels} channels (full input "
-                             f"shape is {tuple(input_shape)}).")
+        per_group = self._grouped_channels(channels, input_shape)
         self.input_spec = InputSpec(min_ndim=3, axes={-1 if last else 1: channels})
         self.compute_output_shape(input_shape)
-        self.kernel = self.add_weight(name="kernel", shape=self.kernel_size + (channels // self.groups, self.filters),
-                                      initializer=self.kernel_initializer, regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint)
-        self.bias = self.add_weight(name="bias", shape=(self.filters,), initializer=self.bias_initializer,
-                                    regularizer=self.bias_regularizer,
-                                    constraint=self.bias_constraint) if self.use_bias else None
-        self.built = True
+        self._add_kernel_and_bias(self.kernel_size + (per_group, self.filters))
 
     def _pads(self, steps):
         (k,), (s,), (d,) = self.kernel_size, self.strides, self.dilation_rate
@@ -150,14 +141,7 @@ class Conv2DTranspose(_BaseConv):
         self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
 
     def build(self, input_shape):
-        channels = self._input_channels(input_shape)
-        self.kernel = self.add_weight(name="kernel", shape=self.kernel_size + (self.filters, channels),
-                                      initializer=self.kernel_initializer, regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint)
-        self.bias = self.add_weight(name="bias", shape=(self.filters,), initializer=self.bias_initializer,
-                                    regularizer=self.bias_regularizer,
-                                    constraint=self.bias_constraint) if self.use_bias else None
-        self.built = True
+        self._add_kernel_and_bias(self.kernel_size + (self.filters, self._input_channels(input_shape)))
 
     def _out_spatial(self, spatial):
         pads = self.output_padding or (None, None)

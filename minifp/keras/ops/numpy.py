@@ -371,38 +371,32 @@ def divide_no_nan(x1, x2):
     return where(zero, _t(0.0, dtype), _as_face(apply("div", a, safe)))
 
 
-def floor_divide(x1, x2):
-    """floor(x1 / x2) with Keras's dtype promotion (integer inputs stay integers)."""
+def _division(x1, x2, integer_fn, op, bool_as=None):
+    """A division family member with Keras's dtype promotion: NumPy's integer_fn on integers (wrapping as the
+    backends do), the engine op `op` on floats; bools computed as bool_as where given."""
     dtype = result_type(_dtype(x1), _dtype(x2))
+    if dtype == "bool" and bool_as:
+        dtype = bool_as
     a, b = _t(x1, dtype), _t(x2, dtype)
     if not _is_float(dtype):
         with np.errstate(all="ignore"):
-            return _out(np.floor_divide(storage(a), storage(b)), dtype)
-    return _as_face(apply("div_floor", a, b))
+            return _out(integer_fn(storage(a), storage(b)), dtype)
+    return _as_face(apply(op, a, b))
+
+
+def floor_divide(x1, x2):
+    """floor(x1 / x2) with Keras's dtype promotion (integer inputs stay integers)."""
+    return _division(x1, x2, np.floor_divide, "div_floor")
 
 
 def mod(x1, x2):
     """x1 mod x2 with the divisor's sign (Python's %)."""
-    dtype = result_type(_dtype(x1), _dtype(x2))
-    if dtype == "bool":
-        dtype = "int32"
-    a, b = _t(x1, dtype), _t(x2, dtype)
-    if not _is_float(dtype):
-        with np.errstate(all="ignore"):
-            return _out(np.mod(storage(a), storage(b)), dtype)
-    return _as_face(apply("remainder", a, b))
+    return _division(x1, x2, np.mod, "remainder", bool_as="int32")
 
 
 def fmod(x1, x2):
     """x1 mod x2 with the dividend's sign (C's fmod)."""
-    dtype = result_type(_dtype(x1), _dtype(x2))
-    if dtype == "bool":
-        dtype = "int32"
-    a, b = _t(x1, dtype), _t(x2, dtype)
-    if not _is_float(dtype):
-        with np.errstate(all="ignore"):
-            return _out(np.fmod(storage(a), storage(b)), dtype)
-    return _as_face(apply("fmod", a, b))
+    return _division(x1, x2, np.fmod, "fmod", bool_as="int32")
 
 
 def power(x1, x2):
