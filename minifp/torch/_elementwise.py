@@ -124,9 +124,10 @@ def _integer_aware(name, np_fn):
     engine_fn = _ENGINE[name]
 
     def op(self, other):
-        if isinstance(self, _EngineTensor) and self.fmt is None and _integral(self, other):
+        if not isinstance(self, _EngineTensor):
+            _self_tensor(name, self)
+        if self.fmt is None and _integral(self, other):
             return _numpy_result(np_fn, self, other)
-        _self_tensor(name, self)
         return engine_fn(self, other)           # (a float operand: the engine's promotion and rounding)
     op.__name__ = name
     return op

@@ -436,8 +436,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise RuntimeError(f"Expected target size {[input.shape[0]] + list(input.shape[2:])}, got "
                            f"{list(t.shape)}")
     _check_class_weight(weight, x.shape[1])
-    bad = (t != ignore_index) & ((t < 0) | (t >= x.shape[1]))
-    if bad.any():
+    bad = t.size and (t.min() < 0 or t.max() >= x.shape[1]) and (t != ignore_index) & ((t < 0) | (t >= x.shape[1]))
+    if bad is not False and np.any(bad):        # (two reductions where every target is in range)
         raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds.")
     out = apply("nll_loss", x, target=t, weight=_array_for(x, weight), ignore_index=ignore_index,
                 reduction=reduction)
