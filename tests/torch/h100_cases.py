@@ -283,8 +283,6 @@ REASONS = {      # (family, setting) or family -> the known reason (the issue's 
     ("conv2d gradients", "f32"): "cuDNN's float32 (or TF32) summation order",
     "attention": "cuDNN attention (the default backend): a tiled online softmax whose probabilities are rounded to "
                  "half before the product with V; minifp computes the math path",
-    ("cross_entropy", "autocast"): "on the H100 cross_entropy keeps log_softmax in the half type under autocast; "
-                                   "minifp gives the correctly rounded exact values",
     ("batch_norm", "autocast_bfloat16"): "the native bfloat16 kernel's weight and bias gradient reductions are "
                                          "3-5e-3 off the exact sums minifp gives",
     "gemm float16": _TC,

@@ -85,3 +85,29 @@ def test_autocast_gives_the_h100s_dtype(kind, expr):
     with torch.autocast("cuda", dtype=low):
         got = EXPRESSIONS[expr](f32, low_t, img)
     assert str(got.dtype) == f"torch.{RECORDED[kind][expr]}", expr
+
+
+@pytest.mark.parametrize("fn", [F.softmax, F.log_softmax])
+def test_an_explicit_dtype_overrides_autocasts_float32_rule(fn):
+    """softmax and log_softmax are fp32_set_opt_dtype ops: float32 under autocast, unless a dtype is asked for."""
+    f32, low, _ = _inputs(torch.float16)
+    with torch.autocast("cuda", dtype=torch.float16):
+        assert fn(low, -1).dtype == torch.float32
+        assert fn(low, -1, dtype=torch.float16).dtype == torch.float16
+        assert fn(f32, -1, dtype=torch.bfloat16).dtype == torch.bfloat16
+    with torch.autocast("cuda", enabled=False):
+        want = fn(low, -1)                      # the half kernel, as outside autocast
+    with torch.autocast("cuda", dtype=torch.float16):
+        got = fn(low, -1, dtype=torch.float16)
+    assert torch.equal(got, want)
+
+
+def test_cross_entropy_keeps_log_softmax_in_its_inputs_dtype_under_autocast():
+    """LossNLL.cpp asks log_softmax for the input's dtype; only nll_loss then runs in float32."""
+    _, low, _ = _inputs(torch.float16)
+    target = torch.tensor([1, 0, 7, 3], device="cuda")
+    with torch.autocast("cuda", dtype=torch.float16):
+        got = F.cross_entropy(low, target)
+    with torch.autocast("cuda", enabled=False):
+        want = F.nll_loss(F.log_softmax(low, 1).float(), target)
+    assert got.dtype == torch.float32 and torch.equal(got, want)

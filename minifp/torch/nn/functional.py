@@ -246,16 +246,23 @@ def tanh(input):
     return apply("tanh", input)
 
 
+def _softmax_in(op, input, dim, dtype):
+    """softmax or log_softmax, in `dtype` where one is given: autocast's float32 rule then yields to it (PyTorch's
+    fp32_set_opt_dtype), as it does for cross_entropy, which asks for its input's own dtype."""
+    dim = _dim_for_softmax(op, input.ndim) if dim is None else dim
+    if dtype is None:
+        return apply(op, input, axis=_tensor._dim(dim, input.ndim))
+    x = input.to(dtype)
+    with autocast_scope(None):
+        return apply(op, x, axis=_tensor._dim(dim, x.ndim))
+
+
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
-    dim = _dim_for_softmax("softmax", input.ndim) if dim is None else dim
-    x = input if dtype is None else input.to(dtype)
-    return apply("softmax", x, axis=_tensor._dim(dim, x.ndim))
+    return _softmax_in("softmax", input, dim, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    dim = _dim_for_softmax("log_softmax", input.ndim) if dim is None else dim
-    x = input if dtype is None else input.to(dtype)
-    return apply("log_softmax", x, axis=_tensor._dim(dim, x.ndim))
+    return _softmax_in("log_softmax", input, dim, dtype)
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
@@ -463,10 +470,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     x = input
     if _listed("cross_entropy", x) and x.fmt != _tensor.float32.fmt:
-        x = x.astype(_tensor.float32.fmt)             # cross_entropy_loss is in the float32 list
+        x = x.astype(_tensor.float32.fmt)             # CPU autocast lists cross_entropy_loss in float32
     dim = _class_dim(x)
     n_classes = x.shape[dim]
-    lp = apply("log_softmax", x, axis=dim)
+    lp = log_softmax(x, dim, dtype=x.dtype)           # LossNLL.cpp: in the input's dtype, whatever autocast says
     if isinstance(target, _EngineTensor) and target.fmt is not None:
         return _soft_cross_entropy(lp, target, weight, reduction, label_smoothing, ignore_index, dim)
     loss = nll_loss(lp, target, weight, None, ignore_index, None, reduction)
