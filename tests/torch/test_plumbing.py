@@ -178,3 +178,18 @@ def test_an_uncaught_missing_tensor_method_is_shown_with_a_note_pointing_to_the_
         "1", "2"]                                     # a notebook shows the note too, and only for a Tensor's
     plain = subprocess.run([sys.executable, "-c", "import minifp.torch\nnot_a_name"], capture_output=True, text=True)
     assert "NameError" in plain.stderr and "minifp" not in plain.stderr.splitlines()[-1]
+
+
+def test_sdpa_kernel_switches_the_backends_for_its_block():
+    """torch.nn.attention.sdpa_kernel: only the listed backends on inside, the switches restored after."""
+    from minifp.torch.nn.attention import SDPBackend, sdpa_kernel
+    cuda = torch.backends.cuda
+    assert SDPBackend.CUDNN_ATTENTION.value == 3 and SDPBackend.MATH.value == 0
+    with sdpa_kernel([SDPBackend.MATH]):
+        assert cuda.math_sdp_enabled() and not cuda.flash_sdp_enabled() and not cuda.cudnn_sdp_enabled()
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+        assert cuda.flash_sdp_enabled() and not cuda.math_sdp_enabled()
+    assert cuda.flash_sdp_enabled() and cuda.math_sdp_enabled() and cuda.cudnn_sdp_enabled()
+    with pytest.raises(AssertionError, match="got str"):
+        with sdpa_kernel("math"):
+            pass

@@ -1,5 +1,5 @@
 """torch.nn: Module, Parameter, the layers and losses, functional, init and utils, with PyTorch's names."""
-from . import functional, init, parallel, utils
+from . import attention, functional, init, parallel, utils
 from .module import Module, Parameter
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules
@@ -14,7 +14,7 @@ from .more import __all__ as _more
 
 from .parallel import DataParallel, DistributedDataParallel
 
-__all__ = ["Module", "Parameter", "functional", "init", "parallel", "utils", "DataParallel",
+__all__ = ["Module", "Parameter", "attention", "functional", "init", "parallel", "utils", "DataParallel",
            "DistributedDataParallel"] + _modules + _transformer + _layers + _rnn + _more
 
 
