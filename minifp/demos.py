@@ -17,7 +17,7 @@ from .numerics import watch
 __all__ = ["DEMOS", "ACCUMULATORS", "FP8_RUNS", "swamping_threshold", "count_up", "beam_data", "beam_regression",
            "loss_scaling_runs", "activation_grad_histogram",
            "digits_sgd", "pure_bf16_losses", "transformer_overflow", "accumulation_errors", "higham_bounds",
-           "fp8_training"]
+           "fp8_training", "H100_CASES", "h100_differences"]
 COMPARE = ("float32", "float16", "bfloat16")
 
 
@@ -472,6 +472,62 @@ def _flushed(report):
     return f"{sum(r[4] for r in rows) / max(sum(r[7] for r in rows), 1):.1%} of all grads"
 
 
+# -- what the H100 does that one rounding would not ----------------------------------------------------------
+
+
+def _h100_conv_bias(torch, rng):
+    """An autocast float16 conv2d with a bias: cuDNN rounds the convolution to half, then adds the bias."""
+    x = torch.tensor(rng.standard_normal((8, 16, 16, 16)).astype(np.float32), device="cuda")
+    conv = torch.nn.Conv2d(16, 32, 3, padding=1).to("cuda")
+    with torch.autocast("cuda", dtype=torch.float16):
+        return conv(x)
+
+
+# The cases grow as the emulation learns the H100 (flash attention, split-K GEMMs, bfloat16 batch-norm gradients)
+H100_CASES = {"conv2d + bias (cuDNN)": _h100_conv_bias}
+
+
+def h100_differences(seed=0):
+    """{case: (share of values the H100 emulation and the ideal device give differently, largest difference in
+    ulps of the output)}: each case run on emulated cuda as the H100, then as the ideal device."""
+    import warnings
+
+    from . import torch
+    from .engine import H100, IDEAL, device_numerics, set_device_numerics, storage
+    warnings.filterwarnings("ignore", message="minifp: no GPU here")
+    before, out = device_numerics("cuda"), {}
+    try:
+        for name, case in H100_CASES.items():
+            runs = []
+            for device in (H100, IDEAL):
+                set_device_numerics("cuda", device)
+                torch.manual_seed(seed)
+                runs.append(case(torch, np.random.default_rng(seed)))
+            h100, ideal = (np.asarray(storage(t.detach().cpu())) for t in runs)
+            values = [t.detach().float().cpu().numpy() for t in runs]
+            spacing = np.spacing(np.abs(values[1]).astype(np.float16)).astype(np.float32)
+            out[name] = (float(np.mean(h100 != ideal)), float(np.max(np.abs(values[0] - values[1]) / spacing)))
+    finally:
+        set_device_numerics("cuda", before)
+    return out
+
+
+def h100():
+    """Where the H100's kernels round differently from one rounding per op, and by how much."""
+    rows = h100_differences()
+    lines = ["Emulated cuda as the H100 (PyTorch 2.11's kernels) against the ideal device (one rounding per op):",
+             f"  {'case':36s} {'values that differ':>18s} {'largest gap (ulps)':>24s}"]
+    lines += [f"  {name:36s} {share:18.1%} {gap:24.1f}" for name, (share, gap) in rows.items()]
+    lines.append("  Both are right answers to different questions: the ideal device is the best one rounding can "
+                 "give, the H100 device is what the GPU holds.")
+
+    def figure(path):
+        from .plots import plot_bars
+        plot_bars({name: 100 * share for name, (share, _) in rows.items()}, "values that differ (%)", path)
+    return "\n".join(lines), figure
+
+
 DEMOS = {"overflow": overflow, "underflow": underflow, "swamping": swamping, "histogram": histogram,
          "loss-scaling": loss_scaling, "master-weights": master_weights, "pure-bf16": pure_bf16,
-         "accumulation": accumulation, "transformer-overflow": transformer_overflow, "fp8": fp8}
+         "accumulation": accumulation, "transformer-overflow": transformer_overflow, "fp8": fp8,
+         "h100": h100}

@@ -6,7 +6,7 @@ import numpy as np
 from ._formats import as_format, finfo
 
 __all__ = ["plot_histogram", "plot_loss_scale", "plot_training_curves", "plot_swamping", "plot_accumulation",
-           "plot_layer_maxima"]
+           "plot_layer_maxima", "plot_bars"]
 
 
 def _plt():
@@ -104,6 +104,16 @@ def plot_accumulation(rows, path=None, ax=None):
     ax.set_xlabel("length")
     ax.set_ylabel("relative error")
     ax.legend()
+    return _finish(fig, path)
+
+
+def plot_bars(values, ylabel, path=None, ax=None):
+    """One bar per entry of {label: value}."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6, 3.5)) if ax is None else (ax.figure, ax)
+    ax.bar(range(len(values)), list(values.values()))
+    ax.set_xticks(range(len(values)), list(values), rotation=15, ha="right", fontsize=8)
+    ax.set_ylabel(ylabel)
     return _finish(fig, path)
 
 

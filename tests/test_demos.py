@@ -78,3 +78,11 @@ def test_loss_scaling_demo(capsys, tmp_path):
     assert rows["float16, no scaling"][2] == "16384" and rows["float32"][2] == "0"
     assert "float16 would flush 100.0% of them; times 2**16, 0.0%" in out
     assert (tmp_path / "l.png").stat().st_size > 10_000
+
+
+def test_h100_demo_measures_the_conv_bias_rounding_and_restores_the_device():
+    from minifp import demos
+    from minifp.engine import H100, device_numerics
+    share, gap = demos.h100_differences()["conv2d + bias (cuDNN)"]
+    assert 0.05 < share < 0.6 and gap >= 1          # two roundings differ from one in a good share of values
+    assert device_numerics("cuda") is H100
