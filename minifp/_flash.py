@@ -1,0 +1,94 @@
+"""Flash attention as cuDNN 9.19 runs it on the H100 (PyTorch 2.11's default SDPA backend), in pure NumPy.
+
+Fitted to the H100 recordings in ../shared/gpu/h100/sweep.npz (tools/fit_sdpa.py; docs/h100_sdpa.md):
+  - every product (Q K^T, P V, and the backward's) runs on the H100 tensor-core model of minifp._tensorcore
+    (16 exact products + the accumulator per block FMA, 25 fraction bits kept, truncation), with the running
+    float32 accumulator as the block FMA's c; a plain float32 dot is measurably worse (fit);
+  - the forward visits the keys in blocks of 128 (the kernel name's 64x128xD tile; blocks of 64 fit worse);
+  - per block: running max m of the raw scores, p = exp2(s * c - m * c) with c = scale * log2(e) as one float32
+    constant (FlashAttention-3's form; exp(scale * (s - m)) fits worse), the running sum l of the float32 p,
+    p rounded to the half type before P V, the accumulator and l rescaled by exp2(m_old * c - m_new * c);
+  - the output is acc / l rounded once to the half type.
+The backward follows FlashAttention-2's algorithm with the key-block size of cuDNN's bprop kernel (64x64xD).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["flash_forward", "flash_backward"]
+
+LOG2E = np.float32(1.4426950408889634)
+_NONE = -10000          # exponent of a zero term: never the block's largest
+
+
+def _exponents(x):
+    return np.where(x == 0, _NONE, np.frexp(x)[1] - 1)
+
+
+def tc_mma(a, b, c, block=16, frac=25, min_exp=-133):
+    """c + a @ b on the H100 tensor-core model (a, b half values, c float32 of the output's shape): float32."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    c = np.asarray(c, np.float32).astype(np.float64)
+    ea, eb = _exponents(a), _exponents(b)
+    for j in range(0, a.shape[-1], block):
+        prod = a[..., :, j:j + block, None] * b[..., None, j:j + block, :]      # exact in float64
+        e = ea[..., :, j:j + block, None] + eb[..., None, j:j + block, :]         # unnormalised product exponents
+        e = np.maximum(np.maximum(e.max(-2), _exponents(c)), min_exp)
+        unit = np.ldexp(1.0, e - frac)
+        # each term truncated to the block exponent's grid, summed exactly, the sum truncated to float32
+        s = (np.trunc(prod / unit[..., None, :]).sum(-2) + np.trunc(c / unit)) * unit
+        m, ex = np.frexp(s)
+        c = np.ldexp(np.trunc(np.ldexp(m, 24)), ex - 24)
+    return c.astype(np.float32)
+
+
+def _scores(q, k, causal):
+    """S = Q K^T in float32 on the tensor cores, -inf above the diagonal when causal."""
+    L, Lk = q.shape[-2], k.shape[-2]
+    s = tc_mma(q, np.swapaxes(k, -1, -2), np.zeros(q.shape[:-2] + (L, Lk), np.float32))
+    if causal:
+        s = np.where(np.arange(L)[:, None] >= np.arange(Lk), s, np.float32(-np.inf))
+    return s.astype(np.float32)
+
+
+def flash_forward(q, k, v, causal=False, scale=None, block=128):
+    """Attention output (q's half dtype) and the log2-domain row statistics (m * c, l) cuDNN's flash forward keeps."""
+    dt = q.dtype
+    c = np.float32(np.float32(1.0 / np.sqrt(q.shape[-1]) if scale is None else scale) * LOG2E)
+    s = _scores(q, k, causal)
+    shape = q.shape[:-1] + (1,)
+    m = np.full(shape, -np.inf, np.float32)
+    l = np.zeros(shape, np.float32)
+    acc = np.zeros(q.shape[:-1] + (v.shape[-1],), np.float32)
+    for j in range(0, k.shape[-2], block):
+        sj = s[..., j:j + block]
+        m_new = np.maximum(m, sj.max(-1, keepdims=True))
+        mc = m_new * c
+        p = np.exp2(sj * c - mc).astype(np.float32)
+        alpha = np.where(np.isneginf(m), np.float32(0), np.exp2(m * c - mc)).astype(np.float32)
+        l = (alpha * l + p.sum(-1, keepdims=True, dtype=np.float32)).astype(np.float32)
+        acc = tc_mma(p.astype(dt), v[..., j:j + block, :], alpha * acc)    # P rounded to half before P V (fit)
+        m = m_new
+    return (acc / l).astype(dt), m * c, l
+
+
+def flash_backward(q, k, v, o, do, mc, l, causal=False, scale=None, block=64):
+    """Gradients (dq, dk, dv) in q's half dtype, FlashAttention-2's backward with key blocks of `block`."""
+    dt = q.dtype
+    sc = np.float32(1.0 / np.sqrt(q.shape[-1]) if scale is None else scale)
+    c = np.float32(sc * LOG2E)
+    lse2 = (mc + np.log2(l)).astype(np.float32)                                 # log2-domain log-sum-exp
+    d_row = (do.astype(np.float32) * o.astype(np.float32)).sum(-1, keepdims=True, dtype=np.float32)
+    s = _scores(q, k, causal)
+    p = np.exp2(s * c - lse2).astype(np.float32)
+    dq = np.zeros(q.shape, np.float32)
+    dk = np.zeros(k.shape, np.float32)
+    dv = np.zeros(v.shape, np.float32)
+    for j in range(0, k.shape[-2], block):
+        pj = p[..., j:j + block]
+        dv[..., j:j + block, :] = tc_mma(np.swapaxes(pj.astype(dt), -1, -2), do, dv[..., j:j + block, :])
+        dp = tc_mma(do, np.swapaxes(v[..., j:j + block, :], -1, -2), np.zeros(pj.shape, np.float32))
+        ds = (pj * (dp - d_row) * sc).astype(np.float32).astype(dt)           # scaled before rounding (fit)
+        dk[..., j:j + block, :] = tc_mma(np.swapaxes(ds, -1, -2), q, dk[..., j:j + block, :])
+        dq = tc_mma(ds, k[..., j:j + block, :], dq)
+    return dq.astype(dt), dk.astype(dt), dv.astype(dt)
