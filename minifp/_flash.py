@@ -51,6 +51,21 @@ def _scores(q, k, causal):
     return s.astype(np.float32)
 
 
+def _dot_do_o(do, o):
+    """D = rowsum(dO * O) in float32 as cuDNN's compute_dot_do_o kernel sums it (fit: chunks of 8, then halving)."""
+    x = do.astype(np.float32) * o.astype(np.float32)                 # exact: products of two half values
+    lanes = 1 << max(0, (-(-x.shape[-1] // 8) - 1).bit_length())     # zero-padded to a power of two of lanes
+    x = np.concatenate([x, np.zeros(x.shape[:-1] + (8 * lanes - x.shape[-1],), np.float32)], -1)
+    x = x.reshape(x.shape[:-1] + (lanes, 8))                         # one thread per 8 contiguous values (fit)
+    acc = np.zeros(x.shape[:-1], np.float32)
+    for i in range(8):
+        acc = acc + x[..., i]
+    while acc.shape[-1] > 1:                                         # across threads, largest offset first (fit)
+        h = acc.shape[-1] // 2
+        acc = acc[..., :h] + acc[..., h:]
+    return acc
+
+
 def flash_forward(q, k, v, causal=False, scale=None, block=128):
     """Attention output (q's half dtype) and the log2-domain row statistics (m * c, l) cuDNN's flash forward keeps."""
     dt = q.dtype
@@ -77,10 +92,10 @@ def flash_backward(q, k, v, o, do, mc, l, causal=False, scale=None, block=64):
     dt = q.dtype
     sc = np.float32(1.0 / np.sqrt(q.shape[-1]) if scale is None else scale)
     c = np.float32(sc * LOG2E)
-    lse2 = (mc + np.log2(l)).astype(np.float32)                                 # log2-domain log-sum-exp
-    d_row = (do.astype(np.float32) * o.astype(np.float32)).sum(-1, keepdims=True, dtype=np.float32)
+    d_row = _dot_do_o(do, o)
     s = _scores(q, k, causal)
-    p = np.exp2(s * c - lse2).astype(np.float32)
+    # P recomputed as exp2(fma(s, c, -m c)) / l: fits the recorded dV better than a stored log-sum-exp (fit)
+    p = (np.exp2((s.astype(np.float64) * c - mc).astype(np.float32)) / l).astype(np.float32)
     dq = np.zeros(q.shape, np.float32)
     dk = np.zeros(k.shape, np.float32)
     dv = np.zeros(v.shape, np.float32)

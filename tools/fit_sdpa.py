@@ -154,8 +154,24 @@ def grads(bwd_block=64):
         print(name, *(f"{r:.4f}" for r in row), sep="\t", flush=True)
 
 
+FIXTURE = "tests/fixtures/h100/sdpa.npz"
+FIXTURE_CASES = [f"sdpa/{low}/{L}/{d}/{c}" for low in ("float16", "bfloat16")
+                 for L, d, c in ((64, 64, 0), (64, 128, 1), (128, 32, 0), (256, 64, 1))]
+FIXTURE_VALUES = 2048
+
+
+def fixture():
+    """Write the test fixture: the first 2048 recorded values of y, gq, gk, gv for FIXTURE_CASES (raw bits)."""
+    z = np.load(SWEEP)
+    out = {f"{n}/{key}": z[f"{n}/{key}"][:FIXTURE_VALUES] for n in FIXTURE_CASES for key in ("y", "gq", "gk", "gv")}
+    np.savez_compressed(FIXTURE, **out)
+    print(FIXTURE, os.path.getsize(FIXTURE), "bytes")
+
+
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["grads"]:
+    if sys.argv[1:2] == ["fixture"]:
+        fixture()
+    elif sys.argv[1:2] == ["grads"]:
         grads(*(int(a) for a in sys.argv[2:]))
     else:
         main(sys.argv[1:] or ["mm=tc", "mm=f64", "mm=tc,exp=exp", "mm=tc,bc=64"])
