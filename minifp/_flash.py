@@ -29,14 +29,16 @@ def tc_mma(a, b, c, block=16, frac=25, min_exp=-133):
     """c + a @ b on the H100 tensor-core model (a, b half values, c float32 of the output's shape): float32."""
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
     c = np.asarray(c, np.float32).astype(np.float64)
-    ea, eb = _exponents(a), _exponents(b)
+    ea, eb = _exponents(a).astype(np.int16), _exponents(b).astype(np.int16)
     for j in range(0, a.shape[-1], block):
         prod = a[..., :, j:j + block, None] * b[..., None, j:j + block, :]      # exact in float64
-        e = ea[..., :, j:j + block, None] + eb[..., None, j:j + block, :]         # unnormalised product exponents
-        e = np.maximum(np.maximum(e.max(-2), _exponents(c)), min_exp)
-        unit = np.ldexp(1.0, e - frac)
+        e = (ea[..., :, j:j + block, None] + eb[..., None, j:j + block, :]).max(-2)   # unnormalised exponents
+        e = np.maximum(np.maximum(e, _exponents(c)), min_exp)
+        scale = np.ldexp(1.0, frac - e)                                          # a power of two: exact
         # each term truncated to the block exponent's grid, summed exactly, the sum truncated to float32
-        s = (np.trunc(prod / unit[..., None, :]).sum(-2) + np.trunc(c / unit)) * unit
+        prod *= scale[..., None, :]
+        np.trunc(prod, out=prod)
+        s = (prod.sum(-2) + np.trunc(c * scale)) / scale
         m, ex = np.frexp(s)
         c = np.ldexp(np.trunc(np.ldexp(m, 24)), ex - 24)
     return c.astype(np.float32)
