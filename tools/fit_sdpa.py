@@ -154,6 +154,25 @@ def grads(bwd_block=64):
         print(name, *(f"{r:.4f}" for r in row), sep="\t", flush=True)
 
 
+def pin():
+    """minifp._flash against pin.npz's SDPA per backend (default, cudnn, flash, efficient, math)."""
+    from minifp._flash import flash_backward, flash_forward
+    z = np.load(SWEEP.replace("sweep", "pin"))
+    print("case", "backend", "y", "gq", "gk", "gv", sep="\t")
+    for shape in ((4, 4, 64, 32), (2, 8, 256, 64)):
+        for low in ("float16", "bfloat16"):
+            for causal in (False, True):
+                r = rng(f"sdpa{shape}")
+                q, k, v = (r.standard_normal(shape).astype(np.float32).astype(LOW[low]) for _ in range(3))
+                g = rng(f"sdpa{shape}/g").standard_normal(shape).astype(np.float32).astype(LOW[low])
+                o, mc, l = flash_forward(q, k, v, causal)
+                got = (o, *flash_backward(q, k, v, o, g, mc, l, causal))
+                for b in ("default", "cudnn", "flash", "efficient", "math"):
+                    key = f"sdpa/{'x'.join(map(str, shape))}/{low}/{'causal' if causal else 'full'}/{b}"
+                    row = [ident(x, z[f"{key}/{n}"]) for x, n in zip(got, ("y", "gq", "gk", "gv"))]
+                    print(key.rsplit("/", 1)[0], b, *(f"{x:.4f}" for x in row), sep="\t", flush=True)
+
+
 FIXTURE = "tests/fixtures/h100/sdpa.npz"
 FIXTURE_CASES = [f"sdpa/{low}/{L}/{d}/{c}" for low in ("float16", "bfloat16")
                  for L, d, c in ((64, 64, 0), (64, 128, 1), (128, 32, 0), (256, 64, 1))]
@@ -171,6 +190,8 @@ def fixture():
 if __name__ == "__main__":
     if sys.argv[1:2] == ["fixture"]:
         fixture()
+    elif sys.argv[1:2] == ["pin"]:
+        pin()
     elif sys.argv[1:2] == ["grads"]:
         grads(*(int(a) for a in sys.argv[2:]))
     else:
