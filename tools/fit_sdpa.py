@@ -53,6 +53,11 @@ def fwd(q, k, v, causal, low, bc=128, exp="exp2", scale_where="fold", final="div
             c = mj * (sc * LOG2E)
             p = np.exp2(sj * (sc * LOG2E) - c)
             alpha = np.exp2(m * (sc * LOG2E) - c)
+        elif exp == "ex2":      # the H100's ex2.approx.ftz.f32 (measured table, minifp._flash.ex2_approx)
+            from minifp._flash import ex2_approx
+            c = mj * (sc * LOG2E)
+            p = ex2_approx(sj * (sc * LOG2E) - c)
+            alpha = ex2_approx(m * (sc * LOG2E) - c)
         elif exp == "exp2_fma":  # fma(s, scale*log2e, -m*scale*log2e) in float64 then rounded
             c = (mj * (sc * LOG2E)).astype(np.float32)
             p = np.exp2((sj.astype(np.float64) * np.float64(sc * LOG2E) - c).astype(np.float32))
@@ -195,4 +200,4 @@ if __name__ == "__main__":
     elif sys.argv[1:2] == ["grads"]:
         grads(*(int(a) for a in sys.argv[2:]))
     else:
-        main(sys.argv[1:] or ["mm=tc", "mm=f64", "mm=tc,exp=exp", "mm=tc,bc=64"])
+        main(sys.argv[1:] or ["mm=tc,exp=ex2", "mm=tc", "mm=f64", "mm=tc,exp=exp", "mm=tc,bc=64"])
