@@ -16,6 +16,7 @@ _HALF = {
     64: {3072: 2, 4096: 3, 6144: 4, 8192: 6, 16384: 12},     # M = N in 16, 32, 64: runs of 22-24 k-tiles
     128: {3072: 2, 4096: 3, 6144: 4, 8192: 6, 16384: 9},
     256: {3072: 2, 4096: 2, 6144: 2, 8192: 4, 16384: 4},
+    512: {4096: 1, 8192: 2},                                  # gemm.npz: 2048 and 4096 whole, 8192 in 2
 }
 
 # tf32 (cutlass_80_tensorop_s1688gemm kernels, k-tile 16 or 32, every recorded shape up to M = N = 256 split, even
@@ -23,7 +24,18 @@ _HALF = {
 _TF32_TILE = 16
 _TF32 = {
     16: {1024: 16, 1536: 24, 2048: 22, 3072: 24, 4096: 22, 6144: 32, 8192: 52, 16384: 86},
-    32: {1024: 16, 1536: 24, 2048: 32, 3072: 32, 4096: 32},
+    32: {1024: 16, 1536: 24, 2048: 32, 3072: 32, 4096: 32, 6144: 32, 8192: 52, 16384: 57},
+    64: {1024: 16, 1536: 24, 2048: 32, 3072: 32, 4096: 32, 6144: 48, 8192: 52, 16384: 57},
+    128: {1024: 16, 1536: 12, 2048: 22, 3072: 24, 4096: 22, 6144: 32, 8192: 32, 16384: 32},
+    256: {1024: 8, 1536: 12, 2048: 16, 3072: 16, 4096: 12, 6144: 32, 8192: 32, 16384: 32},
+}
+
+# Recorded shapes that the square rows above do not cover: {(fmt, m, n, k): (slices, k-tile)}, fit to gemm.npz.
+# 256x10x1024 runs CUTLASS's sm80 WMMA kernel (k-tile 128) with a splitKreduce: float16 fits runs of 128,
+# bfloat16 runs of 64.
+_SHAPES = {
+    ("float16", 256, 10, 1024): (8, 128),
+    ("bfloat16", 256, 10, 1024): (16, 64),
 }
 
 
@@ -41,6 +53,8 @@ def _lookup(table, m, n, k):
 def cublas_slices(m, n, k, fmt) -> tuple[int, int]:
     """(slices, k-tile) of cuBLAS's GEMM (m, k) @ (k, n) on an H100 for fmt "float16", "bfloat16" or "tf32"."""
     name = getattr(fmt, "name", fmt)
+    if (name, m, n, k) in _SHAPES:
+        return _SHAPES[name, m, n, k]
     if name in ("float16", "bfloat16"):
         return _lookup(_HALF, m, n, k), _HALF_TILE
     if name == "tf32":
