@@ -28,14 +28,24 @@ _TF32 = {
     64: {1024: 16, 1536: 24, 2048: 32, 3072: 32, 4096: 32, 6144: 48, 8192: 52, 16384: 57},
     128: {1024: 16, 1536: 12, 2048: 22, 3072: 24, 4096: 22, 6144: 32, 8192: 32, 16384: 32},
     256: {1024: 8, 1536: 12, 2048: 16, 3072: 16, 4096: 12, 6144: 32, 8192: 32, 16384: 32},
+    512: {2048: 4, 4096: 8},                # gemm.npz; 512x512x8192 fits no slicing tried (docs/h100_splitk.md)
 }
 
 # Recorded shapes that the square rows above do not cover: {(fmt, m, n, k): (slices, k-tile)}, fit to gemm.npz.
 # 256x10x1024 runs CUTLASS's sm80 WMMA kernel (k-tile 128) with a splitKreduce: float16 fits runs of 128,
 # bfloat16 runs of 64.
+# tf32 rows are the nn layout's (torch.mm of two contiguous matrices): other layouts run other kernels (tn: 128x64
+# CUTLASS tiles; nt: sm90_xmma kernels, unsplit), docs/h100_splitk.md lists them.
 _SHAPES = {
     ("float16", 256, 10, 1024): (8, 128),
     ("bfloat16", 256, 10, 1024): (16, 64),
+    ("tf32", 256, 10, 1024): (16, 16),
+    ("tf32", 10, 1024, 256): (4, 16),
+    ("tf32", 256, 784, 1024): (5, 32),       # s1688gemm_64x128_32x6: runs of whole 32-wide k-tiles
+    ("tf32", 256, 1024, 1024): (4, 16),
+    ("tf32", 256, 1024, 784): (1, 16),       # s1688gemm_64x64_32x6 without splitKreduce
+    ("tf32", 1024, 784, 256): (1, 16),
+    ("tf32", 1024, 1024, 256): (1, 16),
 }
 
 

@@ -1,6 +1,6 @@
 """Fit cuBLAS's split-K on the H100: replay the recorded GEMMs through candidate models, print identical fractions.
 
-    PYTHONPATH=. python tools/fit_splitk.py [--h100 ../shared/gpu/h100] [--search] [--only SUBSTRING]
+    PYTHONPATH=. python tools/fit_splitk.py [--h100 ../shared/gpu/h100] [--search] [--only SUBSTRING,...]
     PYTHONPATH=. python tools/fit_splitk.py --fixture tests/fixtures/h100/splitk.npz   # write the test fixture
 
 Cases: sweep.npz's splitk/{m}x{m}x{k}/{fmt}/{out32,outlow} and gemm.npz's {m}x{n}x{k}/{layout}/{fmt}/{out32,outlow}
@@ -130,7 +130,7 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     p.add_argument("--h100", default=os.path.join(here, "..", "..", "..", "shared", "gpu", "h100"))
     p.add_argument("--search", action="store_true")
-    p.add_argument("--only", default="")
+    p.add_argument("--only", default="", help="comma-separated substrings a case's key must all hold")
     p.add_argument("--fixture", help="write the recorded bits of the split cases to this npz instead of fitting")
     args = p.parse_args()
     if not os.path.isdir(args.h100):
@@ -144,7 +144,7 @@ def main():
     inputs = {}
     totals = {}
     for key, m, n, k, seed, fmt, out, want in cases(args.h100):
-        if args.only not in key:
+        if not all(part in key for part in args.only.split(",")):
             continue
         if seed not in inputs:
             inputs = {seed: draw(seed, m, n, k)}            # one case's inputs at a time
