@@ -481,7 +481,8 @@ def splitk_matmul(a, b, core, slices, tile=64) -> np.ndarray:
     each addition rounded to nearest even (cuBLAS's splitKreduce_kernel). Fit bit for bit to an H100's recordings
     (tools/fit_splitk.py, docs/h100_splitk.md); slices=1 is the unsplit chained GEMM."""
     k = a.shape[1]
-    step = -(-(-(-k // tile)) // slices) * tile        # whole k-tiles per run
+    tiles = -(-k // tile)
+    step = max(-(-tiles // slices), 1) * tile       # whole k-tiles per run
     out = _run(a[:, :step], b[:step], core)
     with np.errstate(over="ignore", invalid="ignore"):
         for lo in range(step, k, step):

@@ -65,7 +65,7 @@ def cases(h100):
 def partials(a, b, core, slices, tile):
     """The float32 partial of each run, as splitk_matmul cuts k."""
     k = a.shape[1]
-    step = -(-(-(-k // tile)) // slices) * tile
+    step = max(-(-(-(-k // tile)) // slices), 1) * tile
     return [tc._run(a[:, lo:lo + step], b[lo:lo + step], core) for lo in range(0, k, step)]
 
 
