@@ -34,8 +34,7 @@ _TF32 = {
 # Recorded shapes that the square rows above do not cover: {(fmt, m, n, k): (slices, k-tile)}, fit to gemm.npz.
 # 256x10x1024 runs CUTLASS's sm80 WMMA kernel (k-tile 128) with a splitKreduce: float16 fits runs of 128,
 # bfloat16 runs of 64.
-# tf32 rows are the nn layout's (torch.mm of two contiguous matrices): other layouts run other kernels (tn: 128x64
-# CUTLASS tiles; nt: sm90_xmma kernels, unsplit), docs/h100_splitk.md lists them.
+# Rows for the nn layout (torch.mm of two contiguous matrices); _LAYOUTS below holds the layouts that differ.
 _SHAPES = {
     ("float16", 256, 10, 1024): (8, 128),
     ("bfloat16", 256, 10, 1024): (16, 64),
@@ -60,9 +59,23 @@ def _lookup(table, m, n, k):
     return table[rows[0]][ks[-1]] if ks else 1
 
 
-def cublas_slices(m, n, k, fmt) -> tuple[int, int]:
+# Other layouts where they run other kernels than nn (gemm.npz: "tn" = A transposed in memory, "nt" = B):
+# {(fmt, m, n, k, layout): (slices, k-tile)}, fit to recordings.
+_LAYOUTS = {
+    ("float16", 256, 10, 1024, "tn"): (16, 64),     # WMMA kernels again: float16 runs of 64, bfloat16 of 128
+    ("bfloat16", 256, 10, 1024, "tn"): (8, 128),
+    ("tf32", 256, 784, 1024, "tn"): (5, 16),        # s1688gemm_64x128_32x6_nt
+    ("tf32", 256, 784, 1024, "nt"): (1, 16),        # sm90_xmma kernels: unsplit, the chain
+    ("tf32", 256, 1024, 1024, "nt"): (1, 16),
+    ("tf32", 10, 1024, 256, "tn"): (1, 16),
+}
+
+
+def cublas_slices(m, n, k, fmt, layout="nn") -> tuple[int, int]:
     """(slices, k-tile) of cuBLAS's GEMM (m, k) @ (k, n) on an H100 for fmt "float16", "bfloat16" or "tf32"."""
     name = getattr(fmt, "name", fmt)
+    if (name, m, n, k, layout) in _LAYOUTS:
+        return _LAYOUTS[name, m, n, k, layout]
     if (name, m, n, k) in _SHAPES:
         return _SHAPES[name, m, n, k]
     if name in ("float16", "bfloat16"):

@@ -86,10 +86,11 @@ def half_bits(x, fmt):
     return np.asarray(round_to(np.asarray(x, np.float64), fmt)).view(np.uint16)
 
 
-def evaluate(a, b, fmt, out, want, m, n, k, search):
+def evaluate(key, a, b, fmt, out, want, m, n, k, search):
     """{model name: identical fraction} for one recorded output."""
     core = tc.model("H100", FMTS[fmt])
-    slices, tile = cublas_slices(m, n, k, fmt)
+    layout = key.split("/")[-3] if key.startswith("gemm/") else "nn"
+    slices, tile = cublas_slices(m, n, k, fmt, layout)
     tiles = -(-k // tile)
 
     def score(x):
@@ -152,7 +153,7 @@ def main():
         rows, cols = want.shape
         rnd = lambda x: np.asarray(round_to(x.astype(np.float64), FMTS[fmt]), np.float64)   # noqa: E731 -- nearest
         a, b = rnd(a32[:rows]), rnd(b32[:, :cols])
-        res = evaluate(a, b, fmt, out, want, m, n, k, args.search)
+        res = evaluate(key, a, b, fmt, out, want, m, n, k, args.search)
         totals.setdefault(fmt + "/" + out, []).append((res["model"], want.size))
         print(key, " ".join(f"{name}={v:.4f}" if isinstance(v, float) else f"{name}={v}" for name, v in res.items()),
               flush=True)
