@@ -1,8 +1,8 @@
 """cuBLAS's split-K GEMMs on the H100, replayed from recordings (docs/h100_splitk.md, tools/fit_splitk.py).
 
 The fixture holds the H100's output bits (top 16 rows of the recorded 64x64 corner) of ../shared/gpu/h100/sweep.npz's
-`splitk/{m}x{m}x{k}/{fmt}/{out32,outlow}`; the inputs are drawn again from default_rng(crc32(name)) as
-record_h100_sweep.py draws them.
+`splitk/{m}x{m}x{k}/{fmt}/{out32,outlow}` and of three gemm.npz cases (`gemm/...`); the inputs are drawn again from
+default_rng(crc32(name)) as record_h100_sweep.py and record_h100.py draw them (tools/fit_splitk.py --fixture).
 """
 import zlib
 from pathlib import Path
@@ -20,20 +20,24 @@ FMTS = {"float16": float16, "bfloat16": bfloat16, "tf32": tf32}
 
 
 def recorded(key):
-    """(a, b, fmt, out, m, k, want): the case's inputs rounded to fmt (cut to the recorded rows and columns)."""
-    _, shape, fmt, out = key.split("/")
-    m, _, k = map(int, shape.split("x"))
-    r = np.random.default_rng(zlib.crc32(f"splitk/{shape}".encode()))
+    """(a, b, fmt, out, (m, n, k, layout), want): the case's inputs rounded to fmt, cut to the recorded corner."""
+    if key.startswith("splitk/"):           # sweep.npz: splitk/{m}x{m}x{k}/{fmt}/{out}, seed "splitk/{shape}"
+        _, shape, fmt, out = key.split("/")
+        seed, layout = f"splitk/{shape}", "nn"
+    else:                                   # gemm.npz: gemm/{m}x{n}x{k}/{layout}/{fmt}/{out}, seed "{shape}/{layout}"
+        _, shape, layout, fmt, out = key.split("/")
+        seed = f"{shape}/{layout}"
+    m, n, k = map(int, shape.split("x"))
+    r = np.random.default_rng(zlib.crc32(seed.encode()))
     a = (r.uniform(1, 2, (m, k)) * 2.0 ** r.integers(-6, 6, (m, k)) * r.choice([-1, 1], (m, k))).astype(np.float32)
-    b = (r.uniform(1, 2, (k, m)) * 2.0 ** r.integers(-6, 6, (k, m)) * r.choice([-1, 1], (k, m))).astype(np.float32)
+    b = (r.uniform(1, 2, (k, n)) * 2.0 ** r.integers(-6, 6, (k, n)) * r.choice([-1, 1], (k, n))).astype(np.float32)
     want = FIXTURE[key]
-    cols = want.shape[1]
     rnd = lambda x: np.asarray(round_to(x.astype(np.float64), FMTS[fmt]), np.float64)    # noqa: E731 -- nearest even
-    return rnd(a[:want.shape[0]]), rnd(b[:, :cols]), fmt, out, m, k, want
+    return rnd(a[:want.shape[0]]), rnd(b[:, :want.shape[1]]), fmt, out, (m, n, k, layout), want
 
 
-def emulate(a, b, fmt, out, m, k):
-    slices, tile = cublas_slices(m, m, k, fmt)
+def emulate(a, b, fmt, out, case):
+    slices, tile = cublas_slices(*case[:3], fmt, case[3])
     d = tc.splitk_matmul(a, b, tc.model("H100", FMTS[fmt]), slices, tile)
     if out == "outlow":         # splitKreduce rounds its float32 sum once into the half type
         return np.asarray(round_to(d.astype(np.float64), FMTS[fmt])).view(np.uint16)
@@ -42,15 +46,15 @@ def emulate(a, b, fmt, out, m, k):
 
 @pytest.mark.parametrize("key", sorted(FIXTURE.files))
 def test_recorded_h100_gemm_identical(key):
-    a, b, fmt, out, m, k, want = recorded(key)
-    got = emulate(a, b, fmt, out, m, k)
+    a, b, fmt, out, case, want = recorded(key)
+    got = emulate(a, b, fmt, out, case)
     assert got.shape == want.shape
     assert float((got == want).mean()) == 1.0
 
 
 def test_split_changes_the_bits():
     # the recorded split case is not the unsplit chain: the fixture tells the two apart
-    a, b, fmt, out, m, k, want = recorded("splitk/64x64x8192/float16/out32")
+    a, b, fmt, out, case, want = recorded("splitk/64x64x8192/float16/out32")
     chain = tc._run(a, b, tc.model("H100", float16)).view(np.uint32)
     assert float((chain == want).mean()) < 0.05
     assert cublas_slices(64, 64, 8192, "float16") == (6, 64)
@@ -75,5 +79,6 @@ def test_cublas_slices_rule():
     assert cublas_slices(128, 128, 4096, float16) == (3, 64)
     assert cublas_slices(256, 256, 2048, "bfloat16") == (1, 64)
     assert cublas_slices(16, 16, 1024, "tf32") == (16, 16)
+    assert cublas_slices(256, 10, 1024, "float16", "tn") == (16, 64)      # the layout picks another kernel
     with pytest.raises(ValueError, match="fmt='float8_e4m3'"):
         cublas_slices(64, 64, 4096, "float8_e4m3")

@@ -35,6 +35,8 @@ FMTS = {"float16": float16, "bfloat16": bfloat16, "tf32": tf32}
 FIXTURE = ("16x16x3072", "16x16x16384", "64x64x2048", "64x64x4096", "64x64x8192", "128x128x16384", "256x256x6144",
            "256x256x16384")
 FIXTURE_ROWS = 16
+# gemm.npz cases copied too (float16/bfloat16 out32): other kernels by layout, and a 512x512 split
+FIXTURE_GEMM = ("256x10x1024/nn", "256x10x1024/tn", "512x512x8192/nn")
 
 
 def draw(name, m, n, k):
@@ -137,8 +139,9 @@ def main():
     if not os.path.isdir(args.h100):
         args.h100 = "/work/shared/gpu/h100"
     if args.fixture:
-        keep = {key: want[:FIXTURE_ROWS] for key, m, n, k, _, fmt, out, want in cases(args.h100)
-                if key.split("/")[0] == "splitk" and key.split("/")[1] in FIXTURE}
+        keep = {key: want[:FIXTURE_ROWS] for key, m, n, k, seed, fmt, out, want in cases(args.h100)
+                if (key.startswith("splitk/") and key.split("/")[1] in FIXTURE)
+                or (seed in FIXTURE_GEMM and fmt != "tf32" and out == "out32")}
         np.savez_compressed(args.fixture, **keep)
         print("wrote", len(keep), "arrays to", args.fixture, os.path.getsize(args.fixture), "bytes")
         return
