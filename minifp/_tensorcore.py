@@ -471,3 +471,20 @@ def matmul(a, b, device, fmt, promote=None) -> np.ndarray:
         for lo in range(0, a.shape[1], promote):
             out += _run(a[:, lo:lo + promote], b[lo:lo + promote], core)     # float32 addition: nearest-even
     return out
+
+
+def splitk_matmul(a, b, core, slices, tile=64) -> np.ndarray:
+    """a (m, k) @ b (k, n) as cuBLAS's split-K GEMMs compute it on `core`: float32 (m, n).
+
+    k is cut into `slices` runs of ceil(k-tiles / slices) whole k-tiles of `tile` (the last run takes what is
+    left); each run is chained on the tensor cores from 0 (_run), and the float32 partials are added in run order,
+    each addition rounded to nearest even (cuBLAS's splitKreduce_kernel). Fit bit for bit to an H100's recordings
+    (tools/fit_splitk.py, docs/h100_splitk.md); slices=1 is the unsplit chained GEMM."""
+    k = a.shape[1]
+    tiles = -(-k // tile)
+    step = max(-(-tiles // slices), 1) * tile       # whole k-tiles per run
+    out = _run(a[:, :step], b[:step], core)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for lo in range(step, k, step):
+            out += _run(a[:, lo:lo + step], b[lo:lo + step], core)    # float32 addition: nearest even
+    return out
