@@ -3,8 +3,10 @@
 Reads ../shared/gpu/h100/sweep.npz (forward: `same_as_notf32` is 1.0 where the H100 gave the TF32-off bits) and
 tests/fixtures/h100/h200_kernels.json.gz (the kernels of forward and backward on an H200, same torch and cuDNN).
 Prints whether the kernel names agree with the H100's forward measurements, the per-pass table, and how well
-minifp._devices' rule fits it. `--write` rewrites tests/fixtures/h100/tf32conv.json. Run by hand:
-    PYTHONPATH=. python tools/fit_tf32conv.py [--write]
+minifp._devices' rule fits it. `--write` rewrites tests/fixtures/h100/tf32conv.json; `--conv` also classifies each
+pass of conv.npz's 10 other shapes by which rounding of the factors (none, tf32 nearest-even, nearest-away or
+truncated) brings an exact product nearest to the H100's values. Run by hand:
+    PYTHONPATH=. python tools/fit_tf32conv.py [--write] [--conv]
 """
 import gzip
 import json
@@ -92,6 +94,44 @@ def _conv64(x, w, s, p):
                for i in range(k) for j in range(k))
 
 
+def conv_npz_passes():
+    """Per conv.npz case and pass: (the factors' rounding nearest to the H100, its relative error, the rule's
+    answer). The product is minifp's ideal float32 conv (cpu) of rounded factors: float32 sums, 1e-7 apart."""
+    import minifp.torch as torch
+    import minifp.torch.nn.functional as F
+    from minifp import tf32
+    from minifp._devices import H100
+    from minifp._rounding import round_to
+    roundings = {"f32": lambda a: a, "tf32 nearest-even": lambda a: round_to(a, tf32).astype(np.float32),
+                 "tf32 nearest-away": lambda a: round_to(a, tf32, "nearest_away").astype(np.float32),
+                 "tf32 truncated": lambda a: (a.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)}
+    conv = np.load(SWEEP.parent / "conv.npz")
+    out = {}
+    for case in sorted({f.split("/")[0] for f in conv.files}):      # conv + N_C_H_W_O_K_S_P_G, as record_conv
+        n, c, h, w, o, k, s, p, g = map(int, case[4:].split("_"))
+        r = np.random.default_rng(zlib.crc32(case.encode()))
+        x = r.standard_normal((n, c, h, w)).astype(np.float32)
+        wt = (r.standard_normal((o, c // g, k, k)) / np.sqrt(c // g * k * k)).astype(np.float32)
+        b = r.standard_normal(o).astype(np.float32)
+        ho, wo = (h + 2 * p - k) // s + 1, (w + 2 * p - k) // s + 1
+        gy = np.random.default_rng(zlib.crc32((case + "/g").encode())).standard_normal((n, o, ho, wo))
+        gy = gy.astype(np.float32)
+        for t, pass_ in (("y", "fprop"), ("gx", "dgrad"), ("gw", "wgrad")):
+            ref = conv[f"{case}/f32_default/{t}"].view(np.float32).astype(np.float64)
+            errs = {}
+            for name, f in roundings.items():     # the factors of this pass rounded, the other input not
+                tx = torch.tensor(x if t == "gx" else f(x), requires_grad=True)
+                tw = torch.tensor(wt if t == "gw" else f(wt), requires_grad=True)
+                y = F.conv2d(tx, tw, torch.tensor(b), stride=s, padding=p, groups=g)
+                y.backward(torch.tensor(gy if t == "y" else f(gy)))
+                got = {"y": y, "gx": tx.grad, "gw": tw.grad}[t].detach().numpy().astype(np.float64).ravel()
+                errs[name] = np.abs(got[:ref.size] - ref).max() / np.abs(ref).max()
+            best = min(errs, key=errs.get)
+            rule = H100.uses_tf32(pass_, (n, c, h, w), (o, c // g, k, k), {"stride": s, "padding": p, "groups": g})
+            out[case, pass_] = best, errs[best], rule
+    return out
+
+
 def shape_of(key):
     """(x_shape, w_shape, params) of a sweep key c_o_hw_k_s_g (batch 8, padding k // 2)."""
     c, o, hw, k, s, g = key.split("_")
@@ -129,6 +169,13 @@ def main():
               + ("   ok" if not miss else "   MISS " + ",".join(miss)))
     for p in PASSES:
         print(f"{p}: {sum(t[p] for t in table.values())}/{len(keys)} TF32; rule agrees {fits[p]}/{len(keys)}")
+    if "--conv" in sys.argv:
+        res = conv_npz_passes()
+        print("\nconv.npz, f32_default: the rounding nearest to the H100 per pass, and the rule")
+        for (case, pass_), (best, err, rule) in res.items():
+            print(f"{case:<30}{pass_:<7}{best:<19}{err:8.1e}   rule {'tf32' if rule else 'f32'}"
+                  + ("" if (best != "f32") == rule else "   MISS"))
+        print(f"rule agrees on {sum((b != 'f32') == r for b, _, r in res.values())}/{len(res)} passes")
     if "--write" in sys.argv:
         rows = ",\n".join(f'  "{k}": {json.dumps([int(table[k][p]) for p in PASSES])}' for k in keys)
         FIXTURE.write_text('{"source": "cuDNN 9.19 float32 conv2d, allow_tf32: TF32 (1) per pass, from H200 kernel '
