@@ -103,7 +103,7 @@ TF32_MIN_CHANNELS = {
 }
 
 IDEAL = Device("ideal")                         # one rounding per op: widen, compute, round once
-H100 = Device("H100", conv_bias="cudnn", tf32_conv="cudnn")        # PyTorch 2.11 on an H100, cuDNN 9.19 (../shared/gpu's recordings)
+H100 = Device("H100", conv_bias="cudnn", tf32_conv="cudnn")  # PyTorch 2.11, cuDNN 9.19 (../shared/gpu recordings)
 
 # The device each device name computes as: process-wide, as PyTorch's torch.backends switches are.
 DEVICES = {"cpu": IDEAL, "cuda": H100, "ideal": IDEAL}
