@@ -105,22 +105,25 @@ ON_NUMPY = Compute(np)
 
 class Tf32(Compute):
     """A float32 product whose device rounds its two factors to tf32 first (and, backward, the output gradient: the
-    gradient products run on the same cores); a bias after them is added in float32."""
+    gradient products run on the same cores); a bias after them is added in float32. passes: whether the forward
+    and the gradients of the two factors do so (a convolution's kernels choose per pass)."""
 
-    __slots__ = ("fmt_in", "factors")
+    __slots__ = ("fmt_in", "factors", "passes")
 
-    def __init__(self, xp, fmt_in):
+    def __init__(self, xp, fmt_in, passes=(True, True, True)):
         super().__init__(xp)
-        self.fmt_in, self.factors = fmt_in, None
+        self.fmt_in, self.factors, self.passes = fmt_in, None, passes
 
     def _rounded(self, arrays, n):
         return [widen(round_to(a, self.fmt_in), self.fmt_in) if i < n else a for i, a in enumerate(arrays)]
 
     def forward(self, op, args, params):
+        if not self.passes[0]:
+            return super().forward(op, args, params)
         return op.forward(self.xp, *self._rounded(args, 2), **params)
 
     def gradient(self, op, i, g, ans, args, params):
-        if i >= 2:          # a bias: no product
+        if i >= 2 or not self.passes[1 + i]:       # a bias (no product), or a pass in full float32
             return super().gradient(op, i, g, ans, args, params)
         if self.factors is None:    # rounded once for both factors' gradients
             self.factors = self._rounded([g, *args], 3)
@@ -194,7 +197,9 @@ def route(op, fmt, tensors, xp, device, node=None, params=None):
             compute = TensorCores(xp) if hasattr(xp, "operand") else None
         elif acc is None and FLOAT32_PRODUCTS and fmt.is_float32:
             fmt_in = FLOAT32_PRODUCTS.get((device, op.product))
-            compute = Tf32(xp, fmt_in) if fmt_in is not None else None
+            passes = _tf32_passes(op, tensors if node is None else tensors[1:], device,
+                                  params if node is None else node.params) if fmt_in is not None else ()
+            compute = Tf32(xp, fmt_in, passes) if any(passes) else None
     if op.accumulates and acc is not None:              # minifp.accumulate: not BLAS's sums
         xp = accumulating(xp, acc, _factors(tensors))
     if op.staged and not fmt.is_float32 and _staged(op, tensors, device, params, fmt, node):
@@ -208,10 +213,19 @@ def route(op, fmt, tensors, xp, device, node=None, params=None):
 def _staged(op, tensors, device, params, fmt, node):
     """Whether a staged op's intermediates round into its output format here: always (True), on the device it
     names, or ("device") where the device's numerics say so: conv2d's bias, forward only (its gradients are sums)."""
-    if op.staged == "device":       # the one place the dispatcher asks a device for its numerics
+    if op.staged == "device":       # the dispatcher asks the device (as for a conv's TF32: _tf32_passes)
         return node is None and len(tensors) == 3 and numerics(device).rounds_before_bias(
             tensors[0]._data.shape, tensors[1]._data.shape, params or {}, fmt)
     return op.staged is True or op.staged == device
+
+
+def _tf32_passes(op, inputs, device, params):
+    """Whether a float32 product's forward and its two factors' gradients round to tf32 where it is allowed: always,
+    but for a convolution, where the device's kernels do (cuDNN picks them per pass and shape)."""
+    if op.product != "conv":
+        return (True, True, True)
+    dev, x, w = numerics(device), inputs[0]._data.shape, inputs[1]._data.shape
+    return tuple(dev.uses_tf32(p, x, w, params or {}) for p in ("fprop", "dgrad", "wgrad"))
 
 
 def unbroadcast(xp, g, shape):

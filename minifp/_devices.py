@@ -10,18 +10,21 @@ from dataclasses import dataclass, replace
 
 from ._formats import float16
 
-__all__ = ["Device", "IDEAL", "H100", "DEVICES", "numerics"]
+__all__ = ["Device", "IDEAL", "H100", "DEVICES", "TF32_MIN_CHANNELS", "numerics"]
 
 
 @dataclass(frozen=True)
 class Device:
     """A device's numerics. conv_bias: "fused" (the bias joins the float32 sum before the one rounding) or "cudnn"
     (the convolution is rounded to the output's format first, then the bias added as a half op, wherever PyTorch runs
-    cuDNN's or its im2col GEMM's kernel; its native depthwise kernel fuses it). cudnn: torch.backends.cudnn.enabled."""
+    cuDNN's or its im2col GEMM's kernel; its native depthwise kernel fuses it). cudnn: torch.backends.cudnn.enabled.
+    tf32_conv: where TF32 is allowed for convolutions, "always" (every float32 conv2d's products) or "cudnn" (where
+    cuDNN picks a TF32 kernel: TF32_MIN_CHANNELS)."""
 
     name: str
     conv_bias: str = "fused"
     cudnn: bool = True
+    tf32_conv: str = "always"
 
     def with_cudnn(self, enabled):
         """This device with cuDNN on (True) or off (False)."""
@@ -36,6 +39,24 @@ class Device:
         if groups == 1 or groups != c or w_shape[0] % c:
             return True                 # dense or grouped: cuDNN, or with it off the im2col GEMM, then a bias add
         return self.cudnn and _cudnn_depthwise(x_shape, w_shape, params, fmt)   # else the native depthwise kernel
+
+    def uses_tf32(self, pass_, x_shape, w_shape, params):
+        """Whether pass_ ("fprop", "dgrad" or "wgrad") of a float32 conv2d multiplies in TF32 where TF32 is allowed;
+        for "cudnn", TF32_MIN_CHANNELS: fit to recordings, not a known rule."""
+        if self.tf32_conv == "always":
+            return True
+        if not self.cudnn:      # PyTorch's native kernels: cuBLAS GEMMs, under the matmul switch (highest: float32)
+            return False
+        if params.get("layout", "NCHW") == "NHWC":      # TensorFlow's shapes -> PyTorch's
+            x_shape, w_shape = (x_shape[0], x_shape[3], *x_shape[1:3]), (w_shape[3], w_shape[2], *w_shape[:2])
+        c, groups = x_shape[1], params.get("groups", 1)
+        if groups > 1 and groups == c:      # depthwise: PyTorch's native kernel (float32 never goes to cuDNN)
+            return False
+        k, s = max(w_shape[2:]), max(_pair(params.get("stride", 1)))     # the nearest recorded filter
+        rule = TF32_MIN_CHANNELS[min(TF32_MIN_CHANNELS, key=lambda ks: (abs(ks[0] - k), ks[1] != s))]
+        out = w_shape[0]
+        least = rule[pass_][x_shape[2] * x_shape[3] > 256][(out > 32) + (out > 128)]
+        return least is not None and c // groups >= least
 
 
 def _pair(v):
@@ -63,8 +84,26 @@ def _cudnn_depthwise(x_shape, w_shape, params, fmt):
     return kh == 1 and n <= 16 and c >= 128 and w <= 7 or kh != 1 and (c >= 512 or c >= 256 and w >= 28)
 
 
+# cuDNN 9.19's TF32 kernels for a float32 conv2d with allow_tf32: PyTorch 2.11's heuristic choice, not a documented
+# rule. The fewest input channels (per group) from which each pass takes a TF32 kernel, by (kernel size, stride),
+# for inputs of up to 16x16 positions / larger, each for up to 32 / up to 128 / more output channels; None: never.
+# Fit by tools/fit_tf32conv.py to 240 shapes (batch 8, 8x8 and 32x32 inputs, 3..256 channels; kernel names on an
+# H200, the forward checked on the H100): it agrees with 239 (fprop), 233 (dgrad), 221 (wgrad) of them.
+TF32_MIN_CHANNELS = {
+    (1, 1): {"fprop": ((32, 32, 32), (128, 16, 8)), "dgrad": ((8, 8, 3), (16, 8, 3)),
+             "wgrad": ((8, 8, 8), (128, 3, 3))},
+    (3, 1): {"fprop": ((64, 64, 64), (64, 64, 16)), "dgrad": ((None, None, 128), (128, 8, 16)),
+             "wgrad": ((None, None, None), (None, 3, 3))},
+    (3, 2): {"fprop": ((64, 128, 64), (64, 64, 16)), "dgrad": ((None, None, None), (256, 256, 64)),
+             "wgrad": ((None, None, None), (32, 3, 3))},
+    (5, 1): {"fprop": ((16, 8, 8), (64, 8, 8)), "dgrad": ((None, None, 128), (16, 16, 16)),
+             "wgrad": ((None, None, 128), (3, None, 3))},
+    (7, 2): {"fprop": ((16, 3, 3), (16, 3, 3)), "dgrad": ((None, None, 3), (128, 128, 64)),
+             "wgrad": ((None, 32, None), (32, 3, 3))},
+}
+
 IDEAL = Device("ideal")                         # one rounding per op: widen, compute, round once
-H100 = Device("H100", conv_bias="cudnn")        # PyTorch 2.11 on an H100, cuDNN 9.19 (../shared/gpu's recordings)
+H100 = Device("H100", conv_bias="cudnn", tf32_conv="cudnn")  # PyTorch 2.11, cuDNN 9.19 (../shared/gpu recordings)
 
 # The device each device name computes as: process-wide, as PyTorch's torch.backends switches are.
 DEVICES = {"cpu": IDEAL, "cuda": H100, "ideal": IDEAL}
