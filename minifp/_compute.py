@@ -212,8 +212,11 @@ def route(op, fmt, tensors, xp, device, node=None, params=None):
 
 def _staged(op, tensors, device, params, fmt, node):
     """Whether a staged op's intermediates round into its output format here: always (True), on the device it
-    names, or ("device") where the device's numerics say so: conv2d's bias, forward only (its gradients are sums)."""
+    names, or ("device") where the device's numerics say so: conv2d's bias, forward only (its gradients are sums);
+    batch_norm's weight and bias gradient sums, backward only (tensors: its output, x, weight, bias)."""
     if op.staged == "device":       # the dispatcher asks the device (as for a conv's TF32: _tf32_passes)
+        if op.name == "batch_norm":
+            return node is not None and numerics(device).native_batch_norm(fmt, tensors[2])
         return node is None and len(tensors) == 3 and numerics(device).rounds_before_bias(
             tensors[0]._data.shape, tensors[1]._data.shape, params or {}, fmt)
     return op.staged is True or op.staged == device

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ._formats import float16
+from ._formats import bfloat16, float16
 
 __all__ = ["Device", "IDEAL", "H100", "DEVICES", "TF32_MIN_CHANNELS", "numerics"]
 
@@ -17,12 +17,15 @@ __all__ = ["Device", "IDEAL", "H100", "DEVICES", "TF32_MIN_CHANNELS", "numerics"
 class Device:
     """A device's numerics. conv_bias: "fused" (the bias joins the float32 sum before the one rounding) or "cudnn"
     (the convolution is rounded to the output's format first, then the bias added as a half op, wherever PyTorch runs
-    cuDNN's or its im2col GEMM's kernel; its native depthwise kernel fuses it). cudnn: torch.backends.cudnn.enabled.
-    tf32_conv: where TF32 is allowed for convolutions, "always" (every float32 conv2d's products) or "cudnn" (where
-    cuDNN picks a TF32 kernel: TF32_MIN_CHANNELS)."""
+    cuDNN's or its im2col GEMM's kernel; its native depthwise kernel fuses it). batch_norm: "exact" (the weight and
+    bias gradients are exact sums, rounded once) or "native" (PyTorch's native CUDA kernel, where it runs, rounds
+    each summand and every partial sum a warp shuffle passes into the input's format; see docs/h100_batchnorm.md).
+    cudnn: torch.backends.cudnn.enabled. tf32_conv: where TF32 is allowed for convolutions, "always" (every float32
+    conv2d's products) or "cudnn" (where cuDNN picks a TF32 kernel: TF32_MIN_CHANNELS)."""
 
     name: str
     conv_bias: str = "fused"
+    batch_norm: str = "exact"
     cudnn: bool = True
     tf32_conv: str = "always"
 
@@ -57,6 +60,14 @@ class Device:
         out = w_shape[0]
         least = rule[pass_][x_shape[2] * x_shape[3] > 256][(out > 32) + (out > 128)]
         return least is not None and c // groups >= least
+
+    def native_batch_norm(self, fmt, weight):
+        """Whether a half-precision batch norm's backward runs PyTorch's native kernel with rounded partial sums
+        here: PyTorch 2.11 gives cuDNN only float16 input with a float32 weight (cudnn on), so always for
+        bfloat16, and for float16 with cuDNN off or a float16 (or no) weight."""
+        if self.batch_norm != "native":
+            return False
+        return fmt == bfloat16 or not self.cudnn or weight is None or not weight.fmt.is_float32
 
 
 def _pair(v):
@@ -103,7 +114,8 @@ TF32_MIN_CHANNELS = {
 }
 
 IDEAL = Device("ideal")                         # one rounding per op: widen, compute, round once
-H100 = Device("H100", conv_bias="cudnn", tf32_conv="cudnn")  # PyTorch 2.11, cuDNN 9.19 (../shared/gpu recordings)
+H100 = Device("H100", conv_bias="cudnn", batch_norm="native", tf32_conv="cudnn")   # PyTorch 2.11 on an H100,
+# cuDNN 9.19 (the recordings in ../shared/gpu)
 
 # The device each device name computes as: process-wide, as PyTorch's torch.backends switches are.
 DEVICES = {"cpu": IDEAL, "cuda": H100, "ideal": IDEAL}

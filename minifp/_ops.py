@@ -881,16 +881,66 @@ def _batch_norm(xp, x, w=None, b=None, *, mean=None, var=None, eps=1e-5):
 
 def _batch_norm_grad_x(xp, g, ans, x, w=None, b=None, *, mean=None, var=None, eps=1e-5):
     (xhat, rstd), axes = _bn_parts(xp, x, mean, var, eps)
+    if mean is None and getattr(type(xp), "stage", None) is not None:
+        return _kernel_grad_x(xp, g, x, w, rstd, axes)
     gh = g if w is None else g * w.reshape(_channels(x))
     return gh * rstd if mean is not None else _norm_grad(xp, gh, xhat, rstd, axes)
 
 
-defop("batch_norm", _batch_norm, _batch_norm_grad_x,
-      lambda xp, g, ans, x, w=None, b=None, *, mean=None, var=None, eps=1e-5:
-      _per_channel(xp, g * _bn_parts(xp, x, mean, var, eps)[0][0]),
-      lambda xp, g, ans, x, w=None, b=None, **params: _per_channel(xp, g),
+def _halving_sum(xp, v):
+    """Lane 0 of a warp's shuffle-down sum over v's last axis (a power of two long): each step adds the upper half
+    of the lanes, staged (a Float2 built from the input's scalar type), to the lower half."""
+    while v.shape[-1] > 1:
+        half = v.shape[-1] // 2
+        v = v[..., :half] + _stage(xp, v[..., half:])
+    return v[..., 0]
+
+
+def _kernel_channel_sum(xp, a):
+    """Per-channel sums of a (N, C, ...) as PyTorch's native CUDA batch-norm backward makes them where xp stages
+    (Normalization.cuh, reduce() in batch_norm_backward_kernel): 512 threads a channel, getNumThreads(L) of them
+    along the L values of each (n, c) row, each summing its elements in float32, every element and every partial
+    sum a warp shuffle passes in the input's format; elsewhere the exact sum."""
+    if getattr(type(xp), "stage", None) is None:
+        return _per_channel(xp, a)
+    n, c = a.shape[:2]
+    a = _stage(xp, xp.array(a.reshape(n, c, -1)))
+    length = a.shape[2]
+    tx = next((t for t in (32, 64, 128, 256) if length <= t), 512)
+    ty = 512 // tx
+    nb, nx = -(-n // ty), -(-length // tx)      # zeros pad the grid: x + 0 is x
+    a = xp.pad(a, ((0, nb * ty - n), (0, 0), (0, nx * tx - length)))
+    # thread (y, x) adds rows y, y + ty, ... and within each row elements x, x + tx, ..., in that order
+    per_thread = a.reshape(nb, ty, c, nx, tx).transpose(2, 1, 4, 0, 3).reshape(c, ty * tx, nb * nx)
+    sums = xp.cumsum(per_thread, axis=-1)[..., -1]
+    per_warp = _halving_sum(xp, sums.reshape(c, 16, 32))
+    return _halving_sum(xp, per_warp)           # the first warp again; its lanes 16..31 hold zeros
+
+
+def _kernel_grad_x(xp, g, x, w, rstd, axes):
+    """The input's gradient as batch_norm_backward_kernel computes it, from its two (staged) channel sums."""
+    mu = xp.mean(x, axis=axes, keepdims=True)
+    xmu = x - mu
+    norm = xp.float32(1 / (x.size // x.shape[1]))
+    shape = _channels(x)
+    grad_mean = (_kernel_channel_sum(xp, g) * norm).reshape(shape)
+    proj_scale = (_kernel_channel_sum(xp, g * xmu) * norm).reshape(shape) * rstd * rstd
+    grad_scale = rstd if w is None else rstd * w.reshape(shape)
+    return (g - xmu * proj_scale - grad_mean) * grad_scale
+
+
+def _batch_norm_grad_w(xp, g, ans, x, w=None, b=None, *, mean=None, var=None, eps=1e-5):
+    (xhat, rstd), axes = _bn_parts(xp, x, mean, var, eps)
+    if getattr(type(xp), "stage", None) is None:
+        return _per_channel(xp, g * xhat)
+    mu = xp.mean(x, axis=axes, keepdims=True) if mean is None else xp.asarray(mean).reshape(_channels(x))
+    return _kernel_channel_sum(xp, g * (x - mu)) * rstd.reshape(-1)    # sum(dy * (x - mean)) * invstd
+
+
+defop("batch_norm", _batch_norm, _batch_norm_grad_x, _batch_norm_grad_w,
+      lambda xp, g, ans, x, w=None, b=None, **params: _kernel_channel_sum(xp, g),
       doc="x of shape (N, C, ...) normalised per channel by the batch's statistics (or the given mean and var), "
-          "times w plus b, one rounding.", method=False, function=False,
+          "times w plus b, one rounding.", method=False, function=False, staged="device",
       example=lambda rng: ((_u(rng, 3, 4, 2), _u(rng, 4), _u(rng, 4)), {"eps": 1e-3}))
 
 

@@ -283,8 +283,9 @@ REASONS = {      # (family, setting) or family -> the known reason (the issue's 
     ("conv2d gradients", "f32"): "cuDNN's float32 (or TF32) summation order",
     "attention": "cuDNN attention (the default backend): a tiled online softmax whose probabilities are rounded to "
                  "half before the product with V; minifp computes the math path",
-    ("batch_norm", "autocast_bfloat16"): "the native bfloat16 kernel's weight and bias gradient reductions are "
-                                         "3-5e-3 off the exact sums minifp gives",
+    "batch_norm": "the native kernel's Welford mean and rsqrtf invstd (emulated cuda takes the mean and "
+                  "1 / sqrt in float32; grad_weight stored in float32 shows it at 1-2 ulp); its sums are emulated "
+                  "(docs/h100_batchnorm.md)",
     "gemm float16": _TC,
     "gemm bfloat16": _TC,
     ("gemm tf32", "float32 output"): "the tensor cores' tf32 sums",
