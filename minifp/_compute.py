@@ -21,7 +21,7 @@ import numpy as np
 from . import _fp8
 from ._accumulate import accumulating
 from ._devices import numerics
-from ._formats import float32, promote
+from ._formats import bfloat16, float16, float32, promote
 from ._rounding import round_to, widen
 from ._seams import SEAMS, seam
 from ._state import FLOAT32_PRODUCTS, STATE
@@ -164,6 +164,32 @@ class Fp8(Compute):
         return unbroadcast(self.xp, self.xp.asarray(self.grads[i], g.dtype), inputs[i]._data.shape)
 
 
+class Flash(Compute):
+    """The fused attention op as the H100 runs it (cuDNN's flash attention, minifp._flash): the forward keeps the
+    row statistics for the backward (Node.saved), which computes the three gradients once, on the first call."""
+
+    __slots__ = ("dtype", "node", "saved", "grads")
+
+    def __init__(self, fmt, node):
+        super().__init__(np)
+        self.dtype, self.node, self.saved, self.grads = fmt.storage, node, None, None
+
+    def forward(self, op, args, params):
+        from ._flash import flash_forward
+        q, k, v = (a.astype(self.dtype) for a in args)      # half values: exact
+        out, mc, l = flash_forward(q, k, v, params.get("causal", False), params.get("scale"))
+        self.saved = (mc, l)
+        return out.astype(np.float32)
+
+    def gradient(self, op, i, g, ans, args, params):
+        if self.grads is None:
+            from ._flash import flash_backward
+            q, k, v, o, do = (a.astype(self.dtype) for a in (*args, ans, g))
+            self.grads = flash_backward(q, k, v, o, do, *self.node.saved, params.get("causal", False),
+                                        params.get("scale"))
+        return self.grads[i].astype(np.float32)
+
+
 class Staged:
     """The namespace of a `staged` op: xp, and stage(v), v rounded into the op's output format (its values, in v's
     dtype), where PyTorch's formula stores an intermediate tensor."""
@@ -189,7 +215,7 @@ def route(op, fmt, tensors, xp, device, node=None, params=None):
     acc = STATE.accumulator if node is None else node.acc
     compute = None
     if op.product is not None:
-        fp8 = STATE.fp8 if node is None else node.fp8
+        fp8 = STATE.fp8 if node is None else node.saved
         if fp8 is not None:
             return Fp8(xp, (fp8, tensors) if node is None else fp8, node)
         if acc is None and xp is not np:                # a real GPU: its tensor cores
@@ -200,6 +226,8 @@ def route(op, fmt, tensors, xp, device, node=None, params=None):
             passes = _tf32_passes(op, tensors if node is None else tensors[1:], device,
                                   params if node is None else node.params) if fmt_in is not None else ()
             compute = Tf32(xp, fmt_in, passes) if any(passes) else None
+    if op.kernel == "attention" and xp is np and fmt in (float16, bfloat16) and numerics(device).attention == "cudnn":
+        return Flash(fmt, node)                         # the device's own kernel (half inputs only, as cuDNN's)
     if op.accumulates and acc is not None:              # minifp.accumulate: not BLAS's sums
         xp = accumulating(xp, acc, _factors(tensors))
     if op.staged and not fmt.is_float32 and _staged(op, tensors, device, params, fmt, node):

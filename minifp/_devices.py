@@ -20,12 +20,14 @@ class Device:
     cuDNN's or its im2col GEMM's kernel; its native depthwise kernel fuses it). batch_norm: "exact" (the weight and
     bias gradients are exact sums, rounded once) or "native" (PyTorch's native CUDA kernel, where it runs, rounds
     each summand and every partial sum a warp shuffle passes into the input's format; see docs/h100_batchnorm.md).
-    cudnn: torch.backends.cudnn.enabled. tf32_conv: where TF32 is allowed for convolutions, "always" (every float32
+    attention: "exact" (a fused attention op rounds once) or "cudnn" (cuDNN's flash attention as fit to the H100,
+    minifp._flash). cudnn: torch.backends.cudnn.enabled. tf32_conv: where TF32 is allowed for convolutions, "always" (every float32
     conv2d's products) or "cudnn" (where cuDNN picks a TF32 kernel: TF32_MIN_CHANNELS)."""
 
     name: str
     conv_bias: str = "fused"
     batch_norm: str = "exact"
+    attention: str = "exact"
     cudnn: bool = True
     tf32_conv: str = "always"
 
@@ -114,7 +116,7 @@ TF32_MIN_CHANNELS = {
 }
 
 IDEAL = Device("ideal")                         # one rounding per op: widen, compute, round once
-H100 = Device("H100", conv_bias="cudnn", batch_norm="native", tf32_conv="cudnn")   # PyTorch 2.11 on an H100,
+H100 = Device("H100", conv_bias="cudnn", batch_norm="native", attention="cudnn", tf32_conv="cudnn")   # PyTorch 2.11 on an H100,
 # cuDNN 9.19 (the recordings in ../shared/gpu)
 
 # The device each device name computes as: process-wide, as PyTorch's torch.backends switches are.

@@ -31,15 +31,16 @@ _SEQUENCE = itertools.count()
 class Node:
     """How a tensor was made: the op, its inputs and parameters, the layer it ran in, and what its backward needs.
 
-    acc: the accumulator the forward ran under (its products' gradients accumulate the same way); fp8: an fp8
-    GEMM's saved factors and scaling state; seq: the order of creation, the order PyTorch's engine runs the
+    acc: the accumulator the forward ran under (its products' gradients accumulate the same way); saved: what the
+    forward's compute kept for the backward (an fp8 GEMM's factors and scaling state, flash attention's row
+    statistics); seq: the order of creation, the order PyTorch's engine runs the
     backward in (latest first)."""
 
-    __slots__ = ("op", "inputs", "params", "layer", "freed", "acc", "fp8", "seq")
+    __slots__ = ("op", "inputs", "params", "layer", "freed", "acc", "saved", "seq")
 
-    def __init__(self, op, inputs, params, fp8=None):
+    def __init__(self, op, inputs, params, saved=None):
         self.op, self.inputs, self.params, self.layer, self.freed = op, inputs, params, STATE.layer, False
-        self.seq, self.acc, self.fp8 = next(_SEQUENCE), STATE.accumulator, fp8
+        self.seq, self.acc, self.saved = next(_SEQUENCE), STATE.accumulator, saved
 
 
 def apply(name, *args, _out=None, **params):

@@ -335,7 +335,7 @@ def backward(node, xp, g, ans, wide, wanted):
     """Gradients of the GEMM's inputs (None where not wanted): the output gradient quantised with its own scale,
     multiplied with the forward's fp8 factors; the bias gradient from the unquantised gradient (as TE)."""
     op, params = node.op, node.params
-    meta, qx, qw, inv_x, inv_w = node.fp8
+    meta, qx, qw, inv_x, inv_w = node.saved
     fmt = meta.recipe.fp8_format.backward
     qg, inv_g = _quantize(xp, g, meta.roles["grad_output"], fmt, "grad_output", node.layer, "backward", op.name)
     STATE.fp8_touched[id(meta)] = meta

@@ -38,6 +38,8 @@ class Op:
     accumulates: bool = False       # its sums (xp.matmul, xp.sum, xp.mean) follow minifp.accumulate
     selects: bool = False   # its results are some of its input's values or zeros, and so are its gradients of
     # g's: in the input's format they need no rounding
+    kernel: str | None = None       # a device may run the op as a kernel of its own (Device.attention:
+    # minifp._compute.Flash); elsewhere the op's body, rounded once
     staged: bool | str = False      # PyTorch's gradient is several ops, each rounded into the output's format
     # (True; "cuda": only its CUDA kernel rounds so; "device": where the Device says, see _devices): the gradient
     # (or forward) marks those intermediates with _stage
@@ -57,7 +59,7 @@ class Op:
     @cached_property
     def routed(self):
         """Whether how the op computes may depend on more than the arrays' module (minifp._compute.route)."""
-        return self.product is not None or self.accumulates or bool(self.staged)
+        return self.product is not None or self.accumulates or bool(self.staged) or self.kernel is not None
 
     @cached_property
     def variadic(self):
@@ -1705,3 +1707,39 @@ defop("ctc_loss", _ctc_loss, _ctc_loss_grad,
           "target, log_probs (T, N, C), reduced as PyTorch does; the gradient is the derivative (PyTorch adds "
           "exp(log_probs), which its log_softmax cancels).", method=False, function=False,
       example=_ctc_example)
+
+
+# -- fused attention: exact on the ideal device (one rounding), a device's own kernel elsewhere (_compute.Flash) ----
+def _attention_probs(xp, q, k, causal, scale):
+    """softmax(q k^T * scale) in float64, -inf above the diagonal (top-left aligned) when causal."""
+    s = xp.matmul(q.astype("float64"), xp.swapaxes(k.astype("float64"), -1, -2))
+    s = s * (1 / math.sqrt(q.shape[-1]) if scale is None else scale)
+    if causal:
+        s = xp.where(xp.tril(xp.ones(s.shape[-2:], bool)), s, -xp.inf)
+    e = xp.exp(s - s.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def _attention(xp, q, k, v, *, causal=False, scale=None):
+    return xp.matmul(_attention_probs(xp, q, k, causal, scale), v.astype("float64")).astype(q.dtype)
+
+
+def _attention_grad(i):
+    def grad(xp, g, ans, q, k, v, *, causal=False, scale=None):
+        p = _attention_probs(xp, q, k, causal, scale)
+        g = g.astype("float64")
+        if i == 2:
+            return xp.matmul(xp.swapaxes(p, -1, -2), g).astype(v.dtype)
+        dp = xp.matmul(g, xp.swapaxes(v.astype("float64"), -1, -2))
+        ds = p * (dp - (dp * p).sum(-1, keepdims=True)) * (1 / math.sqrt(q.shape[-1]) if scale is None else scale)
+        if i == 0:
+            return xp.matmul(ds, k.astype("float64")).astype(q.dtype)
+        return xp.matmul(xp.swapaxes(ds, -1, -2), q.astype("float64")).astype(k.dtype)
+    return grad
+
+
+defop("attention", _attention, _attention_grad(0), _attention_grad(1), _attention_grad(2),
+      doc="softmax(q k^T * scale) v as one fused kernel (scale: 1/sqrt(head dim) by default; causal: each query "
+          "sees the keys up to its own position): exact, rounded once, where the device runs no kernel of its own "
+          "(the H100's: cuDNN's flash attention, minifp._flash).", kernel="attention", method=False,
+      example=lambda rng: ((_u(rng, 2, 3, 4), _u(rng, 2, 5, 4), _u(rng, 2, 5, 3)), {"causal": False}))

@@ -82,7 +82,12 @@ def test_loss_scaling_demo(capsys, tmp_path):
 
 def test_h100_demo_measures_the_conv_bias_rounding_and_restores_the_device():
     from minifp import demos
-    from minifp.engine import H100, device_numerics
-    share, gap = demos.h100_differences()["conv2d + bias (cuDNN)"]
-    assert 0.05 < share < 0.6 and gap >= 1          # two roundings differ from one in a good share of values
-    assert device_numerics("cuda") is H100
+    from minifp.engine import H100, device_numerics, set_device_numerics
+    before = device_numerics("cuda")
+    set_device_numerics("cuda", H100)
+    try:
+        share, gap = demos.h100_differences()["conv2d + bias (cuDNN)"]
+        assert 0.05 < share < 0.6 and gap >= 1          # two roundings differ from one in a good share of values
+        assert device_numerics("cuda") is H100
+    finally:
+        set_device_numerics("cuda", before)

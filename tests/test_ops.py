@@ -235,6 +235,18 @@ def _ctc_loss(lp, targets, input_lengths, target_lengths, blank=0, reduction="me
     return np.sum(losses / np.maximum(target_lengths, 1)) / len(losses) if reduction == "mean" else np.sum(losses)
 
 
+def _attention(q, k, v, causal=False, scale=None):
+    """softmax(q k^T / sqrt(d)) v, one query row at a time, in float64."""
+    out = np.empty(q.shape[:-1] + (v.shape[-1],))
+    for b in np.ndindex(q.shape[:-2]):
+        for i in range(q.shape[-2]):
+            s = k[b].astype(np.float64) @ q[b][i].astype(np.float64) / math.sqrt(q.shape[-1])
+            s[i + 1:] = -np.inf if causal else s[i + 1:]
+            p = np.exp(s - s.max())
+            out[b][i] = (p / p.sum()) @ v[b].astype(np.float64)
+    return out.astype(q.dtype)
+
+
 REFERENCES = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "pow": np.power, "neg": np.negative,
     "maximum": np.maximum, "minimum": np.minimum, "where": lambda c, x, y: np.where(c, x, y),
@@ -306,6 +318,7 @@ REFERENCES = {
         np.where(np.abs(x - y) < beta, 0.5 * (x - y) ** 2 / beta, np.abs(x - y) - 0.5 * beta), reduction),
     "multi_margin_loss": _multi_margin_loss, "multilabel_margin_loss": _multilabel_margin_loss,
     "ctc_loss": _ctc_loss,
+    "attention": _attention,
 }
 def _erfinv(y):
     """erfinv by bisection on math.erf (float64)."""

@@ -52,4 +52,5 @@ NAMES = {
     "log_sigmoid": ("ops.log_sigmoid",), "celu": (), "huber_loss": (), "smooth_l1_loss": (),
     "multi_margin_loss": (), "multilabel_margin_loss": (),
     "ctc_loss": (),
+    "attention": (),
 }

@@ -51,4 +51,5 @@ NAMES = {
     "log_sigmoid": (), "celu": (), "huber_loss": (), "smooth_l1_loss": (),
     "multi_margin_loss": (), "multilabel_margin_loss": (),
     "ctc_loss": (),
+    "attention": (),
 }

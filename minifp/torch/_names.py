@@ -68,4 +68,5 @@ NAMES = {
     "smooth_l1_loss": ("F.smooth_l1_loss",),
     "multi_margin_loss": ("F.multi_margin_loss",), "multilabel_margin_loss": ("F.multilabel_margin_loss",),
     "ctc_loss": ("F.ctc_loss",),
+    "attention": ("F.scaled_dot_product_attention",),
 }

@@ -281,8 +281,9 @@ REASONS = {      # (family, setting) or family -> the known reason (the issue's 
     ("conv2d without bias", "f32"): "cuDNN's float32 summation order",
     ("conv2d gradients", "autocast"): "cuDNN's summation order before the rounding to half",
     ("conv2d gradients", "f32"): "cuDNN's float32 (or TF32) summation order",
-    "attention": "cuDNN attention (the default backend): a tiled online softmax whose probabilities are rounded to "
-                 "half before the product with V; minifp computes the math path",
+    "attention": "emulated cuda runs cuDNN's flash attention as fit to the H100 (minifp/_flash.py, "
+                 "docs/h100_sdpa.md); left: the backward's recomputed probabilities (the GPU's lg2.approx, not "
+                 "modelled) and a few outputs",
     "batch_norm": "the native kernel's Welford mean and rsqrtf invstd (emulated cuda takes the mean and "
                   "1 / sqrt in float32; grad_weight stored in float32 shows it at 1-2 ulp); its sums are emulated "
                   "(docs/h100_batchnorm.md)",

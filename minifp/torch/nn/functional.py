@@ -9,8 +9,8 @@ import warnings
 
 import numpy as np
 
-from ...engine import (apply, array_module, autocast_scope, current_autocast, made_like, rng, storage,
-    Tensor as _EngineTensor, float32 as _FLOAT32, to_numpy, update_running_stats)
+from ...engine import (apply, array_module, autocast_scope, current_autocast, device_numerics, made_like, rng,
+    storage, Tensor as _EngineTensor, float32 as _FLOAT32, to_numpy, update_running_stats)
 from .. import _functions, _tensor
 from .._reductions import dist
 
@@ -595,6 +595,20 @@ def _swap_last(t):
     return apply("transpose", t, axes=tuple(axes))
 
 
+def _fused_attention(q, k, v, attn_mask, dropout_p, enable_gqa):
+    """Whether PyTorch 2.11 would run cuDNN's (or the flash) kernel here and the device has a model of it: half
+    inputs of one format, 4-d, a head dimension cuDNN takes (a multiple of 8 up to 128, as recorded), no mask but
+    is_causal, no dropout, a backend switch on (torch.backends.cuda; sdpa_kernel). Elsewhere: the math path."""
+    from ..backends import cuda as backends
+    if device_numerics(q.device).attention == "exact" or attn_mask is not None or dropout_p > 0 or enable_gqa:
+        return False
+    if not (backends.cudnn_sdp_enabled() or backends.flash_sdp_enabled()):
+        return False
+    d = q.shape[-1]
+    return (q.fmt is k.fmt is v.fmt and q.fmt.name in ("float16", "bfloat16") and q.ndim == k.ndim == v.ndim == 4
+            and k.shape[-1] == v.shape[-1] == d and d % 8 == 0 and d <= 128)
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     """softmax(q k^T * scale + mask) v, as PyTorch's math path: sqrt(scale) applied to q and to k. Under autocast
@@ -605,6 +619,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     a = _autocast_on(query)
     if a is not None and "scaled_dot_product_attention" in a.lower:
         query, key, value = (t.astype(a.fmt) if t.fmt != a.fmt else t for t in (query, key, value))
+    if _fused_attention(query, key, value, attn_mask, dropout_p, enable_gqa):
+        with autocast_scope(None):
+            return apply("attention", query, key, value, causal=bool(is_causal), scale=scale)
     with autocast_scope(None):
         sf = math.sqrt(1 / math.sqrt(query.shape[-1]) if scale is None else scale)
         scores = apply("matmul", apply("mul", query, sf), apply("mul", _swap_last(key), sf))
