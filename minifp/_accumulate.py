@@ -40,6 +40,7 @@ from numba import prange
 from ._backend import to_numpy
 from ._formats import Format, as_format
 from . import _tensorcore
+from ._cublas import cublas_slices
 from ._intrinsics import bits64_of as _bits64, float64_of as _float64
 from ._seams import SEAMS, seam
 from ._state import Accumulator, accumulate_scope
@@ -225,7 +226,10 @@ class Accumulating:
     def _matmul2d(self, a, b):
         acc = self._acc
         if acc.tensor_core is not None:
-            return np.asarray(_tensorcore.matmul(a, b, acc.tensor_core, fmt=self._fmt_in), np.float64)
+            split = {}
+            if acc.split_k:
+                split = dict(zip(("slices", "tile"), cublas_slices(a.shape[0], b.shape[1], a.shape[1], self._fmt_in)))
+            return np.asarray(_tensorcore.matmul(a, b, acc.tensor_core, fmt=self._fmt_in, **split), np.float64)
         return matmul2d(a, b, acc.fmt, acc.order, self._fmt_in)
 
     def matmul(self, a, b):

@@ -213,6 +213,9 @@ def route(op, fmt, tensors, xp, device, node=None, params=None):
     if not op.routed and xp is np:      # most ops: NumPy, as they are
         return ON_NUMPY
     acc = STATE.accumulator if node is None else node.acc
+    if acc is None and op.product is not None and xp is np:     # the device's own GEMMs, for half factors
+        acc = numerics(device).gemm
+        acc = None if acc is None or _factors(tensors).is_float32 else acc
     compute = None
     if op.product is not None:
         fp8 = STATE.fp8 if node is None else node.saved

@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ._formats import bfloat16, float16
+from ._state import Accumulator
 
-__all__ = ["Device", "IDEAL", "H100", "DEVICES", "TF32_MIN_CHANNELS", "numerics"]
+__all__ = ["Device", "IDEAL", "H100", "CUBLAS", "DEVICES", "TF32_MIN_CHANNELS", "numerics"]
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,9 @@ class Device:
     cuDNN's or its im2col GEMM's kernel; its native depthwise kernel fuses it). batch_norm: "exact" (the weight and
     bias gradients are exact sums, rounded once) or "native" (PyTorch's native CUDA kernel, where it runs, rounds
     each summand and every partial sum a warp shuffle passes into the input's format; see docs/h100_batchnorm.md).
+    gemm: how half-precision products (matmul, linear, conv2d) accumulate where no minifp.accumulate block says:
+    None (float32 BLAS, one rounding) or an Accumulator (CUBLAS: the H100's tensor cores with cuBLAS's split-K, bit
+    for bit on the recorded GEMMs but some 50x slower: opt in with H100.with_gemm(CUBLAS)).
     attention: "exact" (a fused attention op rounds once) or "cudnn" (cuDNN's flash attention as fit to the H100,
     minifp._flash). cudnn: torch.backends.cudnn.enabled. tf32_conv: where TF32 is allowed for convolutions, "always" (every float32
     conv2d's products) or "cudnn" (where cuDNN picks a TF32 kernel: TF32_MIN_CHANNELS)."""
@@ -28,8 +32,13 @@ class Device:
     conv_bias: str = "fused"
     batch_norm: str = "exact"
     attention: str = "exact"
+    gemm: object = None
     cudnn: bool = True
     tf32_conv: str = "always"
+
+    def with_gemm(self, accumulator):
+        """This device with its half-precision GEMMs accumulating as `accumulator` says (None: float32 BLAS)."""
+        return replace(self, gemm=accumulator)
 
     def with_cudnn(self, enabled):
         """This device with cuDNN on (True) or off (False)."""
@@ -115,6 +124,8 @@ TF32_MIN_CHANNELS = {
              "wgrad": ((None, 32, None), (32, 3, 3))},
 }
 
+# cuBLAS's GEMMs on an H100: the tensor cores' chained sums (minifp._tensorcore), k split as fit (minifp._cublas)
+CUBLAS = Accumulator(tensor_core="H100", split_k=True)
 IDEAL = Device("ideal")                         # one rounding per op: widen, compute, round once
 H100 = Device("H100", conv_bias="cudnn", batch_norm="native", attention="cudnn", tf32_conv="cudnn")   # PyTorch 2.11 on an H100,
 # cuDNN 9.19 (the recordings in ../shared/gpu)

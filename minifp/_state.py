@@ -113,11 +113,13 @@ def watching(report):
 @dataclass(frozen=True)
 class Accumulator:
     """How matmul, linear, conv2d, sum and mean accumulate: in the Format `fmt` ("sequential" FMA chain or
-    "pairwise" tree), or as the tensor cores of `tensor_core` (a device name) do."""
+    "pairwise" tree), or as the tensor cores of `tensor_core` (a device name) do; split_k: each 2-D product cut
+    along k as cuBLAS cuts it on an H100 (minifp._cublas, a fit to recordings), its float32 partials added in order."""
 
     fmt: object = None
     order: str = "sequential"
     tensor_core: str | None = None
+    split_k: bool = False
 
 
 def accumulate_scope(acc):

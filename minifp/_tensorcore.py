@@ -450,8 +450,11 @@ def dot(a, b, device, fmt, c=0.0) -> np.float32:
     return _run(a[None], b[:, None], core, float(c32))[0, 0]
 
 
-def matmul(a, b, device, fmt, promote=None) -> np.ndarray:
+def matmul(a, b, device, fmt, promote=None, slices=1, tile=64) -> np.ndarray:
     """a (m, k) @ b (k, n) as `device`'s tensor cores compute it for `fmt` inputs: float32 (m, n).
+
+    slices > 1: k cut into that many runs of whole k-tiles of `tile` whose float32 results are added in order
+    (cuBLAS's split-K: splitk_matmul).
 
     promote: every `promote` products along k, the tensor cores' float32 result is added to a float32
     accumulator outside them, rounding to nearest (a GEMM kernel's promotion to CUDA cores: cuBLAS's fp8
@@ -462,6 +465,8 @@ def matmul(a, b, device, fmt, promote=None) -> np.ndarray:
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
         raise ValueError(f"tensor core matmul: a (m, k) and b (k, n) must be 2-D with matching k; "
                          f"got shapes {a.shape}, {b.shape}")
+    if slices > 1:
+        return splitk_matmul(a, b, core, slices, tile)
     if promote is None:
         return _run(a, b, core)
     if not isinstance(promote, int) or isinstance(promote, bool) or promote < 1:

@@ -23,7 +23,7 @@ Autodiff and state of the thread
     current_training (a layer call's training flag, passed down to the layers it calls),
     float32_products, set_float32_products (TF32 switches), layer_scope, watched_call, unwatched, is_layer
 Devices
-    Device, IDEAL, H100, device_numerics(device), set_device_numerics(device, numerics)   a device's numerics as a
+    Device, IDEAL, H100, CUBLAS, device_numerics(device), set_device_numerics(device, numerics)   a device's numerics as a
     value, and which one a device name ("cpu", "cuda", "ideal") computes as
 Training
     the optimizer rules; update(rule, p, grad, slots) (float32 math, one rounding into each weight's format, the
@@ -44,7 +44,7 @@ from . import _checks as checks, _memory
 from ._autograd import backward, gradients
 from ._backend import array_module, to_numpy
 from ._dispatch import apply
-from ._devices import DEVICES, H100, IDEAL, Device, numerics as device_numerics
+from ._devices import CUBLAS, DEVICES, H100, IDEAL, Device, numerics as device_numerics
 from ._files import atomic_file
 from ._formats import (FORMATS, Format, as_format, bfloat16, e8m0, finfo, float4_e2m1, float6_e2m3, float6_e3m2,
                        float8_e4m3, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float16, float32, int8, promote,
@@ -68,7 +68,7 @@ from ._tensor import Tensor, check_storage, real, take, tensor
 __all__ = ["Tensor", "tensor", "apply", "op_function", "op_method", "install_names", "make", "rewrap", "made_like", "storage", "values", "take", "convert", "detach_",
            "made_by", "round_to", "widen", "MODES", "backward", "gradients", "grad_mode", "no_grad", "enable_grad",
            "is_grad_enabled", "Autocast", "autocast_scope", "current_autocast", "training_scope", "current_training", "float32_products",
-           "set_float32_products", "Device", "IDEAL", "H100", "device_numerics", "set_device_numerics", "set_storage", "become", "memory_held", "memory_peak", "reset_memory_peak", "layer_scope", "watched_call", "unwatched", "is_layer", "update_running_stats",
+           "set_float32_products", "Device", "IDEAL", "H100", "CUBLAS", "device_numerics", "set_device_numerics", "set_storage", "become", "memory_held", "memory_peak", "reset_memory_peak", "layer_scope", "watched_call", "unwatched", "is_layer", "update_running_stats",
            "sgd_update", "adam_update", "rmsprop_update", "adagrad_update", "adagrad_state", "adadelta_update",
            "adamax_update", "nadam_update", "radam_update", "keras_sgd_update",
            "keras_adam_update", "keras_rmsprop_update", "keras_nadam_update", "keras_nadam_u",

@@ -82,3 +82,29 @@ def test_cublas_slices_rule():
     assert cublas_slices(256, 10, 1024, "float16", "tn") == (16, 64)      # the layout picks another kernel
     with pytest.raises(ValueError, match="fmt='float8_e4m3'"):
         cublas_slices(64, 64, 4096, "float8_e4m3")
+
+
+def test_emulated_cuda_with_cublas_gemms_gives_the_h100s_bits():
+    """A device value with gemm=CUBLAS: the PyTorch face's torch.mm on cuda is the recorded split-K GEMM, bit for
+    bit (outlow: the half output), and the default H100 device keeps float32 BLAS's one rounding."""
+    import warnings
+
+    import minifp.torch as torch
+    from minifp.engine import CUBLAS, H100, device_numerics, set_device_numerics, storage
+    warnings.filterwarnings("ignore", message="minifp: no GPU here")
+    key = "splitk/64x64x4096/float16/outlow"
+    r = np.random.default_rng(zlib.crc32(b"splitk/64x64x4096"))
+    a = (r.uniform(1, 2, (64, 4096)) * 2.0 ** r.integers(-6, 6, (64, 4096)) * r.choice([-1, 1], (64, 4096)))
+    b = (r.uniform(1, 2, (4096, 64)) * 2.0 ** r.integers(-6, 6, (4096, 64)) * r.choice([-1, 1], (4096, 64)))
+    ta, tb = (torch.tensor(x.astype(np.float32), device="cuda").half() for x in (a, b))
+    want = FIXTURE[key]
+    before = device_numerics("cuda")
+    try:
+        set_device_numerics("cuda", H100.with_gemm(CUBLAS))
+        got = np.asarray(storage(torch.mm(ta, tb)))[:want.shape[0], :want.shape[1]].view(np.uint16)
+        assert np.array_equal(got, want)
+        set_device_numerics("cuda", H100)
+        plain = np.asarray(storage(torch.mm(ta, tb)))[:want.shape[0], :want.shape[1]].view(np.uint16)
+        assert not np.array_equal(plain, want)      # one rounding of the exact sum: not what cuBLAS gives
+    finally:
+        set_device_numerics("cuda", before)
