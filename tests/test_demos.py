@@ -86,8 +86,11 @@ def test_h100_demo_measures_the_conv_bias_rounding_and_restores_the_device():
     before = device_numerics("cuda")
     set_device_numerics("cuda", H100)
     try:
-        share, gap = demos.h100_differences()["conv2d + bias (cuDNN)"]
-        assert 0.05 < share < 0.6 and gap >= 1          # two roundings differ from one in a good share of values
+        rows = demos.h100_differences()
+        share, gap = rows["conv2d + bias (cuDNN)"]
+        assert 0.05 < share < 0.6 and 0 < gap < 1e-2    # two roundings differ from one in a good share of values
+        assert 0 < rows["GEMM, k = 4096 (cuBLAS split-K)"][0] < 0.05      # split-K: a few last bits
+        assert rows["attention (cuDNN flash)"][0] > 0.3                    # every probability rounded to half
         assert device_numerics("cuda") is H100
     finally:
         set_device_numerics("cuda", before)
