@@ -20,7 +20,7 @@ import numpy as np
 
 from . import _fp8
 from ._accumulate import accumulating
-from ._devices import numerics
+from ._devices import DEVICES, IDEAL, numerics
 from ._formats import bfloat16, float16, float32, promote
 from ._rounding import round_to, widen
 from ._seams import SEAMS, seam
@@ -214,8 +214,9 @@ def route(op, fmt, tensors, xp, device, node=None, params=None):
         return ON_NUMPY
     acc = STATE.accumulator if node is None else node.acc
     if acc is None and op.product is not None and xp is np:     # the device's own GEMMs, for half factors
-        acc = numerics(device).gemm
-        acc = None if acc is None or _factors(tensors).is_float32 else acc
+        acc = DEVICES.get(device, IDEAL).gemm          # (numerics(device), inlined: every product asks)
+        if acc is not None and _factors(tensors).is_float32:
+            acc = None
     compute = None
     if op.product is not None:
         fp8 = STATE.fp8 if node is None else node.saved

@@ -250,9 +250,9 @@ def _softmax_in(op, input, dim, dtype):
     """softmax or log_softmax, in `dtype` where one is given: autocast's float32 rule then yields to it (PyTorch's
     fp32_set_opt_dtype), as it does for cross_entropy, which asks for its input's own dtype."""
     dim = _dim_for_softmax(op, input.ndim) if dim is None else dim
-    if dtype is None:
-        return apply(op, input, axis=_tensor._dim(dim, input.ndim))
-    x = input.to(dtype)
+    x = input if dtype is None or dtype == input.dtype else input.to(dtype)
+    if dtype is None or current_autocast() is None:
+        return apply(op, x, axis=_tensor._dim(dim, x.ndim))
     with autocast_scope(None):
         return apply(op, x, axis=_tensor._dim(dim, x.ndim))
 
@@ -443,8 +443,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise RuntimeError(f"Expected target size {[input.shape[0]] + list(input.shape[2:])}, got "
                            f"{list(t.shape)}")
     _check_class_weight(weight, x.shape[1])
-    bad = t.size and (t.min() < 0 or t.max() >= x.shape[1]) and (t != ignore_index) & ((t < 0) | (t >= x.shape[1]))
-    if bad is not False and np.any(bad):        # (two reductions where every target is in range)
+    bad = (t != ignore_index) & ((t < 0) | (t >= x.shape[1]))
+    if bad.any():
         raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds.")
     out = apply("nll_loss", x, target=t, weight=_array_for(x, weight), ignore_index=ignore_index,
                 reduction=reduction)
@@ -473,7 +473,11 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         x = x.astype(_tensor.float32.fmt)             # CPU autocast lists cross_entropy_loss in float32
     dim = _class_dim(x)
     n_classes = x.shape[dim]
-    lp = log_softmax(x, dim, dtype=x.dtype)           # LossNLL.cpp: in the input's dtype, whatever autocast says
+    if current_autocast() is None:
+        lp = apply("log_softmax", x, axis=dim)
+    else:                                             # LossNLL.cpp: in the input's dtype, whatever autocast says
+        with autocast_scope(None):
+            lp = apply("log_softmax", x, axis=dim)
     if isinstance(target, _EngineTensor) and target.fmt is not None:
         return _soft_cross_entropy(lp, target, weight, reduction, label_smoothing, ignore_index, dim)
     loss = nll_loss(lp, target, weight, None, ignore_index, None, reduction)
