@@ -7,6 +7,7 @@ default_rng(crc32(name)) as record_h100_sweep.py and record_h100.py draw them (t
 import zlib
 from pathlib import Path
 
+import numba
 import numpy as np
 import pytest
 
@@ -14,6 +15,10 @@ from minifp import _tensorcore as tc
 from minifp._cublas import cublas_slices
 from minifp._formats import bfloat16, float16, tf32
 from minifp._rounding import round_to
+
+# The replays sum millions of products through the tensor-core kernels: the JIT's work (CI's first run); with the
+# JIT off, test_tensorcore.py runs the kernels' Python on small cases.
+pytestmark = pytest.mark.skipif(numba.config.DISABLE_JIT, reason="the replays run with the JIT (CI's first run)")
 
 FIXTURE = np.load(Path(__file__).parent / "fixtures" / "h100" / "splitk.npz")
 FMTS = {"float16": float16, "bfloat16": bfloat16, "tf32": tf32}
