@@ -16,6 +16,17 @@ from ._dataset import Dataset
 __all__ = ["PyDataset", "Sequence", "split_dataset", "timeseries_dataset_from_array"]
 
 
+def _setting(attr, doc):
+    """A PyDataset setting Keras keeps: reading it warns where the subclass skipped super().__init__()."""
+    def get(self):
+        self._warn_if_super_not_called()
+        return getattr(self, attr)
+
+    def set(self, value):
+        setattr(self, attr, value)
+    return property(get, set, doc=doc)
+
+
 class PyDataset:
     """Keras 3's PyDataset: subclass it with `__len__` (or `num_batches`) and `__getitem__(index)` returning a
     batch (x,), (x, y) or (x, y, sample_weight); `on_epoch_begin` / `on_epoch_end` are called around each epoch.
@@ -36,35 +47,10 @@ class PyDataset:
                           "`**kwargs` can include `workers`, `use_multiprocessing`, `max_queue_size`. Do not pass "
                           "these arguments to `fit()`, as they will be ignored.", stacklevel=3)
 
-    @property
-    def workers(self):
-        """How many workers Keras would use (kept; minifp reads in the calling thread)."""
-        self._warn_if_super_not_called()
-        return self._workers
-
-    @workers.setter
-    def workers(self, value):
-        self._workers = value
-
-    @property
-    def use_multiprocessing(self):
-        """Whether Keras would use processes (kept; no effect in minifp)."""
-        self._warn_if_super_not_called()
-        return self._use_multiprocessing
-
-    @use_multiprocessing.setter
-    def use_multiprocessing(self, value):
-        self._use_multiprocessing = value
-
-    @property
-    def max_queue_size(self):
-        """Keras's prefetch queue length (kept; no effect in minifp)."""
-        self._warn_if_super_not_called()
-        return self._max_queue_size
-
-    @max_queue_size.setter
-    def max_queue_size(self, value):
-        self._max_queue_size = value
+    workers = _setting("_workers", "How many workers Keras would use (kept; minifp reads in the calling thread).")
+    use_multiprocessing = _setting("_use_multiprocessing", "Whether Keras would use processes (kept; no effect in "
+                                                          "minifp).")
+    max_queue_size = _setting("_max_queue_size", "Keras's prefetch queue length (kept; no effect in minifp).")
 
     def __getitem__(self, index):
         """The batch at `index` (to be written by the subclass)."""

@@ -473,11 +473,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         x = x.astype(_tensor.float32.fmt)             # CPU autocast lists cross_entropy_loss in float32
     dim = _class_dim(x)
     n_classes = x.shape[dim]
-    if current_autocast() is None:
-        lp = apply("log_softmax", x, axis=dim)
-    else:                                             # LossNLL.cpp: in the input's dtype, whatever autocast says
-        with autocast_scope(None):
-            lp = apply("log_softmax", x, axis=dim)
+    lp = _softmax_in("log_softmax", x, dim, x.dtype)  # LossNLL.cpp: in the input's dtype, whatever autocast says
     if isinstance(target, _EngineTensor) and target.fmt is not None:
         return _soft_cross_entropy(lp, target, weight, reduction, label_smoothing, ignore_index, dim)
     loss = nll_loss(lp, target, weight, None, ignore_index, None, reduction)
