@@ -249,12 +249,11 @@ def tanh(input):
 def _softmax_in(op, input, dim, dtype):
     """softmax or log_softmax, in `dtype` where one is given: autocast's float32 rule then yields to it (PyTorch's
     fp32_set_opt_dtype), as it does for cross_entropy, which asks for its input's own dtype."""
-    dim = _dim_for_softmax(op, input.ndim) if dim is None else dim
-    x = input if dtype is None or dtype == input.dtype else input.to(dtype)
-    if dtype is None or current_autocast() is None:
-        return apply(op, x, axis=_tensor._dim(dim, x.ndim))
-    with autocast_scope(None):
-        return apply(op, x, axis=_tensor._dim(dim, x.ndim))
+    dim = _tensor._dim(_dim_for_softmax(op, input.ndim) if dim is None else dim, input.ndim)
+    if dtype is None:
+        return apply(op, input, axis=dim)
+    x = input if dtype == input.dtype else input.to(dtype)
+    return apply(op, x, axis=dim, _out=x.fmt)       # the format named: no autocast rule applies
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
