@@ -911,10 +911,14 @@ def _kernel_channel_sum(xp, a):
     tx = next((t for t in (32, 64, 128, 256) if length <= t), 512)
     ty = 512 // tx
     nb, nx = -(-n // ty), -(-length // tx)      # zeros pad the grid: x + 0 is x
-    a = xp.pad(a, ((0, nb * ty - n), (0, 0), (0, nx * tx - length)))
-    # thread (y, x) adds rows y, y + ty, ... and within each row elements x, x + tx, ..., in that order
-    per_thread = a.reshape(nb, ty, c, nx, tx).transpose(2, 1, 4, 0, 3).reshape(c, ty * tx, nb * nx)
-    sums = xp.cumsum(per_thread, axis=-1)[..., -1]
+    if (nb * ty, nx * tx) != (n, length):
+        a = xp.pad(a, ((0, nb * ty - n), (0, 0), (0, nx * tx - length)))
+    # thread (y, x) adds rows y, y + ty, ... and within each row elements x, x + tx, ..., in that order: one float32
+    # add of a (C, ty, tx) block of the grid per step
+    blocks = a.reshape(nb, ty, c, nx, tx)
+    sums = blocks[0, :, :, 0].transpose(1, 0, 2).copy()
+    for k in range(1, nb * nx):
+        sums += blocks[k // nx, :, :, k % nx].transpose(1, 0, 2)
     per_warp = _halving_sum(xp, sums.reshape(c, 16, 32))
     return _halving_sum(xp, per_warp)           # the first warp again; its lanes 16..31 hold zeros
 

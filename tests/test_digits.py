@@ -20,6 +20,7 @@ def digits():
     return mf.datasets.load_digits()
 
 
+@pytest.mark.endtoend
 def test_compare_reaches_95_percent_under_every_policy():
     rows = [cli.train(p, verbose=0) for p in cli.COMPARED]
     accuracies = [r["accuracy"] for r in rows]
@@ -31,10 +32,12 @@ def test_compare_reaches_95_percent_under_every_policy():
     assert "mixed_float16" in table and "mixed_bfloat16" in table
 
 
+@pytest.mark.endtoend
 def test_cnn_under_mixed_float16():
     assert cli.train("mixed_float16", model="cnn", verbose=0)["accuracy"] >= 0.95
 
 
+@pytest.mark.endtoend
 def test_the_guides_custom_loop_matches_fit(digits):
     """The TensorFlow guide's custom training step (GradientTape, get_scaled_loss, get_unscaled_gradients)."""
     from minifp import tf

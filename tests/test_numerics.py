@@ -13,6 +13,7 @@ from minifp.testing import assert_no_overflow, assert_no_underflow, values
 
 
 
+@pytest.mark.endtoend
 @pytest.mark.parametrize("seed", [0, 1])
 def test_an_mse_loss_underflows_in_float16_by_itself_and_grad_scaler_cures_it(seed):
     import minifp.torch as torch

@@ -12,6 +12,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.endtoend      # whole scripts: CI's JIT-off pass leaves them out
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 EXAMPLES = ROOT / "examples" / "keras"
 NUMBER = r"([0-9]+(?:\.[0-9]+)?(?:e-?[0-9]+)?)"

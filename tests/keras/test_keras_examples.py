@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.endtoend      # whole scripts: CI's JIT-off pass leaves them out
+
 ROOT = Path(__file__).resolve().parents[2]
 RECORDED = json.loads((ROOT / "tests/fixtures/keras/examples.json").read_text())
 TOLERANCE = {"float32": 1e-5, "mixed_float16": 3e-3}

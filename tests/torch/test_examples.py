@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.endtoend      # whole scripts: CI's JIT-off pass leaves them out
+
 ROOT = Path(__file__).resolve().parents[2]
 RECORDED = json.loads((ROOT / "tests/fixtures/pytorch/examples.json").read_text())
 FOLDER = ROOT / "tests/fixtures/pytorch/imagefolder"

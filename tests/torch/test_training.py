@@ -61,6 +61,7 @@ def test_float16_loop_really_runs_in_float16():
     assert out.dtype == torch.float16 and loss.dtype == torch.float32
 
 
+@pytest.mark.endtoend
 def test_chinese_post_loop_runs_and_learns():
     out = subprocess.run([sys.executable, str(EXAMPLES / "amp_tf32.py")], capture_output=True, text=True,
                          timeout=600)
@@ -69,6 +70,7 @@ def test_chinese_post_loop_runs_and_learns():
     assert accuracy >= 0.9
 
 
+@pytest.mark.endtoend
 def test_persian_post_loop_runs_on_cifar_shaped_data(monkeypatch, tmp_path, capsys):
     monkeypatch.setenv("MINIFP_EXAMPLE_BATCHES", "1")
     monkeypatch.chdir(tmp_path)

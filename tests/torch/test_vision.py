@@ -16,7 +16,7 @@ from minifp import datasets as files
 from minifp.torch.utils.data import DataLoader
 from minifp.torch.vision import datasets, transforms
 
-pytestmark = pytest.mark.filterwarnings("ignore:minifp. no GPU here")
+pytestmark = [pytest.mark.filterwarnings("ignore:minifp. no GPU here"), pytest.mark.endtoend]
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "pytorch" / "vision.json"
 
 
