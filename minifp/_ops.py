@@ -38,8 +38,8 @@ class Op:
     accumulates: bool = False       # its sums (xp.matmul, xp.sum, xp.mean) follow minifp.accumulate
     selects: bool = False   # its results are some of its input's values or zeros, and so are its gradients of
     # g's: in the input's format they need no rounding
-    kernel: str | None = None       # a device may run the op as a kernel of its own (Device.attention:
-    # minifp._compute.Flash); elsewhere the op's body, rounded once
+    kernel: str | None = None       # a device may run the op as a kernel of its own (Device.attention, Device.scan:
+    # minifp._compute.Flash, Scan); elsewhere the op's body, rounded once
     staged: bool | str = False      # PyTorch's gradient is several ops, each rounded into the output's format
     # (True; "cuda": only its CUDA kernel rounds so; "device": where the Device says, see _devices): the gradient
     # (or forward) marks those intermediates with _stage
@@ -237,7 +237,7 @@ defop("var", _var, _var_grad, doc="Variance over `axis` (all axes by default), d
       example=lambda rng: ((_u(rng, 3, 4),), {"axis": 1}))
 defop("cumsum", lambda xp, x, *, axis: xp.cumsum(x, axis=axis),
       lambda xp, g, ans, x, axis: xp.flip(xp.cumsum(xp.flip(g, axis), axis=axis), axis),
-      doc="Running sums along `axis`, each in float32 and rounded once.", saves=False,
+      doc="Running sums along `axis`, each in float32 and rounded once.", saves=False, kernel="scan",
       example=lambda rng: ((_u(rng, 3, 4),), {"axis": 1}))
 
 def _max_grad(xp, g, ans, x, axis=None, keepdims=False):
