@@ -86,6 +86,11 @@ def _u(rng, *shape):
     return rng.uniform(0.5, 2.0, shape)
 
 
+def _stages(xp):
+    """Whether xp is a `staged` op's namespace that rounds the intermediates _stage marks (else they stay float32)."""
+    return getattr(type(xp), "stage", None) is not None
+
+
 def _stage(xp, v):
     """v where a `staged` op's PyTorch gradient formula stores an intermediate tensor: rounded into the output's
     format by the backward's namespace (xp.stage); plain xp computes in float32 and keeps it. v must be an array
@@ -228,12 +233,16 @@ def _var(xp, x, *, axis=None, correction=1, keepdims=False):
 
 
 def _var_grad(xp, g, ans, x, axis=None, correction=1, keepdims=False):
+    dof = max(_count(x.shape, axis) - correction, 0)
+    if _stages(xp):     # PyTorch's var_backward, each step a tensor: (2 / dof * grad) * (x - x.mean(dim))
+        mean = _stage(xp, xp.mean(x, axis=axis, keepdims=True))
+        return _stage(xp, xp.float32(2 / dof) * _keep(xp, g, x.shape, axis, keepdims)) * _stage(xp, x - mean)
     d = x - xp.mean(x, axis=axis, keepdims=True)
-    return _keep(xp, g, x.shape, axis, keepdims) * (2 * d / max(_count(x.shape, axis) - correction, 0))
+    return _keep(xp, g, x.shape, axis, keepdims) * (2 * d / dof)
 
 
 defop("var", _var, _var_grad, doc="Variance over `axis` (all axes by default), dividing by the count less "
-      "`correction` (1: the unbiased estimate), in float32 (two passes).",
+      "`correction` (1: the unbiased estimate), in float32 (two passes).", staged="device",
       example=lambda rng: ((_u(rng, 3, 4),), {"axis": 1}))
 defop("cumsum", lambda xp, x, *, axis: xp.cumsum(x, axis=axis),
       lambda xp, g, ans, x, axis: xp.flip(xp.cumsum(xp.flip(g, axis), axis=axis), axis),
@@ -260,8 +269,14 @@ def _log_softmax(xp, x, *, axis=-1):
     return shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
 
 
-defop("softmax", _softmax, lambda xp, g, ans, x, axis=-1: ans * (g - xp.sum(g * ans, axis=axis, keepdims=True)),
-      doc="Softmax along `axis` (default the last).")
+def _softmax_grad(xp, g, ans, x, axis=-1):
+    if _stages(xp):     # PyTorch's CUDA softmax backward: grad * output a tensor first, then gy - output * sum(gy)
+        gy = _stage(xp, g * ans)
+        return gy - ans * xp.sum(gy, axis=axis, keepdims=True)
+    return ans * (g - xp.sum(g * ans, axis=axis, keepdims=True))
+
+
+defop("softmax", _softmax, _softmax_grad, doc="Softmax along `axis` (default the last).", staged="device")
 defop("log_softmax", _log_softmax,
       lambda xp, g, ans, x, axis=-1: g - xp.exp(ans) * xp.sum(g, axis=axis, keepdims=True),
       doc="Log-softmax along `axis` (default the last).")
@@ -948,14 +963,29 @@ defop("batch_norm", _batch_norm, _batch_norm_grad_x, _batch_norm_grad_w,
 
 def _embedding_grad(xp, g, ans, w, *, indices, padding_idx=None):
     gw = xp.zeros(w.shape, g.dtype)
-    xp.add.at(gw, indices, g)
+    if _stages(xp) and indices.size <= 3072:
+        _feature_kernel_sums(xp, gw, indices.reshape(-1), g.reshape(-1, w.shape[-1]))
+    else:
+        xp.add.at(gw, indices, g)
     if padding_idx is not None:
         gw[padding_idx] = 0                 # the padding row never learns (PyTorch's rule)
     return gw
 
 
+def _feature_kernel_sums(xp, gw, rows, g):
+    """Rows of g added into gw as PyTorch's embedding_backward_feature_kernel does (up to 3072 indices): 32 indices
+    at a time, the rows of a chunk that share an index summed in float32, then added into gw in w's format."""
+    for start in range(0, rows.size, 32):
+        chunk = rows[start:start + 32]
+        picked, at = xp.unique(chunk, return_inverse=True)
+        part = xp.zeros((picked.size, g.shape[1]), g.dtype)
+        xp.add.at(part, at, g[start:start + 32])
+        gw[picked] = _stage(xp, gw[picked] + _stage(xp, part))
+
+
 defop("embedding", lambda xp, w, *, indices, padding_idx=None: w[indices], _embedding_grad,
       doc="Rows of w picked by integer indices; the padding_idx row gets no gradient.", layout=True, saves=False,
+      staged="device",
       method=False, function=False,
       example=lambda rng: ((_u(rng, 5, 3),), {"indices": rng.integers(0, 5, (2, 4))}))
 
