@@ -840,15 +840,21 @@ def _last(x, n):
     return tuple(range(x.ndim - n, x.ndim))
 
 
+def _layer_norm_grad_w(xp, g, ans, x, w=None, b=None, normalized_ndim=1, eps=1e-5):
+    gw = g * _normalized(xp, x, _last(x, normalized_ndim), eps)[0]
+    if _stages(xp):     # PyTorch's CUDA kernel sums dy * xhat over the rows itself: no tensor of the products
+        return gw.astype(xp.float64).sum(axis=tuple(range(x.ndim - normalized_ndim)))
+    return gw
+
+
 defop("layer_norm", lambda xp, x, w=None, b=None, *, normalized_ndim=1, eps=1e-5:
       _affine(_normalized(xp, x, _last(x, normalized_ndim), eps)[0], w, b, x.shape[x.ndim - normalized_ndim:]),
       lambda xp, g, ans, x, w=None, b=None, normalized_ndim=1, eps=1e-5:
       _norm_grad(xp, g if w is None else g * w, *_normalized(xp, x, _last(x, normalized_ndim), eps),
                  _last(x, normalized_ndim)),
-      lambda xp, g, ans, x, w=None, b=None, normalized_ndim=1, eps=1e-5:
-      g * _normalized(xp, x, _last(x, normalized_ndim), eps)[0],
-      lambda xp, g, ans, x, w=None, b=None, normalized_ndim=1, eps=1e-5: g,
-      doc="(x - mean) / sqrt(var + eps) * w + b over the last normalized_ndim axes, one rounding.", method=False, function=False,
+      _layer_norm_grad_w, lambda xp, g, ans, x, w=None, b=None, normalized_ndim=1, eps=1e-5: g,
+      doc="(x - mean) / sqrt(var + eps) * w + b over the last normalized_ndim axes, one rounding.", method=False,
+      function=False, staged="device",
       example=lambda rng: ((_u(rng, 3, 2, 4), _u(rng, 2, 4), _u(rng, 2, 4)), {"normalized_ndim": 2}))
 
 
@@ -863,10 +869,42 @@ def _group_norm_parts(xp, x, num_groups, eps):
 
 
 def _group_norm(xp, x, w=None, b=None, *, num_groups, eps=1e-5):
+    if _stages(xp):     # PyTorch's CUDA kernel: y = x * a + b (one fma), a = rstd * w, b = bias - a * mean
+        xr, mean, rstd, gamma = _gn_kernel_parts(xp, x, w, num_groups, eps)
+        a = rstd * gamma
+        shift = -a * mean if b is None else b.reshape(gamma.shape) - a * mean
+        return (xr * a.astype(xp.float64) + shift).astype(xp.float32).reshape(x.shape)     # float32 fma
     return _affine(_group_norm_parts(xp, x, num_groups, eps)[1].reshape(x.shape), w, b, _channels(x))
 
 
+def _gn_kernel_parts(xp, x, w, num_groups, eps):
+    """(x as (N, G, C/G, L) in float64, its mean and rstd (N, G, 1, 1), w as (G, C/G, 1) (ones if None)) as PyTorch's
+    CUDA group norm keeps them: the statistics stored in x's format (its mean and rstd outputs are x's dtype)."""
+    n, c = x.shape[:2]
+    xr = x.reshape(n, num_groups, c // num_groups, -1).astype(xp.float64)
+    mean = xr.mean(axis=(2, 3), keepdims=True)
+    rstd = _stage(xp, (1 / xp.sqrt(((xr - mean) ** 2).mean(axis=(2, 3), keepdims=True) + eps)).astype(xp.float32))
+    gamma = xp.ones((num_groups, c // num_groups, 1), xp.float32) if w is None else w.reshape(num_groups, -1, 1)
+    return xr, _stage(xp, mean.astype(xp.float32)), rstd, gamma
+
+
+def _gn_kernel_grads(xp, g, x, w, num_groups, eps):
+    """(the input's gradient, the weight's) as PyTorch's CUDA group norm backward computes them from the stored
+    statistics: per (n, c) sums ds = sum(dy * x), db = sum(dy); dx = rstd * w * dy + c2 * x + c3."""
+    xr, mean, rstd, gamma = _gn_kernel_parts(xp, x, w, num_groups, eps)
+    gr = g.reshape(xr.shape).astype(xp.float64)
+    ds, db = (gr * xr).sum(axis=3, keepdims=True), gr.sum(axis=3, keepdims=True)
+    sum1, sum2 = (ds * gamma).sum(axis=2, keepdims=True), (db * gamma).sum(axis=2, keepdims=True)
+    s = 1 / (xr.shape[2] * xr.shape[3])
+    c2 = (sum2 * mean - sum1) * rstd.astype(xp.float64) ** 3 * s
+    c3 = -c2 * mean - sum2 * rstd * s
+    gx = (rstd * gamma * gr + c2 * xr + c3).reshape(x.shape)
+    return gx, ((ds - db * mean) * rstd).sum(axis=0).reshape(-1)
+
+
 def _group_norm_grad_x(xp, g, ans, x, w=None, b=None, *, num_groups, eps=1e-5):
+    if _stages(xp):
+        return _gn_kernel_grads(xp, g, x, w, num_groups, eps)[0]
     _, xhat, rstd = _group_norm_parts(xp, x, num_groups, eps)
     gh = (g if w is None else g * w.reshape(_channels(x))).reshape(xhat.shape)
     return _norm_grad(xp, gh, xhat, rstd, (2,)).reshape(x.shape)
@@ -876,12 +914,16 @@ def _per_channel(xp, a):
     return xp.sum(a, axis=(0,) + tuple(range(2, a.ndim)))
 
 
-defop("group_norm", _group_norm, _group_norm_grad_x,
-      lambda xp, g, ans, x, w=None, b=None, *, num_groups, eps=1e-5:
-      _per_channel(xp, g * _group_norm_parts(xp, x, num_groups, eps)[1].reshape(x.shape)),
+def _group_norm_grad_w(xp, g, ans, x, w=None, b=None, *, num_groups, eps=1e-5):
+    if _stages(xp):
+        return _gn_kernel_grads(xp, g, x, w, num_groups, eps)[1]
+    return _per_channel(xp, g * _group_norm_parts(xp, x, num_groups, eps)[1].reshape(x.shape))
+
+
+defop("group_norm", _group_norm, _group_norm_grad_x, _group_norm_grad_w,
       lambda xp, g, ans, x, w=None, b=None, *, num_groups, eps=1e-5: _per_channel(xp, g),
       doc="x of shape (N, C, ...) normalised over each of num_groups channel groups, times w plus b per channel, "
-          "one rounding.", method=False, function=False,
+          "one rounding.", method=False, function=False, staged="device",
       example=lambda rng: ((_u(rng, 2, 4, 3), _u(rng, 4), _u(rng, 4)), {"num_groups": 2}))
 
 
