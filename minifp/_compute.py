@@ -21,7 +21,7 @@ import numpy as np
 from . import _fp8
 from ._accumulate import accumulating
 from ._cudascan import cuda_scan
-from ._devices import DEVICES, IDEAL, STAGES, numerics
+from ._devices import DEVICES, IDEAL, INPUT_FORMAT, STAGES, numerics
 from ._formats import bfloat16, float16, float32, promote
 from ._rounding import round_to, widen
 from ._seams import SEAMS, seam
@@ -262,8 +262,9 @@ def route(op, fmt, tensors, xp, device, node=None, params=None):
         return Scan(fmt, node)
     if op.accumulates and acc is not None:              # minifp.accumulate: not BLAS's sums
         xp = accumulating(xp, acc, _factors(tensors))
-    if op.staged and not fmt.is_float32 and _staged(op, tensors, device, params, fmt, node):
-        xp = Staged(xp, fmt, node, op.name)
+    at = fmt if op.name not in INPUT_FORMAT else tensors[node is not None].fmt or fmt    # the format steps round into
+    if op.staged and not at.is_float32 and _staged(op, tensors, device, params, at, node):
+        xp = Staged(xp, at, node, op.name)
     if compute is None:
         return ON_NUMPY if xp is np else Compute(xp)
     compute.xp = xp

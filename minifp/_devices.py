@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from ._formats import bfloat16, float16
 from ._state import Accumulator
 
-__all__ = ["Device", "IDEAL", "H100", "CUBLAS", "DEVICES", "STAGES", "TF32_MIN_CHANNELS", "numerics"]
+__all__ = ["Device", "IDEAL", "H100", "CUBLAS", "DEVICES", "STAGES", "INPUT_FORMAT", "TF32_MIN_CHANNELS", "numerics"]
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,8 @@ class Device:
     which stores intermediates in the input's format; docs/h100_halfops.md): scan (cumsum: a Sklansky scan whose every
     add rounds), softmax_backward (grad * output rounded first), group_norm (mean and rstd stored in the input's
     format), layer_norm (the weight gradient summed by the kernel, not per element first), embedding_backward (chunks
-    of 32 indices, each chunk's sum added in the weight's format), var_backward (PyTorch's formula, step by step)."""
+    of 32 indices, each chunk's sum added in the weight's format), var_backward and bce_backward (PyTorch's formulas
+    for var and binary_cross_entropy_with_logits, step by step, in the input's format)."""
 
     name: str
     conv_bias: str = "fused"
@@ -46,6 +47,7 @@ class Device:
     layer_norm: str = "exact"
     embedding_backward: str = "exact"
     var_backward: str = "exact"
+    bce_backward: str = "exact"
 
     def with_gemm(self, accumulator):
         """This device with its half-precision GEMMs accumulating as `accumulator` says (None: float32 BLAS)."""
@@ -143,7 +145,11 @@ TF32_MIN_CHANNELS = {
 
 # The ops whose half-precision intermediates a Device field decides (the op bodies mark them with _stage)
 STAGES = {"softmax": "softmax_backward", "group_norm": "group_norm", "layer_norm": "layer_norm",
-          "embedding": "embedding_backward", "var": "var_backward"}
+          "embedding": "embedding_backward", "var": "var_backward",
+          "binary_cross_entropy_with_logits": "bce_backward"}
+# Ops whose intermediates are in their first input's format, whatever the output's (a float32 target promotes the
+# loss): under autocast PyTorch casts that input to float32 first, so the dispatcher does too
+INPUT_FORMAT = frozenset({"binary_cross_entropy_with_logits"})
 _CUDA_HALF = dict.fromkeys(("scan", *STAGES.values()), "cuda")
 
 # cuBLAS's GEMMs on an H100: the tensor cores' chained sums (minifp._tensorcore), k split as fit (minifp._cublas)

@@ -1128,13 +1128,25 @@ def _bce_logits_parts(xp, x, y, weight, pos_weight):
 
 def _bce_logits(xp, x, y, *, weight=None, pos_weight=None, reduction="mean"):
     ls, lw, w = _bce_logits_parts(xp, x, y, weight, pos_weight)
+    ls = _stage(xp, ls) if _stages(xp) else ls      # at::log_sigmoid(input): a tensor of x's format
     return _reduce(xp, ((1 - y) * x - ls * lw) * w, reduction)
 
 
 def _bce_logits_grad_x(xp, g, ans, x, y, *, weight=None, pos_weight=None, reduction="mean"):
+    if _stages(xp) and pos_weight is None:      # PyTorch's backward, in place in x's format
+        return _bce_logits_grad_in_place(xp, g, x, y, weight, reduction)
     ls, lw, w = _bce_logits_parts(xp, x, y, weight, pos_weight)
     d = ((1 - y) - lw / (1 + xp.exp(x))) * w
     return d * _unreduce(xp, g, d.shape, reduction)
+
+
+def _bce_logits_grad_in_place(xp, g, x, y, weight, reduction):
+    """x.sigmoid().sub_(y).mul_(grad) (a 0-dim grad cast to x's format first), .mul_(weight), .div_(n) for 'mean':
+    each step a tensor of x's format."""
+    d = _stage(xp, _stage(xp, 1 / (1 + xp.exp(-x))) - y)
+    d = _stage(xp, d * (_stage(xp, xp.array(g)) if g.ndim == 0 else g))
+    d = d if weight is None else _stage(xp, d * xp.asarray(weight))
+    return xp.broadcast_to(d / d.size if reduction == "mean" else d, x.shape)
 
 
 def _bce_logits_grad_y(xp, g, ans, x, y, *, weight=None, pos_weight=None, reduction="mean"):
@@ -1144,7 +1156,8 @@ def _bce_logits_grad_y(xp, g, ans, x, y, *, weight=None, pos_weight=None, reduct
 
 
 defop("binary_cross_entropy_with_logits", _bce_logits, _bce_logits_grad_x, _bce_logits_grad_y,
-      doc="(1 - y) * x - log_sigmoid(x) * ((pos_weight - 1) * y + 1), times weight, reduced in float32.", method=False, function=False,
+      doc="(1 - y) * x - log_sigmoid(x) * ((pos_weight - 1) * y + 1), times weight, reduced in float32.", method=False,
+      function=False, staged="device",
       example=lambda rng: ((rng.uniform(-3, 3, (3, 4)), rng.uniform(0, 1, (3, 4))),
                            {"weight": rng.uniform(0.5, 2, 4), "pos_weight": rng.uniform(0.5, 2, 4)}))
 
