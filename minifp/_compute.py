@@ -217,8 +217,8 @@ class Scan(Compute):
 
 
 class Staged:
-    """The namespace of a `staged` op: xp, and stage(v), v rounded into the op's output format (its values, in v's
-    dtype), where PyTorch's formula stores an intermediate tensor."""
+    """The namespace of a `staged` op: xp, and stage(v), v rounded into the op's output format (its first input's
+    for an op in INPUT_FORMAT; its values, in v's dtype), where PyTorch's formula stores an intermediate tensor."""
 
     def __init__(self, xp, fmt, node, name=None):
         self._xp, self._fmt, self._node, self._name = xp, fmt, node, name
@@ -273,8 +273,9 @@ def route(op, fmt, tensors, xp, device, node=None, params=None):
 
 def _staged(op, tensors, device, params, fmt, node):
     """Whether a staged op's intermediates round into its output format here: always (True), on the device it
-    names, or ("device") where the device's numerics say so: conv2d's bias, forward only (its gradients are sums);
-    batch_norm's weight and bias gradient sums, backward only (tensors: its output, x, weight, bias)."""
+    names, or ("device") where the device's numerics say so (Device.stages for the ops in STAGES); conv2d's bias,
+    forward only (its gradients are sums); batch_norm's weight and bias gradient sums, backward only (tensors: its
+    output, x, weight, bias)."""
     if op.staged == "device":       # the dispatcher asks the device (as for a conv's TF32: _tf32_passes)
         if op.name == "batch_norm":
             return node is not None and numerics(device).native_batch_norm(fmt, tensors[2])
