@@ -236,7 +236,8 @@ def _var_grad(xp, g, ans, x, axis=None, correction=1, keepdims=False):
     dof = max(_count(x.shape, axis) - correction, 0)
     if _stages(xp):     # PyTorch's var_backward, each step a tensor: (2 / dof * grad) * (x - x.mean(dim))
         mean = _stage(xp, xp.mean(x, axis=axis, keepdims=True))
-        return _stage(xp, xp.float32(2 / dof) * _keep(xp, g, x.shape, axis, keepdims)) * _stage(xp, x - mean)
+        scale = xp.float32(2) / xp.float32(dof)     # inf where dof is 0, as PyTorch's
+        return _stage(xp, scale * _keep(xp, g, x.shape, axis, keepdims)) * _stage(xp, x - mean)
     d = x - xp.mean(x, axis=axis, keepdims=True)
     return _keep(xp, g, x.shape, axis, keepdims) * (2 * d / dof)
 
