@@ -41,8 +41,8 @@ class Op:
     kernel: str | None = None       # a device may run the op as a kernel of its own (Device.attention, Device.scan:
     # minifp._compute.Flash, Scan); elsewhere the op's body, rounded once
     staged: bool | str = False      # PyTorch's gradient is several ops, each rounded into the output's format
-    # (True; "cuda": only its CUDA kernel rounds so; "device": where the Device says, see _devices): the gradient
-    # (or forward) marks those intermediates with _stage
+    # (True; "cuda": only its CUDA kernel rounds so; "device": where the Device says, see _devices; an op in
+    # _devices.INPUT_FORMAT rounds into its first input's format): the gradient (or forward) marks them with _stage
 
     @cached_property
     def inputs(self):
