@@ -20,7 +20,8 @@ import numpy as np
 
 from . import _fp8
 from ._accumulate import accumulating
-from ._devices import DEVICES, IDEAL, numerics
+from ._cudascan import cuda_scan
+from ._devices import DEVICES, IDEAL, INPUT_FORMAT, STAGES, numerics
 from ._formats import bfloat16, float16, float32, promote
 from ._rounding import round_to, widen
 from ._seams import SEAMS, seam
@@ -190,9 +191,34 @@ class Flash(Compute):
         return self.grads[i].astype(np.float32)
 
 
+class Scan(Compute):
+    """cumsum as the device's CUDA kernel adds (minifp._cudascan), every add rounded into the output's format; its
+    gradient, PyTorch's cumsum_backward(grad.to(self.dtype)): the reversed scan of the gradient cast to the input's
+    format (under autocast too: cumsum takes dtype=float32 there, its input stays half)."""
+
+    __slots__ = ("fmt", "node")
+
+    def __init__(self, fmt, node):
+        super().__init__(np)
+        self.fmt, self.node = fmt, node
+
+    def forward(self, op, args, params):
+        x, axis = args[0], params["axis"]
+        if x.size == x.shape[axis]:          # one row: CUB's scan, not modelled
+            return super().forward(op, args, params)
+        return cuda_scan(x, axis, lambda v: in_format(v, self.fmt, None))
+
+    def gradient(self, op, i, g, ans, args, params):
+        axis, fmt = params["axis"], self.node.inputs[0].fmt
+        if g.size == g.shape[axis]:
+            return super().gradient(op, i, g, ans, args, params)
+        rnd = lambda v: in_format(v, fmt, None)     # noqa: E731
+        return np.flip(cuda_scan(np.flip(rnd(g), axis), axis, rnd), axis)
+
+
 class Staged:
-    """The namespace of a `staged` op: xp, and stage(v), v rounded into the op's output format (its values, in v's
-    dtype), where PyTorch's formula stores an intermediate tensor."""
+    """The namespace of a `staged` op: xp, and stage(v), v rounded into the op's output format (its first input's
+    for an op in INPUT_FORMAT; its values, in v's dtype), where PyTorch's formula stores an intermediate tensor."""
 
     def __init__(self, xp, fmt, node, name=None):
         self._xp, self._fmt, self._node, self._name = xp, fmt, node, name
@@ -232,10 +258,13 @@ def route(op, fmt, tensors, xp, device, node=None, params=None):
             compute = Tf32(xp, fmt_in, passes) if any(passes) else None
     if op.kernel == "attention" and xp is np and fmt in (float16, bfloat16) and numerics(device).attention == "cudnn":
         return Flash(fmt, node)                         # the device's own kernel (half inputs only, as cuDNN's)
+    if op.kernel == "scan" and xp is np and fmt.compute_dtype is np.float32 and numerics(device).scan == "cuda":
+        return Scan(fmt, node)
     if op.accumulates and acc is not None:              # minifp.accumulate: not BLAS's sums
         xp = accumulating(xp, acc, _factors(tensors))
-    if op.staged and not fmt.is_float32 and _staged(op, tensors, device, params, fmt, node):
-        xp = Staged(xp, fmt, node, op.name)
+    at = fmt if op.name not in INPUT_FORMAT else tensors[node is not None].fmt or fmt    # the format steps round into
+    if op.staged and not at.is_float32 and _staged(op, tensors, device, params, at, node):
+        xp = Staged(xp, at, node, op.name)
     if compute is None:
         return ON_NUMPY if xp is np else Compute(xp)
     compute.xp = xp
@@ -244,11 +273,14 @@ def route(op, fmt, tensors, xp, device, node=None, params=None):
 
 def _staged(op, tensors, device, params, fmt, node):
     """Whether a staged op's intermediates round into its output format here: always (True), on the device it
-    names, or ("device") where the device's numerics say so: conv2d's bias, forward only (its gradients are sums);
-    batch_norm's weight and bias gradient sums, backward only (tensors: its output, x, weight, bias)."""
+    names, or ("device") where the device's numerics say so (Device.stages for the ops in STAGES); conv2d's bias,
+    forward only (its gradients are sums); batch_norm's weight and bias gradient sums, backward only (tensors: its
+    output, x, weight, bias)."""
     if op.staged == "device":       # the dispatcher asks the device (as for a conv's TF32: _tf32_passes)
         if op.name == "batch_norm":
             return node is not None and numerics(device).native_batch_norm(fmt, tensors[2])
+        if op.name in STAGES:
+            return numerics(device).stages(op.name)
         return node is None and len(tensors) == 3 and numerics(device).rounds_before_bias(
             tensors[0]._data.shape, tensors[1]._data.shape, params or {}, fmt)
     return op.staged is True or op.staged == device

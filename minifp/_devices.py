@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from ._formats import bfloat16, float16
 from ._state import Accumulator
 
-__all__ = ["Device", "IDEAL", "H100", "CUBLAS", "DEVICES", "TF32_MIN_CHANNELS", "numerics"]
+__all__ = ["Device", "IDEAL", "H100", "CUBLAS", "DEVICES", "STAGES", "INPUT_FORMAT", "TF32_MIN_CHANNELS", "numerics"]
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,13 @@ class Device:
     for bit on the recorded GEMMs but some 50x slower: opt in with H100.with_gemm(CUBLAS)).
     attention: "exact" (a fused attention op rounds once) or "cudnn" (cuDNN's flash attention as fit to the H100,
     minifp._flash). cudnn: torch.backends.cudnn.enabled. tf32_conv: where TF32 is allowed for convolutions, "always" (every float32
-    conv2d's products) or "cudnn" (where cuDNN picks a TF32 kernel: TF32_MIN_CHANNELS)."""
+    conv2d's products) or "cudnn" (where cuDNN picks a TF32 kernel: TF32_MIN_CHANNELS).
+    The half-precision kernels and gradient formulas, each "exact" (one rounding) or "cuda" (PyTorch 2.11's CUDA path,
+    which stores intermediates in the input's format; docs/h100_halfops.md): scan (cumsum: a Sklansky scan whose every
+    add rounds), softmax_backward (grad * output rounded first), group_norm (mean and rstd stored in the input's
+    format), layer_norm (the weight gradient summed by the kernel, not per element first), embedding_backward (chunks
+    of 32 indices, each chunk's sum added in the weight's format), var_backward and bce_backward (PyTorch's formulas
+    for var and binary_cross_entropy_with_logits, step by step, in the input's format)."""
 
     name: str
     conv_bias: str = "fused"
@@ -35,6 +41,13 @@ class Device:
     gemm: object = None
     cudnn: bool = True
     tf32_conv: str = "always"
+    scan: str = "exact"
+    softmax_backward: str = "exact"
+    group_norm: str = "exact"
+    layer_norm: str = "exact"
+    embedding_backward: str = "exact"
+    var_backward: str = "exact"
+    bce_backward: str = "exact"
 
     def with_gemm(self, accumulator):
         """This device with its half-precision GEMMs accumulating as `accumulator` says (None: float32 BLAS)."""
@@ -71,6 +84,12 @@ class Device:
         out = w_shape[0]
         least = rule[pass_][x_shape[2] * x_shape[3] > 256][(out > 32) + (out > 128)]
         return least is not None and c // groups >= least
+
+    def stages(self, op_name):
+        """Whether this device's kernel (or PyTorch's gradient formula) for the half-precision op op_name rounds its
+        intermediates into the op's format (STAGES: the field that says so)."""
+        field = STAGES.get(op_name)
+        return field is not None and getattr(self, field) == "cuda"
 
     def native_batch_norm(self, fmt, weight):
         """Whether a half-precision batch norm's backward runs PyTorch's native kernel with rounded partial sums
@@ -124,11 +143,20 @@ TF32_MIN_CHANNELS = {
              "wgrad": ((None, 32, None), (32, 3, 3))},
 }
 
+# The ops whose half-precision intermediates a Device field decides (the op bodies mark them with _stage)
+STAGES = {"softmax": "softmax_backward", "group_norm": "group_norm", "layer_norm": "layer_norm",
+          "embedding": "embedding_backward", "var": "var_backward",
+          "binary_cross_entropy_with_logits": "bce_backward"}
+# Ops whose intermediates are in their first input's format, whatever the output's (a float32 target promotes the
+# loss): under autocast PyTorch casts that input to float32 first, so the dispatcher does too
+INPUT_FORMAT = frozenset({"binary_cross_entropy_with_logits"})
+_CUDA_HALF = dict.fromkeys(("scan", *STAGES.values()), "cuda")
+
 # cuBLAS's GEMMs on an H100: the tensor cores' chained sums (minifp._tensorcore), k split as fit (minifp._cublas)
 CUBLAS = Accumulator(tensor_core="H100", split_k=True)
 IDEAL = Device("ideal")                         # one rounding per op: widen, compute, round once
-H100 = Device("H100", conv_bias="cudnn", batch_norm="native", attention="cudnn", tf32_conv="cudnn")   # PyTorch 2.11 on an H100,
-# cuDNN 9.19 (the recordings in ../shared/gpu)
+H100 = Device("H100", conv_bias="cudnn", batch_norm="native", attention="cudnn", tf32_conv="cudnn",
+              **_CUDA_HALF)     # PyTorch 2.11 on an H100, cuDNN 9.19 (the recordings in ../shared/gpu)
 
 # The device each device name computes as: process-wide, as PyTorch's torch.backends switches are.
 DEVICES = {"cpu": IDEAL, "cuda": H100, "ideal": IDEAL}

@@ -16,6 +16,7 @@ import numpy as np
 from ._formats import float32, promote
 from ._backend import array_module
 from ._compute import ON_NUMPY, round_counted, route, wide
+from ._devices import INPUT_FORMAT
 from ._ops import OPS
 from ._rounding import round_to
 from ._seams import SEAMS
@@ -124,7 +125,12 @@ def _formats(op, args, tensors, out, device):
             return fmt, args, [a for a in args if isinstance(a, Tensor)]
         elif op.name in autocast.float32:
             # No casts: the op widens narrower inputs exactly as a cast to float32 would, and its gradient is
-            # rounded into each input's format as the cast's would be.
+            # rounded into each input's format as the cast's would be; but for an op whose steps round into its
+            # input's format, the cast PyTorch makes
+            if op.name in INPUT_FORMAT:
+                args = tuple([cast(a, float32) if isinstance(a, Tensor) and a.fmt is not None and
+                              a.fmt.man_bits < float32.man_bits else a for a in args])
+                tensors = [a for a in args if isinstance(a, Tensor)]
             return float32, args, tensors
     fmt = None
     for t in tensors:

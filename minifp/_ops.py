@@ -38,11 +38,11 @@ class Op:
     accumulates: bool = False       # its sums (xp.matmul, xp.sum, xp.mean) follow minifp.accumulate
     selects: bool = False   # its results are some of its input's values or zeros, and so are its gradients of
     # g's: in the input's format they need no rounding
-    kernel: str | None = None       # a device may run the op as a kernel of its own (Device.attention:
-    # minifp._compute.Flash); elsewhere the op's body, rounded once
+    kernel: str | None = None       # a device may run the op as a kernel of its own (Device.attention, Device.scan:
+    # minifp._compute.Flash, Scan); elsewhere the op's body, rounded once
     staged: bool | str = False      # PyTorch's gradient is several ops, each rounded into the output's format
-    # (True; "cuda": only its CUDA kernel rounds so; "device": where the Device says, see _devices): the gradient
-    # (or forward) marks those intermediates with _stage
+    # (True; "cuda": only its CUDA kernel rounds so; "device": where the Device says, see _devices; an op in
+    # _devices.INPUT_FORMAT rounds into its first input's format): the gradient (or forward) marks them with _stage
 
     @cached_property
     def inputs(self):
@@ -84,6 +84,11 @@ def defop(name, forward, *grads, doc, **options):
 
 def _u(rng, *shape):
     return rng.uniform(0.5, 2.0, shape)
+
+
+def _stages(xp):
+    """Whether xp is a `staged` op's namespace that rounds the intermediates _stage marks (else they stay float32)."""
+    return getattr(type(xp), "stage", None) is not None
 
 
 def _stage(xp, v):
@@ -228,16 +233,21 @@ def _var(xp, x, *, axis=None, correction=1, keepdims=False):
 
 
 def _var_grad(xp, g, ans, x, axis=None, correction=1, keepdims=False):
+    dof = max(_count(x.shape, axis) - correction, 0)
+    if _stages(xp):     # PyTorch's var_backward, each step a tensor: (2 / dof * grad) * (x - x.mean(dim))
+        mean = _stage(xp, xp.mean(x, axis=axis, keepdims=True))
+        scale = xp.float32(2) / xp.float32(dof)     # inf where dof is 0, as PyTorch's
+        return _stage(xp, scale * _keep(xp, g, x.shape, axis, keepdims)) * _stage(xp, x - mean)
     d = x - xp.mean(x, axis=axis, keepdims=True)
-    return _keep(xp, g, x.shape, axis, keepdims) * (2 * d / max(_count(x.shape, axis) - correction, 0))
+    return _keep(xp, g, x.shape, axis, keepdims) * (2 * d / dof)
 
 
 defop("var", _var, _var_grad, doc="Variance over `axis` (all axes by default), dividing by the count less "
-      "`correction` (1: the unbiased estimate), in float32 (two passes).",
+      "`correction` (1: the unbiased estimate), in float32 (two passes).", staged="device",
       example=lambda rng: ((_u(rng, 3, 4),), {"axis": 1}))
 defop("cumsum", lambda xp, x, *, axis: xp.cumsum(x, axis=axis),
       lambda xp, g, ans, x, axis: xp.flip(xp.cumsum(xp.flip(g, axis), axis=axis), axis),
-      doc="Running sums along `axis`, each in float32 and rounded once.", saves=False,
+      doc="Running sums along `axis`, each in float32 and rounded once.", saves=False, kernel="scan",
       example=lambda rng: ((_u(rng, 3, 4),), {"axis": 1}))
 
 def _max_grad(xp, g, ans, x, axis=None, keepdims=False):
@@ -260,8 +270,14 @@ def _log_softmax(xp, x, *, axis=-1):
     return shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
 
 
-defop("softmax", _softmax, lambda xp, g, ans, x, axis=-1: ans * (g - xp.sum(g * ans, axis=axis, keepdims=True)),
-      doc="Softmax along `axis` (default the last).")
+def _softmax_grad(xp, g, ans, x, axis=-1):
+    if _stages(xp):     # PyTorch's CUDA softmax backward: grad * output a tensor first, then gy - output * sum(gy)
+        gy = _stage(xp, g * ans)
+        return gy - ans * xp.sum(gy, axis=axis, keepdims=True)
+    return ans * (g - xp.sum(g * ans, axis=axis, keepdims=True))
+
+
+defop("softmax", _softmax, _softmax_grad, doc="Softmax along `axis` (default the last).", staged="device")
 defop("log_softmax", _log_softmax,
       lambda xp, g, ans, x, axis=-1: g - xp.exp(ans) * xp.sum(g, axis=axis, keepdims=True),
       doc="Log-softmax along `axis` (default the last).")
@@ -825,15 +841,21 @@ def _last(x, n):
     return tuple(range(x.ndim - n, x.ndim))
 
 
+def _layer_norm_grad_w(xp, g, ans, x, w=None, b=None, normalized_ndim=1, eps=1e-5):
+    gw = g * _normalized(xp, x, _last(x, normalized_ndim), eps)[0]
+    if _stages(xp):     # PyTorch's CUDA kernel sums dy * xhat over the rows itself: no tensor of the products
+        return gw.astype(xp.float64).sum(axis=tuple(range(x.ndim - normalized_ndim)))
+    return gw
+
+
 defop("layer_norm", lambda xp, x, w=None, b=None, *, normalized_ndim=1, eps=1e-5:
       _affine(_normalized(xp, x, _last(x, normalized_ndim), eps)[0], w, b, x.shape[x.ndim - normalized_ndim:]),
       lambda xp, g, ans, x, w=None, b=None, normalized_ndim=1, eps=1e-5:
       _norm_grad(xp, g if w is None else g * w, *_normalized(xp, x, _last(x, normalized_ndim), eps),
                  _last(x, normalized_ndim)),
-      lambda xp, g, ans, x, w=None, b=None, normalized_ndim=1, eps=1e-5:
-      g * _normalized(xp, x, _last(x, normalized_ndim), eps)[0],
-      lambda xp, g, ans, x, w=None, b=None, normalized_ndim=1, eps=1e-5: g,
-      doc="(x - mean) / sqrt(var + eps) * w + b over the last normalized_ndim axes, one rounding.", method=False, function=False,
+      _layer_norm_grad_w, lambda xp, g, ans, x, w=None, b=None, normalized_ndim=1, eps=1e-5: g,
+      doc="(x - mean) / sqrt(var + eps) * w + b over the last normalized_ndim axes, one rounding.", method=False,
+      function=False, staged="device",
       example=lambda rng: ((_u(rng, 3, 2, 4), _u(rng, 2, 4), _u(rng, 2, 4)), {"normalized_ndim": 2}))
 
 
@@ -848,10 +870,42 @@ def _group_norm_parts(xp, x, num_groups, eps):
 
 
 def _group_norm(xp, x, w=None, b=None, *, num_groups, eps=1e-5):
+    if _stages(xp):     # PyTorch's CUDA kernel: y = x * a + b (one fma), a = rstd * w, b = bias - a * mean
+        xr, mean, rstd, gamma = _gn_kernel_parts(xp, x, w, num_groups, eps)
+        a = rstd * gamma
+        shift = -a * mean if b is None else b.reshape(gamma.shape) - a * mean
+        return (xr * a.astype(xp.float64) + shift).astype(xp.float32).reshape(x.shape)     # float32 fma
     return _affine(_group_norm_parts(xp, x, num_groups, eps)[1].reshape(x.shape), w, b, _channels(x))
 
 
+def _gn_kernel_parts(xp, x, w, num_groups, eps):
+    """(x as (N, G, C/G, L) in float64, its mean and rstd (N, G, 1, 1), w as (G, C/G, 1) (ones if None)) as PyTorch's
+    CUDA group norm keeps them: the statistics stored in x's format (its mean and rstd outputs are x's dtype)."""
+    n, c = x.shape[:2]
+    xr = x.reshape(n, num_groups, c // num_groups, -1).astype(xp.float64)
+    mean = xr.mean(axis=(2, 3), keepdims=True)
+    rstd = _stage(xp, (1 / xp.sqrt(((xr - mean) ** 2).mean(axis=(2, 3), keepdims=True) + eps)).astype(xp.float32))
+    gamma = xp.ones((num_groups, c // num_groups, 1), xp.float32) if w is None else w.reshape(num_groups, -1, 1)
+    return xr, _stage(xp, mean.astype(xp.float32)), rstd, gamma
+
+
+def _gn_kernel_grads(xp, g, x, w, num_groups, eps):
+    """(the input's gradient, the weight's) as PyTorch's CUDA group norm backward computes them from the stored
+    statistics: per (n, c) sums ds = sum(dy * x), db = sum(dy); dx = rstd * w * dy + c2 * x + c3."""
+    xr, mean, rstd, gamma = _gn_kernel_parts(xp, x, w, num_groups, eps)
+    gr = g.reshape(xr.shape).astype(xp.float64)
+    ds, db = (gr * xr).sum(axis=3, keepdims=True), gr.sum(axis=3, keepdims=True)
+    sum1, sum2 = (ds * gamma).sum(axis=2, keepdims=True), (db * gamma).sum(axis=2, keepdims=True)
+    s = 1 / (xr.shape[2] * xr.shape[3])
+    c2 = (sum2 * mean - sum1) * rstd.astype(xp.float64) ** 3 * s
+    c3 = -c2 * mean - sum2 * rstd * s
+    gx = (rstd * gamma * gr + c2 * xr + c3).reshape(x.shape)
+    return gx, ((ds - db * mean) * rstd).sum(axis=0).reshape(-1)
+
+
 def _group_norm_grad_x(xp, g, ans, x, w=None, b=None, *, num_groups, eps=1e-5):
+    if _stages(xp):
+        return _gn_kernel_grads(xp, g, x, w, num_groups, eps)[0]
     _, xhat, rstd = _group_norm_parts(xp, x, num_groups, eps)
     gh = (g if w is None else g * w.reshape(_channels(x))).reshape(xhat.shape)
     return _norm_grad(xp, gh, xhat, rstd, (2,)).reshape(x.shape)
@@ -861,12 +915,16 @@ def _per_channel(xp, a):
     return xp.sum(a, axis=(0,) + tuple(range(2, a.ndim)))
 
 
-defop("group_norm", _group_norm, _group_norm_grad_x,
-      lambda xp, g, ans, x, w=None, b=None, *, num_groups, eps=1e-5:
-      _per_channel(xp, g * _group_norm_parts(xp, x, num_groups, eps)[1].reshape(x.shape)),
+def _group_norm_grad_w(xp, g, ans, x, w=None, b=None, *, num_groups, eps=1e-5):
+    if _stages(xp):
+        return _gn_kernel_grads(xp, g, x, w, num_groups, eps)[1]
+    return _per_channel(xp, g * _group_norm_parts(xp, x, num_groups, eps)[1].reshape(x.shape))
+
+
+defop("group_norm", _group_norm, _group_norm_grad_x, _group_norm_grad_w,
       lambda xp, g, ans, x, w=None, b=None, *, num_groups, eps=1e-5: _per_channel(xp, g),
       doc="x of shape (N, C, ...) normalised over each of num_groups channel groups, times w plus b per channel, "
-          "one rounding.", method=False, function=False,
+          "one rounding.", method=False, function=False, staged="device",
       example=lambda rng: ((_u(rng, 2, 4, 3), _u(rng, 4), _u(rng, 4)), {"num_groups": 2}))
 
 
@@ -952,14 +1010,29 @@ defop("batch_norm", _batch_norm, _batch_norm_grad_x, _batch_norm_grad_w,
 
 def _embedding_grad(xp, g, ans, w, *, indices, padding_idx=None):
     gw = xp.zeros(w.shape, g.dtype)
-    xp.add.at(gw, indices, g)
+    if _stages(xp) and indices.size <= 3072:
+        _feature_kernel_sums(xp, gw, indices.reshape(-1), g.reshape(-1, w.shape[-1]))
+    else:
+        xp.add.at(gw, indices, g)
     if padding_idx is not None:
         gw[padding_idx] = 0                 # the padding row never learns (PyTorch's rule)
     return gw
 
 
+def _feature_kernel_sums(xp, gw, rows, g):
+    """Rows of g added into gw as PyTorch's embedding_backward_feature_kernel does (up to 3072 indices): 32 indices
+    at a time, the rows of a chunk that share an index summed in float32, then added into gw in w's format."""
+    for start in range(0, rows.size, 32):
+        chunk = rows[start:start + 32]
+        picked, at = xp.unique(chunk, return_inverse=True)
+        part = xp.zeros((picked.size, g.shape[1]), g.dtype)
+        xp.add.at(part, at, g[start:start + 32])
+        gw[picked] = _stage(xp, gw[picked] + _stage(xp, part))
+
+
 defop("embedding", lambda xp, w, *, indices, padding_idx=None: w[indices], _embedding_grad,
       doc="Rows of w picked by integer indices; the padding_idx row gets no gradient.", layout=True, saves=False,
+      staged="device",
       method=False, function=False,
       example=lambda rng: ((_u(rng, 5, 3),), {"indices": rng.integers(0, 5, (2, 4))}))
 
@@ -1060,13 +1133,25 @@ def _bce_logits_parts(xp, x, y, weight, pos_weight):
 
 def _bce_logits(xp, x, y, *, weight=None, pos_weight=None, reduction="mean"):
     ls, lw, w = _bce_logits_parts(xp, x, y, weight, pos_weight)
+    ls = _stage(xp, ls) if _stages(xp) else ls      # at::log_sigmoid(input): a tensor of x's format
     return _reduce(xp, ((1 - y) * x - ls * lw) * w, reduction)
 
 
 def _bce_logits_grad_x(xp, g, ans, x, y, *, weight=None, pos_weight=None, reduction="mean"):
+    if _stages(xp) and pos_weight is None:      # PyTorch's backward, in place in x's format
+        return _bce_logits_grad_in_place(xp, g, x, y, weight, reduction)
     ls, lw, w = _bce_logits_parts(xp, x, y, weight, pos_weight)
     d = ((1 - y) - lw / (1 + xp.exp(x))) * w
     return d * _unreduce(xp, g, d.shape, reduction)
+
+
+def _bce_logits_grad_in_place(xp, g, x, y, weight, reduction):
+    """x.sigmoid().sub_(y).mul_(grad) (a 0-dim grad cast to x's format first), .mul_(weight), .div_(n) for 'mean':
+    each step a tensor of x's format."""
+    d = _stage(xp, _stage(xp, 1 / (1 + xp.exp(-x))) - y)
+    d = _stage(xp, d * (_stage(xp, xp.array(g)) if g.ndim == 0 else g))
+    d = d if weight is None else _stage(xp, d * xp.asarray(weight))
+    return xp.broadcast_to(d / d.size if reduction == "mean" else d, x.shape)
 
 
 def _bce_logits_grad_y(xp, g, ans, x, y, *, weight=None, pos_weight=None, reduction="mean"):
@@ -1076,7 +1161,8 @@ def _bce_logits_grad_y(xp, g, ans, x, y, *, weight=None, pos_weight=None, reduct
 
 
 defop("binary_cross_entropy_with_logits", _bce_logits, _bce_logits_grad_x, _bce_logits_grad_y,
-      doc="(1 - y) * x - log_sigmoid(x) * ((pos_weight - 1) * y + 1), times weight, reduced in float32.", method=False, function=False,
+      doc="(1 - y) * x - log_sigmoid(x) * ((pos_weight - 1) * y + 1), times weight, reduced in float32.", method=False,
+      function=False, staged="device",
       example=lambda rng: ((rng.uniform(-3, 3, (3, 4)), rng.uniform(0, 1, (3, 4))),
                            {"weight": rng.uniform(0.5, 2, 4), "pos_weight": rng.uniform(0.5, 2, 4)}))
 

@@ -119,6 +119,10 @@ def document(fams, arrays, source):
              "ones only in float16, by PyTorch's use_cudnn_depthwise rule) or, with `cudnn.enabled = False`, its "
              "im2col GEMM; its native depthwise kernel fuses the bias into one rounding. What is left in those rows is "
              "the convolution's own summation order.",
+             "", "Half-precision reductions, norms, softmax, embedding and losses: emulated cuda rounds the "
+             "intermediates PyTorch's CUDA kernels and derivative formulas store in the half type (cumsum's scan, "
+             "var's and binary_cross_entropy_with_logits' backward, softmax's backward, group norm's statistics, "
+             "layer norm's weight gradient, embedding's backward): docs/h100_halfops.md.",
              "", "## By family", ""]
     lines += family_table(fams)
     for file in FILES:

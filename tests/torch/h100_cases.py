@@ -292,6 +292,18 @@ REASONS = {      # (family, setting) or family -> the known reason (the issue's 
     ("gemm tf32", "float32 output"): "the tensor cores' tf32 sums",
     ("gemm tf32", "tf32 off"): "cuBLAS's float32 summation order",
     "linear/bmm": _TC,
+    # the half kernels emulated cuda follows (docs/h100_halfops.md); what is left:
+    "elementwise": "CUDA's float32 libm: erff (gelu's exact form) and expf put a few float16 values on the other "
+                   "side of a rounding boundary (13 of gelu's 16384 outputs, 1-2 gradients)",
+    "softmax": "CUDA's expf and the kernels' float32 row sums put 2-3 float16 values on the other side of a rounding "
+               "boundary (emulated cuda rounds the backward's grad * output first, as the H100 does)",
+    "layer/group norm": "the kernels' float32 statistics (Welford mean, rsqrtf) and sums put a few values on the other "
+                        "side of a rounding boundary (emulated cuda keeps group norm's statistics in the half type "
+                        "and sums layer norm's weight gradient as the kernels do)",
+    "reductions": "vector_norm: minifp.torch composes it of half ops (x * x rounded, sum, sqrt, and the backward "
+                  "through them); the H100 runs one kernel (the float32 sum of squares rounded once; backward "
+                  "grad * (x / norm), each a half tensor; under autocast from its float32 norm, whose summation "
+                  "order emulated cuda does not follow). Emulated cuda follows cumsum's scan and var's formula",
 }
 
 
