@@ -30,7 +30,6 @@ import pstats
 import subprocess
 import sys
 import tempfile
-import time
 import warnings
 from pathlib import Path
 

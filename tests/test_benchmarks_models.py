@@ -17,6 +17,7 @@ def run(*args):
                           capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.skipif(importlib.util.find_spec("torch") is not None, reason="PyTorch installed: it would run beside")
 def test_quick_runs_minifp_alone_on_one_model():
     done = run("--quick", "--models", "digits_mlp")
     assert done.returncode == 0, done.stderr
