@@ -948,12 +948,13 @@ def _batch_norm_grad_x(xp, g, ans, x, w=None, b=None, *, mean=None, var=None, ep
 
 
 def _halving_sum(xp, v):
-    """Lane 0 of a warp's shuffle-down sum over v's last axis (a power of two long): each step adds the upper half
-    of the lanes, staged (a Float2 built from the input's scalar type), to the lower half."""
-    while v.shape[-1] > 1:
-        half = v.shape[-1] // 2
-        v = v[..., :half] + _stage(xp, v[..., half:])
-    return v[..., 0]
+    """Lane 0 of a warp's shuffle-down sum over v's first axis (a power of two long): each step adds the upper half
+    of the lanes, staged (a Float2 built from the input's scalar type), to the lower half (lanes first: both halves
+    contiguous)."""
+    while len(v) > 1:
+        half = len(v) // 2
+        v = v[:half] + _stage(xp, v[half:])
+    return v[0]
 
 
 def _kernel_channel_sum(xp, a):
@@ -974,10 +975,11 @@ def _kernel_channel_sum(xp, a):
     # thread (y, x) adds rows y, y + ty, ... and within each row elements x, x + tx, ..., in that order: one float32
     # add of a (C, ty, tx) block of the grid per step
     blocks = a.reshape(nb, ty, c, nx, tx)
-    sums = blocks[0, :, :, 0].transpose(1, 0, 2).copy()
+    sums = blocks[0, :, :, 0].copy()
     for k in range(1, nb * nx):
-        sums += blocks[k // nx, :, :, k % nx].transpose(1, 0, 2)
-    per_warp = _halving_sum(xp, sums.reshape(c, 16, 32))
+        sums += blocks[k // nx, :, :, k % nx]
+    # thread y * tx + x is lane t % 32 of warp t // 32
+    per_warp = _halving_sum(xp, xp.ascontiguousarray(sums.transpose(0, 2, 1).reshape(16, 32, c).transpose(1, 0, 2)))
     return _halving_sum(xp, per_warp)           # the first warp again; its lanes 16..31 hold zeros
 
 
