@@ -755,28 +755,80 @@ defop("adaptive_avg_pool2d", _adaptive_avg_pool2d, _adaptive_avg_pool2d_grad,
 _GELU_TANH = math.sqrt(2 / math.pi)
 
 
-def _erfc(xp, z):
-    """erfc by Numerical Recipes' Chebyshev fit (relative error below 1.2e-7), computed in float64."""
+def _erfc(xp, z, exp=None):
+    """erfc by Numerical Recipes' Chebyshev fit (relative error below 1.2e-7), computed in float64 (exp: the
+    exponential to use, xp.exp unless given)."""
     z = z.astype("float64")
     t = 1 / (1 + 0.5 * xp.abs(z))
     poly = -1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (
         -0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))))
-    r = t * xp.exp(-z * z + poly)
+    r = t * (xp.exp if exp is None else exp)(-z * z + poly)
     return xp.where(z >= 0, r, 2 - r)
 
 
-def _gelu(xp, x, *, approximate="none"):
+# fdlibm's exp: ln 2 in two parts (the high one with 21 trailing zero bits: k * _LN2_HI is exact), its polynomial
+_LN2_HI, _LN2_LO, _INV_LN2 = 6.93147180369123816490e-01, 1.90821492927058770002e-10, 1.44269504088896338700e+00
+_EXP_P1, _EXP_P2, _EXP_P3, _EXP_P4, _EXP_P5 = (1.66666666666666019037e-01, -2.77777777770155933842e-03,
+                                               6.61375632143793436117e-05, -1.65339022054652515390e-06,
+                                               4.13813679705723846039e-08)
+_SHIFTER = 6755399441055744.0       # 1.5 * 2**52: a + _SHIFTER rounds a (|a| < 2**51) to an integer in its low bits
+_SHIFTER_BITS = 0x4338000000000000
+
+
+def exp64(xp, a):
+    """exp of float64 a by fdlibm's formula (below an ulp off) in IEEE basic operations only, without libm or fused
+    multiply-adds: the same bits from NumPy's array math as from the speed module's kernels on every CPU (NumPy's
+    own float64 exp is its AVX-512 code on some CPUs and libm's on others, which differ in the last bit)."""
+    a = xp.where(a < -746.0, -746.0, xp.where(a > 710.0, 710.0, a))     # exp's range (0 below, inf above); NaN stays
+    s = a * _INV_LN2 + _SHIFTER
+    k = s.view("int64") - _SHIFTER_BITS         # round(a / ln 2), from s's bits
+    kf = s - _SHIFTER
+    hi = a - kf * _LN2_HI
+    lo = kf * _LN2_LO
+    r = hi - lo                                 # a - k ln 2, within +-ln(2)/2
+    t = r * r
+    c = r - t * (_EXP_P1 + t * (_EXP_P2 + t * (_EXP_P3 + t * (_EXP_P4 + t * _EXP_P5))))
+    y = 1.0 - ((lo - (r * c) / (2.0 - c)) - hi)
+    half = k >> 1                               # 2**k in two normal factors: one rounding, into subnormals too
+    return y * ((half + 1023) << 52).view("float64") * ((k - half + 1023) << 52).view("float64")
+
+
+def _exp(xp):
+    return lambda a: exp64(xp, a)
+
+
+def _one_nan(xp, y):
+    """y with every NaN the positive quiet one: which NaN NumPy's loops pass on depends on the array's length
+    (a SIMD body or a tail, with operands in either order), which no kernel could follow."""
+    return xp.where(y != y, xp.nan, y)
+
+
+@seam
+def gelu(xp, x, approximate):
+    """x * Phi(x) in x's dtype: Phi by _erfc (in float64, its exp exp64's), or PyTorch's tanh form (in x's dtype);
+    NaNs the positive quiet one."""
     if approximate == "tanh":
-        return 0.5 * x * (1 + xp.tanh(_GELU_TANH * (x + 0.044715 * x * x * x)))
-    return (x * 0.5 * _erfc(xp, -x * math.sqrt(0.5))).astype(x.dtype)
+        return _one_nan(xp, 0.5 * x * (1 + xp.tanh(_GELU_TANH * (x + 0.044715 * x * x * x))))
+    return _one_nan(xp, (x * 0.5 * _erfc(xp, -x * math.sqrt(0.5), _exp(xp))).astype(x.dtype))
+
+
+@seam
+def gelu_grad(xp, g, x, approximate):
+    """g times gelu's derivative at x, in x's dtype (computed as gelu computes)."""
+    if approximate == "tanh":
+        t = xp.tanh(_GELU_TANH * (x + 0.044715 * x * x * x))
+        return _one_nan(xp, g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _GELU_TANH * (1 + 3 * 0.044715 * x * x)))
+    cdf = 0.5 * _erfc(xp, -x * math.sqrt(0.5), _exp(xp))
+    d = cdf + x * exp64(xp, -0.5 * x.astype("float64") ** 2) / math.sqrt(2 * math.pi)
+    return _one_nan(xp, (g * d).astype(x.dtype))
+
+
+def _gelu(xp, x, *, approximate="none"):
+    return SEAMS.gelu(xp, x, approximate)
 
 
 def _gelu_grad(xp, g, ans, x, *, approximate="none"):
-    if approximate == "tanh":
-        t = xp.tanh(_GELU_TANH * (x + 0.044715 * x * x * x))
-        return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _GELU_TANH * (1 + 3 * 0.044715 * x * x))
-    cdf = 0.5 * _erfc(xp, -x * math.sqrt(0.5))
-    return (g * (cdf + x * xp.exp(-0.5 * x.astype("float64") ** 2) / math.sqrt(2 * math.pi))).astype(x.dtype)
+    return SEAMS.gelu_grad(xp, g, x, approximate)
 
 
 defop("gelu", _gelu, _gelu_grad, doc="x * Phi(x) (approximate='tanh': PyTorch's tanh form), one rounding.",

@@ -17,6 +17,7 @@ What it holds:
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 
@@ -26,7 +27,7 @@ from numba import prange
 
 from . import _accumulate, _fp8, _loss_scale, _ops, _rounding, _tensor  # noqa: F401  (the seams' modules)
 from ._formats import FORMATS, as_format, bfloat16, float16
-from ._intrinsics import HARDWARE_HALF, JIT, bits_of, float_of, half_of, i32, single_of
+from ._intrinsics import HARDWARE_HALF, JIT, bits64_of, bits_of, float64_of, float_of, half_of, i32, single_of
 from ._seams import PLAIN, SEAMS
 from ._state import STATE
 
@@ -572,9 +573,140 @@ except (ImportError, TypeError):
     quiet = PLAIN.quiet
 
 
+# -- GELU in one pass (the exact form) or with NumPy's own tanh between two (the tanh form) -----------------------
+
+_SQRT_HALF32 = np.float32(math.sqrt(0.5))       # what -x * math.sqrt(0.5) multiplies float32 x by
+_SQRT_2PI = math.sqrt(2 * math.pi)
+_TANH_C = np.float32(_ops._GELU_TANH)
+_TANH_A, _TANH_3A = np.float32(0.044715), np.float32(3 * 0.044715)
+_HALF32, _ONE32, _NAN32 = np.float32(0.5), np.float32(1), np.float32(np.nan)      # (an int would make Numba's sums float64)
+
+
+def _njit_numpy(fn, inline="never"):
+    """Numba's NumPy error model: x / 0 is IEEE's, without the branch (that raises) that keeps loops scalar."""
+    return numba.njit(cache=True, nogil=True, error_model="numpy", inline=inline)(fn)
+
+
+@functools.partial(_njit_numpy, inline="always")
+def _exp64(a):
+    """_ops.exp64 of one float64, operation for operation."""
+    a = -746.0 if a < -746.0 else (710.0 if a > 710.0 else a)
+    s = a * _ops._INV_LN2 + _ops._SHIFTER
+    k = bits64_of(s) - _ops._SHIFTER_BITS
+    kf = s - _ops._SHIFTER
+    hi = a - kf * _ops._LN2_HI
+    lo = kf * _ops._LN2_LO
+    r = hi - lo
+    t = r * r
+    c = r - t * (_ops._EXP_P1 + t * (_ops._EXP_P2 + t * (_ops._EXP_P3 + t * (_ops._EXP_P4 + t * _ops._EXP_P5))))
+    y = 1.0 - ((lo - (r * c) / (2.0 - c)) - hi)
+    half = k >> 1
+    return y * float64_of((half + 1023) << 52) * float64_of((k - half + 1023) << 52)
+
+
+@functools.partial(_njit_numpy, inline="always")
+def _erfc64(z):
+    """_ops._erfc of one float64 with exp64, operation for operation."""
+    t = 1 / (1 + 0.5 * abs(z))
+    poly = -1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (
+        -0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))))
+    r = t * _exp64(-z * z + poly)
+    return r if z >= 0 else 2 - r
+
+
+@_njit_numpy
+def _gelu_kernel(x, out):
+    """out = _ops.gelu(x) for flat float32 arrays."""
+    for i in range(x.size):
+        v = x[i]
+        y = np.float32(np.float64(v * _HALF32) * _erfc64(np.float64(-v * _SQRT_HALF32)))
+        out[i] = _NAN32 if y != y else y
+
+
+@_njit_numpy
+def _gelu_grad_kernel(g, x, out):
+    """out = _ops.gelu_grad(g, x) for flat float32 arrays."""
+    for i in range(x.size):
+        v = x[i]
+        w = np.float64(v)
+        d = 0.5 * _erfc64(np.float64(-v * _SQRT_HALF32)) + w * _exp64(-0.5 * (w * w)) / _SQRT_2PI
+        y = np.float32(np.float64(g[i]) * d)
+        out[i] = _NAN32 if y != y else y
+
+
+@_njit_numpy
+def _tanh_arg(x, u):
+    """u = the tanh form's argument, sqrt(2/pi) * (x + 0.044715 x**3), in float32 as _ops.gelu computes it."""
+    for i in range(x.size):
+        v = x[i]
+        u[i] = _TANH_C * (v + _TANH_A * v * v * v)
+
+
+@_njit_numpy
+def _gelu_tanh_kernel(x, t, out):
+    """out = 0.5 x (1 + t) for t = tanh of _tanh_arg."""
+    for i in range(x.size):
+        y = _HALF32 * x[i] * (_ONE32 + t[i])
+        out[i] = _NAN32 if y != y else y
+
+
+@_njit_numpy
+def _gelu_tanh_grad_kernel(g, x, t, out):
+    """out = _ops.gelu_grad's tanh form from t = tanh of _tanh_arg."""
+    for i in range(x.size):
+        v, w = x[i], t[i]
+        y = g[i] * (_HALF32 * (_ONE32 + w) + _HALF32 * v * (_ONE32 - w * w) * _TANH_C * (_ONE32 + _TANH_3A * v * v))
+        out[i] = _NAN32 if y != y else y
+
+
+TANH_BLOCK = 1 << 14        # elements of the tanh form's argument at a time: NumPy's tanh in place, in the cache
+
+
+def _gelu_ready(xp, *arrays):
+    """Whether the GELU kernels serve: C-contiguous float32 NumPy arrays of one shape."""
+    return _native(xp, *arrays) and all(a.dtype is _F32 and a.shape == arrays[0].shape for a in arrays)
+
+
+def _tanh_form(kernel, x, *rest):
+    """kernel(*rest, x, t, out) block by block, t = NumPy's float32 tanh of _tanh_arg(x) (the plain path's bits)."""
+    out = np.empty(x.shape, _F32)
+    flat, rest, o = x.reshape(-1), [a.reshape(-1) for a in rest], out.reshape(-1)
+    t = np.empty(min(flat.size, TANH_BLOCK), _F32)
+    for start in range(0, flat.size, TANH_BLOCK):
+        block = slice(start, start + TANH_BLOCK)
+        xb = flat[block]
+        tb = t[:xb.size]
+        _tanh_arg(xb, tb)
+        np.tanh(tb, out=tb)
+        kernel(*[a[block] for a in rest], xb, tb, o[block])
+    return out
+
+
+def gelu(xp, x, approximate):
+    """_ops.gelu in one pass (the exact form) or around NumPy's tanh (the tanh form)."""
+    if not _gelu_ready(xp, x):
+        return PLAIN.gelu(xp, x, approximate)
+    if approximate == "tanh":
+        return _tanh_form(_gelu_tanh_kernel, x)
+    out = np.empty(x.shape, _F32)
+    _gelu_kernel(x.reshape(-1), out.reshape(-1))
+    return out
+
+
+def gelu_grad(xp, g, x, approximate):
+    """_ops.gelu_grad likewise."""
+    if not _gelu_ready(xp, g, x):
+        return PLAIN.gelu_grad(xp, g, x, approximate)
+    if approximate == "tanh":
+        return _tanh_form(_gelu_tanh_grad_kernel, x, g)
+    out = np.empty(x.shape, _F32)
+    _gelu_grad_kernel(g.reshape(-1), x.reshape(-1), out.reshape(-1))
+    return out
+
+
 SPEED = {"quiet": quiet, **{fn.__name__: fn for fn in (rounded, widened, values, round_result, round_gradient, masked,
                                                        col2im, tiles_max, tiles_max_grad, unscaled, times_in_place,
-                                                       quantized, chain_matmul)}}
+                                                       quantized, chain_matmul, gelu, gelu_grad)}}
 
 
 def install():
