@@ -877,13 +877,33 @@ def _last(x, n):
     return tuple(range(x.ndim - n, x.ndim))
 
 
+@seam
+def layer_norm(xp, x, w, b, normalized_ndim, eps):
+    """(x - mean) / sqrt(var + eps) * w + b over the last normalized_ndim axes (w, b: None or of their shape); NaNs
+    the positive quiet one (as gelu's)."""
+    return _one_nan(xp, _affine(_normalized(xp, x, _last(x, normalized_ndim), eps)[0], w, b,
+                                x.shape[x.ndim - normalized_ndim:]))
+
+
+@seam
+def layer_norm_grad(xp, g, x, w, normalized_ndim, eps):
+    """layer_norm's gradient with respect to x."""
+    axes = _last(x, normalized_ndim)
+    return _one_nan(xp, _norm_grad(xp, g if w is None else g * w, *_normalized(xp, x, axes, eps), axes))
+
+
+@seam
+def layer_norm_grad_w(xp, g, x, normalized_ndim, eps):
+    """layer_norm's gradient with respect to w, before the dispatcher sums it over the leading axes: g * xhat."""
+    return _one_nan(xp, g * _normalized(xp, x, _last(x, normalized_ndim), eps)[0])
+
+
 defop("layer_norm", lambda xp, x, w=None, b=None, *, normalized_ndim=1, eps=1e-5:
-      _affine(_normalized(xp, x, _last(x, normalized_ndim), eps)[0], w, b, x.shape[x.ndim - normalized_ndim:]),
+      SEAMS.layer_norm(xp, x, w, b, normalized_ndim, eps),
       lambda xp, g, ans, x, w=None, b=None, normalized_ndim=1, eps=1e-5:
-      _norm_grad(xp, g if w is None else g * w, *_normalized(xp, x, _last(x, normalized_ndim), eps),
-                 _last(x, normalized_ndim)),
+      SEAMS.layer_norm_grad(xp, g, x, w, normalized_ndim, eps),
       lambda xp, g, ans, x, w=None, b=None, normalized_ndim=1, eps=1e-5:
-      g * _normalized(xp, x, _last(x, normalized_ndim), eps)[0],
+      SEAMS.layer_norm_grad_w(xp, g, x, normalized_ndim, eps),
       lambda xp, g, ans, x, w=None, b=None, normalized_ndim=1, eps=1e-5: g,
       doc="(x - mean) / sqrt(var + eps) * w + b over the last normalized_ndim axes, one rounding.", method=False, function=False,
       example=lambda rng: ((_u(rng, 3, 2, 4), _u(rng, 2, 4), _u(rng, 2, 4)), {"normalized_ndim": 2}))

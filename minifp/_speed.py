@@ -704,9 +704,174 @@ def gelu_grad(xp, g, x, approximate):
     return out
 
 
+# -- LayerNorm over the last axis, a row at a time -----------------------------------------------------------------
+
+@_njit_numpy
+def _block(a, lo, n):
+    """numpy's pairwise_sum of float32 a[lo:lo + n] for n <= 128: below 8 elements one by one; else eight partial
+    sums, folded in a tree, then the rest one by one."""
+    if n < 8:
+        s = np.float32(0)
+        for i in range(lo, lo + n):
+            s += a[i]
+        return s
+    r0, r1, r2, r3, r4, r5, r6, r7 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3], a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    end = lo + n - n % 8
+    for i in range(lo + 8, end, 8):
+        r0 += a[i]
+        r1 += a[i + 1]
+        r2 += a[i + 2]
+        r3 += a[i + 3]
+        r4 += a[i + 4]
+        r5 += a[i + 5]
+        r6 += a[i + 6]
+        r7 += a[i + 7]
+    s = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    for i in range(end, lo + n):
+        s += a[i]
+    return s
+
+
+@_njit_numpy
+def _pairwise(a, lo, n):
+    """NumPy's pairwise sum of float32 a[lo:lo + n] (numpy's pairwise_sum, as add.reduce runs it over a contiguous
+    axis): blocks of at most 128 (_block), above that the sum of the two halves', split at a multiple of 8. The
+    recursion by a stack of frames (lo, n, halves done) and one of sums: Numba's cache cannot hold a recursive
+    function."""
+    if n <= 128:
+        return _block(a, lo, n)
+    frames, sums = np.empty((64, 3), np.int64), np.empty(64, np.float32)
+    frames[0, 0], frames[0, 1], frames[0, 2] = lo, n, 0
+    depth, held = 1, 0
+    while depth:
+        f = frames[depth - 1]
+        start, size, done = f[0], f[1], f[2]
+        half = size // 2 - (size // 2) % 8
+        if size <= 128:
+            sums[held] = _block(a, start, size)
+            held += 1
+            depth -= 1
+        elif done < 2:              # the left half, then the right half
+            f[2] = done + 1
+            frames[depth, 0], frames[depth, 1], frames[depth, 2] = (start, half, 0) if done == 0 else \
+                (start + half, size - half, 0)
+            depth += 1
+        else:
+            sums[held - 2] = sums[held - 2] + sums[held - 1]
+            held -= 1
+            depth -= 1
+    return sums[0]
+
+
+@_njit_numpy
+def _mean(a, n):
+    """NumPy's float32 mean of a[:n]: its sum (the reduction starts from +0) divided by n."""
+    return (np.float32(0) + _pairwise(a, 0, n)) / np.float32(n)
+
+
+@_njit_numpy
+def _row_stats(row, eps, d):
+    """The mean and 1 / sqrt(var + eps) of a row as _ops._normalized computes them (d: scratch of its length)."""
+    n = row.size
+    mean = _mean(row, n)
+    for i in range(n):
+        t = row[i] - mean
+        d[i] = t * t
+    var = _mean(d, n)
+    return mean, np.float32(1) / np.sqrt(var + eps)
+
+
+@_njit_numpy
+def _layer_norm_kernel(x, w, b, eps, out):
+    """out = _ops.layer_norm of (rows, n) float32 x over its last axis (w: ones, b: -0s where the op has none:
+    y * 1 and y + -0 are y, bit for bit; NaNs the positive quiet one)."""
+    d = np.empty(x.shape[1], np.float32)
+    for r in range(x.shape[0]):
+        row, o = x[r], out[r]
+        mean, rstd = _row_stats(row, eps, d)
+        for i in range(row.size):
+            y = (row[i] - mean) * rstd * w[i] + b[i]
+            o[i] = _NAN32 if y != y else y
+
+
+@_njit_numpy
+def _layer_norm_grad_kernel(g, x, w, eps, out):
+    """out = _ops.layer_norm_grad for (rows, n) float32 g and x (w: ones where the op has none)."""
+    n = x.shape[1]
+    d, xhat, gh = np.empty(n, np.float32), np.empty(n, np.float32), np.empty(n, np.float32)
+    for r in range(x.shape[0]):
+        row, gr, o = x[r], g[r], out[r]
+        mean, rstd = _row_stats(row, eps, d)
+        for i in range(n):
+            xhat[i] = (row[i] - mean) * rstd
+            gh[i] = gr[i] * w[i]
+        m1 = _mean(gh, n)
+        for i in range(n):
+            d[i] = gh[i] * xhat[i]
+        m2 = _mean(d, n)
+        for i in range(n):
+            y = rstd * ((gh[i] - m1) - xhat[i] * m2)
+            o[i] = _NAN32 if y != y else y
+
+
+@_njit_numpy
+def _layer_norm_grad_w_kernel(g, x, eps, out):
+    """out = g * xhat for (rows, n) float32 g and x."""
+    d = np.empty(x.shape[1], np.float32)
+    for r in range(x.shape[0]):
+        row, gr, o = x[r], g[r], out[r]
+        mean, rstd = _row_stats(row, eps, d)
+        for i in range(row.size):
+            y = gr[i] * ((row[i] - mean) * rstd)
+            o[i] = _NAN32 if y != y else y
+
+
+def _rows(xp, normalized_ndim, x, *rest):
+    """Whether the LayerNorm kernels serve: over the last axis, C-contiguous float32 NumPy arrays (the rest: of x's
+    shape, of the last axis', or None)."""
+    return (normalized_ndim == 1 and x.ndim >= 1 and x.size > 0 and _native(xp, x) and x.dtype is _F32
+            and all(a is None or (_native(xp, a) and a.dtype is _F32 and a.shape in (x.shape, x.shape[-1:]))
+                    for a in rest))
+
+
+def _or(a, n, fill):
+    return np.full(n, fill, _F32) if a is None else a
+
+
+def layer_norm(xp, x, w, b, normalized_ndim, eps):
+    """_ops.layer_norm a row at a time, in one pass over x."""
+    if not _rows(xp, normalized_ndim, x, w, b):
+        return PLAIN.layer_norm(xp, x, w, b, normalized_ndim, eps)
+    n = x.shape[-1]
+    out = np.empty(x.shape, _F32)
+    _layer_norm_kernel(x.reshape(-1, n), _or(w, n, 1), _or(b, n, -0.0), np.float32(eps), out.reshape(-1, n))
+    return out
+
+
+def layer_norm_grad(xp, g, x, w, normalized_ndim, eps):
+    """_ops.layer_norm_grad likewise."""
+    if not (_rows(xp, normalized_ndim, x, g, w) and g.shape == x.shape):
+        return PLAIN.layer_norm_grad(xp, g, x, w, normalized_ndim, eps)
+    n = x.shape[-1]
+    out = np.empty(x.shape, _F32)
+    _layer_norm_grad_kernel(g.reshape(-1, n), x.reshape(-1, n), _or(w, n, 1), np.float32(eps), out.reshape(-1, n))
+    return out
+
+
+def layer_norm_grad_w(xp, g, x, normalized_ndim, eps):
+    """_ops.layer_norm_grad_w likewise."""
+    if not (_rows(xp, normalized_ndim, x, g) and g.shape == x.shape):
+        return PLAIN.layer_norm_grad_w(xp, g, x, normalized_ndim, eps)
+    n = x.shape[-1]
+    out = np.empty(x.shape, _F32)
+    _layer_norm_grad_w_kernel(g.reshape(-1, n), x.reshape(-1, n), np.float32(eps), out.reshape(-1, n))
+    return out
+
+
 SPEED = {"quiet": quiet, **{fn.__name__: fn for fn in (rounded, widened, values, round_result, round_gradient, masked,
                                                        col2im, tiles_max, tiles_max_grad, unscaled, times_in_place,
-                                                       quantized, chain_matmul, gelu, gelu_grad)}}
+                                                       quantized, chain_matmul, gelu, gelu_grad,
+                                                       layer_norm, layer_norm_grad, layer_norm_grad_w)}}
 
 
 def install():

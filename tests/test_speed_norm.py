@@ -67,8 +67,16 @@ def test_gelu_kernels_hand_other_arrays_to_the_plain_path():
     assert np.array_equal(_speed.gelu_grad(np, x, x32, "none"), PLAIN.gelu_grad(np, x, x32, "none"))
 
 
+def _counted(monkeypatch, *names):
+    """Calls of the speed module's kernels `names`, as a list that grows by their names."""
+    calls = []
+    for name in names:
+        monkeypatch.setattr(_speed, name, lambda *a, f=getattr(_speed, name), n=name: calls.append(n) or f(*a))
+    return calls
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
-def test_gelu_through_the_engine(dtype):
+def test_gelu_through_the_engine(dtype, monkeypatch):
     """minifp.gelu and its gradient by the tensor API, with the speed module's seams installed or not, agree."""
     rng = np.random.default_rng(5)
     x, g = _special(rng, 3000).reshape(30, 100), rng.standard_normal((30, 100)).astype(np.float32)
@@ -80,7 +88,10 @@ def test_gelu_through_the_engine(dtype):
         (y * mf.tensor(g, dtype=dtype)).sum().backward()
         return y.float32(), xt.grad.float32()
     saved = SEAMS.gelu, SEAMS.gelu_grad
+    if _speed.ENABLED:
+        calls = _counted(monkeypatch, "_gelu_kernel", "_gelu_grad_kernel")
     fast = run()
+    assert not _speed.ENABLED or calls == ["_gelu_kernel", "_gelu_grad_kernel"]
     SEAMS.gelu, SEAMS.gelu_grad = PLAIN.gelu, PLAIN.gelu_grad
     try:
         plain = run()
@@ -88,3 +99,87 @@ def test_gelu_through_the_engine(dtype):
         SEAMS.gelu, SEAMS.gelu_grad = saved
     for a, b in zip(fast, plain):
         assert np.array_equal(a.view(np.int32), b.view(np.int32), equal_nan=False)
+
+
+LENGTHS = [1, 7, 8, 9, 127, 128, 129, 1000, 1024]
+
+
+def _rows_of(rng, rows, n):
+    """Rows of every kind: spread scales, a row of ties, one of zeros of both signs, and (for n > 1) rows with an
+    inf, a NaN, a subnormal, and a row of one value repeated (variance 0)."""
+    x = (rng.standard_normal((rows, n)) * 10.0 ** rng.integers(-3, 4, (rows, n))).astype(np.float32)
+    x[1] = rng.integers(-2, 3, n) / np.float32(2)
+    x[2] = np.where(rng.random(n) < 0.5, -0.0, 0.0)
+    x[3] = 3.0
+    x[4, n // 2] = np.inf
+    x[5, n // 3] = np.nan
+    x[6, :] = rng.standard_normal(n).astype(np.float32) * np.float32(1e-40)    # subnormals
+    x[7, n - 1] = -np.inf
+    return x
+
+
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("n", LENGTHS)
+def test_layer_norm_kernels_are_the_plain_path(n, affine):
+    """Forward and both gradients, over odd and even lengths around NumPy's pairwise blocks (8 and 128)."""
+    rng = np.random.default_rng(n)
+    x = _rows_of(rng, 9, n).reshape(3, 3, n)
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    g[0, 0, 0], g[1, 1, -1] = -0.0, np.nan
+    w, b = (rng.standard_normal(n).astype(np.float32) for _ in range(2)) if affine else (None, None)
+    for eps in (1e-5, 0.0):
+        with np.errstate(all="ignore"):
+            _same(_speed.layer_norm(np, x, w, b, 1, eps), PLAIN.layer_norm(np, x, w, b, 1, eps))
+            _same(_speed.layer_norm_grad(np, g, x, w, 1, eps), PLAIN.layer_norm_grad(np, g, x, w, 1, eps))
+            _same(_speed.layer_norm_grad_w(np, g, x, 1, eps), PLAIN.layer_norm_grad_w(np, g, x, 1, eps))
+
+
+@pytest.mark.parametrize("n", [8191, 8192, 8193, 100_003] if _intrinsics.JIT else [300])
+def test_pairwise_sum_is_numpys_on_long_rows(n):
+    """NumPy's float32 add.reduce over a long contiguous axis: one pairwise sum of the whole row, no chunks."""
+    x = (np.random.default_rng(n).standard_normal(n) * 1000).astype(np.float32)
+    assert np.float32(0) + _speed._pairwise(x, 0, n) == np.add.reduce(x)
+    assert np.float32(_speed._mean(x, n)).view(np.int32) == np.mean(x[None], axis=-1)[0].view(np.int32)
+
+
+def test_layer_norm_kernels_hand_other_cases_to_the_plain_path():
+    """Two normalised axes, float64 and non-contiguous x take the plain path's array math."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((4, 3, 5)).astype(np.float32)
+    _same(_speed.layer_norm(np, x, None, None, 2, 1e-5), PLAIN.layer_norm(np, x, None, None, 2, 1e-5))
+    xt = x.transpose(0, 2, 1)
+    _same(_speed.layer_norm(np, xt, None, None, 1, 1e-5), PLAIN.layer_norm(np, xt, None, None, 1, 1e-5))
+    x64 = x.astype(np.float64)
+    assert _speed.layer_norm(np, x64, None, None, 1, 1e-5).dtype == np.float64
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_layer_norm_through_the_engine(dtype, monkeypatch):
+    """minifp's layer_norm and its three gradients by the tensor API agree with the seams installed or not."""
+    rng = np.random.default_rng(6)
+    x, g = _rows_of(rng, 12, 129).reshape(3, 4, 129), rng.standard_normal((3, 4, 129)).astype(np.float32)
+    w, b = rng.standard_normal(129).astype(np.float32), rng.standard_normal(129).astype(np.float32)
+    from minifp._seams import SEAMS
+    names = ("layer_norm", "layer_norm_grad", "layer_norm_grad_w")
+
+    def run():
+        xt, wt, bt = (mf.tensor(a, dtype=dtype, requires_grad=True) for a in (x, w, b))
+        y = mf.apply("layer_norm", xt, wt, bt, normalized_ndim=1, eps=1e-5)
+        (y * mf.tensor(g, dtype=dtype)).sum().backward()
+        return [t.float32() for t in (y, xt.grad, wt.grad, bt.grad)]
+    saved = [getattr(SEAMS, n) for n in names]
+    kernels = ["_layer_norm_kernel", "_layer_norm_grad_kernel", "_layer_norm_grad_w_kernel"]
+    calls = _counted(monkeypatch, *kernels) if _speed.ENABLED else None
+    with np.errstate(all="ignore"):
+        fast = run()
+    assert not _speed.ENABLED or sorted(calls) == sorted(kernels)
+    with np.errstate(all="ignore"):
+        for n in names:
+            setattr(SEAMS, n, getattr(PLAIN, n))
+        try:
+            plain = run()
+        finally:
+            for n, f in zip(names, saved):
+                setattr(SEAMS, n, f)
+    for a, p in zip(fast, plain):
+        assert np.array_equal(a.view(np.int32), p.view(np.int32))
