@@ -23,7 +23,10 @@ import os
 
 import numba
 import numpy as np
+from llvmlite import ir
 from numba import prange
+from numba.core import cgutils
+from numba.extending import intrinsic, overload
 
 from . import _accumulate, _fp8, _loss_scale, _ops, _rounding, _tensor  # noqa: F401  (the seams' modules)
 from ._formats import FORMATS, as_format, bfloat16, float16
@@ -706,41 +709,66 @@ def gelu_grad(xp, g, x, approximate):
 
 # -- LayerNorm over the last axis, a row at a time -----------------------------------------------------------------
 
+def eight_sums(a, end):
+    """The tree fold ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)) of eight partial sums of float32 a[:end]
+    (end a multiple of 8, at least 8; a's memory contiguous): r_j = a[j] + a[j + 8] + ... in order."""
+    r = a[:8].copy()
+    for i in range(8, end, 8):
+        r += a[i:i + 8]
+    return ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+
+
+@intrinsic
+def _eight_sums(typingctx, a, end):
+    """eight_sums in one vector of eight lanes (LLVM keeps eight scalar sums scalar)."""
+    def codegen(context, builder, sig, args):
+        data = context.make_array(sig.args[0])(context, builder, args[0]).data
+        lanes, i64 = ir.VectorType(ir.FloatType(), 8), ir.IntType(64)
+        acc = cgutils.alloca_once(builder, lanes)
+
+        def load(i):
+            return builder.load(builder.bitcast(builder.gep(data, [i]), lanes.as_pointer()), align=4)
+        builder.store(load(ir.Constant(i64, 0)), acc)
+        with cgutils.for_range_slice(builder, ir.Constant(i64, 8), args[1], ir.Constant(i64, 8), i64) as (i, _):
+            builder.store(builder.fadd(builder.load(acc), load(i)), acc)
+        v = builder.load(acc)
+        r = [builder.extract_element(v, ir.Constant(ir.IntType(32), j)) for j in range(8)]
+        add = builder.fadd
+        return add(add(add(r[0], r[1]), add(r[2], r[3])), add(add(r[4], r[5]), add(r[6], r[7])))
+    if isinstance(a, numba.types.Array) and a.dtype == numba.float32 and a.ndim == 1:
+        return numba.float32(a, numba.int64), codegen
+
+
+@overload(eight_sums)
+def _eight_sums_jit(a, end):
+    return lambda a, end: _eight_sums(a, end)
+
+
 @_njit_numpy
-def _block(a, lo, n):
-    """numpy's pairwise_sum of float32 a[lo:lo + n] for n <= 128: below 8 elements one by one; else eight partial
+def _block(a):
+    """numpy's pairwise_sum of contiguous float32 a (at most 128 elements): below 8 one by one; else eight partial
     sums, folded in a tree, then the rest one by one."""
+    n = a.size
     if n < 8:
         s = np.float32(0)
-        for i in range(lo, lo + n):
+        for i in range(n):
             s += a[i]
         return s
-    r0, r1, r2, r3, r4, r5, r6, r7 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3], a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
-    end = lo + n - n % 8
-    for i in range(lo + 8, end, 8):
-        r0 += a[i]
-        r1 += a[i + 1]
-        r2 += a[i + 2]
-        r3 += a[i + 3]
-        r4 += a[i + 4]
-        r5 += a[i + 5]
-        r6 += a[i + 6]
-        r7 += a[i + 7]
-    s = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    for i in range(end, lo + n):
+    end = n - n % 8
+    s = eight_sums(a, end)
+    for i in range(end, n):
         s += a[i]
     return s
 
 
 @_njit_numpy
-def _pairwise(a, lo, n):
+def _pairwise(a, lo, n, frames, sums):
     """NumPy's pairwise sum of float32 a[lo:lo + n] (numpy's pairwise_sum, as add.reduce runs it over a contiguous
     axis): blocks of at most 128 (_block), above that the sum of the two halves', split at a multiple of 8. The
-    recursion by a stack of frames (lo, n, halves done) and one of sums: Numba's cache cannot hold a recursive
-    function."""
+    recursion by a stack of frames (lo, n, halves done) and one of sums, (64, 3) int64 and 64 float32 arrays
+    the caller lends: Numba's cache cannot hold a recursive function."""
     if n <= 128:
-        return _block(a, lo, n)
-    frames, sums = np.empty((64, 3), np.int64), np.empty(64, np.float32)
+        return _block(a[lo:lo + n])
     frames[0, 0], frames[0, 1], frames[0, 2] = lo, n, 0
     depth, held = 1, 0
     while depth:
@@ -748,7 +776,7 @@ def _pairwise(a, lo, n):
         start, size, done = f[0], f[1], f[2]
         half = size // 2 - (size // 2) % 8
         if size <= 128:
-            sums[held] = _block(a, start, size)
+            sums[held] = _block(a[start:start + size])
             held += 1
             depth -= 1
         elif done < 2:              # the left half, then the right half
@@ -764,20 +792,26 @@ def _pairwise(a, lo, n):
 
 
 @_njit_numpy
-def _mean(a, n):
-    """NumPy's float32 mean of a[:n]: its sum (the reduction starts from +0) divided by n."""
-    return (np.float32(0) + _pairwise(a, 0, n)) / np.float32(n)
+def _stacks():
+    """The stacks _pairwise borrows."""
+    return np.empty((64, 3), np.int64), np.empty(64, np.float32)
 
 
 @_njit_numpy
-def _row_stats(row, eps, d):
+def _mean(a, n, stacks):
+    """NumPy's float32 mean of a[:n]: its sum (the reduction starts from +0) divided by n."""
+    return (np.float32(0) + _pairwise(a, 0, n, stacks[0], stacks[1])) / np.float32(n)
+
+
+@_njit_numpy
+def _row_stats(row, eps, d, stacks):
     """The mean and 1 / sqrt(var + eps) of a row as _ops._normalized computes them (d: scratch of its length)."""
     n = row.size
-    mean = _mean(row, n)
+    mean = _mean(row, n, stacks)
     for i in range(n):
         t = row[i] - mean
         d[i] = t * t
-    var = _mean(d, n)
+    var = _mean(d, n, stacks)
     return mean, np.float32(1) / np.sqrt(var + eps)
 
 
@@ -785,10 +819,10 @@ def _row_stats(row, eps, d):
 def _layer_norm_kernel(x, w, b, eps, out):
     """out = _ops.layer_norm of (rows, n) float32 x over its last axis (w: ones, b: -0s where the op has none:
     y * 1 and y + -0 are y, bit for bit; NaNs the positive quiet one)."""
-    d = np.empty(x.shape[1], np.float32)
+    d, stacks = np.empty(x.shape[1], np.float32), _stacks()
     for r in range(x.shape[0]):
         row, o = x[r], out[r]
-        mean, rstd = _row_stats(row, eps, d)
+        mean, rstd = _row_stats(row, eps, d, stacks)
         for i in range(row.size):
             y = (row[i] - mean) * rstd * w[i] + b[i]
             o[i] = _NAN32 if y != y else y
@@ -798,17 +832,17 @@ def _layer_norm_kernel(x, w, b, eps, out):
 def _layer_norm_grad_kernel(g, x, w, eps, out):
     """out = _ops.layer_norm_grad for (rows, n) float32 g and x (w: ones where the op has none)."""
     n = x.shape[1]
-    d, xhat, gh = np.empty(n, np.float32), np.empty(n, np.float32), np.empty(n, np.float32)
+    d, xhat, gh, stacks = np.empty(n, np.float32), np.empty(n, np.float32), np.empty(n, np.float32), _stacks()
     for r in range(x.shape[0]):
         row, gr, o = x[r], g[r], out[r]
-        mean, rstd = _row_stats(row, eps, d)
+        mean, rstd = _row_stats(row, eps, d, stacks)
         for i in range(n):
             xhat[i] = (row[i] - mean) * rstd
             gh[i] = gr[i] * w[i]
-        m1 = _mean(gh, n)
+        m1 = _mean(gh, n, stacks)
         for i in range(n):
             d[i] = gh[i] * xhat[i]
-        m2 = _mean(d, n)
+        m2 = _mean(d, n, stacks)
         for i in range(n):
             y = rstd * ((gh[i] - m1) - xhat[i] * m2)
             o[i] = _NAN32 if y != y else y
@@ -817,10 +851,10 @@ def _layer_norm_grad_kernel(g, x, w, eps, out):
 @_njit_numpy
 def _layer_norm_grad_w_kernel(g, x, eps, out):
     """out = g * xhat for (rows, n) float32 g and x."""
-    d = np.empty(x.shape[1], np.float32)
+    d, stacks = np.empty(x.shape[1], np.float32), _stacks()
     for r in range(x.shape[0]):
         row, gr, o = x[r], g[r], out[r]
-        mean, rstd = _row_stats(row, eps, d)
+        mean, rstd = _row_stats(row, eps, d, stacks)
         for i in range(row.size):
             y = gr[i] * ((row[i] - mean) * rstd)
             o[i] = _NAN32 if y != y else y
