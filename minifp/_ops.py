@@ -1018,12 +1018,18 @@ defop("batch_norm", _batch_norm, _batch_norm_grad_x, _batch_norm_grad_w,
       example=lambda rng: ((_u(rng, 3, 4, 2), _u(rng, 4), _u(rng, 4)), {"eps": 1e-3}))
 
 
-def _embedding_grad(xp, g, ans, w, *, indices, padding_idx=None):
-    gw = xp.zeros(w.shape, g.dtype)
+@seam
+def embedding_grad(xp, g, shape, indices, padding_idx):
+    """The gradient of w (of `shape`) for w[indices]: each row of g added into its index's row, in order."""
+    gw = xp.zeros(shape, g.dtype)
     xp.add.at(gw, indices, g)
     if padding_idx is not None:
         gw[padding_idx] = 0                 # the padding row never learns (PyTorch's rule)
     return gw
+
+
+def _embedding_grad(xp, g, ans, w, *, indices, padding_idx=None):
+    return SEAMS.embedding_grad(xp, g, w.shape, indices, padding_idx)
 
 
 defop("embedding", lambda xp, w, *, indices, padding_idx=None: w[indices], _embedding_grad,

@@ -902,10 +902,38 @@ def layer_norm_grad_w(xp, g, x, normalized_ndim, eps):
     return out
 
 
+# -- embedding's gradient: rows of g added into their indices' rows in one pass ------------------------------------
+
+@_njit_numpy
+def _embedding_grad_kernel(idx, g, gw):
+    """gw[idx[p]] += g[p] for p in order (np.add.at's order), for (V, D) gw and (P, D) g; False, with gw
+    untouched, where an index is negative or past V (the plain path wraps or raises)."""
+    for p in range(idx.size):
+        if idx[p] < 0 or idx[p] >= gw.shape[0]:
+            return False
+    for p in range(idx.size):
+        row, src = gw[idx[p]], g[p]
+        for j in range(src.size):
+            row[j] = src[j] + row[j]        # (np.add.at's operand order: which of two NaNs it keeps)
+    return True
+
+
+def embedding_grad(xp, g, shape, indices, padding_idx):
+    """_ops.embedding_grad in one pass over g, for float32 g and integer indices picking rows of a 2-D w."""
+    if (len(shape) == 2 and _native(xp, g) and g.dtype is _F32 and type(indices) is np.ndarray
+            and indices.dtype.kind in "iu" and g.shape == indices.shape + (shape[1],)):
+        gw = np.zeros(shape, _F32)
+        if _embedding_grad_kernel(indices.reshape(-1).astype(np.int64, copy=False), g.reshape(-1, shape[1]), gw):
+            if padding_idx is not None:
+                gw[padding_idx] = 0
+            return gw
+    return PLAIN.embedding_grad(xp, g, shape, indices, padding_idx)
+
+
 SPEED = {"quiet": quiet, **{fn.__name__: fn for fn in (rounded, widened, values, round_result, round_gradient, masked,
                                                        col2im, tiles_max, tiles_max_grad, unscaled, times_in_place,
                                                        quantized, chain_matmul, gelu, gelu_grad,
-                                                       layer_norm, layer_norm_grad, layer_norm_grad_w)}}
+                                                       layer_norm, layer_norm_grad, layer_norm_grad_w, embedding_grad)}}
 
 
 def install():

@@ -183,3 +183,37 @@ def test_layer_norm_through_the_engine(dtype, monkeypatch):
                 setattr(SEAMS, n, f)
     for a, p in zip(fast, plain):
         assert np.array_equal(a.view(np.int32), p.view(np.int32))
+
+
+@pytest.mark.parametrize("padding_idx", [None, 2, -1])
+@pytest.mark.parametrize("index_dtype", [np.int64, np.int32, np.uint8])
+def test_embedding_grad_kernel_is_np_add_at(index_dtype, padding_idx):
+    """Repeated indices add in order (the sums' bits), -0 and NaN rows of g included; the padding row is 0."""
+    rng = np.random.default_rng(9)
+    indices = rng.integers(0, 6, (4, 7)).astype(index_dtype)
+    g = (rng.standard_normal((4, 7, 5)) * 10.0 ** rng.integers(-6, 7, (4, 7, 5))).astype(np.float32)
+    g[0, 0], g[1, 1, 2], g[2, 2, 3] = -0.0, np.nan, np.inf
+    with np.errstate(all="ignore"):
+        got = _speed.embedding_grad(np, g, (6, 5), indices, padding_idx)
+        _same(got, PLAIN.embedding_grad(np, g, (6, 5), indices, padding_idx))
+    assert padding_idx is None or not got[padding_idx].any()
+
+
+@pytest.mark.skipif(not _intrinsics.JIT, reason="without the JIT the kernel's sums are NumPy scalars', whose C code "
+                                               "keeps the other NaN (the speed module is off then anyway)")
+def test_embedding_grad_keeps_np_add_ats_nan():
+    """Two NaNs of opposite signs into one element: np.add.at keeps the later one (it adds g's row first)."""
+    g = np.zeros((4, 3), np.float32)
+    g[:, 0], g[:, 1], g[:2, 2] = [np.nan, -np.nan, 1, 2], [-np.nan, np.nan, 0, 0], [np.inf, -np.inf]
+    with np.errstate(all="ignore"):
+        _same(_speed.embedding_grad(np, g, (3, 3), np.array([1, 1, 1, 1]), None),
+              PLAIN.embedding_grad(np, g, (3, 3), np.array([1, 1, 1, 1]), None))
+
+
+def test_embedding_grad_hands_bad_indices_to_the_plain_path():
+    """Negative indices wrap and out-of-range ones raise IndexError, as np.add.at does."""
+    g = np.ones((3, 2), np.float32)
+    _same(_speed.embedding_grad(np, g, (4, 2), np.array([0, -1, -1]), None),
+          PLAIN.embedding_grad(np, g, (4, 2), np.array([0, -1, -1]), None))
+    with pytest.raises(IndexError):
+        _speed.embedding_grad(np, g, (4, 2), np.array([0, 4, 1]), None)
