@@ -800,7 +800,7 @@ def _exp(xp):
 def _one_nan(xp, y):
     """y with every NaN the positive quiet one: which NaN NumPy's loops pass on depends on the array's length
     (a SIMD body or a tail, with operands in either order), which no kernel could follow."""
-    return xp.where(y != y, xp.nan, y)
+    return xp.where(y != y, xp.asarray(xp.nan, dtype=y.dtype), y)
 
 
 @seam

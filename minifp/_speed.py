@@ -582,7 +582,8 @@ _SQRT_HALF32 = np.float32(math.sqrt(0.5))       # what -x * math.sqrt(0.5) multi
 _SQRT_2PI = math.sqrt(2 * math.pi)
 _TANH_C = np.float32(_ops._GELU_TANH)
 _TANH_A, _TANH_3A = np.float32(0.044715), np.float32(3 * 0.044715)
-_HALF32, _ONE32, _NAN32 = np.float32(0.5), np.float32(1), np.float32(np.nan)      # (an int would make Numba's sums float64)
+# float32 constants: an int or a Python float would make Numba's arithmetic float64
+_HALF32, _ONE32, _NAN32 = np.float32(0.5), np.float32(1), np.float32(np.nan)
 
 
 def _njit_numpy(fn, inline="never"):

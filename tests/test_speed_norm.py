@@ -139,7 +139,8 @@ def test_pairwise_sum_is_numpys_on_long_rows(n):
     """NumPy's float32 add.reduce over a long contiguous axis: one pairwise sum of the whole row, no chunks."""
     x = (np.random.default_rng(n).standard_normal(n) * 1000).astype(np.float32)
     assert np.float32(0) + _speed._pairwise(x, 0, n, *_speed._stacks()) == np.add.reduce(x)
-    assert np.float32(_speed._mean(x, n, _speed._stacks())).view(np.int32) == np.mean(x[None], axis=-1)[0].view(np.int32)
+    mean = np.float32(_speed._mean(x, n, _speed._stacks()))
+    assert mean.view(np.int32) == np.mean(x[None], axis=-1)[0].view(np.int32)
 
 
 def test_layer_norm_kernels_hand_other_cases_to_the_plain_path():
