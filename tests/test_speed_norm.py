@@ -1,5 +1,6 @@
-"""The speed module's activation and normalisation kernels (minifp/_speed.py) against the plain path they stand in
-for, bit for bit: GELU (exact and tanh forms, forward and backward) on ties, signed zeros, subnormals, infinities
+"""The speed module's activation, normalisation and embedding kernels (minifp/_speed.py) against the plain path
+they stand in for, bit for bit: GELU (exact and tanh forms), LayerNorm over the last axis (NumPy's pairwise sums)
+and embedding's gradient (np.add.at's order), forward and backward, on ties, signed zeros, subnormals, infinities
 and NaNs. The speed module's functions are called directly, so these run without the JIT too (small arrays)."""
 import math
 
@@ -32,7 +33,8 @@ def _same(a, b):
 
 
 def test_exp64_is_within_an_ulp_of_numpys_exp():
-    """exp64 (basic operations only) against NumPy's exp over exp's whole range and its ends."""
+    """exp64 (basic operations only) against NumPy's exp over exp's whole range and its ends: both are within an
+    ulp of exp (fdlibm's bound; NumPy's libm or AVX-512 code), so at most 2 apart (1 with glibc's)."""
     rng = np.random.default_rng(0)
     a = np.concatenate([rng.uniform(-750, 720, 100_000), rng.uniform(-3, 1, 100_000),
                         [0.0, -0.0, -745.1, -708.4, 709.78, 709.79, -1e300, 1e300]])
@@ -40,7 +42,7 @@ def test_exp64_is_within_an_ulp_of_numpys_exp():
         got, want = _ops.exp64(np, a), np.exp(a)
     assert np.array_equal(got == 0, want == 0) and np.array_equal(np.isinf(got), np.isinf(want))
     fine = np.isfinite(want) & (want > 0)
-    assert np.abs(got.view(np.int64)[fine] - want.view(np.int64)[fine]).max() <= 1
+    assert np.abs(got.view(np.int64)[fine] - want.view(np.int64)[fine]).max() <= 2
     with np.errstate(all="ignore"):
         ends = _ops.exp64(np, np.array([np.inf, -np.inf, np.nan]))
     assert ends[0] == np.inf and ends[1] == 0 and np.isnan(ends[2])
