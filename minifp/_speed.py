@@ -14,6 +14,8 @@ What it holds:
 - widening of the other 8- and 16-bit formats through a table of every code;
 - Numba twins of some of the ops' NumPy passes (col2im, 2x2 max pooling, a masked gradient), of the loss scale's
   unscaling with its inf check, of fp8 quantisation, and float32 lanes for accumulation chains into narrow formats.
+- GELU (exact and tanh), LayerNorm over the last axis and embedding's gradient, forward and backward, in one pass or
+  a row at a time (NumPy's pairwise sums reproduced), with no full-size float64 temporaries.
 """
 from __future__ import annotations
 
