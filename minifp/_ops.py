@@ -771,28 +771,80 @@ defop("adaptive_avg_pool2d", _adaptive_avg_pool2d, _adaptive_avg_pool2d_grad,
 _GELU_TANH = math.sqrt(2 / math.pi)
 
 
-def _erfc(xp, z):
-    """erfc by Numerical Recipes' Chebyshev fit (relative error below 1.2e-7), computed in float64."""
+def _erfc(xp, z, exp=None):
+    """erfc by Numerical Recipes' Chebyshev fit (relative error below 1.2e-7), computed in float64 (exp: the
+    exponential to use, xp.exp unless given)."""
     z = z.astype("float64")
     t = 1 / (1 + 0.5 * xp.abs(z))
     poly = -1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (
         -0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))))
-    r = t * xp.exp(-z * z + poly)
+    r = t * (xp.exp if exp is None else exp)(-z * z + poly)
     return xp.where(z >= 0, r, 2 - r)
 
 
-def _gelu(xp, x, *, approximate="none"):
+# fdlibm's exp: ln 2 in two parts (the high one with 21 trailing zero bits: k * _LN2_HI is exact), its polynomial
+_LN2_HI, _LN2_LO, _INV_LN2 = 6.93147180369123816490e-01, 1.90821492927058770002e-10, 1.44269504088896338700e+00
+_EXP_P1, _EXP_P2, _EXP_P3, _EXP_P4, _EXP_P5 = (1.66666666666666019037e-01, -2.77777777770155933842e-03,
+                                               6.61375632143793436117e-05, -1.65339022054652515390e-06,
+                                               4.13813679705723846039e-08)
+_SHIFTER = 6755399441055744.0       # 1.5 * 2**52: a + _SHIFTER rounds a (|a| < 2**51) to an integer in its low bits
+_SHIFTER_BITS = 0x4338000000000000
+
+
+def exp64(xp, a):
+    """exp of float64 a by fdlibm's formula (below an ulp off) in IEEE basic operations only, without libm or fused
+    multiply-adds: the same bits from NumPy's array math as from the speed module's kernels on every CPU (NumPy's
+    own float64 exp is its AVX-512 code on some CPUs and libm's on others, which differ in the last bit)."""
+    a = xp.where(a < -746.0, -746.0, xp.where(a > 710.0, 710.0, a))     # exp's range (0 below, inf above); NaN stays
+    s = a * _INV_LN2 + _SHIFTER
+    k = s.view("int64") - _SHIFTER_BITS         # round(a / ln 2), from s's bits
+    kf = s - _SHIFTER
+    hi = a - kf * _LN2_HI
+    lo = kf * _LN2_LO
+    r = hi - lo                                 # a - k ln 2, within +-ln(2)/2
+    t = r * r
+    c = r - t * (_EXP_P1 + t * (_EXP_P2 + t * (_EXP_P3 + t * (_EXP_P4 + t * _EXP_P5))))
+    y = 1.0 - ((lo - (r * c) / (2.0 - c)) - hi)
+    half = k >> 1                               # 2**k in two normal factors: one rounding, into subnormals too
+    return y * ((half + 1023) << 52).view("float64") * ((k - half + 1023) << 52).view("float64")
+
+
+def _exp(xp):
+    return lambda a: exp64(xp, a)
+
+
+def _one_nan(xp, y):
+    """y with every NaN the positive quiet one: which NaN NumPy's loops pass on depends on the array's length
+    (a SIMD body or a tail, with operands in either order), which no kernel could follow."""
+    return xp.where(y != y, xp.asarray(xp.nan, dtype=y.dtype), y)
+
+
+@seam
+def gelu(xp, x, approximate):
+    """x * Phi(x) in x's dtype: Phi by _erfc (in float64, its exp exp64's), or PyTorch's tanh form (in x's dtype);
+    NaNs the positive quiet one."""
     if approximate == "tanh":
-        return 0.5 * x * (1 + xp.tanh(_GELU_TANH * (x + 0.044715 * x * x * x)))
-    return (x * 0.5 * _erfc(xp, -x * math.sqrt(0.5))).astype(x.dtype)
+        return _one_nan(xp, 0.5 * x * (1 + xp.tanh(_GELU_TANH * (x + 0.044715 * x * x * x))))
+    return _one_nan(xp, (x * 0.5 * _erfc(xp, -x * math.sqrt(0.5), _exp(xp))).astype(x.dtype))
+
+
+@seam
+def gelu_grad(xp, g, x, approximate):
+    """g times gelu's derivative at x, in x's dtype (computed as gelu computes)."""
+    if approximate == "tanh":
+        t = xp.tanh(_GELU_TANH * (x + 0.044715 * x * x * x))
+        return _one_nan(xp, g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _GELU_TANH * (1 + 3 * 0.044715 * x * x)))
+    cdf = 0.5 * _erfc(xp, -x * math.sqrt(0.5), _exp(xp))
+    d = cdf + x * exp64(xp, -0.5 * x.astype("float64") ** 2) / math.sqrt(2 * math.pi)
+    return _one_nan(xp, (g * d).astype(x.dtype))
+
+
+def _gelu(xp, x, *, approximate="none"):
+    return SEAMS.gelu(xp, x, approximate)
 
 
 def _gelu_grad(xp, g, ans, x, *, approximate="none"):
-    if approximate == "tanh":
-        t = xp.tanh(_GELU_TANH * (x + 0.044715 * x * x * x))
-        return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _GELU_TANH * (1 + 3 * 0.044715 * x * x))
-    cdf = 0.5 * _erfc(xp, -x * math.sqrt(0.5))
-    return (g * (cdf + x * xp.exp(-0.5 * x.astype("float64") ** 2) / math.sqrt(2 * math.pi))).astype(x.dtype)
+    return SEAMS.gelu_grad(xp, g, x, approximate)
 
 
 defop("gelu", _gelu, _gelu_grad, doc="x * Phi(x) (approximate='tanh': PyTorch's tanh form), one rounding.",
@@ -841,18 +893,38 @@ def _last(x, n):
     return tuple(range(x.ndim - n, x.ndim))
 
 
+@seam
+def layer_norm(xp, x, w, b, normalized_ndim, eps):
+    """(x - mean) / sqrt(var + eps) * w + b over the last normalized_ndim axes (w, b: None or of their shape); NaNs
+    the positive quiet one (as gelu's)."""
+    return _one_nan(xp, _affine(_normalized(xp, x, _last(x, normalized_ndim), eps)[0], w, b,
+                                x.shape[x.ndim - normalized_ndim:]))
+
+
+@seam
+def layer_norm_grad(xp, g, x, w, normalized_ndim, eps):
+    """layer_norm's gradient with respect to x."""
+    axes = _last(x, normalized_ndim)
+    return _one_nan(xp, _norm_grad(xp, g if w is None else g * w, *_normalized(xp, x, axes, eps), axes))
+
+
+@seam
+def layer_norm_grad_w(xp, g, x, normalized_ndim, eps):
+    """layer_norm's gradient with respect to w, before the dispatcher sums it over the leading axes: g * xhat."""
+    return _one_nan(xp, g * _normalized(xp, x, _last(x, normalized_ndim), eps)[0])
+
+
 def _layer_norm_grad_w(xp, g, ans, x, w=None, b=None, normalized_ndim=1, eps=1e-5):
-    gw = g * _normalized(xp, x, _last(x, normalized_ndim), eps)[0]
+    gw = SEAMS.layer_norm_grad_w(xp, g, x, normalized_ndim, eps)
     if _stages(xp):     # PyTorch's CUDA kernel sums dy * xhat over the rows itself: no tensor of the products
         return gw.astype(xp.float64).sum(axis=tuple(range(x.ndim - normalized_ndim)))
     return gw
 
 
 defop("layer_norm", lambda xp, x, w=None, b=None, *, normalized_ndim=1, eps=1e-5:
-      _affine(_normalized(xp, x, _last(x, normalized_ndim), eps)[0], w, b, x.shape[x.ndim - normalized_ndim:]),
+      SEAMS.layer_norm(xp, x, w, b, normalized_ndim, eps),
       lambda xp, g, ans, x, w=None, b=None, normalized_ndim=1, eps=1e-5:
-      _norm_grad(xp, g if w is None else g * w, *_normalized(xp, x, _last(x, normalized_ndim), eps),
-                 _last(x, normalized_ndim)),
+      SEAMS.layer_norm_grad(xp, g, x, w, normalized_ndim, eps),
       _layer_norm_grad_w, lambda xp, g, ans, x, w=None, b=None, normalized_ndim=1, eps=1e-5: g,
       doc="(x - mean) / sqrt(var + eps) * w + b over the last normalized_ndim axes, one rounding.", method=False,
       function=False, staged="device",
@@ -1010,12 +1082,21 @@ defop("batch_norm", _batch_norm, _batch_norm_grad_x, _batch_norm_grad_w,
       example=lambda rng: ((_u(rng, 3, 4, 2), _u(rng, 4), _u(rng, 4)), {"eps": 1e-3}))
 
 
+@seam
+def embedding_grad(xp, g, shape, indices, padding_idx):
+    """The gradient of w (of `shape`) for w[indices]: each row of g added into its index's row, in order."""
+    gw = xp.zeros(shape, g.dtype)
+    xp.add.at(gw, indices, g)
+    if padding_idx is not None:
+        gw[padding_idx] = 0                 # the padding row never learns (PyTorch's rule)
+    return gw
+
+
 def _embedding_grad(xp, g, ans, w, *, indices, padding_idx=None):
+    if not (_stages(xp) and indices.size <= 3072):
+        return SEAMS.embedding_grad(xp, g, w.shape, indices, padding_idx)
     gw = xp.zeros(w.shape, g.dtype)
-    if _stages(xp) and indices.size <= 3072:
-        _feature_kernel_sums(xp, gw, indices.reshape(-1), g.reshape(-1, w.shape[-1]))
-    else:
-        xp.add.at(gw, indices, g)
+    _feature_kernel_sums(xp, gw, indices.reshape(-1), g.reshape(-1, w.shape[-1]))
     if padding_idx is not None:
         gw[padding_idx] = 0                 # the padding row never learns (PyTorch's rule)
     return gw

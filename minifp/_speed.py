@@ -14,19 +14,25 @@ What it holds:
 - widening of the other 8- and 16-bit formats through a table of every code;
 - Numba twins of some of the ops' NumPy passes (col2im, 2x2 max pooling, a masked gradient), of the loss scale's
   unscaling with its inf check, of fp8 quantisation, and float32 lanes for accumulation chains into narrow formats.
+- GELU (exact and tanh), LayerNorm over the last axis and embedding's gradient, forward and backward, in one pass or
+  a row at a time (NumPy's pairwise sums reproduced), with no full-size float64 temporaries.
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 
 import numba
 import numpy as np
+from llvmlite import ir
 from numba import prange
+from numba.core import cgutils
+from numba.extending import intrinsic, overload
 
 from . import _accumulate, _fp8, _loss_scale, _ops, _rounding, _tensor  # noqa: F401  (the seams' modules)
 from ._formats import FORMATS, as_format, bfloat16, float16
-from ._intrinsics import HARDWARE_HALF, JIT, bits_of, float_of, half_of, i32, single_of
+from ._intrinsics import HARDWARE_HALF, JIT, bits64_of, bits_of, float64_of, float_of, half_of, i32, single_of
 from ._seams import PLAIN, SEAMS
 from ._state import STATE
 
@@ -572,9 +578,365 @@ except (ImportError, TypeError):
     quiet = PLAIN.quiet
 
 
+# -- GELU in one pass (the exact form) or with NumPy's own tanh between two (the tanh form) -----------------------
+
+_SQRT_HALF32 = np.float32(math.sqrt(0.5))       # what -x * math.sqrt(0.5) multiplies float32 x by
+_SQRT_2PI = math.sqrt(2 * math.pi)
+_TANH_C = np.float32(_ops._GELU_TANH)
+_TANH_A, _TANH_3A = np.float32(0.044715), np.float32(3 * 0.044715)
+# float32 constants: an int or a Python float would make Numba's arithmetic float64
+_HALF32, _ONE32, _NAN32 = np.float32(0.5), np.float32(1), np.float32(np.nan)
+
+
+def _njit_numpy(fn, inline="never"):
+    """Numba's NumPy error model: x / 0 is IEEE's, without the branch (that raises) that keeps loops scalar."""
+    return numba.njit(cache=True, nogil=True, error_model="numpy", inline=inline)(fn)
+
+
+@functools.partial(_njit_numpy, inline="always")
+def _exp64(a):
+    """_ops.exp64 of one float64, operation for operation."""
+    a = -746.0 if a < -746.0 else (710.0 if a > 710.0 else a)
+    s = a * _ops._INV_LN2 + _ops._SHIFTER
+    k = bits64_of(s) - _ops._SHIFTER_BITS
+    kf = s - _ops._SHIFTER
+    hi = a - kf * _ops._LN2_HI
+    lo = kf * _ops._LN2_LO
+    r = hi - lo
+    t = r * r
+    c = r - t * (_ops._EXP_P1 + t * (_ops._EXP_P2 + t * (_ops._EXP_P3 + t * (_ops._EXP_P4 + t * _ops._EXP_P5))))
+    y = 1.0 - ((lo - (r * c) / (2.0 - c)) - hi)
+    half = k >> 1
+    return y * float64_of((half + 1023) << 52) * float64_of((k - half + 1023) << 52)
+
+
+@functools.partial(_njit_numpy, inline="always")
+def _erfc64(z):
+    """_ops._erfc of one float64 with exp64, operation for operation."""
+    t = 1 / (1 + 0.5 * abs(z))
+    poly = -1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (
+        -0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))))
+    r = t * _exp64(-z * z + poly)
+    return r if z >= 0 else 2 - r
+
+
+@_njit_numpy
+def _gelu_kernel(x, out):
+    """out = _ops.gelu(x) for flat float32 arrays."""
+    for i in range(x.size):
+        v = x[i]
+        y = np.float32(np.float64(v * _HALF32) * _erfc64(np.float64(-v * _SQRT_HALF32)))
+        out[i] = _NAN32 if y != y else y
+
+
+@_njit_numpy
+def _gelu_grad_kernel(g, x, out):
+    """out = _ops.gelu_grad(g, x) for flat float32 arrays."""
+    for i in range(x.size):
+        v = x[i]
+        w = np.float64(v)
+        d = 0.5 * _erfc64(np.float64(-v * _SQRT_HALF32)) + w * _exp64(-0.5 * (w * w)) / _SQRT_2PI
+        y = np.float32(np.float64(g[i]) * d)
+        out[i] = _NAN32 if y != y else y
+
+
+@_njit_numpy
+def _tanh_arg(x, u):
+    """u = the tanh form's argument, sqrt(2/pi) * (x + 0.044715 x**3), in float32 as _ops.gelu computes it."""
+    for i in range(x.size):
+        v = x[i]
+        u[i] = _TANH_C * (v + _TANH_A * v * v * v)
+
+
+@_njit_numpy
+def _gelu_tanh_kernel(x, t, out):
+    """out = 0.5 x (1 + t) for t = tanh of _tanh_arg."""
+    for i in range(x.size):
+        y = _HALF32 * x[i] * (_ONE32 + t[i])
+        out[i] = _NAN32 if y != y else y
+
+
+@_njit_numpy
+def _gelu_tanh_grad_kernel(g, x, t, out):
+    """out = _ops.gelu_grad's tanh form from t = tanh of _tanh_arg."""
+    for i in range(x.size):
+        v, w = x[i], t[i]
+        y = g[i] * (_HALF32 * (_ONE32 + w) + _HALF32 * v * (_ONE32 - w * w) * _TANH_C * (_ONE32 + _TANH_3A * v * v))
+        out[i] = _NAN32 if y != y else y
+
+
+TANH_BLOCK = 1 << 14        # elements of the tanh form's argument at a time: NumPy's tanh in place, in the cache
+
+
+def _gelu_ready(xp, *arrays):
+    """Whether the GELU kernels serve: C-contiguous float32 NumPy arrays of one shape."""
+    return _native(xp, *arrays) and all(a.dtype is _F32 and a.shape == arrays[0].shape for a in arrays)
+
+
+def _tanh_form(kernel, x, *rest):
+    """kernel(*rest, x, t, out) block by block, t = NumPy's float32 tanh of _tanh_arg(x) (the plain path's bits)."""
+    out = np.empty(x.shape, _F32)
+    flat, rest, o = x.reshape(-1), [a.reshape(-1) for a in rest], out.reshape(-1)
+    t = np.empty(min(flat.size, TANH_BLOCK), _F32)
+    for start in range(0, flat.size, TANH_BLOCK):
+        block = slice(start, start + TANH_BLOCK)
+        xb = flat[block]
+        tb = t[:xb.size]
+        _tanh_arg(xb, tb)
+        np.tanh(tb, out=tb)
+        kernel(*[a[block] for a in rest], xb, tb, o[block])
+    return out
+
+
+def gelu(xp, x, approximate):
+    """_ops.gelu in one pass (the exact form) or around NumPy's tanh (the tanh form)."""
+    if not _gelu_ready(xp, x):
+        return PLAIN.gelu(xp, x, approximate)
+    if approximate == "tanh":
+        return _tanh_form(_gelu_tanh_kernel, x)
+    out = np.empty(x.shape, _F32)
+    _gelu_kernel(x.reshape(-1), out.reshape(-1))
+    return out
+
+
+def gelu_grad(xp, g, x, approximate):
+    """_ops.gelu_grad likewise."""
+    if not _gelu_ready(xp, g, x):
+        return PLAIN.gelu_grad(xp, g, x, approximate)
+    if approximate == "tanh":
+        return _tanh_form(_gelu_tanh_grad_kernel, x, g)
+    out = np.empty(x.shape, _F32)
+    _gelu_grad_kernel(g.reshape(-1), x.reshape(-1), out.reshape(-1))
+    return out
+
+
+# -- LayerNorm over the last axis, a row at a time -----------------------------------------------------------------
+
+def eight_sums(a, end):
+    """The tree fold ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)) of eight partial sums of float32 a[:end]
+    (end a multiple of 8, at least 8; a's memory contiguous): r_j = a[j] + a[j + 8] + ... in order."""
+    r = a[:8].copy()
+    for i in range(8, end, 8):
+        r += a[i:i + 8]
+    return ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+
+
+@intrinsic
+def _eight_sums(typingctx, a, end):
+    """eight_sums in one vector of eight lanes (LLVM keeps eight scalar sums scalar)."""
+    def codegen(context, builder, sig, args):
+        data = context.make_array(sig.args[0])(context, builder, args[0]).data
+        lanes, i64 = ir.VectorType(ir.FloatType(), 8), ir.IntType(64)
+        acc = cgutils.alloca_once(builder, lanes)
+
+        def load(i):
+            return builder.load(builder.bitcast(builder.gep(data, [i]), lanes.as_pointer()), align=4)
+        builder.store(load(ir.Constant(i64, 0)), acc)
+        with cgutils.for_range_slice(builder, ir.Constant(i64, 8), args[1], ir.Constant(i64, 8), i64) as (i, _):
+            builder.store(builder.fadd(builder.load(acc), load(i)), acc)
+        v = builder.load(acc)
+        r = [builder.extract_element(v, ir.Constant(ir.IntType(32), j)) for j in range(8)]
+        add = builder.fadd
+        return add(add(add(r[0], r[1]), add(r[2], r[3])), add(add(r[4], r[5]), add(r[6], r[7])))
+    if isinstance(a, numba.types.Array) and a.dtype == numba.float32 and a.ndim == 1:
+        return numba.float32(a, numba.int64), codegen
+
+
+@overload(eight_sums)
+def _eight_sums_jit(a, end):
+    return lambda a, end: _eight_sums(a, end)
+
+
+@_njit_numpy
+def _block(a):
+    """numpy's pairwise_sum of contiguous float32 a (at most 128 elements): below 8 one by one; else eight partial
+    sums, folded in a tree, then the rest one by one."""
+    n = a.size
+    if n < 8:
+        s = np.float32(0)
+        for i in range(n):
+            s += a[i]
+        return s
+    end = n - n % 8
+    s = eight_sums(a, end)
+    for i in range(end, n):
+        s += a[i]
+    return s
+
+
+@_njit_numpy
+def _pairwise(a, lo, n, frames, sums):
+    """NumPy's pairwise sum of float32 a[lo:lo + n] (numpy's pairwise_sum, as add.reduce runs it over a contiguous
+    axis): blocks of at most 128 (_block), above that the sum of the two halves', split at a multiple of 8. The
+    recursion by a stack of frames (lo, n, halves done) and one of sums, (64, 3) int64 and 64 float32 arrays
+    the caller lends: Numba's cache cannot hold a recursive function."""
+    if n <= 128:
+        return _block(a[lo:lo + n])
+    frames[0, 0], frames[0, 1], frames[0, 2] = lo, n, 0
+    depth, held = 1, 0
+    while depth:
+        f = frames[depth - 1]
+        start, size, done = f[0], f[1], f[2]
+        half = size // 2 - (size // 2) % 8
+        if size <= 128:
+            sums[held] = _block(a[start:start + size])
+            held += 1
+            depth -= 1
+        elif done < 2:              # the left half, then the right half
+            f[2] = done + 1
+            frames[depth, 0], frames[depth, 1], frames[depth, 2] = (start, half, 0) if done == 0 else \
+                (start + half, size - half, 0)
+            depth += 1
+        else:
+            sums[held - 2] = sums[held - 2] + sums[held - 1]
+            held -= 1
+            depth -= 1
+    return sums[0]
+
+
+@_njit_numpy
+def _stacks():
+    """The stacks _pairwise borrows."""
+    return np.empty((64, 3), np.int64), np.empty(64, np.float32)
+
+
+@_njit_numpy
+def _mean(a, n, stacks):
+    """NumPy's float32 mean of a[:n]: its sum (the reduction starts from +0) divided by n."""
+    return (np.float32(0) + _pairwise(a, 0, n, stacks[0], stacks[1])) / np.float32(n)
+
+
+@_njit_numpy
+def _row_stats(row, eps, d, stacks):
+    """The mean and 1 / sqrt(var + eps) of a row as _ops._normalized computes them (d: scratch of its length)."""
+    n = row.size
+    mean = _mean(row, n, stacks)
+    for i in range(n):
+        t = row[i] - mean
+        d[i] = t * t
+    var = _mean(d, n, stacks)
+    return mean, np.float32(1) / np.sqrt(var + eps)
+
+
+@_njit_numpy
+def _layer_norm_kernel(x, w, b, eps, out):
+    """out = _ops.layer_norm of (rows, n) float32 x over its last axis (w: ones, b: -0s where the op has none:
+    y * 1 and y + -0 are y, bit for bit; NaNs the positive quiet one)."""
+    d, stacks = np.empty(x.shape[1], np.float32), _stacks()
+    for r in range(x.shape[0]):
+        row, o = x[r], out[r]
+        mean, rstd = _row_stats(row, eps, d, stacks)
+        for i in range(row.size):
+            y = (row[i] - mean) * rstd * w[i] + b[i]
+            o[i] = _NAN32 if y != y else y
+
+
+@_njit_numpy
+def _layer_norm_grad_kernel(g, x, w, eps, out):
+    """out = _ops.layer_norm_grad for (rows, n) float32 g and x (w: ones where the op has none)."""
+    n = x.shape[1]
+    d, xhat, gh, stacks = np.empty(n, np.float32), np.empty(n, np.float32), np.empty(n, np.float32), _stacks()
+    for r in range(x.shape[0]):
+        row, gr, o = x[r], g[r], out[r]
+        mean, rstd = _row_stats(row, eps, d, stacks)
+        for i in range(n):
+            xhat[i] = (row[i] - mean) * rstd
+            gh[i] = gr[i] * w[i]
+        m1 = _mean(gh, n, stacks)
+        for i in range(n):
+            d[i] = gh[i] * xhat[i]
+        m2 = _mean(d, n, stacks)
+        for i in range(n):
+            y = rstd * ((gh[i] - m1) - xhat[i] * m2)
+            o[i] = _NAN32 if y != y else y
+
+
+@_njit_numpy
+def _layer_norm_grad_w_kernel(g, x, eps, out):
+    """out = g * xhat for (rows, n) float32 g and x."""
+    d, stacks = np.empty(x.shape[1], np.float32), _stacks()
+    for r in range(x.shape[0]):
+        row, gr, o = x[r], g[r], out[r]
+        mean, rstd = _row_stats(row, eps, d, stacks)
+        for i in range(row.size):
+            y = gr[i] * ((row[i] - mean) * rstd)
+            o[i] = _NAN32 if y != y else y
+
+
+def _rows(xp, normalized_ndim, x, *rest):
+    """Whether the LayerNorm kernels serve: over the last axis, C-contiguous float32 NumPy arrays (the rest: of x's
+    shape, of the last axis', or None)."""
+    return (normalized_ndim == 1 and x.ndim >= 1 and x.size > 0 and _native(xp, x) and x.dtype is _F32
+            and all(a is None or (_native(xp, a) and a.dtype is _F32 and a.shape in (x.shape, x.shape[-1:]))
+                    for a in rest))
+
+
+def _or(a, n, fill):
+    return np.full(n, fill, _F32) if a is None else a
+
+
+def layer_norm(xp, x, w, b, normalized_ndim, eps):
+    """_ops.layer_norm a row at a time, in one pass over x."""
+    if not _rows(xp, normalized_ndim, x, w, b):
+        return PLAIN.layer_norm(xp, x, w, b, normalized_ndim, eps)
+    n = x.shape[-1]
+    out = np.empty(x.shape, _F32)
+    _layer_norm_kernel(x.reshape(-1, n), _or(w, n, 1), _or(b, n, -0.0), np.float32(eps), out.reshape(-1, n))
+    return out
+
+
+def layer_norm_grad(xp, g, x, w, normalized_ndim, eps):
+    """_ops.layer_norm_grad likewise."""
+    if not (_rows(xp, normalized_ndim, x, g, w) and g.shape == x.shape):
+        return PLAIN.layer_norm_grad(xp, g, x, w, normalized_ndim, eps)
+    n = x.shape[-1]
+    out = np.empty(x.shape, _F32)
+    _layer_norm_grad_kernel(g.reshape(-1, n), x.reshape(-1, n), _or(w, n, 1), np.float32(eps), out.reshape(-1, n))
+    return out
+
+
+def layer_norm_grad_w(xp, g, x, normalized_ndim, eps):
+    """_ops.layer_norm_grad_w likewise."""
+    if not (_rows(xp, normalized_ndim, x, g) and g.shape == x.shape):
+        return PLAIN.layer_norm_grad_w(xp, g, x, normalized_ndim, eps)
+    n = x.shape[-1]
+    out = np.empty(x.shape, _F32)
+    _layer_norm_grad_w_kernel(g.reshape(-1, n), x.reshape(-1, n), np.float32(eps), out.reshape(-1, n))
+    return out
+
+
+# -- embedding's gradient: rows of g added into their indices' rows in one pass ------------------------------------
+
+@_njit_numpy
+def _embedding_grad_kernel(idx, g, gw):
+    """gw[idx[p]] += g[p] for p in order (np.add.at's order), for (V, D) gw and (P, D) g; False, with gw
+    untouched, where an index is negative or past V (the plain path wraps or raises)."""
+    for p in range(idx.size):
+        if idx[p] < 0 or idx[p] >= gw.shape[0]:
+            return False
+    for p in range(idx.size):
+        row, src = gw[idx[p]], g[p]
+        for j in range(src.size):
+            row[j] = src[j] + row[j]        # (np.add.at's operand order: which of two NaNs it keeps)
+    return True
+
+
+def embedding_grad(xp, g, shape, indices, padding_idx):
+    """_ops.embedding_grad in one pass over g, for float32 g and integer indices picking rows of a 2-D w."""
+    if (len(shape) == 2 and _native(xp, g) and g.dtype is _F32 and type(indices) is np.ndarray
+            and indices.dtype.kind in "iu" and g.shape == indices.shape + (shape[1],)):
+        gw = np.zeros(shape, _F32)
+        if _embedding_grad_kernel(indices.reshape(-1).astype(np.int64, copy=False), g.reshape(-1, shape[1]), gw):
+            if padding_idx is not None:
+                gw[padding_idx] = 0
+            return gw
+    return PLAIN.embedding_grad(xp, g, shape, indices, padding_idx)
+
+
 SPEED = {"quiet": quiet, **{fn.__name__: fn for fn in (rounded, widened, values, round_result, round_gradient, masked,
                                                        col2im, tiles_max, tiles_max_grad, unscaled, times_in_place,
-                                                       quantized, chain_matmul)}}
+                                                       quantized, chain_matmul, gelu, gelu_grad,
+                                                       layer_norm, layer_norm_grad, layer_norm_grad_w, embedding_grad)}}
 
 
 def install():
