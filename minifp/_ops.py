@@ -1866,7 +1866,7 @@ def _vector_norm_grad(xp, g, ans, x, ord=2, axis=None, keepdims=False):
         a = xp.abs(x)
         hit = (a == norm) | xp.isnan(a)
         share = _stage(xp, g / xp.sum(hit, axis=axis, keepdims=True).astype(g.dtype))
-        return xp.sign(x) * xp.where(hit, share, 0)
+        return xp.sign(x) * (share * hit.astype(g.dtype))     # a product, not a where: the zeros' signs are its
     a = xp.abs(x)
     if ord < 1:         # sgn * |x|**(p - 1) (0 where x is), times grad, times norm**(1 - p)
         scaled = xp.sign(x) * xp.where(x == 0, 0, _stage(xp, a ** (ord - 1)))
