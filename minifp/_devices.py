@@ -31,8 +31,9 @@ class Device:
     which stores intermediates in the input's format; docs/h100_halfops.md): scan (cumsum: a Sklansky scan whose every
     add rounds), softmax_backward (grad * output rounded first), group_norm (mean and rstd stored in the input's
     format), layer_norm (the weight gradient summed by the kernel, not per element first), embedding_backward (chunks
-    of 32 indices, each chunk's sum added in the weight's format), var_backward and bce_backward (PyTorch's formulas
-    for var and binary_cross_entropy_with_logits, step by step, in the input's format)."""
+    of 32 indices, each chunk's sum added in the weight's format), var_backward, bce_backward and norm_backward
+    (PyTorch's formulas for var, binary_cross_entropy_with_logits and vector_norm, step by step, in the input's
+    format)."""
 
     name: str
     conv_bias: str = "fused"
@@ -48,6 +49,7 @@ class Device:
     embedding_backward: str = "exact"
     var_backward: str = "exact"
     bce_backward: str = "exact"
+    norm_backward: str = "exact"
 
     def with_gemm(self, accumulator):
         """This device with its half-precision GEMMs accumulating as `accumulator` says (None: float32 BLAS)."""
@@ -146,7 +148,7 @@ TF32_MIN_CHANNELS = {
 # The ops whose half-precision intermediates a Device field decides (the op bodies mark them with _stage)
 STAGES = {"softmax": "softmax_backward", "group_norm": "group_norm", "layer_norm": "layer_norm",
           "embedding": "embedding_backward", "var": "var_backward",
-          "binary_cross_entropy_with_logits": "bce_backward"}
+          "binary_cross_entropy_with_logits": "bce_backward", "vector_norm": "norm_backward"}
 # Ops whose intermediates are in their first input's format, whatever the output's (a float32 target promotes the
 # loss): under autocast PyTorch casts that input to float32 first, so the dispatcher does too
 INPUT_FORMAT = frozenset({"binary_cross_entropy_with_logits"})

@@ -1916,3 +1916,53 @@ defop("attention", _attention, _attention_grad(0), _attention_grad(1), _attentio
           "sees the keys up to its own position): exact, rounded once, where the device runs no kernel of its own "
           "(the H100's: cuDNN's flash attention, minifp._flash).", kernel="attention", method=False,
       example=lambda rng: ((_u(rng, 2, 3, 4), _u(rng, 2, 5, 4), _u(rng, 2, 5, 3)), {"causal": False}))
+
+
+# -- vector norms -----------------------------------------------------------------
+
+
+def _vector_norm(xp, x, *, ord=2, axis=None, keepdims=False):
+    a = xp.abs(x)
+    if ord == math.inf:
+        return xp.max(a, axis=axis, keepdims=keepdims)
+    if ord == -math.inf:
+        return xp.min(a, axis=axis, keepdims=keepdims)
+    if ord == 0:        # the count of nonzeros (NaN counts, as PyTorch's a != 0)
+        return xp.sum((a != 0).astype(a.dtype), axis=axis, keepdims=keepdims)
+    if ord == 1:
+        return xp.sum(a, axis=axis, keepdims=keepdims)
+    if ord == 2:
+        return xp.sqrt(xp.sum(a * a, axis=axis, keepdims=keepdims))
+    return xp.sum(a ** ord, axis=axis, keepdims=keepdims) ** (1 / ord)
+
+
+def _vector_norm_grad(xp, g, ans, x, ord=2, axis=None, keepdims=False):
+    """PyTorch's norm_backward (FunctionsManual.cpp), each tensor it stores marked with _stage."""
+    g, norm = _keep(xp, g, x.shape, axis, keepdims), _keep(xp, ans, x.shape, axis, keepdims)
+    if ord == 0:
+        return xp.zeros_like(x)
+    if ord == 1:
+        return xp.sign(x) * g
+    if ord == 2:        # grad * (x / norm).masked_fill_(norm == 0, 0)
+        return g * xp.where(norm == 0, 0, _stage(xp, x / norm))
+    if ord in (math.inf, -math.inf):       # sgn * ((grad / count of the extremes) * mask)
+        a = xp.abs(x)
+        hit = (a == norm) | xp.isnan(a)
+        share = _stage(xp, g / xp.sum(hit, axis=axis, keepdims=True).astype(g.dtype))
+        return xp.sign(x) * (share * hit.astype(g.dtype))     # a product, not a where: the zeros' signs are its
+    a = xp.abs(x)
+    if ord < 1:         # sgn * |x|**(p - 1) (0 where x is), times grad, times norm**(1 - p)
+        scaled = xp.sign(x) * xp.where(x == 0, 0, _stage(xp, a ** (ord - 1)))
+        return _stage(xp, scaled * g) * _stage(xp, norm ** (1 - ord))
+    if ord < 2:
+        scaled = xp.sign(x) * _stage(xp, a ** (ord - 1))
+    else:
+        scaled = _stage(xp, x * _stage(xp, a ** (ord - 2)))
+    scale = xp.where(norm == 0, 0, _stage(xp, g / _stage(xp, norm ** (ord - 1))))
+    return scaled * scale
+
+
+defop("vector_norm", _vector_norm, _vector_norm_grad,
+      doc="The `ord`-norm over `axis` (all axes by default): |x|**ord summed in float32, its root rounded once "
+          "(ord inf / -inf: the largest / smallest |x|; 0: the count of nonzeros).", method=False,
+      accumulates=True, staged="device", example=lambda rng: ((_u(rng, 3, 4),), {"ord": 3, "axis": 1}))

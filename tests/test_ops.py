@@ -319,6 +319,9 @@ REFERENCES = {
     "multi_margin_loss": _multi_margin_loss, "multilabel_margin_loss": _multilabel_margin_loss,
     "ctc_loss": _ctc_loss,
     "attention": _attention,
+    "vector_norm": lambda x, ord=2, axis=None, keepdims=False: (
+        np.max(np.abs(x), axis=axis, keepdims=keepdims) if ord == math.inf else
+        np.sum(np.abs(x.astype(np.float64)) ** ord, axis=axis, keepdims=keepdims) ** (1 / ord)),
 }
 def _erfinv(y):
     """erfinv by bisection on math.erf (float64)."""
@@ -338,7 +341,8 @@ def _erfinv(y):
 BLAS_ORDER = {"var", "cumsum", "conv2d", "avg_pool2d", "adaptive_avg_pool2d", "gelu", "silu", "layer_norm", "group_norm",
               "batch_norm", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy_with_logits",
               "binary_cross_entropy", "prod", "logsumexp", "cumprod", "logcumsumexp", "erf", "erfc", "erfinv",
-              "huber_loss", "smooth_l1_loss", "multi_margin_loss", "multilabel_margin_loss", "ctc_loss"}
+              "huber_loss", "smooth_l1_loss", "multi_margin_loss", "multilabel_margin_loss", "ctc_loss",
+              "vector_norm"}
 
 
 def values(fmt, shape, rng):

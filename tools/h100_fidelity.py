@@ -121,8 +121,9 @@ def document(fams, arrays, source):
              "the convolution's own summation order.",
              "", "Half-precision reductions, norms, softmax, embedding and losses: emulated cuda rounds the "
              "intermediates PyTorch's CUDA kernels and derivative formulas store in the half type (cumsum's scan, "
-             "var's and binary_cross_entropy_with_logits' backward, softmax's backward, group norm's statistics, "
-             "layer norm's weight gradient, embedding's backward): docs/h100_halfops.md.",
+             "var's, vector_norm's and binary_cross_entropy_with_logits' backward, softmax's backward, group norm's "
+             "statistics, layer norm's weight gradient, embedding's backward); vector_norm's forward is one kernel "
+             "(the float32 sum of abs(x)**p, its root rounded once): docs/h100_halfops.md.",
              "", "## By family", ""]
     lines += family_table(fams)
     for file in FILES:

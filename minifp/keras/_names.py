@@ -53,4 +53,5 @@ NAMES = {
     "multi_margin_loss": (), "multilabel_margin_loss": (),
     "ctc_loss": (),
     "attention": (),
+    "vector_norm": ("ops.norm",),
 }

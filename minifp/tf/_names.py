@@ -52,4 +52,5 @@ NAMES = {
     "multi_margin_loss": (), "multilabel_margin_loss": (),
     "ctc_loss": (),
     "attention": (),
+    "vector_norm": (),     # tf.norm: ord="euclidean" and matrix norms, not the op's signature
 }

@@ -69,4 +69,5 @@ NAMES = {
     "multi_margin_loss": ("F.multi_margin_loss",), "multilabel_margin_loss": ("F.multilabel_margin_loss",),
     "ctc_loss": ("F.ctc_loss",),
     "attention": ("F.scaled_dot_product_attention",),
+    "vector_norm": ("torch.norm", "Tensor.norm"),     # torch.linalg.vector_norm (torch.norm calls it)
 }

@@ -5,37 +5,28 @@ from __future__ import annotations
 import math
 
 from ..engine import apply
-from ._tensor import _dim, _dims, matmul, tensor
+from ._tensor import _dim, _dims, _type_name, matmul
 
 __all__ = ["vector_norm", "norm", "matrix_norm", "vecdot", "cross", "multi_dot"]
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
-    """(sum |x|**ord) ** (1/ord) over dim (all by default); ord inf / -inf: the largest / smallest |x|; 0: the count
-    of nonzeros."""
+    """(sum |x|**ord) ** (1/ord) over dim (all by default) as one op, PyTorch's norm kernel: the float32 sum rounded
+    once; ord inf / -inf: the largest / smallest |x|; 0: the count of nonzeros."""
+    if isinstance(ord, bool) or not isinstance(ord, (int, float)):
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not {type(ord).__name__}")
+    if not x.is_floating_point():
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. "
+                           f"Got {_type_name(x)}")
     x = x.to(dtype) if dtype is not None else x
     axes = _dims(dim, x.ndim)
     axes = None if x.ndim == 0 or axes == () else axes      # a 0-dim tensor's one element; () is every dim
-    a = x.abs()
-    if ord == math.inf:
-        return a.amax(axes, keepdim)
-    if ord == -math.inf:
-        return a.amin(axes, keepdim)
-    if ord == 0:        # the count, with a zero gradient as PyTorch's (the where's other branch is a * 0 = 0)
-        return apply("where", a != 0, tensor(1.0, dtype=x.dtype), a * 0).sum(axes, keepdim)
-    if ord == 1:
-        return a.sum(axes, keepdim)
-    return _root((a * a) if ord == 2 else a ** ord, axes, keepdim, ord)
-
-
-def _root(powers, axes, keepdim, ord):
-    """sum(powers) ** (1 / ord), whose gradient is 0 where the sum is 0 (PyTorch's subgradient) rather than NaN:
-    the root is taken of 1 there and the result replaced by 0, both exact."""
-    s = powers.sum(axes, keepdim)
-    zero = s == 0
-    safe = apply("where", zero, tensor(1.0, dtype=s.dtype), s)
-    root = safe.sqrt() if ord == 2 else safe ** (1.0 / ord)
-    return apply("where", zero, tensor(0.0, dtype=s.dtype), root)
+    if ord < 0 or math.isinf(ord):      # no identity: an empty reduction has no value
+        reduced = range(x.ndim) if axes is None else (axes,) if isinstance(axes, int) else axes
+        if x.numel() == 0 and any(x.shape[d] == 0 for d in reduced):
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {ord:g} norm on an empty tensor because the "
+                               f"operation does not have an identity")
+    return apply("vector_norm", x, ord=float(ord), axis=axes, keepdims=keepdim)
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):

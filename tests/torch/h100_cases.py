@@ -300,10 +300,8 @@ REASONS = {      # (family, setting) or family -> the known reason (the issue's 
     "layer/group norm": "the kernels' float32 statistics (Welford mean, rsqrtf) and sums put a few values on the other "
                         "side of a rounding boundary (emulated cuda keeps group norm's statistics in the half type "
                         "and sums layer norm's weight gradient as the kernels do)",
-    "reductions": "vector_norm: minifp.torch composes it of half ops (x * x rounded, sum, sqrt, and the backward "
-                  "through them); the H100 runs one kernel (the float32 sum of squares rounded once; backward "
-                  "grad * (x / norm), each a half tensor; under autocast from its float32 norm, whose summation "
-                  "order emulated cuda does not follow). Emulated cuda follows cumsum's scan and var's formula",
+    "reductions": "emulated cuda follows cumsum's scan, var's formula and vector_norm's kernel (the float32 sum of "
+                  "|x|**p, its root rounded once) and backward (PyTorch's norm_backward, each step a half tensor)",
 }
 
 

@@ -151,32 +151,20 @@ def norm(x, ord=None, axis=None, keepdims=False):
     elif isinstance(axis, int):
         axis = (axis,)
     axis = tuple(a % x.ndim for a in axis)
-    a = apply("abs", x)
     if len(axis) == 1:
-        if ord is None or ord == 2:
-            out = apply("sqrt", apply("sum", apply("mul", x, x), axis=axis, keepdims=keepdims))
-        elif ord == float("inf"):
-            out = apply("max", a, axis=axis, keepdims=keepdims)
-        elif ord == float("-inf"):
-            out = apply("neg", apply("max", apply("neg", a), axis=axis, keepdims=keepdims))
-        elif ord == 0:
-            out = apply("sum", apply("where", apply("ne", x, 0.0), 1.0, 0.0), axis=axis, keepdims=keepdims)
-        elif ord == 1:
-            out = apply("sum", a, axis=axis, keepdims=keepdims)
-        elif isinstance(ord, str):
+        if isinstance(ord, str):
             raise ValueError(f"Invalid `ord` argument for vector norm. Received: ord={ord}")
-        else:
-            out = apply("pow", apply("sum", apply("pow", a, float(ord)), axis=axis, keepdims=keepdims),
-                        1.0 / float(ord))
+        # one op: the float32 sum of |x|**ord, its root rounded once
+        out = apply("vector_norm", x, ord=2.0 if ord is None else float(ord), axis=axis, keepdims=keepdims)
         return _as_face(out)
     if len(axis) != 2:
         raise ValueError(f"Invalid axis values. Received: axis={axis}")
     rows, cols = axis
-    if ord is None or ord == "fro":
-        out = apply("sqrt", apply("sum", apply("mul", x, x), axis=axis, keepdims=keepdims))
+    if ord is None or ord == "fro":     # the 2-norm of the elements: one op, as a vector norm
+        out = apply("vector_norm", x, ord=2.0, axis=axis, keepdims=keepdims)
     elif ord in (1, -1, float("inf"), float("-inf")):
         inner, outer = (rows, cols) if ord in (1, -1) else (cols, rows)
-        sums = apply("sum", a, axis=inner, keepdims=True)
+        sums = apply("sum", apply("abs", x), axis=inner, keepdims=True)
         if ord > 0:
             out = apply("max", sums, axis=outer, keepdims=True)
         else:

@@ -33,7 +33,7 @@ _CUDA_FP32 = {"exp", "expm1", "log", "log1p", "reciprocal", "rsqrt", "pow", "sof
               # and the issue's elementwise ops and reductions PyTorch's CUDA list names (autocast_mode.cpp's fp32
               # and fp32_set_opt_dtype entries; not yet checked on the H100)
               "acos", "asin", "cosh", "sinh", "tan", "erfinv", "log2", "log10", "logsumexp", "prod", "cumprod",
-              "cumsum"}
+              "cumsum", "vector_norm"}
 _CPU_LOWER = {"matmul", "linear", "conv2d", "scaled_dot_product_attention"}
 _CPU_FP32 = {"nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
              "cross_entropy",
