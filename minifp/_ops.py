@@ -461,6 +461,86 @@ def col2im(gcols, gx, sh, sw, dh, dw):
     return gx
 
 
+# -- depthwise convolutions (each output channel reads one input channel): a pass per tap, in a defined order ---
+# Their im2col GEMMs are stacks of matrix-vector products, which BLAS sums in an order of its own kernels (no
+# kernel could match it); these sum in float32, from +0, in the order each docstring gives, on channels-last arrays
+# (x padded, C-contiguous; m = the output channels per input channel), and minifp/_speed.py's kernels in the same.
+
+def _depthwise(xp, w, groups, layout):
+    """Whether conv2d takes the depthwise passes: one input channel per group, products summed in float32 (an
+    accumulation model's namespace, whose matmul is a method of its own, keeps its GEMMs)."""
+    return groups > 1 and w.shape[2 if layout == "NHWC" else 1] == 1 and not inspect.ismethod(xp.matmul)
+
+
+def _tap(a, i, j, rows, cols, sh, sw, dh, dw):
+    """The (N, rows, cols, ...) view of channels-last `a` that tap (i, j) reads (or writes)."""
+    return a[:, i * dh:i * dh + sh * (rows - 1) + 1:sh, j * dw:j * dw + sw * (cols - 1) + 1:sw]
+
+
+@seam
+def depthwise(xp, x, w, ho, wo, sh, sw, dh, dw):
+    """out[n, y, z, c, q] = sum over the taps (i, j) in row-major order of x[n, y*sh + i*dh, z*sw + j*dw, c] *
+    w[i, j, c, q]: x (N, Hp, Wp, C), w (kh, kw, C, m)."""
+    out = xp.zeros((x.shape[0], ho, wo, *w.shape[2:]), x.dtype)
+    for i in range(w.shape[0]):
+        for j in range(w.shape[1]):
+            out += _tap(x, i, j, ho, wo, sh, sw, dh, dw)[..., None] * w[i, j]
+    return out
+
+
+@seam
+def depthwise_grad_x(xp, g, w, hp, wp, sh, sw, dh, dw):
+    """gx[n, y*sh + i*dh, z*sw + j*dw, c] += g[n, y, z, c, q] * w[i, j, c, q] over the taps (i, j) in row-major
+    order, each over q: g (N, Ho, Wo, C, m), w (kh, kw, C, m), gx (N, hp, wp, C)."""
+    n, ho, wo, c, m = g.shape
+    gx = xp.zeros((n, hp, wp, c), g.dtype)
+    for i in range(w.shape[0]):
+        for j in range(w.shape[1]):
+            win = _tap(gx, i, j, ho, wo, sh, sw, dh, dw)
+            for q in range(m):
+                win += g[..., q] * w[i, j, :, q]
+    return gx
+
+
+@seam
+def depthwise_grad_w(xp, x, g, kh, kw, sh, sw, dh, dw):
+    """gw[i, j, c, q] = sum over the positions (n, y, z) in row-major order of x[n, y*sh + i*dh, z*sw + j*dw, c] *
+    g[n, y, z, c, q]: x (N, Hp, Wp, C), g (N, Ho, Wo, C, m)."""
+    n, ho, wo, c, m = g.shape
+    gw = xp.empty((kh, kw, c, m), g.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            products = (_tap(x, i, j, ho, wo, sh, sw, dh, dw)[..., None] * g).reshape(-1, c * m)
+            # NumPy sums a C-contiguous array's rows one after the other from +0, a row's columns side by side
+            # (tests/test_speed_conv.py checks it), 50x quicker than a running sum (xp.cumsum, sequential by law)
+            gw[i, j] = xp.sum(products, axis=0).reshape(c, m)
+    return gw
+
+
+def _padded_last(xp, x, padding, last):
+    """x channels-last, zero-padded, C-contiguous."""
+    x = x if last else x.transpose(0, 2, 3, 1)
+    ((pt, pb), (pl, pr)), (n, h, w, c) = _pads(padding), x.shape
+    if not (pt or pb or pl or pr):
+        return xp.ascontiguousarray(x)
+    out = xp.zeros((n, h + pt + pb, w + pl + pr, c), x.dtype)     # (one copy: xp.pad costs five times more)
+    out[:, pt:pt + h, pl:pl + w] = x
+    return out
+
+
+def _depthwise_gradient(xp, g, groups, last):
+    """The output's gradient as (N, Ho, Wo, C, m), C-contiguous."""
+    g = xp.ascontiguousarray(g if last else g.transpose(0, 2, 3, 1))
+    return g.reshape(*g.shape[:3], groups, -1)
+
+
+def _depthwise_weights(xp, w, groups, layout):
+    """The kernel as (kh, kw, C, m), C-contiguous: output channel c*m + q reads input channel c."""
+    hwio = w if layout == "NHWC" else w.transpose(2, 3, 1, 0)
+    kh, kw, _, o = hwio.shape
+    return xp.ascontiguousarray(hwio).reshape(kh, kw, groups, o // groups)
+
+
 def _cols(xp, x, kh, kw, stride, padding, dilation, groups, last):
     """im2col: every receptive field as a row (N*Ho*Wo, kh*kw*C) ordered taps first, channels last (cuDNN's
     NHWC order), so each copy moves a whole run of channels; grouped as (G, N*Ho*Wo, kh*kw*C/G). NCHW input
@@ -490,14 +570,31 @@ def _kernel_matrix(w, groups, layout):
     return hwio.reshape(kh * kw * cg, groups, o // groups).transpose(1, 0, 2)
 
 
-def _conv2d(xp, x, w, b=None, *, stride=1, padding=0, dilation=1, groups=1, layout="NCHW"):
-    last = layout == "NHWC"
-    kh, kw = (w.shape[0], w.shape[1]) if last else (w.shape[2], w.shape[3])
-    cols, (n, ho, wo) = _cols(xp, x, kh, kw, stride, padding, dilation, groups, last)
+def _conv_gemm(xp, x, w, kh, kw, stride, padding, dilation, groups, layout):
+    """The convolution (N, Ho, Wo, O) as im2col GEMMs."""
+    cols, (n, ho, wo) = _cols(xp, x, kh, kw, stride, padding, dilation, groups, layout == "NHWC")
     out = xp.matmul(cols, _kernel_matrix(w, groups, layout))
     if groups != 1:                         # (G, M, O/G) -> (M, O), the groups' outputs side by side
         out = out.transpose(1, 0, 2).reshape(n * ho * wo, -1)
-    out = out.reshape(n, ho, wo, -1)
+    return out.reshape(n, ho, wo, -1)
+
+
+def _depthwise_conv(xp, x, w, stride, padding, dilation, groups, layout):
+    """The depthwise convolution (N, Ho, Wo, O) tap by tap."""
+    xl, wk = _padded_last(xp, x, padding, layout == "NHWC"), _depthwise_weights(xp, w, groups, layout)
+    (sh, sw), (dh, dw), (kh, kw) = _pair(stride), _pair(dilation), wk.shape[:2]
+    ho, wo = (xl.shape[1] - dh * (kh - 1) - 1) // sh + 1, (xl.shape[2] - dw * (kw - 1) - 1) // sw + 1
+    out = SEAMS.depthwise(xp, xl, wk, ho, wo, sh, sw, dh, dw)
+    return out.reshape(*out.shape[:3], -1)
+
+
+def _conv2d(xp, x, w, b=None, *, stride=1, padding=0, dilation=1, groups=1, layout="NCHW"):
+    last = layout == "NHWC"
+    kh, kw = (w.shape[0], w.shape[1]) if last else (w.shape[2], w.shape[3])
+    if _depthwise(xp, w, groups, layout):
+        out = _depthwise_conv(xp, x, w, stride, padding, dilation, groups, layout)
+    else:
+        out = _conv_gemm(xp, x, w, kh, kw, stride, padding, dilation, groups, layout)
     if b is not None:                       # into the float32 sum, before the one rounding, unless the device
         out = _stage(xp, out)               # rounds the convolution first (cuDNN's, then a half add of the bias)
         out += b
@@ -505,11 +602,22 @@ def _conv2d(xp, x, w, b=None, *, stride=1, padding=0, dilation=1, groups=1, layo
     # channels_last): elementwise ops keep it, and pooling and the next convolution read it without a copy
 
 
+def _depthwise_conv_grad_x(xp, g, x, w, stride, padding, dilation, groups, last):
+    """The depthwise convolution's input gradient (w OIHW) tap by tap, in x's layout."""
+    (sh, sw), (dh, dw), ((pt, pb), (pl, pr)) = _pair(stride), _pair(dilation), _pads(padding)
+    h, wd = _spatial(x, "NHWC" if last else "NCHW")
+    gx = SEAMS.depthwise_grad_x(xp, _depthwise_gradient(xp, g, groups, last), _depthwise_weights(xp, w, groups, "NCHW"),
+                                h + pt + pb, wd + pl + pr, sh, sw, dh, dw)[:, pt:pt + h, pl:pl + wd]
+    return gx if last else gx.transpose(0, 3, 1, 2)
+
+
 def _conv2d_grad_x(xp, g, ans, x, w, b=None, *, stride=1, padding=0, dilation=1, groups=1, layout="NCHW"):
     last = layout == "NHWC"
     w = _oihw(w, layout)
     o, cg, kh, kw = w.shape
     n, ho, wo = (g.shape[0], g.shape[1], g.shape[2]) if last else (g.shape[0], g.shape[2], g.shape[3])
+    if _depthwise(xp, w, groups, "NCHW"):
+        return _depthwise_conv_grad_x(xp, g, x, w, stride, padding, dilation, groups, last)
     g2 = g.reshape(-1, o) if last else g.transpose(0, 2, 3, 1).reshape(-1, o)
     if groups == 1:                         # the weight's columns ordered taps first, channels last
         gcols = xp.matmul(g2, w.transpose(0, 2, 3, 1).reshape(o, -1))
@@ -522,8 +630,13 @@ def _conv2d_grad_x(xp, g, ans, x, w, b=None, *, stride=1, padding=0, dilation=1,
 def _conv2d_grad_w(xp, g, ans, x, w, b=None, *, stride=1, padding=0, dilation=1, groups=1, layout="NCHW"):
     last = layout == "NHWC"
     kh, kw = (w.shape[0], w.shape[1]) if last else (w.shape[2], w.shape[3])
-    cols, _ = _cols(xp, x, kh, kw, stride, padding, dilation, groups, last)
     o = g.shape[-1] if last else g.shape[1]
+    if _depthwise(xp, w, groups, layout):
+        gw = SEAMS.depthwise_grad_w(xp, _padded_last(xp, x, padding, last), _depthwise_gradient(xp, g, groups, last),
+                                    kh, kw, *_pair(stride), *_pair(dilation))
+        hwio = gw.reshape(kh, kw, 1, o)
+        return hwio if last else hwio.transpose(3, 2, 0, 1)
+    cols, _ = _cols(xp, x, kh, kw, stride, padding, dilation, groups, last)
     g2 = g.reshape(-1, o) if last else g.transpose(0, 2, 3, 1).reshape(-1, o)
     if groups == 1:
         gw = xp.matmul(cols.T, g2)          # (kh*kw*C, O): _kernel_matrix's layout

@@ -410,6 +410,93 @@ def tiles_max_grad(xp, g, top, x, tiles, layout):
     return PLAIN.tiles_max_grad(xp, g, top, x, tiles, layout)
 
 
+# -- depthwise convolutions: _ops' passes per tap, in their orders, a row at a time ----------------------------------
+# (one output channel per input channel: the kernels' loops over runs of channels vectorise; more, m > 1, is rare
+# and takes the plain path)
+
+@_njit
+def _depthwise_kernel(x, w, out, sh, sw, dh, dw):
+    """_ops.depthwise's sums: out (N, Ho, Wo, C), zeros in, of x (N, Hp, Wp, C) and w (kh, kw, C), the taps (i, j)
+    in row-major order adding into a row of outputs at a time."""
+    n, ho, wo, c = out.shape
+    for a in range(n):
+        for y in range(ho):
+            for i in range(w.shape[0]):
+                r = y * sh + i * dh
+                for j in range(w.shape[1]):
+                    for z in range(wo):
+                        s = z * sw + j * dw
+                        for k in range(c):
+                            out[a, y, z, k] += x[a, r, s, k] * w[i, j, k]
+    return out
+
+
+@_njit
+def _depthwise_grad_x_kernel(g, w, gx, sh, sw, dh, dw):
+    """_ops.depthwise_grad_x's sums: gx (N, Hp, Wp, C), zeros in, of g (N, Ho, Wo, C) and w (kh, kw, C), a row of
+    gx at a time, the taps that reach it in row-major order."""
+    n, ho, wo, c = g.shape
+    for a in range(n):
+        for r in range(gx.shape[1]):
+            for i in range(w.shape[0]):
+                y = (r - i * dh) // sh
+                if y < 0 or y >= ho or y * sh != r - i * dh:
+                    continue
+                for j in range(w.shape[1]):
+                    for z in range(wo):
+                        s = z * sw + j * dw
+                        for k in range(c):
+                            gx[a, r, s, k] += g[a, y, z, k] * w[i, j, k]
+    return gx
+
+
+@_njit
+def _depthwise_grad_w_kernel(x, g, gw, sh, sw, dh, dw):
+    """_ops.depthwise_grad_w's sums: gw (kh, kw, C), zeros in, of x (N, Hp, Wp, C) and g (N, Ho, Wo, C), the
+    positions (n, y, z) in row-major order for every tap."""
+    n, ho, wo, c = g.shape
+    for a in range(n):
+        for y in range(ho):
+            for i in range(gw.shape[0]):
+                r = y * sh + i * dh
+                for j in range(gw.shape[1]):
+                    for z in range(wo):
+                        s = z * sw + j * dw
+                        for k in range(c):
+                            gw[i, j, k] += x[a, r, s, k] * g[a, y, z, k]
+    return gw
+
+
+def _one_each(m, *arrays):
+    """Whether the depthwise kernels serve: one output channel per input channel (m == 1), float32 C-contiguous
+    NumPy arrays."""
+    return m == 1 and all(type(a) is np.ndarray and a.dtype is _F32 and a.flags.c_contiguous for a in arrays)
+
+
+def depthwise(xp, x, w, ho, wo, sh, sw, dh, dw):
+    """_ops.depthwise in one pass over the outputs."""
+    if _one_each(w.shape[3], x, w):
+        out = np.zeros((x.shape[0], ho, wo, x.shape[3]), _F32)
+        return _depthwise_kernel(x, w[..., 0], out, sh, sw, dh, dw)[..., None]
+    return PLAIN.depthwise(xp, x, w, ho, wo, sh, sw, dh, dw)
+
+
+def depthwise_grad_x(xp, g, w, hp, wp, sh, sw, dh, dw):
+    """_ops.depthwise_grad_x in one pass over the input's gradient."""
+    if _one_each(w.shape[3], g, w):
+        gx = np.zeros((g.shape[0], hp, wp, g.shape[3]), _F32)
+        return _depthwise_grad_x_kernel(g[..., 0], w[..., 0], gx, sh, sw, dh, dw)
+    return PLAIN.depthwise_grad_x(xp, g, w, hp, wp, sh, sw, dh, dw)
+
+
+def depthwise_grad_w(xp, x, g, kh, kw, sh, sw, dh, dw):
+    """_ops.depthwise_grad_w in one pass over the positions."""
+    if _one_each(g.shape[4], x, g):
+        gw = np.zeros((kh, kw, x.shape[3]), _F32)
+        return _depthwise_grad_w_kernel(x, g[..., 0], gw, sh, sw, dh, dw)[..., None]
+    return PLAIN.depthwise_grad_w(xp, x, g, kh, kw, sh, sw, dh, dw)
+
+
 # -- the loss scale's unscaling and inf check in one pass -----------------------------------------------------------
 
 def _scaled_finite(x, factor, divide, out):
@@ -574,7 +661,8 @@ except (ImportError, TypeError):
 
 SPEED = {"quiet": quiet, **{fn.__name__: fn for fn in (rounded, widened, values, round_result, round_gradient, masked,
                                                        col2im, tiles_max, tiles_max_grad, unscaled, times_in_place,
-                                                       quantized, chain_matmul)}}
+                                                       quantized, chain_matmul, depthwise, depthwise_grad_x,
+                                                       depthwise_grad_w)}}
 
 
 def install():
