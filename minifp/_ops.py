@@ -443,6 +443,9 @@ def _untap_last(xp, gcols, shape, stride, padding, dilation=1, last=False):
     n, ho, wo, kh, kw, c = gcols.shape
     (sh, sw), (dh, dw), ((pt, pb), (pl, pr)) = _pair(stride), _pair(dilation), _pads(padding)
     h, w = (shape[1], shape[2]) if last else (shape[2], shape[3])
+    if kh == kw == sh == sw == 1 and (ho, wo) == (h, w):    # a 1x1 kernel over every position: no sums
+        gx = gcols.reshape(n, h, w, c) + 0                  # (+ 0: -0 lands as +0, as in col2im's sums from +0)
+        return gx if last else gx.transpose(0, 3, 1, 2)
     gx = xp.zeros((n, max(h + pt + pb, (ho - 1) * sh + dh * (kh - 1) + 1),
                    max(w + pl + pr, (wo - 1) * sw + dw * (kw - 1) + 1), c), gcols.dtype)
     SEAMS.col2im(gcols, gx, sh, sw, dh, dw)
@@ -523,7 +526,7 @@ def _padded_last(xp, x, padding, last):
     ((pt, pb), (pl, pr)), (n, h, w, c) = _pads(padding), x.shape
     if not (pt or pb or pl or pr):
         return xp.ascontiguousarray(x)
-    out = xp.zeros((n, h + pt + pb, w + pl + pr, c), x.dtype)     # (one copy: xp.pad costs five times more)
+    out = xp.zeros((n, h + pt + pb, w + pl + pr, c), x.dtype)     # C-contiguous whatever x's layout
     out[:, pt:pt + h, pl:pl + w] = x
     return out
 

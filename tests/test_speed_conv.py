@@ -161,3 +161,17 @@ def test_depthwise_conv2d_is_the_same_without_the_speed_module(case, layout, dty
     assert len(calls) == 3 or not _speed.ENABLED
     for a, b in zip(fast, plain):
         assert _same(a, b)
+
+
+@pytest.mark.parametrize("last", [False, True])
+def test_a_1x1_kernels_input_gradient_is_col2im_without_the_zeros(last):
+    """A 1x1 kernel at stride 1 without padding: its columns' gradient is the input's (-0 as +0, NaNs kept), the
+    same bits and layout as col2im's sums into zeros."""
+    rng = np.random.default_rng(5)
+    gcols = _awkward(rng, (2, 5, 4, 1, 1, 3))
+    shape = (2, 5, 4, 3) if last else (2, 3, 5, 4)
+    got = _ops._untap_last(np, gcols, shape, 1, 0, (2, 3), last)
+    want = PLAIN.col2im(gcols, np.zeros((2, 5, 4, 3), np.float32), 1, 1, 2, 3)
+    want = want if last else want.transpose(0, 3, 1, 2)
+    assert _same(got, want) and got.strides == want.strides
+    assert not np.signbit(got[got == 0]).any() and np.isnan(got).sum() == np.isnan(gcols).sum()
