@@ -481,9 +481,10 @@ def _tap(a, i, j, rows, cols, sh, sw, dh, dw):
 
 
 @seam
-def depthwise(xp, x, w, ho, wo, sh, sw, dh, dw):
+def depthwise(xp, x, w, pads, ho, wo, sh, sw, dh, dw):
     """out[n, y, z, c, q] = sum over the taps (i, j) in row-major order of x[n, y*sh + i*dh, z*sw + j*dw, c] *
-    w[i, j, c, q]: x (N, Hp, Wp, C), w (kh, kw, C, m)."""
+    w[i, j, c, q]: x (N, H, W, C) zero-padded by pads ((top, bottom), (left, right)), w (kh, kw, C, m)."""
+    x = _zero_padded(xp, x, pads)
     out = xp.zeros((x.shape[0], ho, wo, *w.shape[2:]), x.dtype)
     for i in range(w.shape[0]):
         for j in range(w.shape[1]):
@@ -506,9 +507,10 @@ def depthwise_grad_x(xp, g, w, hp, wp, sh, sw, dh, dw):
 
 
 @seam
-def depthwise_grad_w(xp, x, g, kh, kw, sh, sw, dh, dw):
+def depthwise_grad_w(xp, x, g, kh, kw, pads, sh, sw, dh, dw):
     """gw[i, j, c, q] = sum over the positions (n, y, z) in row-major order of x[n, y*sh + i*dh, z*sw + j*dw, c] *
-    g[n, y, z, c, q]: x (N, Hp, Wp, C), g (N, Ho, Wo, C, m)."""
+    g[n, y, z, c, q]: x (N, H, W, C) zero-padded by pads, g (N, Ho, Wo, C, m)."""
+    x = _zero_padded(xp, x, pads)
     n, ho, wo, c, m = g.shape
     gw = xp.empty((kh, kw, c, m), g.dtype)
     for i in range(kh):
@@ -520,15 +522,19 @@ def depthwise_grad_w(xp, x, g, kh, kw, sh, sw, dh, dw):
     return gw
 
 
-def _padded_last(xp, x, padding, last):
-    """x channels-last, zero-padded, C-contiguous."""
-    x = x if last else x.transpose(0, 2, 3, 1)
-    ((pt, pb), (pl, pr)), (n, h, w, c) = _pads(padding), x.shape
+def _zero_padded(xp, x, pads):
+    """Channels-last x zero-padded by ((top, bottom), (left, right))."""
+    ((pt, pb), (pl, pr)), (n, h, w, c) = pads, x.shape
     if not (pt or pb or pl or pr):
-        return xp.ascontiguousarray(x)
-    out = xp.zeros((n, h + pt + pb, w + pl + pr, c), x.dtype)     # C-contiguous whatever x's layout
+        return x
+    out = xp.zeros((n, h + pt + pb, w + pl + pr, c), x.dtype)
     out[:, pt:pt + h, pl:pl + w] = x
     return out
+
+
+def _contiguous_last(xp, x, last):
+    """x channels-last, C-contiguous (no copy where it is so in memory, as convolutions leave it)."""
+    return xp.ascontiguousarray(x if last else x.transpose(0, 2, 3, 1))
 
 
 def _depthwise_gradient(xp, g, groups, last):
@@ -584,10 +590,11 @@ def _conv_gemm(xp, x, w, kh, kw, stride, padding, dilation, groups, layout):
 
 def _depthwise_conv(xp, x, w, stride, padding, dilation, groups, layout):
     """The depthwise convolution (N, Ho, Wo, O) tap by tap."""
-    xl, wk = _padded_last(xp, x, padding, layout == "NHWC"), _depthwise_weights(xp, w, groups, layout)
-    (sh, sw), (dh, dw), (kh, kw) = _pair(stride), _pair(dilation), wk.shape[:2]
-    ho, wo = (xl.shape[1] - dh * (kh - 1) - 1) // sh + 1, (xl.shape[2] - dw * (kw - 1) - 1) // sw + 1
-    out = SEAMS.depthwise(xp, xl, wk, ho, wo, sh, sw, dh, dw)
+    xl, wk = _contiguous_last(xp, x, layout == "NHWC"), _depthwise_weights(xp, w, groups, layout)
+    (sh, sw), (dh, dw), (kh, kw), pads = _pair(stride), _pair(dilation), wk.shape[:2], _pads(padding)
+    ho = (xl.shape[1] + sum(pads[0]) - dh * (kh - 1) - 1) // sh + 1
+    wo = (xl.shape[2] + sum(pads[1]) - dw * (kw - 1) - 1) // sw + 1
+    out = SEAMS.depthwise(xp, xl, wk, pads, ho, wo, sh, sw, dh, dw)
     return out.reshape(*out.shape[:3], -1)
 
 
@@ -635,8 +642,8 @@ def _conv2d_grad_w(xp, g, ans, x, w, b=None, *, stride=1, padding=0, dilation=1,
     kh, kw = (w.shape[0], w.shape[1]) if last else (w.shape[2], w.shape[3])
     o = g.shape[-1] if last else g.shape[1]
     if _depthwise(xp, w, groups, layout):
-        gw = SEAMS.depthwise_grad_w(xp, _padded_last(xp, x, padding, last), _depthwise_gradient(xp, g, groups, last),
-                                    kh, kw, *_pair(stride), *_pair(dilation))
+        gw = SEAMS.depthwise_grad_w(xp, _contiguous_last(xp, x, last), _depthwise_gradient(xp, g, groups, last), kh, kw,
+                                    _pads(padding), *_pair(stride), *_pair(dilation))
         hwio = gw.reshape(kh, kw, 1, o)
         return hwio if last else hwio.transpose(3, 2, 0, 1)
     cols, _ = _cols(xp, x, kh, kw, stride, padding, dilation, groups, last)

@@ -415,19 +415,25 @@ def tiles_max_grad(xp, g, top, x, tiles, layout):
 # and takes the plain path)
 
 @_njit
-def _depthwise_kernel(x, w, out, sh, sw, dh, dw):
-    """_ops.depthwise's sums: out (N, Ho, Wo, C), zeros in, of x (N, Hp, Wp, C) and w (kh, kw, C), the taps (i, j)
-    in row-major order adding into a row of outputs at a time."""
+def _depthwise_kernel(x, w, out, pt, pl, sh, sw, dh, dw):
+    """_ops.depthwise's sums: out (N, Ho, Wo, C), zeros in, of x (N, H, W, C) padded by pt rows above and pl
+    columns left (and zeros below and right) and w (kh, kw, C), the taps (i, j) in row-major order adding into a
+    row of outputs at a time; a tap in the padding adds 0 * w, as the plain path's padded x does (inf * 0 is NaN)."""
     n, ho, wo, c = out.shape
+    h, wd, zero = x.shape[1], x.shape[2], np.float32(0)
     for a in range(n):
         for y in range(ho):
             for i in range(w.shape[0]):
-                r = y * sh + i * dh
+                r = y * sh + i * dh - pt
                 for j in range(w.shape[1]):
                     for z in range(wo):
-                        s = z * sw + j * dw
-                        for k in range(c):
-                            out[a, y, z, k] += x[a, r, s, k] * w[i, j, k]
+                        s = z * sw + j * dw - pl
+                        if 0 <= r < h and 0 <= s < wd:
+                            for k in range(c):
+                                out[a, y, z, k] += x[a, r, s, k] * w[i, j, k]
+                        else:
+                            for k in range(c):
+                                out[a, y, z, k] += zero * w[i, j, k]
     return out
 
 
@@ -451,19 +457,24 @@ def _depthwise_grad_x_kernel(g, w, gx, sh, sw, dh, dw):
 
 
 @_njit
-def _depthwise_grad_w_kernel(x, g, gw, sh, sw, dh, dw):
-    """_ops.depthwise_grad_w's sums: gw (kh, kw, C), zeros in, of x (N, Hp, Wp, C) and g (N, Ho, Wo, C), the
-    positions (n, y, z) in row-major order for every tap."""
+def _depthwise_grad_w_kernel(x, g, gw, pt, pl, sh, sw, dh, dw):
+    """_ops.depthwise_grad_w's sums: gw (kh, kw, C), zeros in, of x (N, H, W, C) padded as in _depthwise_kernel
+    and g (N, Ho, Wo, C), the positions (n, y, z) in row-major order for every tap (in the padding: 0 * g)."""
     n, ho, wo, c = g.shape
+    h, wd, zero = x.shape[1], x.shape[2], np.float32(0)
     for a in range(n):
         for y in range(ho):
             for i in range(gw.shape[0]):
-                r = y * sh + i * dh
+                r = y * sh + i * dh - pt
                 for j in range(gw.shape[1]):
                     for z in range(wo):
-                        s = z * sw + j * dw
-                        for k in range(c):
-                            gw[i, j, k] += x[a, r, s, k] * g[a, y, z, k]
+                        s = z * sw + j * dw - pl
+                        if 0 <= r < h and 0 <= s < wd:
+                            for k in range(c):
+                                gw[i, j, k] += x[a, r, s, k] * g[a, y, z, k]
+                        else:
+                            for k in range(c):
+                                gw[i, j, k] += zero * g[a, y, z, k]
     return gw
 
 
@@ -473,12 +484,12 @@ def _one_each(m, *arrays):
     return m == 1 and all(type(a) is np.ndarray and a.dtype is _F32 and a.flags.c_contiguous for a in arrays)
 
 
-def depthwise(xp, x, w, ho, wo, sh, sw, dh, dw):
-    """_ops.depthwise in one pass over the outputs."""
+def depthwise(xp, x, w, pads, ho, wo, sh, sw, dh, dw):
+    """_ops.depthwise in one pass over the outputs, x's padding read as zeros (no padded copy)."""
     if _one_each(w.shape[3], x, w):
         out = np.zeros((x.shape[0], ho, wo, x.shape[3]), _F32)
-        return _depthwise_kernel(x, w[..., 0], out, sh, sw, dh, dw)[..., None]
-    return PLAIN.depthwise(xp, x, w, ho, wo, sh, sw, dh, dw)
+        return _depthwise_kernel(x, w[..., 0], out, pads[0][0], pads[1][0], sh, sw, dh, dw)[..., None]
+    return PLAIN.depthwise(xp, x, w, pads, ho, wo, sh, sw, dh, dw)
 
 
 def depthwise_grad_x(xp, g, w, hp, wp, sh, sw, dh, dw):
@@ -489,12 +500,12 @@ def depthwise_grad_x(xp, g, w, hp, wp, sh, sw, dh, dw):
     return PLAIN.depthwise_grad_x(xp, g, w, hp, wp, sh, sw, dh, dw)
 
 
-def depthwise_grad_w(xp, x, g, kh, kw, sh, sw, dh, dw):
-    """_ops.depthwise_grad_w in one pass over the positions."""
+def depthwise_grad_w(xp, x, g, kh, kw, pads, sh, sw, dh, dw):
+    """_ops.depthwise_grad_w in one pass over the positions, x's padding read as zeros."""
     if _one_each(g.shape[4], x, g):
         gw = np.zeros((kh, kw, x.shape[3]), _F32)
-        return _depthwise_grad_w_kernel(x, g[..., 0], gw, sh, sw, dh, dw)[..., None]
-    return PLAIN.depthwise_grad_w(xp, x, g, kh, kw, sh, sw, dh, dw)
+        return _depthwise_grad_w_kernel(x, g[..., 0], gw, pads[0][0], pads[1][0], sh, sw, dh, dw)[..., None]
+    return PLAIN.depthwise_grad_w(xp, x, g, kh, kw, pads, sh, sw, dh, dw)
 
 
 # -- the loss scale's unscaling and inf check in one pass -----------------------------------------------------------

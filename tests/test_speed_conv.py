@@ -53,23 +53,31 @@ def _same(a, b):
 
 
 def _shapes(case, n=2, h=9, w=8):
+    """x's (N, H, W, C), w's (kh, kw, C, m), the pads, (Ho, Wo) and (sh, sw, dh, dw) of a case."""
     c, m, k, s, p, d = case
-    (kh, kw), (sh, sw), (dh, dw), ((pt, pb), (pl, pr)) = _ops._pair(k), _ops._pair(s), _ops._pair(d), _ops._pads(p)
-    hp, wp = h + pt + pb, w + pl + pr
-    return (n, hp, wp, c), (kh, kw, c, m), ((hp - dh * (kh - 1) - 1) // sh + 1, (wp - dw * (kw - 1) - 1) // sw + 1), \
-        (sh, sw, dh, dw)
+    (kh, kw), (sh, sw), (dh, dw), pads = _ops._pair(k), _ops._pair(s), _ops._pair(d), _ops._pads(p)
+    ho, wo = (h + sum(pads[0]) - dh * (kh - 1) - 1) // sh + 1, (w + sum(pads[1]) - dw * (kw - 1) - 1) // sw + 1
+    return (n, h, w, c), (kh, kw, c, m), pads, (ho, wo), (sh, sw, dh, dw)
+
+
+def _passes(speed, x, w, g, pads, ho, wo, steps):
+    """The three depthwise seams of `speed` (the speed module or PLAIN) on one case."""
+    hp, wp = x.shape[1] + sum(pads[0]), x.shape[2] + sum(pads[1])
+    return (speed.depthwise(np, x, w, pads, ho, wo, *steps), speed.depthwise_grad_x(np, g, w, hp, wp, *steps),
+            speed.depthwise_grad_w(np, x, g, *w.shape[:2], pads, *steps))
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_the_depthwise_kernels_are_the_passes_per_tap(case):
-    """Forward, input and weight gradients: the kernels' sums in the plain passes' order, bit for bit."""
+    """Forward, input and weight gradients: the kernels' sums in the plain passes' order, bit for bit (padding
+    read as zeros without a padded copy: 0 * inf is NaN there too)."""
     rng = np.random.default_rng(len(CASES) + CASES.index(case))
-    xs, ws, (ho, wo), steps = _shapes(case)
+    xs, ws, pads, (ho, wo), steps = _shapes(case)
     x, w = _awkward(rng, xs), _awkward(rng, ws)
     g = _awkward(rng, (xs[0], ho, wo, xs[3], ws[3]))
-    assert _same(_speed.depthwise(np, x, w, ho, wo, *steps), PLAIN.depthwise(np, x, w, ho, wo, *steps))
-    assert _same(_speed.depthwise_grad_x(np, g, w, *xs[1:3], *steps), PLAIN.depthwise_grad_x(np, g, w, *xs[1:3], *steps))
-    assert _same(_speed.depthwise_grad_w(np, x, g, *ws[:2], *steps), PLAIN.depthwise_grad_w(np, x, g, *ws[:2], *steps))
+    w[0, 0, 0] = g[0, 0, 0, 0] = np.inf         # into the corner's padding
+    for got, want in zip(_passes(_speed, x, w, g, pads, ho, wo, steps), _passes(PLAIN, x, w, g, pads, ho, wo, steps)):
+        assert _same(got, want)
 
 
 def test_the_depthwise_kernels_serve_one_output_channel_per_input_channel(monkeypatch):
@@ -80,11 +88,10 @@ def test_the_depthwise_kernels_serve_one_output_channel_per_input_channel(monkey
     rng = np.random.default_rng(1)
     for case, dtype, kernels in ((CASES[0], np.float32, 3), (CASES[0], np.float64, 0), (CASES[-1], np.float32, 0)):
         calls.clear()
-        xs, ws, (ho, wo), steps = _shapes(case)
+        xs, ws, pads, (ho, wo), steps = _shapes(case)
         x, w = rng.standard_normal(xs).astype(dtype), rng.standard_normal(ws).astype(dtype)
         g = rng.standard_normal((xs[0], ho, wo, xs[3], ws[3])).astype(dtype)
-        outs = (_speed.depthwise(np, x, w, ho, wo, *steps), _speed.depthwise_grad_x(np, g, w, *xs[1:3], *steps),
-                _speed.depthwise_grad_w(np, x, g, *ws[:2], *steps))
+        outs = _passes(_speed, x, w, g, pads, ho, wo, steps)
         assert len(calls) == kernels and all(o.dtype == dtype for o in outs)
 
 
