@@ -634,7 +634,8 @@ def _conv2d_grad_x(xp, g, ans, x, w, b=None, *, stride=1, padding=0, dilation=1,
         return _untap_last(xp, gcols.reshape(n, ho, wo, kh, kw, cg), x.shape, stride, padding, dilation, last)
     gcols = xp.matmul(g2.reshape(-1, groups, o // groups).transpose(1, 0, 2), w.reshape(groups, o // groups, -1)
                       ).transpose(1, 0, 2)
-    return _untap(xp, gcols.reshape(n, ho, wo, cg * groups, kh, kw), x.shape, stride, padding, dilation, last)
+    gcols = gcols.reshape(n, ho, wo, groups, cg, kh, kw).transpose(0, 1, 2, 5, 6, 3, 4)     # taps first, as
+    return _untap_last(xp, gcols.reshape(n, ho, wo, kh, kw, -1), x.shape, stride, padding, dilation, last)  # groups=1
 
 
 def _conv2d_grad_w(xp, g, ans, x, w, b=None, *, stride=1, padding=0, dilation=1, groups=1, layout="NCHW"):

@@ -182,3 +182,22 @@ def test_a_1x1_kernels_input_gradient_is_col2im_without_the_zeros(last):
     want = want if last else want.transpose(0, 3, 1, 2)
     assert _same(got, want) and got.strides == want.strides
     assert not np.signbit(got[got == 0]).any() and np.isnan(got).sum() == np.isnan(gcols).sum()
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_a_grouped_convs_input_gradient_is_the_passes_per_tap(layout):
+    """Groups of several channels: col2im's one pass (the speed module's kernel) gives _untap's sums, tap by
+    tap, bit for bit."""
+    rng = np.random.default_rng(6)
+    params = dict(stride=(2, 1), padding=((1, 2), (0, 1)), dilation=(1, 2), groups=2, layout=layout)
+    x, w = _awkward(rng, (2, 4, 7, 8)), _awkward(rng, (6, 2, 3, 2))
+    if layout == "NHWC":
+        x, w = x.transpose(0, 2, 3, 1).copy(), w.transpose(2, 3, 1, 0).copy()
+    g = _awkward(rng, _ops._conv2d(np, x, w, **params).shape)
+    gl = g if layout == "NHWC" else g.transpose(0, 2, 3, 1)
+    gcols = np.matmul(gl.reshape(-1, 2, 3).transpose(1, 0, 2), _ops._oihw(w, layout).reshape(2, 3, -1))
+    gcols = gcols.transpose(1, 0, 2).reshape(*gl.shape[:3], 4, 3, 2)     # (N, Ho, Wo, C, kh, kw): _untap's
+    want = _ops._untap(np, gcols, x.shape, params["stride"], params["padding"], params["dilation"], layout == "NHWC")
+    with plain_path():
+        plain = _ops._conv2d_grad_x(np, g, None, x, w, **params)
+    assert _same(_ops._conv2d_grad_x(np, g, None, x, w, **params), want) and _same(plain, want)
