@@ -466,8 +466,8 @@ def col2im(gcols, gx, sh, sw, dh, dw):
 
 # -- depthwise convolutions (each output channel reads one input channel): a pass per tap, in a defined order ---
 # Their im2col GEMMs are stacks of matrix-vector products, which BLAS sums in an order of its own kernels (no
-# kernel could match it); these sum in float32, from +0, in the order each docstring gives, on channels-last arrays
-# (x padded, C-contiguous; m = the output channels per input channel), and minifp/_speed.py's kernels in the same.
+# kernel could match it); these sum in float32, from +0, in the order each docstring gives, on C-contiguous
+# channels-last arrays (m: the output channels per input channel), and minifp/_speed.py's kernels in the same.
 
 def _depthwise(xp, w, groups, layout):
     """Whether conv2d takes the depthwise passes: one input channel per group, products summed in float32 (an
@@ -634,8 +634,9 @@ def _conv2d_grad_x(xp, g, ans, x, w, b=None, *, stride=1, padding=0, dilation=1,
         return _untap_last(xp, gcols.reshape(n, ho, wo, kh, kw, cg), x.shape, stride, padding, dilation, last)
     gcols = xp.matmul(g2.reshape(-1, groups, o // groups).transpose(1, 0, 2), w.reshape(groups, o // groups, -1)
                       ).transpose(1, 0, 2)
-    gcols = gcols.reshape(n, ho, wo, groups, cg, kh, kw).transpose(0, 1, 2, 5, 6, 3, 4)     # taps first, as
-    return _untap_last(xp, gcols.reshape(n, ho, wo, kh, kw, -1), x.shape, stride, padding, dilation, last)  # groups=1
+    # taps first, channels last, as groups == 1: col2im's one pass (the same sums in the same order as _untap's)
+    gcols = gcols.reshape(n, ho, wo, groups, cg, kh, kw).transpose(0, 1, 2, 5, 6, 3, 4)
+    return _untap_last(xp, gcols.reshape(n, ho, wo, kh, kw, -1), x.shape, stride, padding, dilation, last)
 
 
 def _conv2d_grad_w(xp, g, ans, x, w, b=None, *, stride=1, padding=0, dilation=1, groups=1, layout="NCHW"):
