@@ -493,17 +493,18 @@ def depthwise(xp, x, w, pads, ho, wo, sh, sw, dh, dw):
 
 
 @seam
-def depthwise_grad_x(xp, g, w, hp, wp, sh, sw, dh, dw):
+def depthwise_grad_x(xp, g, w, h, wd, pads, sh, sw, dh, dw):
     """gx[n, y*sh + i*dh, z*sw + j*dw, c] += g[n, y, z, c, q] * w[i, j, c, q] over the taps (i, j) in row-major
-    order, each over q: g (N, Ho, Wo, C, m), w (kh, kw, C, m), gx (N, hp, wp, C)."""
-    n, ho, wo, c, m = g.shape
-    gx = xp.zeros((n, hp, wp, c), g.dtype)
+    order, each over q, into zeros padded by pads, returned without the padding (N, h, wd, C), C-contiguous:
+    g (N, Ho, Wo, C, m), w (kh, kw, C, m)."""
+    (n, ho, wo, c, m), ((pt, pb), (pl, pr)) = g.shape, pads
+    gx = xp.zeros((n, h + pt + pb, wd + pl + pr, c), g.dtype)
     for i in range(w.shape[0]):
         for j in range(w.shape[1]):
             win = _tap(gx, i, j, ho, wo, sh, sw, dh, dw)
             for q in range(m):
                 win += g[..., q] * w[i, j, :, q]
-    return gx
+    return xp.ascontiguousarray(gx[:, pt:pt + h, pl:pl + wd])
 
 
 @seam
@@ -614,10 +615,9 @@ def _conv2d(xp, x, w, b=None, *, stride=1, padding=0, dilation=1, groups=1, layo
 
 def _depthwise_conv_grad_x(xp, g, x, w, stride, padding, dilation, groups, last):
     """The depthwise convolution's input gradient (w OIHW) tap by tap, in x's layout."""
-    (sh, sw), (dh, dw), ((pt, pb), (pl, pr)) = _pair(stride), _pair(dilation), _pads(padding)
-    h, wd = _spatial(x, "NHWC" if last else "NCHW")
-    gx = SEAMS.depthwise_grad_x(xp, _depthwise_gradient(xp, g, groups, last), _depthwise_weights(xp, w, groups, "NCHW"),
-                                h + pt + pb, wd + pl + pr, sh, sw, dh, dw)[:, pt:pt + h, pl:pl + wd]
+    g, w, (h, wd) = _depthwise_gradient(xp, g, groups, last), _depthwise_weights(xp, w, groups, "NCHW"), _spatial(
+        x, "NHWC" if last else "NCHW")
+    gx = SEAMS.depthwise_grad_x(xp, g, w, h, wd, _pads(padding), *_pair(stride), *_pair(dilation))
     return gx if last else gx.transpose(0, 3, 1, 2)
 
 

@@ -416,13 +416,14 @@ def tiles_max_grad(xp, g, top, x, tiles, layout):
 
 @_njit
 def _depthwise_kernel(x, w, out, pt, pl, sh, sw, dh, dw):
-    """_ops.depthwise's sums: out (N, Ho, Wo, C), zeros in, of x (N, H, W, C) padded by pt rows above and pl
-    columns left (and zeros below and right) and w (kh, kw, C), the taps (i, j) in row-major order adding into a
-    row of outputs at a time; a tap in the padding adds 0 * w, as the plain path's padded x does (inf * 0 is NaN)."""
+    """_ops.depthwise's sums: out (N, Ho, Wo, C) of x (N, H, W, C) padded by pt rows above and pl columns left (and
+    zeros below and right) and w (kh, kw, C); a row of outputs at a time, from +0, the taps (i, j) in row-major
+    order; a tap in the padding adds 0 * w, as the plain path's padded x does (0 * inf is NaN)."""
     n, ho, wo, c = out.shape
     h, wd, zero = x.shape[1], x.shape[2], np.float32(0)
     for a in range(n):
         for y in range(ho):
+            out[a, y] = 0       # (here, in the cache: not a pass of its own over memory)
             for i in range(w.shape[0]):
                 r = y * sh + i * dh - pt
                 for j in range(w.shape[1]):
@@ -438,21 +439,25 @@ def _depthwise_kernel(x, w, out, pt, pl, sh, sw, dh, dw):
 
 
 @_njit
-def _depthwise_grad_x_kernel(g, w, gx, sh, sw, dh, dw):
-    """_ops.depthwise_grad_x's sums: gx (N, Hp, Wp, C), zeros in, of g (N, Ho, Wo, C) and w (kh, kw, C), a row of
-    gx at a time, the taps that reach it in row-major order."""
+def _depthwise_grad_x_kernel(g, w, gx, pt, pl, sh, sw, dh, dw):
+    """_ops.depthwise_grad_x's sums: gx (N, H, W, C), x's gradient without its padding (pt rows above, pl columns
+    left), of g (N, Ho, Wo, C) and w (kh, kw, C); a row of gx at a time, from +0, the taps that reach it in
+    row-major order."""
     n, ho, wo, c = g.shape
+    h, wd = gx.shape[1], gx.shape[2]
     for a in range(n):
-        for r in range(gx.shape[1]):
+        for r in range(h):
+            gx[a, r] = 0
             for i in range(w.shape[0]):
-                y = (r - i * dh) // sh
-                if y < 0 or y >= ho or y * sh != r - i * dh:
+                y = (r + pt - i * dh) // sh
+                if y < 0 or y >= ho or y * sh != r + pt - i * dh:
                     continue
                 for j in range(w.shape[1]):
                     for z in range(wo):
-                        s = z * sw + j * dw
-                        for k in range(c):
-                            gx[a, r, s, k] += g[a, y, z, k] * w[i, j, k]
+                        s = z * sw + j * dw - pl
+                        if 0 <= s < wd:
+                            for k in range(c):
+                                gx[a, r, s, k] += g[a, y, z, k] * w[i, j, k]
     return gx
 
 
@@ -487,17 +492,17 @@ def _one_each(m, *arrays):
 def depthwise(xp, x, w, pads, ho, wo, sh, sw, dh, dw):
     """_ops.depthwise in one pass over the outputs, x's padding read as zeros (no padded copy)."""
     if _one_each(w.shape[3], x, w):
-        out = np.zeros((x.shape[0], ho, wo, x.shape[3]), _F32)
+        out = np.empty((x.shape[0], ho, wo, x.shape[3]), _F32)
         return _depthwise_kernel(x, w[..., 0], out, pads[0][0], pads[1][0], sh, sw, dh, dw)[..., None]
     return PLAIN.depthwise(xp, x, w, pads, ho, wo, sh, sw, dh, dw)
 
 
-def depthwise_grad_x(xp, g, w, hp, wp, sh, sw, dh, dw):
-    """_ops.depthwise_grad_x in one pass over the input's gradient."""
+def depthwise_grad_x(xp, g, w, h, wd, pads, sh, sw, dh, dw):
+    """_ops.depthwise_grad_x in one pass over the input's gradient, without its padding."""
     if _one_each(w.shape[3], g, w):
-        gx = np.zeros((g.shape[0], hp, wp, g.shape[3]), _F32)
-        return _depthwise_grad_x_kernel(g[..., 0], w[..., 0], gx, sh, sw, dh, dw)
-    return PLAIN.depthwise_grad_x(xp, g, w, hp, wp, sh, sw, dh, dw)
+        gx = np.empty((g.shape[0], h, wd, g.shape[3]), _F32)
+        return _depthwise_grad_x_kernel(g[..., 0], w[..., 0], gx, pads[0][0], pads[1][0], sh, sw, dh, dw)
+    return PLAIN.depthwise_grad_x(xp, g, w, h, wd, pads, sh, sw, dh, dw)
 
 
 def depthwise_grad_w(xp, x, g, kh, kw, pads, sh, sw, dh, dw):
