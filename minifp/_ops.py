@@ -459,6 +459,9 @@ def _untap_last(xp, gcols, shape, stride, padding, dilation=1, last=False):
     n, ho, wo, kh, kw, c = gcols.shape
     (sh, sw), (dh, dw), ((pt, pb), (pl, pr)) = _pair(stride), _pair(dilation), _pads(padding)
     h, w = (shape[1], shape[2]) if last else (shape[2], shape[3])
+    if kh == kw == sh == sw == 1 and (ho, wo) == (h, w):    # a 1x1 kernel over every position: no sums
+        gx = gcols.reshape(n, h, w, c) + 0                  # (+ 0: -0 lands as +0, as in col2im's sums from +0)
+        return gx if last else gx.transpose(0, 3, 1, 2)
     gx = xp.zeros((n, max(h + pt + pb, (ho - 1) * sh + dh * (kh - 1) + 1),
                    max(w + pl + pr, (wo - 1) * sw + dw * (kw - 1) + 1), c), gcols.dtype)
     SEAMS.col2im(gcols, gx, sh, sw, dh, dw)
@@ -475,6 +478,93 @@ def col2im(gcols, gx, sh, sw, dh, dw):
         for j in range(kw):
             gx[:, i * dh:i * dh + sh * ho:sh, j * dw:j * dw + sw * wo:sw] += gcols[:, :, :, i, j]
     return gx
+
+
+# -- depthwise convolutions (each output channel reads one input channel): a pass per tap, in a defined order ---
+# Their im2col GEMMs are stacks of matrix-vector products, which BLAS sums in an order of its own kernels (no
+# kernel could match it); these sum in float32, from +0, in the order each docstring gives, on C-contiguous
+# channels-last arrays (m: the output channels per input channel), and minifp/_speed.py's kernels in the same.
+
+def _depthwise(xp, w, groups, layout):
+    """Whether conv2d takes the depthwise passes: one input channel per group, products summed in float32 (an
+    accumulation model's namespace, whose matmul is a method of its own, keeps its GEMMs)."""
+    return groups > 1 and w.shape[2 if layout == "NHWC" else 1] == 1 and not inspect.ismethod(xp.matmul)
+
+
+def _tap(a, i, j, rows, cols, sh, sw, dh, dw):
+    """The (N, rows, cols, ...) view of channels-last `a` that tap (i, j) reads (or writes)."""
+    return a[:, i * dh:i * dh + sh * (rows - 1) + 1:sh, j * dw:j * dw + sw * (cols - 1) + 1:sw]
+
+
+@seam
+def depthwise(xp, x, w, pads, ho, wo, sh, sw, dh, dw):
+    """out[n, y, z, c, q] = sum over the taps (i, j) in row-major order of x[n, y*sh + i*dh, z*sw + j*dw, c] *
+    w[i, j, c, q]: x (N, H, W, C) zero-padded by pads ((top, bottom), (left, right)), w (kh, kw, C, m)."""
+    x = _zero_padded(xp, x, pads)
+    out = xp.zeros((x.shape[0], ho, wo, *w.shape[2:]), x.dtype)
+    for i in range(w.shape[0]):
+        for j in range(w.shape[1]):
+            out += _tap(x, i, j, ho, wo, sh, sw, dh, dw)[..., None] * w[i, j]
+    return out
+
+
+@seam
+def depthwise_grad_x(xp, g, w, h, wd, pads, sh, sw, dh, dw):
+    """gx[n, y*sh + i*dh, z*sw + j*dw, c] += g[n, y, z, c, q] * w[i, j, c, q] over the taps (i, j) in row-major
+    order, each over q, into zeros padded by pads, returned without the padding (N, h, wd, C), C-contiguous:
+    g (N, Ho, Wo, C, m), w (kh, kw, C, m)."""
+    (n, ho, wo, c, m), ((pt, pb), (pl, pr)) = g.shape, pads
+    gx = xp.zeros((n, h + pt + pb, wd + pl + pr, c), g.dtype)
+    for i in range(w.shape[0]):
+        for j in range(w.shape[1]):
+            win = _tap(gx, i, j, ho, wo, sh, sw, dh, dw)
+            for q in range(m):
+                win += g[..., q] * w[i, j, :, q]
+    return xp.ascontiguousarray(gx[:, pt:pt + h, pl:pl + wd])
+
+
+@seam
+def depthwise_grad_w(xp, x, g, kh, kw, pads, sh, sw, dh, dw):
+    """gw[i, j, c, q] = sum over the positions (n, y, z) in row-major order of x[n, y*sh + i*dh, z*sw + j*dw, c] *
+    g[n, y, z, c, q]: x (N, H, W, C) zero-padded by pads, g (N, Ho, Wo, C, m)."""
+    x = _zero_padded(xp, x, pads)
+    n, ho, wo, c, m = g.shape
+    gw = xp.empty((kh, kw, c, m), g.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            products = (_tap(x, i, j, ho, wo, sh, sw, dh, dw)[..., None] * g).reshape(-1, c * m)
+            # NumPy sums a C-contiguous array's rows one after the other from +0, a row's columns side by side
+            # (tests/test_speed_conv.py checks it), 50x quicker than a running sum (xp.cumsum, sequential by law)
+            gw[i, j] = xp.sum(products, axis=0).reshape(c, m)
+    return gw
+
+
+def _zero_padded(xp, x, pads):
+    """Channels-last x zero-padded by ((top, bottom), (left, right))."""
+    ((pt, pb), (pl, pr)), (n, h, w, c) = pads, x.shape
+    if not (pt or pb or pl or pr):
+        return x
+    out = xp.zeros((n, h + pt + pb, w + pl + pr, c), x.dtype)
+    out[:, pt:pt + h, pl:pl + w] = x
+    return out
+
+
+def _contiguous_last(xp, x, last):
+    """x channels-last, C-contiguous (no copy where it is so in memory, as convolutions leave it)."""
+    return xp.ascontiguousarray(x if last else x.transpose(0, 2, 3, 1))
+
+
+def _depthwise_gradient(xp, g, groups, last):
+    """The output's gradient as (N, Ho, Wo, C, m), C-contiguous."""
+    g = xp.ascontiguousarray(g if last else g.transpose(0, 2, 3, 1))
+    return g.reshape(*g.shape[:3], groups, -1)
+
+
+def _depthwise_weights(xp, w, groups, layout):
+    """The kernel as (kh, kw, C, m), C-contiguous: output channel c*m + q reads input channel c."""
+    hwio = w if layout == "NHWC" else w.transpose(2, 3, 1, 0)
+    kh, kw, _, o = hwio.shape
+    return xp.ascontiguousarray(hwio).reshape(kh, kw, groups, o // groups)
 
 
 def _cols(xp, x, kh, kw, stride, padding, dilation, groups, last):
@@ -506,14 +596,32 @@ def _kernel_matrix(w, groups, layout):
     return hwio.reshape(kh * kw * cg, groups, o // groups).transpose(1, 0, 2)
 
 
-def _conv2d(xp, x, w, b=None, *, stride=1, padding=0, dilation=1, groups=1, layout="NCHW"):
-    last = layout == "NHWC"
-    kh, kw = (w.shape[0], w.shape[1]) if last else (w.shape[2], w.shape[3])
-    cols, (n, ho, wo) = _cols(xp, x, kh, kw, stride, padding, dilation, groups, last)
+def _conv_gemm(xp, x, w, kh, kw, stride, padding, dilation, groups, layout):
+    """The convolution (N, Ho, Wo, O) as im2col GEMMs."""
+    cols, (n, ho, wo) = _cols(xp, x, kh, kw, stride, padding, dilation, groups, layout == "NHWC")
     out = xp.matmul(cols, _kernel_matrix(w, groups, layout))
     if groups != 1:                         # (G, M, O/G) -> (M, O), the groups' outputs side by side
         out = out.transpose(1, 0, 2).reshape(n * ho * wo, -1)
-    out = out.reshape(n, ho, wo, -1)
+    return out.reshape(n, ho, wo, -1)
+
+
+def _depthwise_conv(xp, x, w, stride, padding, dilation, groups, layout):
+    """The depthwise convolution (N, Ho, Wo, O) tap by tap."""
+    xl, wk = _contiguous_last(xp, x, layout == "NHWC"), _depthwise_weights(xp, w, groups, layout)
+    (sh, sw), (dh, dw), (kh, kw), pads = _pair(stride), _pair(dilation), wk.shape[:2], _pads(padding)
+    ho = (xl.shape[1] + sum(pads[0]) - dh * (kh - 1) - 1) // sh + 1
+    wo = (xl.shape[2] + sum(pads[1]) - dw * (kw - 1) - 1) // sw + 1
+    out = SEAMS.depthwise(xp, xl, wk, pads, ho, wo, sh, sw, dh, dw)
+    return out.reshape(*out.shape[:3], -1)
+
+
+def _conv2d(xp, x, w, b=None, *, stride=1, padding=0, dilation=1, groups=1, layout="NCHW"):
+    last = layout == "NHWC"
+    kh, kw = (w.shape[0], w.shape[1]) if last else (w.shape[2], w.shape[3])
+    if _depthwise(xp, w, groups, layout):
+        out = _depthwise_conv(xp, x, w, stride, padding, dilation, groups, layout)
+    else:
+        out = _conv_gemm(xp, x, w, kh, kw, stride, padding, dilation, groups, layout)
     if b is not None:                       # into the float32 sum, before the one rounding, unless the device
         out = _stage(xp, out)               # rounds the convolution first (cuDNN's, then a half add of the bias)
         out += b
@@ -521,25 +629,42 @@ def _conv2d(xp, x, w, b=None, *, stride=1, padding=0, dilation=1, groups=1, layo
     # channels_last): elementwise ops keep it, and pooling and the next convolution read it without a copy
 
 
+def _depthwise_conv_grad_x(xp, g, x, w, stride, padding, dilation, groups, last):
+    """The depthwise convolution's input gradient (w OIHW) tap by tap, in x's layout."""
+    g, w, (h, wd) = _depthwise_gradient(xp, g, groups, last), _depthwise_weights(xp, w, groups, "NCHW"), _spatial(
+        x, "NHWC" if last else "NCHW")
+    gx = SEAMS.depthwise_grad_x(xp, g, w, h, wd, _pads(padding), *_pair(stride), *_pair(dilation))
+    return gx if last else gx.transpose(0, 3, 1, 2)
+
+
 def _conv2d_grad_x(xp, g, ans, x, w, b=None, *, stride=1, padding=0, dilation=1, groups=1, layout="NCHW"):
     last = layout == "NHWC"
     w = _oihw(w, layout)
     o, cg, kh, kw = w.shape
     n, ho, wo = (g.shape[0], g.shape[1], g.shape[2]) if last else (g.shape[0], g.shape[2], g.shape[3])
+    if _depthwise(xp, w, groups, "NCHW"):
+        return _depthwise_conv_grad_x(xp, g, x, w, stride, padding, dilation, groups, last)
     g2 = g.reshape(-1, o) if last else g.transpose(0, 2, 3, 1).reshape(-1, o)
     if groups == 1:                         # the weight's columns ordered taps first, channels last
         gcols = xp.matmul(g2, w.transpose(0, 2, 3, 1).reshape(o, -1))
         return _untap_last(xp, gcols.reshape(n, ho, wo, kh, kw, cg), x.shape, stride, padding, dilation, last)
     gcols = xp.matmul(g2.reshape(-1, groups, o // groups).transpose(1, 0, 2), w.reshape(groups, o // groups, -1)
                       ).transpose(1, 0, 2)
-    return _untap(xp, gcols.reshape(n, ho, wo, cg * groups, kh, kw), x.shape, stride, padding, dilation, last)
+    # taps first, channels last, as groups == 1: col2im's one pass (the same sums in the same order as _untap's)
+    gcols = gcols.reshape(n, ho, wo, groups, cg, kh, kw).transpose(0, 1, 2, 5, 6, 3, 4)
+    return _untap_last(xp, gcols.reshape(n, ho, wo, kh, kw, -1), x.shape, stride, padding, dilation, last)
 
 
 def _conv2d_grad_w(xp, g, ans, x, w, b=None, *, stride=1, padding=0, dilation=1, groups=1, layout="NCHW"):
     last = layout == "NHWC"
     kh, kw = (w.shape[0], w.shape[1]) if last else (w.shape[2], w.shape[3])
-    cols, _ = _cols(xp, x, kh, kw, stride, padding, dilation, groups, last)
     o = g.shape[-1] if last else g.shape[1]
+    if _depthwise(xp, w, groups, layout):
+        gw = SEAMS.depthwise_grad_w(xp, _contiguous_last(xp, x, last), _depthwise_gradient(xp, g, groups, last), kh, kw,
+                                    _pads(padding), *_pair(stride), *_pair(dilation))
+        hwio = gw.reshape(kh, kw, 1, o)
+        return hwio if last else hwio.transpose(3, 2, 0, 1)
+    cols, _ = _cols(xp, x, kh, kw, stride, padding, dilation, groups, last)
     g2 = g.reshape(-1, o) if last else g.transpose(0, 2, 3, 1).reshape(-1, o)
     if groups == 1:
         gw = xp.matmul(cols.T, g2)          # (kh*kw*C, O): _kernel_matrix's layout

@@ -12,8 +12,9 @@ What it holds:
   float16 result rounded and widened in one pass: the tensor keeps the float32 values beside its storage, as the
   next op (and the backward) would widen it right back; gradients inside the graph kept as such values;
 - widening of the other 8- and 16-bit formats through a table of every code;
-- Numba twins of some of the ops' NumPy passes (col2im, 2x2 max pooling, a masked gradient), of the loss scale's
-  unscaling with its inf check, of fp8 quantisation, and float32 lanes for accumulation chains into narrow formats.
+- Numba twins of some of the ops' NumPy passes (col2im, depthwise convolutions, 2x2 max pooling, a masked
+  gradient), of the loss scale's unscaling with its inf check, of fp8 quantisation, and float32 lanes for
+  accumulation chains into narrow formats.
 - GELU (exact and tanh), LayerNorm over the last axis and embedding's gradient, forward and backward, in one pass or
   a row at a time (NumPy's pairwise sums reproduced), with no full-size float64 temporaries.
 """
@@ -414,6 +415,109 @@ def tiles_max_grad(xp, g, top, x, tiles, layout):
         _max_pool_2x2_grad(xl, _ops._channels_last(top, layout), gl.view(np.int32), gx.view(np.int32))
         return _ops._nchw(gx, layout)
     return PLAIN.tiles_max_grad(xp, g, top, x, tiles, layout)
+
+
+# -- depthwise convolutions: _ops' passes per tap, in their orders, a row at a time ----------------------------------
+# (one output channel per input channel: the kernels' loops over runs of channels vectorise; more, m > 1, is rare
+# and takes the plain path)
+
+@_njit
+def _depthwise_kernel(x, w, out, pt, pl, sh, sw, dh, dw):
+    """_ops.depthwise's sums: out (N, Ho, Wo, C) of x (N, H, W, C) padded by pt rows above and pl columns left (and
+    zeros below and right) and w (kh, kw, C); a row of outputs at a time, from +0, the taps (i, j) in row-major
+    order; a tap in the padding adds 0 * w, as the plain path's padded x does (0 * inf is NaN)."""
+    n, ho, wo, c = out.shape
+    h, wd, zero = x.shape[1], x.shape[2], np.float32(0)
+    for a in range(n):
+        for y in range(ho):
+            out[a, y] = 0       # (here, in the cache: not a pass of its own over memory)
+            for i in range(w.shape[0]):
+                r = y * sh + i * dh - pt
+                for j in range(w.shape[1]):
+                    for z in range(wo):
+                        s = z * sw + j * dw - pl
+                        if 0 <= r < h and 0 <= s < wd:
+                            for k in range(c):
+                                out[a, y, z, k] += x[a, r, s, k] * w[i, j, k]
+                        else:
+                            for k in range(c):
+                                out[a, y, z, k] += zero * w[i, j, k]
+    return out
+
+
+@_njit
+def _depthwise_grad_x_kernel(g, w, gx, pt, pl, sh, sw, dh, dw):
+    """_ops.depthwise_grad_x's sums: gx (N, H, W, C), x's gradient without its padding (pt rows above, pl columns
+    left), of g (N, Ho, Wo, C) and w (kh, kw, C); a row of gx at a time, from +0, the taps that reach it in
+    row-major order."""
+    n, ho, wo, c = g.shape
+    h, wd = gx.shape[1], gx.shape[2]
+    for a in range(n):
+        for r in range(h):
+            gx[a, r] = 0
+            for i in range(w.shape[0]):
+                y = (r + pt - i * dh) // sh
+                if y < 0 or y >= ho or y * sh != r + pt - i * dh:
+                    continue
+                for j in range(w.shape[1]):
+                    for z in range(wo):
+                        s = z * sw + j * dw - pl
+                        if 0 <= s < wd:
+                            for k in range(c):
+                                gx[a, r, s, k] += g[a, y, z, k] * w[i, j, k]
+    return gx
+
+
+@_njit
+def _depthwise_grad_w_kernel(x, g, gw, pt, pl, sh, sw, dh, dw):
+    """_ops.depthwise_grad_w's sums: gw (kh, kw, C), zeros in, of x (N, H, W, C) padded as in _depthwise_kernel
+    and g (N, Ho, Wo, C), the positions (n, y, z) in row-major order for every tap (in the padding: 0 * g)."""
+    n, ho, wo, c = g.shape
+    h, wd, zero = x.shape[1], x.shape[2], np.float32(0)
+    for a in range(n):
+        for y in range(ho):
+            for i in range(gw.shape[0]):
+                r = y * sh + i * dh - pt
+                for j in range(gw.shape[1]):
+                    for z in range(wo):
+                        s = z * sw + j * dw - pl
+                        if 0 <= r < h and 0 <= s < wd:
+                            for k in range(c):
+                                gw[i, j, k] += x[a, r, s, k] * g[a, y, z, k]
+                        else:
+                            for k in range(c):
+                                gw[i, j, k] += zero * g[a, y, z, k]
+    return gw
+
+
+def _one_each(m, *arrays):
+    """Whether the depthwise kernels serve: one output channel per input channel (m == 1), float32 C-contiguous
+    NumPy arrays."""
+    return m == 1 and all(type(a) is np.ndarray and a.dtype is _F32 and a.flags.c_contiguous for a in arrays)
+
+
+def depthwise(xp, x, w, pads, ho, wo, sh, sw, dh, dw):
+    """_ops.depthwise in one pass over the outputs, x's padding read as zeros (no padded copy)."""
+    if _one_each(w.shape[3], x, w):
+        out = np.empty((x.shape[0], ho, wo, x.shape[3]), _F32)
+        return _depthwise_kernel(x, w[..., 0], out, pads[0][0], pads[1][0], sh, sw, dh, dw)[..., None]
+    return PLAIN.depthwise(xp, x, w, pads, ho, wo, sh, sw, dh, dw)
+
+
+def depthwise_grad_x(xp, g, w, h, wd, pads, sh, sw, dh, dw):
+    """_ops.depthwise_grad_x in one pass over the input's gradient, without its padding."""
+    if _one_each(w.shape[3], g, w):
+        gx = np.empty((g.shape[0], h, wd, g.shape[3]), _F32)
+        return _depthwise_grad_x_kernel(g[..., 0], w[..., 0], gx, pads[0][0], pads[1][0], sh, sw, dh, dw)
+    return PLAIN.depthwise_grad_x(xp, g, w, h, wd, pads, sh, sw, dh, dw)
+
+
+def depthwise_grad_w(xp, x, g, kh, kw, pads, sh, sw, dh, dw):
+    """_ops.depthwise_grad_w in one pass over the positions, x's padding read as zeros."""
+    if _one_each(g.shape[4], x, g):
+        gw = np.zeros((kh, kw, x.shape[3]), _F32)
+        return _depthwise_grad_w_kernel(x, g[..., 0], gw, pads[0][0], pads[1][0], sh, sw, dh, dw)[..., None]
+    return PLAIN.depthwise_grad_w(xp, x, g, kh, kw, pads, sh, sw, dh, dw)
 
 
 # -- the loss scale's unscaling and inf check in one pass -----------------------------------------------------------
@@ -935,8 +1039,9 @@ def embedding_grad(xp, g, shape, indices, padding_idx):
 
 SPEED = {"quiet": quiet, **{fn.__name__: fn for fn in (rounded, widened, values, round_result, round_gradient, masked,
                                                        col2im, tiles_max, tiles_max_grad, unscaled, times_in_place,
-                                                       quantized, chain_matmul, gelu, gelu_grad,
-                                                       layer_norm, layer_norm_grad, layer_norm_grad_w, embedding_grad)}}
+                                                       quantized, chain_matmul, depthwise, depthwise_grad_x,
+                                                       depthwise_grad_w, gelu, gelu_grad, layer_norm, layer_norm_grad,
+                                                       layer_norm_grad_w, embedding_grad)}}
 
 
 def install():
