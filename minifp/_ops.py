@@ -1266,13 +1266,15 @@ def _nll_parts(xp, x, target, weight, ignore_index):
     target = xp.asarray(target)
     keep = target != ignore_index
     safe = xp.where(keep, target, 0)
-    w = xp.ones(x.shape[1], x.dtype) if weight is None else xp.asarray(weight).astype(x.dtype)
-    return safe, w[safe] * keep
+    if weight is None:
+        return safe, keep.astype(x.dtype)
+    return safe, xp.asarray(weight).astype(x.dtype)[safe] * keep
 
 
 def _nll_loss(xp, x, *, target, weight=None, ignore_index=-100, reduction="mean"):
     safe, w = _nll_parts(xp, x, target, weight, ignore_index)
-    loss = -xp.take_along_axis(x, safe[:, None], axis=1)[:, 0] * w
+    picked = x[xp.arange(len(x)), safe] if x.ndim == 2 else xp.take_along_axis(x, safe[:, None], axis=1)[:, 0]
+    loss = -picked * w
     return xp.sum(loss) / xp.sum(w) if reduction == "mean" else _reduce(xp, loss, reduction)
 
 

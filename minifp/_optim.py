@@ -13,6 +13,7 @@ import numpy as np
 from . import _memory
 from ._backend import array_module
 from ._rounding import round_to, widen
+from ._seams import SEAMS
 from ._formats import float32
 from ._tensor import Tensor, take
 
@@ -385,7 +386,7 @@ def apply_rule(rule, p, grad, state, update_rounding="nearest", **hyper):
     check_update_rounding(update_rounding)
     g32 = grad.float32() if isinstance(grad, Tensor) else np.asarray(grad, np.float32)
     w32 = p.float32()
-    with np.errstate(all="ignore"):
+    with SEAMS.quiet():
         new = rule(w32, g32, state, **hyper)
     # Rules return a new array (they never mutate their inputs or state), except that one may return w or g
     # itself, or a state array: then p gets a copy.

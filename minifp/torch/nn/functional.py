@@ -442,8 +442,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise RuntimeError(f"Expected target size {[input.shape[0]] + list(input.shape[2:])}, got "
                            f"{list(t.shape)}")
     _check_class_weight(weight, x.shape[1])
-    bad = (t != ignore_index) & ((t < 0) | (t >= x.shape[1]))
-    if bad.any():
+    in_range = t.size == 0 or 0 <= t.min() and t.max() < x.shape[1]     # (the common case, in two passes)
+    bad = None if in_range else (t != ignore_index) & ((t < 0) | (t >= x.shape[1]))
+    if bad is not None and bad.any():
         raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds.")
     out = apply("nll_loss", x, target=t, weight=_array_for(x, weight), ignore_index=ignore_index,
                 reduction=reduction)
