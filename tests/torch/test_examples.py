@@ -66,7 +66,9 @@ def test_cifar_and_imagenet_trainers_save_and_resume(tmp_path):
     out = run("cifar_resnet", "--epochs=1", "--train-size=16", "--width=4", "--resume", cwd=tmp_path)
     assert "Resuming from checkpoint" in out and "Epoch: 1" in out
     out = run("imagenet_style", "--dummy", "--image-size=32", "-b", "16", "-a", "mobilenet_v2", cwd=tmp_path)
-    assert "Acc@5" in out and (tmp_path / "model_best.pth.tar").exists()
+    acc1 = float(re.search(r" \*   Acc@1 ([0-9.]+) Acc@5", out).group(1))
+    assert (tmp_path / "checkpoint.pth.tar").exists()
+    assert (tmp_path / "model_best.pth.tar").exists() == (acc1 > 0)     # is_best = acc1 > best_acc1 (0 at first)
     out = run("imagenet_style", "--dummy", "--image-size=32", "-b", "16", "-a", "mobilenet_v2", "--resume",
               "checkpoint.pth.tar", "--evaluate", cwd=tmp_path)
     assert "loading checkpoint" in out and " *   Acc@1" in out
