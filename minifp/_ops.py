@@ -1167,16 +1167,22 @@ def _kernel_channel_sum(xp, a):
     tx = next((t for t in (32, 64, 128, 256) if length <= t), 512)
     ty = 512 // tx
     nb, nx = -(-n // ty), -(-length // tx)      # zeros pad the grid: x + 0 is x
-    if (nb * ty, nx * tx) != (n, length):
-        a = xp.pad(a, ((0, nb * ty - n), (0, 0), (0, nx * tx - length)))
+    width = tx if nx > 1 else length             # a row shorter than tx: threads x >= length add nothing
+    if (nb * ty, nx * width) != (n, length):
+        a = xp.pad(a, ((0, nb * ty - n), (0, 0), (0, nx * width - length)))
     # thread (y, x) adds rows y, y + ty, ... and within each row elements x, x + tx, ..., in that order: one float32
-    # add of a (C, ty, tx) block of the grid per step
-    blocks = a.reshape(nb, ty, c, nx, tx)
+    # add of a (ty, C, width) block of the grid per step
+    blocks = a.reshape(nb, ty, c, nx, width)
     sums = blocks[0, :, :, 0].copy()
     for k in range(1, nb * nx):
         sums += blocks[k // nx, :, :, k % nx]
-    # thread y * tx + x is lane t % 32 of warp t // 32
-    per_warp = _halving_sum(xp, xp.ascontiguousarray(sums.transpose(0, 2, 1).reshape(16, 32, c).transpose(1, 0, 2)))
+    # thread y * tx + x is lane x % 32 of warp (y * tx + x) // 32: lanes first (each shuffle step's halves
+    # contiguous), the threads past the row holding zeros
+    used = -(-width // 32)
+    sums = xp.pad(sums, ((0, 0), (0, 0), (0, 32 * used - width))) if width % 32 else sums
+    lanes = xp.zeros((32, ty, tx // 32, c), sums.dtype)
+    lanes[:, :, :used] = sums.reshape(ty, c, used, 32).transpose(3, 0, 2, 1)
+    per_warp = _halving_sum(xp, lanes.reshape(32, 16, c))
     return _halving_sum(xp, per_warp)           # the first warp again; its lanes 16..31 hold zeros
 
 
