@@ -222,6 +222,7 @@ class Staged:
 
     def __init__(self, xp, fmt, node, name=None):
         self._xp, self._fmt, self._node, self._name = xp, fmt, node, name
+        self.shared = {}        # what the op's gradients of one backward step share (batch norm's channel sums)
 
     def __getattr__(self, name):
         return getattr(self._xp, name)

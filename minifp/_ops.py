@@ -1186,14 +1186,23 @@ def _kernel_channel_sum(xp, a):
     return _halving_sum(xp, per_warp)           # the first warp again; its lanes 16..31 hold zeros
 
 
+def _kernel_sum(xp, g, x, mu, which):
+    """The kernel's channel sum of dy (which=0) or of dy * (x - mu) (which=1), made once per backward step: the
+    kernel's one reduction serves dx, dw and db alike (x and mu are the node's, the same in each gradient)."""
+    key = (id(g), id(x), which)
+    if key not in xp.shared:
+        xp.shared[key] = _kernel_channel_sum(xp, g if which == 0 else g * (x - mu))
+    return xp.shared[key]
+
+
 def _kernel_grad_x(xp, g, x, w, rstd, axes):
     """The input's gradient as batch_norm_backward_kernel computes it, from its two (staged) channel sums."""
     mu = xp.mean(x, axis=axes, keepdims=True)
     xmu = x - mu
     norm = xp.float32(1 / (x.size // x.shape[1]))
     shape = _channels(x)
-    grad_mean = (_kernel_channel_sum(xp, g) * norm).reshape(shape)
-    proj_scale = (_kernel_channel_sum(xp, g * xmu) * norm).reshape(shape) * rstd * rstd
+    grad_mean = (_kernel_sum(xp, g, x, mu, 0) * norm).reshape(shape)
+    proj_scale = (_kernel_sum(xp, g, x, mu, 1) * norm).reshape(shape) * rstd * rstd
     grad_scale = rstd if w is None else rstd * w.reshape(shape)
     return (g - xmu * proj_scale - grad_mean) * grad_scale
 
@@ -1203,11 +1212,16 @@ def _batch_norm_grad_w(xp, g, ans, x, w=None, b=None, *, mean=None, var=None, ep
     if getattr(type(xp), "stage", None) is None:
         return _per_channel(xp, g * xhat)
     mu = xp.mean(x, axis=axes, keepdims=True) if mean is None else xp.asarray(mean).reshape(_channels(x))
-    return _kernel_channel_sum(xp, g * (x - mu)) * rstd.reshape(-1)    # sum(dy * (x - mean)) * invstd
+    return _kernel_sum(xp, g, x, mu, 1) * rstd.reshape(-1)    # sum(dy * (x - mean)) * invstd
 
 
-defop("batch_norm", _batch_norm, _batch_norm_grad_x, _batch_norm_grad_w,
-      lambda xp, g, ans, x, w=None, b=None, **params: _kernel_channel_sum(xp, g),
+def _batch_norm_grad_b(xp, g, ans, x, w=None, b=None, **params):
+    if getattr(type(xp), "stage", None) is None:
+        return _per_channel(xp, g)
+    return _kernel_sum(xp, g, x, None, 0)
+
+
+defop("batch_norm", _batch_norm, _batch_norm_grad_x, _batch_norm_grad_w, _batch_norm_grad_b,
       doc="x of shape (N, C, ...) normalised per channel by the batch's statistics (or the given mean and var), "
           "times w plus b, one rounding.", method=False, function=False, staged="device",
       example=lambda rng: ((_u(rng, 3, 4, 2), _u(rng, 4), _u(rng, 4)), {"eps": 1e-3}))
