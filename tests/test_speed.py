@@ -3,7 +3,6 @@ tiled max-pool gradient against the general one: bit for bit, ties, signed zeros
 
 The speed module's functions are called directly, so these run without the JIT too (their kernels then run as
 Python loops, on small arrays)."""
-import contextlib
 import dataclasses
 
 import numpy as np
@@ -12,17 +11,6 @@ import pytest
 import minifp as mf
 from minifp import _ops, _speed
 from minifp._seams import PLAIN, SEAMS
-
-
-@contextlib.contextmanager
-def plain_path():
-    """Every seam on the plain path inside the block (what MINIFP_SPEED=0 gives a fresh process)."""
-    saved = dict(vars(SEAMS))
-    vars(SEAMS).update(vars(PLAIN))
-    try:
-        yield
-    finally:
-        vars(SEAMS).update(saved)
 
 
 def _awkward(rng, shape, dtype=np.float32):
@@ -119,7 +107,7 @@ def test_col2im_is_the_array_maths(stride, dilation):
     assert np.array_equal(got.view(np.int32), want.view(np.int32))      # the same sums in the same order
 
 
-def test_a_cnns_gradients_are_the_same_without_the_speed_module():
+def test_a_cnns_gradients_are_the_same_without_the_speed_module(plain_path):
     """Conv, max pooling (both layouts) and their gradients with the speed module, then on the plain path."""
     rng = np.random.default_rng(7)
     x, w = _awkward(rng, (2, 3, 6, 6)), rng.standard_normal((4, 3, 3, 3)).astype(np.float32)

@@ -5,7 +5,6 @@ bit: every bit of every value but a NaN's sign and payload (a NaN is a NaN where
 
 The speed module's functions are called directly, so these run without the JIT too (their kernels then run as
 Python loops, on small arrays)."""
-import contextlib
 
 import numpy as np
 import pytest
@@ -17,17 +16,6 @@ from minifp._seams import PLAIN, SEAMS
 # (channels, multiplier m, kernel, stride, padding, dilation): 3x3 stride 1 and 2 (MobileNet's), odd shapes
 CASES = [(4, 1, 3, 1, 1, 1), (5, 1, 3, 2, 1, 1), (3, 1, (3, 2), (2, 1), ((1, 2), (0, 1)), (1, 2)),
          (2, 1, 1, 1, 0, 1), (3, 1, 5, 3, 2, 2), (3, 2, 3, 1, 1, 1)]
-
-
-@contextlib.contextmanager
-def plain_path():
-    """Every seam on the plain path inside the block (what MINIFP_SPEED=0 gives a fresh process)."""
-    saved = dict(vars(SEAMS))
-    vars(SEAMS).update(vars(PLAIN))
-    try:
-        yield
-    finally:
-        vars(SEAMS).update(saved)
 
 
 def _awkward(rng, shape):
@@ -152,7 +140,7 @@ def _conv_run(x, w, g, dtype, params):
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
 @pytest.mark.parametrize("case", [CASES[0], CASES[1], CASES[2]])
-def test_depthwise_conv2d_is_the_same_without_the_speed_module(case, layout, dtype, monkeypatch):
+def test_depthwise_conv2d_is_the_same_without_the_speed_module(case, layout, dtype, monkeypatch, plain_path):
     """Through the ops (NCHW input channels-last in memory too, as convolutions leave it): the same bits with
     the speed module (its three kernels) and on the plain path, in float32 and the half formats."""
     calls = set()
@@ -190,7 +178,7 @@ def test_a_1x1_kernels_input_gradient_is_col2im_without_the_zeros(last):
 
 
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
-def test_a_grouped_convs_input_gradient_is_the_passes_per_tap(layout):
+def test_a_grouped_convs_input_gradient_is_the_passes_per_tap(layout, plain_path):
     """Groups of several channels: col2im's one pass (the speed module's kernel) gives _untap's sums, tap by
     tap, bit for bit."""
     rng = np.random.default_rng(6)
