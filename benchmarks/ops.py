@@ -29,7 +29,17 @@ CASES = {
     "gelu_tanh": ([(1024, 1024)], lambda t, x: t.nn.functional.gelu(x, approximate="tanh")),
     "layer_norm": ([(1024, 256), (256,), (256,)], lambda t, x, w, b: t.nn.functional.layer_norm(x, (256,), w, b)),
     "softmax": ([(1024, 256)], lambda t, x: t.nn.functional.softmax(x, dim=-1)),
+    "embedding": ([(1000, 256)], lambda t, w: t.nn.functional.embedding(indices(t), w)),
 }
+_INDICES = {}
+
+
+def indices(torch):
+    """The embedding case's (16, 64) indices into 1000 rows, one tensor per framework, made once."""
+    if torch not in _INDICES:
+        import numpy as np
+        _INDICES[torch] = torch.tensor(np.random.default_rng(1).integers(0, 1000, (16, 64)))
+    return _INDICES[torch]
 
 
 def runner(torch, shapes, call):
