@@ -631,8 +631,8 @@ def _conv2d(xp, x, w, b=None, *, stride=1, padding=0, dilation=1, groups=1, layo
 
 def _depthwise_conv_grad_x(xp, g, x, w, stride, padding, dilation, groups, last):
     """The depthwise convolution's input gradient (w OIHW) tap by tap, in x's layout."""
-    g, w, (h, wd) = _depthwise_gradient(xp, g, groups, last), _depthwise_weights(xp, w, groups, "NCHW"), _spatial(
-        x, "NHWC" if last else "NCHW")
+    g, w = _depthwise_gradient(xp, g, groups, last), _depthwise_weights(xp, w, groups, "NCHW")
+    h, wd = _spatial(x, "NHWC" if last else "NCHW")
     gx = SEAMS.depthwise_grad_x(xp, g, w, h, wd, _pads(padding), *_pair(stride), *_pair(dilation))
     return gx if last else gx.transpose(0, 3, 1, 2)
 
@@ -698,8 +698,8 @@ def _conv2d_grad_b(xp, g, ans, x, w, b=None, layout="NCHW", **params):
 defop("conv2d", _conv2d, _conv2d_grad_x, _conv2d_grad_w, _conv2d_grad_b,
       doc="2-D convolution of NCHW x with OIHW weights w (stride, zero padding as an int, a pair or "
           "((top, bottom), (left, right)), dilation, groups) plus an optional bias added to the float32 sum "
-          "before the one rounding (or after a first one, where the device's kernels do so); layout='NHWC': x and the result channels-last, w as (kh, kw, in/groups, "
-          "out), TensorFlow's layouts.", method=False, product="conv", accumulates=True, staged="device",
+          "before the one rounding (or after a first one, where the device's kernels do so); layout='NHWC': x "
+          "and the result channels-last, w as (kh, kw, in/groups, out), TensorFlow's layouts.", method=False, product="conv", accumulates=True, staged="device",
       example=lambda rng: ((_u(rng, 2, 4, 5, 6), _u(rng, 6, 2, 3, 2), _u(rng, 6)),
                            {"stride": (2, 1), "padding": ((1, 2), (0, 1)), "dilation": (1, 2), "groups": 2}))
 
@@ -1138,7 +1138,7 @@ def _batch_norm(xp, x, w=None, b=None, *, mean=None, var=None, eps=1e-5):
 
 def _batch_norm_grad_x(xp, g, ans, x, w=None, b=None, *, mean=None, var=None, eps=1e-5):
     (xhat, rstd), axes = _bn_parts(xp, x, mean, var, eps)
-    if mean is None and getattr(type(xp), "stage", None) is not None:
+    if mean is None and _stages(xp):
         return _kernel_grad_x(xp, g, x, w, rstd, axes)
     gh = g if w is None else g * w.reshape(_channels(x))
     return gh * rstd if mean is not None else _norm_grad(xp, gh, xhat, rstd, axes)
@@ -1159,7 +1159,7 @@ def _kernel_channel_sum(xp, a):
     (Normalization.cuh, reduce() in batch_norm_backward_kernel): 512 threads a channel, getNumThreads(L) of them
     along the L values of each (n, c) row, each summing its elements in float32, every element and every partial
     sum a warp shuffle passes in the input's format; elsewhere the exact sum."""
-    if getattr(type(xp), "stage", None) is None:
+    if not _stages(xp):
         return _per_channel(xp, a)
     n, c = a.shape[:2]
     a = _stage(xp, xp.array(a.reshape(n, c, -1)))
@@ -1209,14 +1209,14 @@ def _kernel_grad_x(xp, g, x, w, rstd, axes):
 
 def _batch_norm_grad_w(xp, g, ans, x, w=None, b=None, *, mean=None, var=None, eps=1e-5):
     (xhat, rstd), axes = _bn_parts(xp, x, mean, var, eps)
-    if getattr(type(xp), "stage", None) is None:
+    if not _stages(xp):
         return _per_channel(xp, g * xhat)
     mu = xp.mean(x, axis=axes, keepdims=True) if mean is None else xp.asarray(mean).reshape(_channels(x))
     return _kernel_sum(xp, g, x, mu, 1) * rstd.reshape(-1)    # sum(dy * (x - mean)) * invstd
 
 
 def _batch_norm_grad_b(xp, g, ans, x, w=None, b=None, **params):
-    if getattr(type(xp), "stage", None) is None:
+    if not _stages(xp):
         return _per_channel(xp, g)
     return _kernel_sum(xp, g, x, None, 0)
 
@@ -1363,7 +1363,7 @@ def _bce_logits_parts(xp, x, y, weight, pos_weight):
 
 def _bce_logits(xp, x, y, *, weight=None, pos_weight=None, reduction="mean"):
     ls, lw, w = _bce_logits_parts(xp, x, y, weight, pos_weight)
-    ls = _stage(xp, ls) if _stages(xp) else ls      # at::log_sigmoid(input): a tensor of x's format
+    ls = _stage(xp, ls)         # at::log_sigmoid(input): a tensor of x's format
     return _reduce(xp, ((1 - y) * x - ls * lw) * w, reduction)
 
 
