@@ -294,7 +294,7 @@ def _matmul(a, bt, emin, man, block, frac, out_man, min_exp, late):
 # exponents come from float64 bits (_bits64 and _float64 are bitcasts, so the loops stay vectorisable).
 
 _NO_TERM = -(1 << 20)     # exponent given to zeros: a product with a zero never sets a block's exponent
-_TILE = 128               # output columns per pass: a tile of b (k = 512) fits L2, the state L1
+_TILE = 128               # most output columns per pass: a tile of b (k = 512) fits L2, the state L1
 
 
 @numba.njit(cache=True, nogil=True)     # serial: O(n**2), and one parallel region per matmul, not three
@@ -311,25 +311,25 @@ def _exponents(x, emin):
 
 @numba.njit(cache=True, nogil=True)
 def _tile(ai, aei, b, be, c0, frac, out_man, low, keep, sub_up, sub_down, block, late):
-    """c0 + ai . b for one row ai of a (aei its exponents) and one packed tile b (k, _TILE) of b's columns."""
-    k = b.shape[0]
-    c, scale, inv = np.empty(_TILE), np.empty(_TILE), np.empty(_TILE)
-    mx, acc = np.empty(_TILE, np.int64), np.empty(_TILE, np.int64)
+    """c0 + ai . b for one row ai of a (aei its exponents) and one packed tile b (k, tile width) of b's columns."""
+    k, tw = b.shape
+    c, scale, inv = np.empty(tw), np.empty(tw), np.empty(tw)
+    mx, acc = np.empty(tw, np.int64), np.empty(tw, np.int64)
     c[:] = c0 + 0.0                 # -0.0 counts as +0.0
-    part = c if late == 0 else np.zeros(_TILE)     # the block FMAs' running result: c itself unless c comes late
+    part = c if late == 0 else np.zeros(tw)     # the block FMAs' running result: c itself unless c comes late
     for kb in range(0, k, block):
         ke = min(kb + block, k)
         if late > 0 and (kb // block) % late == 0:
             part[:] = 0.0
         # the block's exponent: its largest product's and its c's, at least min_exp
-        for j in range(_TILE):
+        for j in range(tw):
             e = max(((_bits64(part[j]) >> 52) & 0x7FF) - 1023, _F32_EMIN)
             mx[j] = e if part[j] != 0.0 else _NO_TERM
         for kk in range(kb, ke):
             e, bek = aei[kk], be[kk]
-            for j in range(_TILE):
+            for j in range(tw):
                 mx[j] = max(mx[j], e + bek[j])
-        for j in range(_TILE):          # 2**(frac - mx) and its inverse, from their bits
+        for j in range(tw):          # 2**(frac - mx) and its inverse, from their bits
             t = max(mx[j], low)
             scale[j] = _float64((1023 + frac - t) << 52)
             inv[j] = _float64((1023 - frac + t) << 52)
@@ -338,18 +338,18 @@ def _tile(ai, aei, b, be, c0, frac, out_man, low, keep, sub_up, sub_down, block,
         # the terms truncated to frac bits below the block's exponent, summed exactly
         for kk in range(kb, ke):
             x, bk = ai[kk], b[kk]
-            for j in range(_TILE):
+            for j in range(tw):
                 acc[j] += np.int64((x * bk[j]) * scale[j])
         # the block's result: the sum truncated to out_man fraction bits in float32's exponent range; an
         # infinite c stays
-        for j in range(_TILE):
+        for j in range(tw):
             v = float(acc[j]) * inv[j]
             y = v * sub_up if abs(v) < 2.0 ** _F32_EMIN else 0.0
             r = _float64(_bits64(v) & keep) if abs(v) >= 2.0 ** _F32_EMIN else float(np.int64(y)) * sub_down
             r = (math.inf if v > 0 else -math.inf) if abs(v) >= 2.0 ** (_F32_EMAX + 1) else r
             part[j] = r + 0.0 if abs(part[j]) < math.inf else part[j]
         if late > 0 and ((kb // block) % late == late - 1 or ke >= k):
-            for j in range(_TILE):      # c added last: one float32 addition, to nearest even
+            for j in range(tw):      # c added last: one float32 addition, to nearest even
                 c[j] = float(np.float32(c[j]) + np.float32(part[j])) + 0.0
     return c
 
@@ -363,20 +363,21 @@ def _fast(a, b, c0, frac, out_man, min_exp, block, late, emin):
     b, be = _exponents(b, emin)
     # b's columns packed into contiguous tiles (zeros past n): a thread works through all rows of a on one
     # tile, which stays in its L2 cache, instead of streaming the whole of b once per row
-    tiles = (n + _TILE - 1) // _TILE
-    bp, bep = np.zeros((tiles, k, _TILE)), np.full((tiles, k, _TILE), _NO_TERM, np.int64)
+    tw = min(_TILE, 8 * -(-n // 8))        # a narrow b (conv channels, 10 classes) packs no unused columns
+    tiles = (n + tw - 1) // tw
+    bp, bep = np.zeros((tiles, k, tw)), np.full((tiles, k, tw), _NO_TERM, np.int64)
     for t in range(tiles):
-        w = min(_TILE, n - t * _TILE)
-        bp[t, :, :w], bep[t, :, :w] = b[:, t * _TILE:t * _TILE + w], be[:, t * _TILE:t * _TILE + w]
+        w = min(tw, n - t * tw)
+        bp[t, :, :w], bep[t, :, :w] = b[:, t * tw:t * tw + w], be[:, t * tw:t * tw + w]
     out = np.empty((m, n), np.float32)
     low = max(min_exp, -400)                # no product of finite inputs nor c lies below 2**-400
     keep = ~((1 << (52 - out_man)) - 1)     # float64 bits kept by truncation to out_man fraction bits
     sub_up, sub_down = 2.0 ** (-_F32_EMIN + out_man), 2.0 ** (_F32_EMIN - out_man)
     for ti in numba.prange(tiles * m):      # tile-major: each thread's share covers few tiles
         t, i = ti // m, ti % m
-        w = min(_TILE, n - t * _TILE)
+        w = min(tw, n - t * tw)
         c = _tile(a[i], ae[i], bp[t], bep[t], c0, frac, out_man, low, keep, sub_up, sub_down, block, late)
-        out[i, t * _TILE:t * _TILE + w] = c[:w]
+        out[i, t * tw:t * tw + w] = c[:w]
     return out
 
 
