@@ -868,20 +868,57 @@ def _block(a):
     return s
 
 
+@functools.partial(_njit_numpy, inline="always")
+def _split(n):
+    """Where numpy's pairwise_sum splits n (above 128): half of it, down to a multiple of 8."""
+    return n // 2 - (n // 2) % 8
+
+
+@functools.partial(_njit_numpy, inline="always")
+def _pairwise1(a, lo, n):
+    """_pairwise of a[lo:lo + n] where it splits at most one level deep."""
+    if n <= 128:
+        return _block(a[lo:lo + n])
+    h = _split(n)
+    return _block(a[lo:lo + h]) + _block(a[lo + h:lo + n])
+
+
+@functools.partial(_njit_numpy, inline="always")
+def _pairwise2(a, lo, n):
+    """_pairwise of a[lo:lo + n] where it splits at most two levels deep."""
+    if n <= 128:
+        return _block(a[lo:lo + n])
+    h = _split(n)
+    return _pairwise1(a, lo, h) + _pairwise1(a, lo + h, n - h)
+
+
+@functools.partial(_njit_numpy, inline="always")
+def _pairwise3(a, lo, n):
+    """_pairwise of a[lo:lo + n] where it splits at most three levels deep."""
+    if n <= 128:
+        return _block(a[lo:lo + n])
+    h = _split(n)
+    return _pairwise2(a, lo, h) + _pairwise2(a, lo + h, n - h)
+
+
 @_njit_numpy
 def _pairwise(a, lo, n, frames, sums):
     """NumPy's pairwise sum of float32 a[lo:lo + n] (numpy's pairwise_sum, as add.reduce runs it over a contiguous
-    axis): blocks of at most 128 (_block), above that the sum of the two halves', split at a multiple of 8. The
-    recursion by a stack of frames (lo, n, halves done) and one of sums, (64, 3) int64 and 64 float32 arrays
+    axis): blocks of at most 128 (_block), above that the sum of the two halves', split at a multiple of 8. Up to
+    three levels of splits by the nested _pairwise3 (the right half is never the smaller, so its splits count the
+    levels); more by a stack of frames (lo, n, halves done) and one of sums, (64, 3) int64 and 64 float32 arrays
     the caller lends: Numba's cache cannot hold a recursive function."""
-    if n <= 128:
-        return _block(a[lo:lo + n])
+    m, levels = n, 0
+    while m > 128:
+        m, levels = m - _split(m), levels + 1
+    if levels <= 3:     # the stack costs a LayerNorm row of 256 about as much as its two blocks' sums do
+        return _pairwise3(a, lo, n)
     frames[0, 0], frames[0, 1], frames[0, 2] = lo, n, 0
     depth, held = 1, 0
     while depth:
         f = frames[depth - 1]
         start, size, done = f[0], f[1], f[2]
-        half = size // 2 - (size // 2) % 8
+        half = _split(size)
         if size <= 128:
             sums[held] = _block(a[start:start + size])
             held += 1
