@@ -973,13 +973,15 @@ def _layer_norm_kernel(x, w, b, eps, out):
 
 
 @_njit_numpy
-def _layer_norm_grad_kernel(g, x, w, eps, out):
-    """out = _ops.layer_norm_grad for (rows, n) float32 g and x (w: ones where the op has none)."""
+def _layer_norm_grad_kernel(g, x, w, eps, out, stats):
+    """out = _ops.layer_norm_grad for (rows, n) float32 g and x (w: ones where the op has none); each row's mean
+    and 1 / sqrt(var + eps) into the (rows, 2) float32 stats."""
     n = x.shape[1]
     d, xhat, gh, stacks = np.empty(n, np.float32), np.empty(n, np.float32), np.empty(n, np.float32), _stacks()
     for r in range(x.shape[0]):
         row, gr, o = x[r], g[r], out[r]
         mean, rstd = _row_stats(row, eps, d, stacks)
+        stats[r, 0], stats[r, 1] = mean, rstd
         for i in range(n):
             xhat[i] = (row[i] - mean) * rstd
             gh[i] = gr[i] * w[i]
@@ -993,12 +995,13 @@ def _layer_norm_grad_kernel(g, x, w, eps, out):
 
 
 @_njit_numpy
-def _layer_norm_grad_w_kernel(g, x, eps, out):
-    """out = g * xhat for (rows, n) float32 g and x."""
+def _layer_norm_grad_w_kernel(g, x, eps, out, stats, known):
+    """out = g * xhat for (rows, n) float32 g and x (known: stats holds the rows' statistics already, as
+    _layer_norm_grad_kernel writes them)."""
     d, stacks = np.empty(x.shape[1], np.float32), _stacks()
     for r in range(x.shape[0]):
         row, gr, o = x[r], g[r], out[r]
-        mean, rstd = _row_stats(row, eps, d, stacks)
+        mean, rstd = (stats[r, 0], stats[r, 1]) if known else _row_stats(row, eps, d, stacks)
         for i in range(row.size):
             y = gr[i] * ((row[i] - mean) * rstd)
             o[i] = _NAN32 if y != y else y
@@ -1026,13 +1029,23 @@ def layer_norm(xp, x, w, b, normalized_ndim, eps):
     return out
 
 
+# (g, x, eps, row statistics) of the last layer_norm_grad with a weight: the layer_norm_grad_w of the same
+# backward step (the same g and x arrays: every step's g is a new one) reads them instead of making them again.
+# One tuple, replaced whole: a thread's step that finds another's arrays makes its own.
+_ROW_STATS = None
+
+
 def layer_norm_grad(xp, g, x, w, normalized_ndim, eps):
     """_ops.layer_norm_grad likewise."""
+    global _ROW_STATS
     if not (_rows(xp, normalized_ndim, x, g, w) and g.shape == x.shape):
         return PLAIN.layer_norm_grad(xp, g, x, w, normalized_ndim, eps)
     n = x.shape[-1]
-    out = np.empty(x.shape, _F32)
-    _layer_norm_grad_kernel(g.reshape(-1, n), x.reshape(-1, n), _or(w, n, 1), np.float32(eps), out.reshape(-1, n))
+    out, stats = np.empty(x.shape, _F32), np.empty((x.size // n, 2), _F32)
+    _layer_norm_grad_kernel(g.reshape(-1, n), x.reshape(-1, n), _or(w, n, 1), np.float32(eps), out.reshape(-1, n),
+                            stats)
+    if w is not None:
+        _ROW_STATS = (g, x, eps, stats)
     return out
 
 
@@ -1040,9 +1053,14 @@ def layer_norm_grad_w(xp, g, x, normalized_ndim, eps):
     """_ops.layer_norm_grad_w likewise."""
     if not (_rows(xp, normalized_ndim, x, g) and g.shape == x.shape):
         return PLAIN.layer_norm_grad_w(xp, g, x, normalized_ndim, eps)
+    global _ROW_STATS
     n = x.shape[-1]
-    out = np.empty(x.shape, _F32)
-    _layer_norm_grad_w_kernel(g.reshape(-1, n), x.reshape(-1, n), np.float32(eps), out.reshape(-1, n))
+    out, last = np.empty(x.shape, _F32), _ROW_STATS
+    known = last is not None and last[0] is g and last[1] is x and last[2] == eps
+    if known:
+        _ROW_STATS = None
+    stats = last[3] if known else np.empty((0, 2), _F32)
+    _layer_norm_grad_w_kernel(g.reshape(-1, n), x.reshape(-1, n), np.float32(eps), out.reshape(-1, n), stats, known)
     return out
 
 
