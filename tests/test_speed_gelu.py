@@ -43,6 +43,21 @@ def test_every_half_value(fmt):
     _check(x, x[::-1].copy())
 
 
+@pytest.mark.parametrize("fmt", ["float16", "bfloat16"])
+def test_half_values_by_table(fmt):
+    """Arrays of 16-bit values take the exact GELU's tables (float16's without NaNs: the CPU's conversion quiets
+    the signalling ones, whose arrays take the formula), and a single other value sends an array to the formula."""
+    x = _halves(fmt)
+    x = x[~np.isnan(x)] if fmt == "float16" else x
+    g = np.random.default_rng(17).standard_normal(x.size).astype(np.float32)
+    ys, ds = _speed._tables()
+    if _intrinsics.JIT and (fmt == "bfloat16" or _speed.HALF):
+        assert _speed._half_kind(x, ys) == (1 if fmt == "bfloat16" else 2)
+        assert _speed._half_kind(np.append(x, np.float32(1 / 3)), ys) == 0
+    _check(x, g)
+    _check(np.append(x, np.float32(1 / 3)), np.append(g, np.float32(2)))
+
+
 def _ends():
     """x about where erfc's and the derivative's exp64 leave the normal range (-z*z + poly and -x*x/2 reach
     -708.4 and -745.1, around x = -37.6 and -38.6) and where 2 - erfc stops moving (x about 8 to 14), with their
