@@ -724,25 +724,12 @@ def _erfc64(z):
     return r if z >= 0 else 2 - r
 
 
-@functools.partial(_njit_numpy, inline="always")
-def _gelu_one(v):
-    """_ops.gelu of one float32, before its NaNs become the quiet one."""
-    return np.float32(np.float64(v * _HALF32) * _erfc64(np.float64(-v * _SQRT_HALF32)))
-
-
-@functools.partial(_njit_numpy, inline="always")
-def _gelu_d(v):
-    """gelu's float64 derivative at one float32, as _ops.gelu_grad computes it."""
-    w = np.float64(v)
-    return 0.5 * _erfc64(np.float64(-v * _SQRT_HALF32)) + w * _exp64(-0.5 * (w * w)) / _SQRT_2PI
-
-
 @_njit_numpy
-def _half_kind(x, tables):
-    """Which 16-bit format every float32 of x is a value of, for tables of 65536 entries a format: 1 bfloat16 (the
-    low 16 bits 0), 2 float16 (a round trip through it keeps the bits), 0 neither (or no tables). A float32 array
+def _half_kind(x, entries):
+    """Which 16-bit format every float32 of x is a value of, given tables of `entries` a format (0: none): 1
+    bfloat16 (the low 16 bits 0), 2 float16 (a round trip through it keeps the bits), 0 neither. A float32 array
     stops at its first element mostly."""
-    if tables.shape[1] == 0:
+    if entries == 0:
         return 0
     bf = True
     for i in range(x.size):
@@ -766,63 +753,52 @@ def _code(v, kind):
 
 
 @_njit_numpy
-def _gelu_values(x, out):
-    """out = _gelu_one of flat float32 x, NaNs the quiet one."""
-    for i in range(x.size):
-        y = _gelu_one(x[i])
-        out[i] = _NAN32 if y != y else y
-
-
-@_njit_numpy
 def _gelu_kernel(x, out, tables):
-    """out = _ops.gelu(x) for flat float32 arrays: by table (its row kind - 1: _gelu_values of the 65536 values)
-    where every x is a bfloat16 or a float16 value (the engine's half-precision GELU), else value by value."""
-    kind = _half_kind(x, tables)
-    if kind == 0:
-        _gelu_values(x, out)
+    """out = _ops.gelu(x) for flat float32 arrays: by table (row kind - 1 of _tables()[0]) where every x is a
+    bfloat16 or a float16 value (the engine's half-precision GELU), else value by value."""
+    kind = _half_kind(x, tables.shape[1])
+    if kind:
+        table = tables[kind - 1]
+        for i in range(x.size):
+            out[i] = table[_code(x[i], kind)]
         return
-    table = tables[kind - 1]
     for i in range(x.size):
-        out[i] = table[_code(x[i], kind)]
+        v = x[i]
+        y = np.float32(np.float64(v * _HALF32) * _erfc64(np.float64(-v * _SQRT_HALF32)))
+        out[i] = _NAN32 if y != y else y
 
 
 @_njit_numpy
 def _gelu_grad_kernel(g, x, out, tables):
-    """out = _ops.gelu_grad(g, x) for flat float32 arrays, the derivative by table (of _gelu_d) likewise."""
-    kind = _half_kind(x, tables)
-    if kind == 0:
+    """out = _ops.gelu_grad(g, x) for flat float32 arrays, the derivative by table (_tables()[1]) likewise."""
+    kind = _half_kind(x, tables.shape[1])
+    if kind:
+        table = tables[kind - 1]
         for i in range(x.size):
-            y = np.float32(np.float64(g[i]) * _gelu_d(x[i]))
+            y = np.float32(np.float64(g[i]) * table[_code(x[i], kind)])
             out[i] = _NAN32 if y != y else y
         return
-    table = tables[kind - 1]
     for i in range(x.size):
-        y = np.float32(np.float64(g[i]) * table[_code(x[i], kind)])
+        v = x[i]
+        w = np.float64(v)
+        d = 0.5 * _erfc64(np.float64(-v * _SQRT_HALF32)) + w * _exp64(-0.5 * (w * w)) / _SQRT_2PI
+        y = np.float32(np.float64(g[i]) * d)
         out[i] = _NAN32 if y != y else y
-
-
-@_njit_numpy
-def _gelu_tables(values, ys, ds):
-    """ys, ds = gelu and its derivative at each float32 of the (2, 65536) values."""
-    for k in range(values.shape[0]):
-        _gelu_values(values[k], ys[k])
-        for i in range(values.shape[1]):
-            ds[k, i] = _gelu_d(values[k, i])
 
 
 _TABLES = []        # [gelu's table, its derivative's]: (2, 65536) each, rows bfloat16 and float16, made at first use
 
 
 def _tables():
-    """GELU's tables for the 16-bit formats' values (empty without the JIT: 65536 Python loops)."""
+    """Exact GELU (float32) and its derivative (float64) at every bfloat16 and float16 value, by the plain path's
+    NumPy (no kernels to compile); empty without the JIT."""
     if not JIT:
         return np.empty((2, 0), _F32), np.empty((2, 0))
     if not _TABLES:
         codes = np.arange(1 << 16, dtype=np.uint32)
         values = np.stack([(codes << 16).view(_F32), codes.astype(np.uint16).view(np.float16).astype(_F32)])
-        ys, ds = np.empty(values.shape, _F32), np.empty(values.shape)
-        _gelu_tables(values, ys, ds)
-        _TABLES[:] = ys, ds
+        with np.errstate(all="ignore"):
+            _TABLES[:] = PLAIN.gelu(np, values, "none"), _ops._gelu_derivative(np, values)
     return _TABLES[0], _TABLES[1]
 
 
