@@ -959,9 +959,13 @@ def gelu_grad(xp, g, x, approximate):
     if approximate == "tanh":
         t = xp.tanh(_GELU_TANH * (x + 0.044715 * x * x * x))
         return _one_nan(xp, g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _GELU_TANH * (1 + 3 * 0.044715 * x * x)))
+    return _one_nan(xp, (g * _gelu_derivative(xp, x)).astype(x.dtype))
+
+
+def _gelu_derivative(xp, x):
+    """The exact form's derivative at x, in float64."""
     cdf = 0.5 * _erfc(xp, -x * math.sqrt(0.5), _exp(xp))
-    d = cdf + x * exp64(xp, -0.5 * x.astype("float64") ** 2) / math.sqrt(2 * math.pi)
-    return _one_nan(xp, (g * d).astype(x.dtype))
+    return cdf + x * exp64(xp, -0.5 * x.astype("float64") ** 2) / math.sqrt(2 * math.pi)
 
 
 def _gelu(xp, x, *, approximate="none"):

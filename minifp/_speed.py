@@ -725,8 +725,43 @@ def _erfc64(z):
 
 
 @_njit_numpy
-def _gelu_kernel(x, out):
-    """out = _ops.gelu(x) for flat float32 arrays."""
+def _half_kind(x, entries):
+    """Which 16-bit format every float32 of x is a value of, given tables of `entries` a format (0: none): 1
+    bfloat16 (the low 16 bits 0), 2 float16 (a round trip through it keeps the bits), 0 neither. A float32 array
+    stops at its first element mostly."""
+    if entries == 0:
+        return 0
+    bf = True
+    for i in range(x.size):
+        if bits_of(x[i]) & 0xFFFF:
+            bf = False
+            break
+    if bf:
+        return 1
+    if not HALF:
+        return 0
+    for i in range(x.size):
+        if bits_of(single_of(np.uint16(half_of(x[i]) & 0xFFFF))) != bits_of(x[i]):
+            return 0
+    return 2
+
+
+@functools.partial(_njit_numpy, inline="always")
+def _code(v, kind):
+    """The bfloat16 (kind 1) or float16 (kind 2) code of float32 v, a value of that format."""
+    return (bits_of(v) >> 16) & 0xFFFF if kind == 1 else half_of(v) & 0xFFFF
+
+
+@_njit_numpy
+def _gelu_kernel(x, out, tables):
+    """out = _ops.gelu(x) for flat float32 arrays: by table (row kind - 1 of _tables()[0]) where every x is a
+    bfloat16 or a float16 value (the engine's half-precision GELU), else value by value."""
+    kind = _half_kind(x, tables.shape[1])
+    if kind:
+        table = tables[kind - 1]
+        for i in range(x.size):
+            out[i] = table[_code(x[i], kind)]
+        return
     for i in range(x.size):
         v = x[i]
         y = np.float32(np.float64(v * _HALF32) * _erfc64(np.float64(-v * _SQRT_HALF32)))
@@ -734,14 +769,37 @@ def _gelu_kernel(x, out):
 
 
 @_njit_numpy
-def _gelu_grad_kernel(g, x, out):
-    """out = _ops.gelu_grad(g, x) for flat float32 arrays."""
+def _gelu_grad_kernel(g, x, out, tables):
+    """out = _ops.gelu_grad(g, x) for flat float32 arrays, the derivative by table (_tables()[1]) likewise."""
+    kind = _half_kind(x, tables.shape[1])
+    if kind:
+        table = tables[kind - 1]
+        for i in range(x.size):
+            y = np.float32(np.float64(g[i]) * table[_code(x[i], kind)])
+            out[i] = _NAN32 if y != y else y
+        return
     for i in range(x.size):
         v = x[i]
         w = np.float64(v)
         d = 0.5 * _erfc64(np.float64(-v * _SQRT_HALF32)) + w * _exp64(-0.5 * (w * w)) / _SQRT_2PI
         y = np.float32(np.float64(g[i]) * d)
         out[i] = _NAN32 if y != y else y
+
+
+_TABLES = []        # [gelu's table, its derivative's]: (2, 65536) each, rows bfloat16 and float16, made at first use
+
+
+def _tables():
+    """Exact GELU (float32) and its derivative (float64) at every bfloat16 and float16 value, by the plain path's
+    NumPy (no kernels to compile); empty without the JIT."""
+    if not JIT:
+        return np.empty((2, 0), _F32), np.empty((2, 0))
+    if not _TABLES:
+        codes = np.arange(1 << 16, dtype=np.uint32)
+        values = np.stack([(codes << 16).view(_F32), codes.astype(np.uint16).view(np.float16).astype(_F32)])
+        with np.errstate(all="ignore"):
+            _TABLES[:] = PLAIN.gelu(np, values, "none"), _ops._gelu_derivative(np, values)
+    return _TABLES[0], _TABLES[1]
 
 
 @_njit_numpy
@@ -799,7 +857,7 @@ def gelu(xp, x, approximate):
     if approximate == "tanh":
         return _tanh_form(_gelu_tanh_kernel, x)
     out = np.empty(x.shape, _F32)
-    _gelu_kernel(x.reshape(-1), out.reshape(-1))
+    _gelu_kernel(x.reshape(-1), out.reshape(-1), _tables()[0])
     return out
 
 
@@ -810,7 +868,7 @@ def gelu_grad(xp, g, x, approximate):
     if approximate == "tanh":
         return _tanh_form(_gelu_tanh_grad_kernel, x, g)
     out = np.empty(x.shape, _F32)
-    _gelu_grad_kernel(g.reshape(-1), x.reshape(-1), out.reshape(-1))
+    _gelu_grad_kernel(g.reshape(-1), x.reshape(-1), out.reshape(-1), _tables()[1])
     return out
 
 
@@ -868,20 +926,57 @@ def _block(a):
     return s
 
 
+@functools.partial(_njit_numpy, inline="always")
+def _split(n):
+    """Where numpy's pairwise_sum splits n (above 128): half of it, down to a multiple of 8."""
+    return n // 2 - (n // 2) % 8
+
+
+@functools.partial(_njit_numpy, inline="always")
+def _pairwise1(a, lo, n):
+    """_pairwise of a[lo:lo + n] where it splits at most one level deep."""
+    if n <= 128:
+        return _block(a[lo:lo + n])
+    h = _split(n)
+    return _block(a[lo:lo + h]) + _block(a[lo + h:lo + n])
+
+
+@functools.partial(_njit_numpy, inline="always")
+def _pairwise2(a, lo, n):
+    """_pairwise of a[lo:lo + n] where it splits at most two levels deep."""
+    if n <= 128:
+        return _block(a[lo:lo + n])
+    h = _split(n)
+    return _pairwise1(a, lo, h) + _pairwise1(a, lo + h, n - h)
+
+
+@functools.partial(_njit_numpy, inline="always")
+def _pairwise3(a, lo, n):
+    """_pairwise of a[lo:lo + n] where it splits at most three levels deep."""
+    if n <= 128:
+        return _block(a[lo:lo + n])
+    h = _split(n)
+    return _pairwise2(a, lo, h) + _pairwise2(a, lo + h, n - h)
+
+
 @_njit_numpy
 def _pairwise(a, lo, n, frames, sums):
     """NumPy's pairwise sum of float32 a[lo:lo + n] (numpy's pairwise_sum, as add.reduce runs it over a contiguous
-    axis): blocks of at most 128 (_block), above that the sum of the two halves', split at a multiple of 8. The
-    recursion by a stack of frames (lo, n, halves done) and one of sums, (64, 3) int64 and 64 float32 arrays
+    axis): blocks of at most 128 (_block), above that the sum of the two halves', split at a multiple of 8. Up to
+    three levels of splits by the nested _pairwise3 (the right half is never the smaller, so its splits count the
+    levels); more by a stack of frames (lo, n, halves done) and one of sums, (64, 3) int64 and 64 float32 arrays
     the caller lends: Numba's cache cannot hold a recursive function."""
-    if n <= 128:
-        return _block(a[lo:lo + n])
+    m, levels = n, 0
+    while m > 128:
+        m, levels = m - _split(m), levels + 1
+    if levels <= 3:     # the stack costs a LayerNorm row of 256 about as much as its two blocks' sums do
+        return _pairwise3(a, lo, n)
     frames[0, 0], frames[0, 1], frames[0, 2] = lo, n, 0
     depth, held = 1, 0
     while depth:
         f = frames[depth - 1]
         start, size, done = f[0], f[1], f[2]
-        half = size // 2 - (size // 2) % 8
+        half = _split(size)
         if size <= 128:
             sums[held] = _block(a[start:start + size])
             held += 1
@@ -936,13 +1031,15 @@ def _layer_norm_kernel(x, w, b, eps, out):
 
 
 @_njit_numpy
-def _layer_norm_grad_kernel(g, x, w, eps, out):
-    """out = _ops.layer_norm_grad for (rows, n) float32 g and x (w: ones where the op has none)."""
+def _layer_norm_grad_kernel(g, x, w, eps, out, stats):
+    """out = _ops.layer_norm_grad for (rows, n) float32 g and x (w: ones where the op has none); each row's mean
+    and 1 / sqrt(var + eps) into the (rows, 2) float32 stats."""
     n = x.shape[1]
     d, xhat, gh, stacks = np.empty(n, np.float32), np.empty(n, np.float32), np.empty(n, np.float32), _stacks()
     for r in range(x.shape[0]):
         row, gr, o = x[r], g[r], out[r]
         mean, rstd = _row_stats(row, eps, d, stacks)
+        stats[r, 0], stats[r, 1] = mean, rstd
         for i in range(n):
             xhat[i] = (row[i] - mean) * rstd
             gh[i] = gr[i] * w[i]
@@ -956,12 +1053,13 @@ def _layer_norm_grad_kernel(g, x, w, eps, out):
 
 
 @_njit_numpy
-def _layer_norm_grad_w_kernel(g, x, eps, out):
-    """out = g * xhat for (rows, n) float32 g and x."""
+def _layer_norm_grad_w_kernel(g, x, eps, out, stats, known):
+    """out = g * xhat for (rows, n) float32 g and x (known: stats holds the rows' statistics already, as
+    _layer_norm_grad_kernel writes them)."""
     d, stacks = np.empty(x.shape[1], np.float32), _stacks()
     for r in range(x.shape[0]):
         row, gr, o = x[r], g[r], out[r]
-        mean, rstd = _row_stats(row, eps, d, stacks)
+        mean, rstd = (stats[r, 0], stats[r, 1]) if known else _row_stats(row, eps, d, stacks)
         for i in range(row.size):
             y = gr[i] * ((row[i] - mean) * rstd)
             o[i] = _NAN32 if y != y else y
@@ -989,13 +1087,23 @@ def layer_norm(xp, x, w, b, normalized_ndim, eps):
     return out
 
 
+# (g, x, eps, row statistics) of the last layer_norm_grad with a weight: the layer_norm_grad_w of the same
+# backward step (the same g and x arrays: every step's g is a new one) reads them instead of making them again.
+# One tuple, replaced whole: a thread's step that finds another's arrays makes its own.
+_ROW_STATS = None
+
+
 def layer_norm_grad(xp, g, x, w, normalized_ndim, eps):
     """_ops.layer_norm_grad likewise."""
+    global _ROW_STATS
     if not (_rows(xp, normalized_ndim, x, g, w) and g.shape == x.shape):
         return PLAIN.layer_norm_grad(xp, g, x, w, normalized_ndim, eps)
     n = x.shape[-1]
-    out = np.empty(x.shape, _F32)
-    _layer_norm_grad_kernel(g.reshape(-1, n), x.reshape(-1, n), _or(w, n, 1), np.float32(eps), out.reshape(-1, n))
+    out, stats = np.empty(x.shape, _F32), np.empty((x.size // n, 2), _F32)
+    _layer_norm_grad_kernel(g.reshape(-1, n), x.reshape(-1, n), _or(w, n, 1), np.float32(eps), out.reshape(-1, n),
+                            stats)
+    if w is not None:
+        _ROW_STATS = (g, x, eps, stats)
     return out
 
 
@@ -1003,9 +1111,14 @@ def layer_norm_grad_w(xp, g, x, normalized_ndim, eps):
     """_ops.layer_norm_grad_w likewise."""
     if not (_rows(xp, normalized_ndim, x, g) and g.shape == x.shape):
         return PLAIN.layer_norm_grad_w(xp, g, x, normalized_ndim, eps)
+    global _ROW_STATS
     n = x.shape[-1]
-    out = np.empty(x.shape, _F32)
-    _layer_norm_grad_w_kernel(g.reshape(-1, n), x.reshape(-1, n), np.float32(eps), out.reshape(-1, n))
+    out, last = np.empty(x.shape, _F32), _ROW_STATS
+    known = last is not None and last[0] is g and last[1] is x and last[2] == eps
+    if known:
+        _ROW_STATS = None
+    stats = last[3] if known else np.empty((0, 2), _F32)
+    _layer_norm_grad_w_kernel(g.reshape(-1, n), x.reshape(-1, n), np.float32(eps), out.reshape(-1, n), stats, known)
     return out
 
 
