@@ -31,7 +31,7 @@ from numba import prange
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-from . import _accumulate, _fp8, _loss_scale, _ops, _rounding, _tensor  # noqa: F401  (the seams' modules)
+from . import _accumulate, _compute, _fp8, _loss_scale, _ops, _rounding, _tensor  # noqa: F401  (the seams' modules)
 from ._formats import FORMATS, as_format, bfloat16, float16
 from ._intrinsics import HARDWARE_HALF, JIT, bits64_of, bits_of, float64_of, float_of, half_of, i32, single_of
 from ._seams import PLAIN, SEAMS
@@ -1037,11 +1037,107 @@ def embedding_grad(xp, g, shape, indices, padding_idx):
     return PLAIN.embedding_grad(xp, g, shape, indices, padding_idx)
 
 
+# -- the H100's native bfloat16 batch-norm backward: its staged channel sums in one pass ------------------------
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _bf16_value(v):
+    """v rounded to bfloat16 (nearest-even; a NaN quieted, the top of its payload kept), as a float32: _rounding's
+    bfloat16 formula, the code shifted back into place."""
+    b = bits_of(v)
+    w = i32(b | i32(0x7FC00000)) if v != v else i32(i32(b + i32(np.right_shift(b, 16) & i32(1))) + i32(0x7FFF))
+    return float_of(i32(w & i32(-65536)))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _first_nan(a, r):
+    """r (a + b, a - b or a * b), but a where a is NaN: NumPy's loops keep the first operand's NaN of two, and LLVM
+    may swap the operands of an addition or a product."""
+    return a if a != a else r
+
+
+@_njit
+def _bn_sums_bf16(g, x, mu, product, tx, channels_last, out):
+    """out[k] = _ops._kernel_channel_sum of channel k of g (or of g * (x - mu), float32 products) staged in
+    bfloat16; g and x (N, C, L), or (N, L, C) where channels_last. Thread (y, z) of 512 adds rows y, y + ty, ...
+    and within each the elements z, z + width, ... in that order (the grid's padding of +0 after them: adding +0
+    commutes with the other additions), then each warp's shuffle-down sum and the first warp's over the 16 warps,
+    every value a lane passes staged."""
+    n, c, length = (g.shape[0], g.shape[2], g.shape[1]) if channels_last else g.shape
+    ty = 512 // tx
+    width = tx if length > tx else length
+    sums = np.full((ty, c, width), -0.0, np.float32)      # -0: x + -0 is x, as the first block's copy
+    if channels_last:
+        acc = np.full((ty, width, c), -0.0, np.float32)
+        for r in range(n):
+            for ll in range(length):
+                a, gr, xr = acc[r % ty, ll % width], g[r, ll], x[r, ll]
+                for k in range(c):
+                    v = _first_nan(gr[k], gr[k] * _first_nan(xr[k], xr[k] - mu[k])) if product else gr[k]
+                    a[k] = _first_nan(a[k], a[k] + _bf16_value(v))
+        for y in range(ty):
+            for z in range(width):
+                for k in range(c):
+                    sums[y, k, z] = acc[y, z, k]
+    else:
+        for r in range(n):
+            for k in range(c):
+                a, gr, xr, m = sums[r % ty, k], g[r, k], x[r, k], mu[k]
+                for base in range(0, length, width):
+                    for z in range(min(width, length - base)):
+                        v = _first_nan(gr[base + z], gr[base + z] * _first_nan(xr[base + z], xr[base + z] - m)) \
+                            if product else gr[base + z]
+                        a[z] = _first_nan(a[z], a[z] + _bf16_value(v))
+    pad_y = n % ty if n % ty else ty                        # rows, columns from here on got the grid's +0 padding
+    pad_z = length % width if length > tx and length % width else width
+    warps = tx // 32
+    lanes, per_warp = np.empty(32, np.float32), np.empty(16, np.float32)
+    for k in range(c):
+        for y in range(ty):
+            for w in range(warps):
+                for lane in range(32):
+                    z = 32 * w + lane
+                    s = np.float32(0.0)
+                    if z < width:
+                        s = sums[y, k, z] + np.float32(0.0) if y >= pad_y or z >= pad_z else sums[y, k, z]
+                    lanes[lane] = s
+                half = 16
+                while half:
+                    for lane in range(half):
+                        lanes[lane] = _first_nan(lanes[lane], lanes[lane] + _bf16_value(lanes[lane + half]))
+                    half //= 2
+                per_warp[y * warps + w] = lanes[0]
+        half = 8
+        while half:
+            for lane in range(half):
+                per_warp[lane] = _first_nan(per_warp[lane], per_warp[lane] + _bf16_value(per_warp[lane + half]))
+            half //= 2
+        out[k] = per_warp[0]
+    return out
+
+
+def kernel_channel_sums(xp, g, x=None, mu=None):
+    """The native batch norm's staged channel sums in bfloat16 in one pass, no temporaries (no monitor watching:
+    a monitor counts each staged rounding)."""
+    if type(xp) is _compute.Staged and xp._fmt == bfloat16 and not STATE.monitors and type(g) is np.ndarray \
+            and g.dtype is _F32 and g.ndim >= 2 and g.size and (x is None or (
+                type(x) is type(mu) is np.ndarray and x.dtype is mu.dtype is _F32 and x.shape == g.shape
+                and mu.size == g.shape[1])):
+        n, c = g.shape[:2]
+        g3 = g.reshape(n, c, -1)
+        x3, m = (g3, np.zeros(c, _F32)) if x is None else (x.reshape(n, c, -1), np.ascontiguousarray(mu.reshape(-1)))
+        last = not g3.flags.c_contiguous and g3.transpose(0, 2, 1).flags.c_contiguous    # a conv's NHWC memory
+        g3, x3 = (np.ascontiguousarray(a.transpose(0, 2, 1) if last else a) for a in (g3, x3))
+        tx = next((t for t in (32, 64, 128, 256) if g3.shape[2 - last] <= t), 512)
+        return _bn_sums_bf16(g3, x3, m, x is not None, tx, last, np.empty(c, _F32))
+    return PLAIN.kernel_channel_sums(xp, g, x, mu)
+
+
 SPEED = {"quiet": quiet, **{fn.__name__: fn for fn in (rounded, widened, values, round_result, round_gradient, masked,
                                                        col2im, tiles_max, tiles_max_grad, unscaled, times_in_place,
                                                        quantized, chain_matmul, depthwise, depthwise_grad_x,
                                                        depthwise_grad_w, gelu, gelu_grad, layer_norm, layer_norm_grad,
-                                                       layer_norm_grad_w, embedding_grad)}}
+                                                       layer_norm_grad_w, embedding_grad,
+                                                       kernel_channel_sums)}}
 
 
 def install():
