@@ -134,21 +134,70 @@ def _in_memory_order(fn, x, *rest):
     return tuple(o.transpose(back) for o in out) if isinstance(out, tuple) else out.transpose(back)
 
 
-def _half_codes(x):
-    out = np.empty(x.shape, _F16)
-    HALF_CODES[x.ndim](x, out)
+@numba.njit(cache=True, nogil=True, inline="always")
+def _bf16_value(v):
+    """v rounded to bfloat16 (nearest-even; a NaN quieted, the top of its payload kept), as a float32: _rounding's
+    bfloat16 formula, the code shifted back into place."""
+    b = bits_of(v)
+    w = i32(b | i32(0x7FC00000)) if v != v else i32(i32(b + i32(np.right_shift(b, 16) & i32(1))) + i32(0x7FFF))
+    return float_of(i32(w & i32(-65536)))
+
+
+@_njit
+def _round_bf16(x, out):
+    """float32 -> bfloat16 codes (as _rounding's kernel writes them)."""
+    x, out = x.reshape(-1), out.reshape(-1)
+    for i in range(x.size):
+        out[i] = np.uint16(np.right_shift(bits_of(_bf16_value(x[i])), 16) & 0xFFFF)
+
+
+@_njit
+def _quantize_bf16(x, out):
+    """float32 -> the float32 values of their bfloat16 roundings, in one pass."""
+    x, out = x.reshape(-1), out.reshape(-1)
+    for i in range(x.size):
+        out[i] = _bf16_value(x[i])
+
+
+@_njit
+def _round_bf16_pair(x, codes, values):
+    """float32 -> bfloat16 codes and their float32 values, in one pass."""
+    x, codes, values = x.reshape(-1), codes.reshape(-1), values.reshape(-1)
+    for i in range(x.size):
+        v = _bf16_value(x[i])
+        codes[i] = np.uint16(np.right_shift(bits_of(v), 16) & 0xFFFF)
+        values[i] = v
+
+
+_BF16 = np.dtype(bfloat16.storage)
+# The roundings that may keep float32 values beside the storage, per format: the machine code of (codes, codes and
+# values, values alone), the storage dtype. float16 through the CPU's conversions; bfloat16 by the formula of
+# _rounding's kernel (its bits exactly), and only with the JIT (codes written into bfloat16 storage).
+_HALF_KEPT = (HALF_CODES, HALF_PAIR, HALF_VALUES, _F16) if HALF else None
+_BF16_KEPT = (_MachineCode(_round_bf16, _F32, _U16), _MachineCode(_round_bf16_pair, _F32, _U16, _F32),
+              _MachineCode(_quantize_bf16, _F32, _F32), _BF16) if JIT else None
+
+
+def _kept(fmt):
+    """fmt's kernels for roundings that keep values, or None (the plain rounding serves)."""
+    return _HALF_KEPT if fmt is float16 else _BF16_KEPT if fmt is bfloat16 else None
+
+
+def _codes_of(x, kept):
+    out = np.empty(x.shape, kept[3])
+    kept[0][x.ndim](x, out)
     return out
 
 
-def _half_pair(x):
-    codes, values = np.empty(x.shape, _F16), np.empty(x.shape, _F32)
-    HALF_PAIR[x.ndim](x, codes, values)
+def _pair_of(x, kept):
+    codes, values = np.empty(x.shape, kept[3]), np.empty(x.shape, _F32)
+    kept[1][x.ndim](x, codes, values)
     return codes, values
 
 
-def _half_values(x):
+def _values_of(x, kept):
     out = np.empty(x.shape, _F32)
-    HALF_VALUES[x.ndim](x, out)
+    kept[2][x.ndim](x, out)
     return out
 
 
@@ -244,33 +293,36 @@ def values(t):
 
 
 def round_result(x, fmt, exact=False, keep=False):
-    """float16 results rounded by the CPU's conversion, their values kept (when `keep`) in the same pass."""
-    if fmt is float16 and HALF and type(x) is np.ndarray and x.dtype is _F32:
+    """float16 (by the CPU's conversion) and bfloat16 results rounded, their values kept (when `keep`) in the same
+    pass."""
+    kept = _kept(fmt)
+    if kept is not None and type(x) is np.ndarray and x.dtype is _F32:
         if x.flags.c_contiguous:        # (the machine code called here: one call less, on every op)
-            codes = np.empty(x.shape, _F16)
-            if exact or not keep:   # exact: x holds float16's values already, the values to keep
-                HALF_CODES[x.ndim](x, codes)
+            codes = np.empty(x.shape, kept[3])
+            if exact or not keep:   # exact: x holds the format's values already, the values to keep
+                kept[0][x.ndim](x, codes)
                 return codes, (x if keep else None)
             values = np.empty(x.shape, _F32)
-            HALF_PAIR[x.ndim](x, codes, values)
+            kept[1][x.ndim](x, codes, values)
             return codes, values
-        pair = _in_memory_order(_half_codes if exact or not keep else _half_pair, x)
+        pair = _in_memory_order(_codes_of if exact or not keep else _pair_of, x, kept)
         if pair is not None:
             return pair if isinstance(pair, tuple) else (pair, x if keep else None)
     return rounded(x, fmt), None
 
 
 def round_gradient(x, fmt, exact=False, inplace=False):
-    """A float16 gradient inside the graph kept as its float32 values (the sweep would widen its storage back);
-    inplace: into x itself (an intermediate no one else holds)."""
-    if fmt is float16 and HALF and type(x) is np.ndarray and x.dtype is _F32:
+    """A float16 or bfloat16 gradient inside the graph kept as its float32 values (the sweep would widen its storage
+    back); inplace: into x itself (an intermediate no one else holds)."""
+    kept = _kept(fmt)
+    if kept is not None and type(x) is np.ndarray and x.dtype is _F32:
         if exact:
             return None, x
         if x.flags.c_contiguous:
             values = x if inplace and x.flags.writeable else np.empty(x.shape, _F32)
-            HALF_VALUES[x.ndim](x, values)
+            kept[2][x.ndim](x, values)
             return None, values
-        values = _in_memory_order(_half_values, x)
+        values = _in_memory_order(_values_of, x, kept)
         if values is not None:
             return None, values
     return rounded(x, fmt), None
@@ -1038,15 +1090,6 @@ def embedding_grad(xp, g, shape, indices, padding_idx):
 
 
 # -- the H100's native bfloat16 batch-norm backward: its staged channel sums in one pass ------------------------
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _bf16_value(v):
-    """v rounded to bfloat16 (nearest-even; a NaN quieted, the top of its payload kept), as a float32: _rounding's
-    bfloat16 formula, the code shifted back into place."""
-    b = bits_of(v)
-    w = i32(b | i32(0x7FC00000)) if v != v else i32(i32(b + i32(np.right_shift(b, 16) & i32(1))) + i32(0x7FFF))
-    return float_of(i32(w & i32(-65536)))
-
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _first_nan(a, r):

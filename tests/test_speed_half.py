@@ -142,3 +142,56 @@ def test_a_bfloat16_batch_norm_step_is_the_plain_paths(plain_path):
         plain = grads()
     for a, b in zip(fast, plain):
         assert np.array_equal(a.view(np.int32), b.view(np.int32))
+
+
+def _bfloat16_patterns(rng, n):
+    """float32 patterns of every exponent: random bits, ties at bfloat16's last bit, the largest finite values and
+    overflow, subnormals, zeros of both signs, infinities, NaNs of both signs and payloads."""
+    edges = np.array([0x00000000, 0x80000000, 0x7F7F8000, 0x7F7F7FFF, 0x7F7FFFFF, 0xFF7F8000, 0x00008000, 0x80018000,
+                      0x00000001, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000, 0x7F801234, 0xFFBFFFFF,
+                      0x3F808000, 0x3F818000, 0xBF808000], np.uint32)
+    x = np.concatenate([edges, rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)]).view(np.float32)
+    x[-n // 4:] = (rng.integers(-512, 512, n // 4) / np.float32(256)).astype(np.float32)     # ties
+    return x
+
+
+@pytest.mark.skipif(not _intrinsics.JIT, reason="bfloat16 kept values are the JIT's (codes written into storage)")
+@pytest.mark.parametrize("layout", ["C", "transposed", "strided"])
+def test_bfloat16_results_and_gradients_keep_the_plain_values(layout):
+    """An op's bfloat16 result rounded with its float32 values kept, and a gradient kept as values: the plain
+    rounding's codes and their widened values, bit for bit (C order, a permuted view, a view no kernel takes)."""
+    x = _bfloat16_patterns(np.random.default_rng(3), 40_000).reshape(-1, 2)
+    x = {"C": x, "transposed": np.ascontiguousarray(x.T).T, "strided": x[::2]}[layout]
+    want = PLAIN.rounded(x, bfloat16)
+    values = PLAIN.widened(want, bfloat16)
+    for keep in (False, True):
+        codes, kept = _speed.round_result(x, bfloat16, keep=keep)
+        assert codes.dtype == bfloat16.storage and np.array_equal(codes.view(np.uint16), want.view(np.uint16))
+        assert kept is None if not keep or layout == "strided" else np.array_equal(kept.view(np.int32),
+                                                                                   values.view(np.int32))
+    exact = PLAIN.widened(want, bfloat16)       # values of the format already: kept as they are
+    assert _speed.round_result(exact, bfloat16, exact=True, keep=True)[1] is exact
+    data, kept = _speed.round_gradient(x, bfloat16)
+    got = kept if data is None else PLAIN.widened(data, bfloat16)
+    assert np.array_equal(got.view(np.int32), values.view(np.int32))
+    inplace = x.copy()
+    data, kept = _speed.round_gradient(inplace, bfloat16, inplace=True)
+    assert data is None and kept is inplace and np.array_equal(kept.view(np.int32), values.view(np.int32))
+
+
+def test_a_bfloat16_autocast_step_is_the_plain_paths(plain_path):
+    """A Linear-ReLU-Linear step under cuda bfloat16 autocast (kept values forward, gradients as values backward):
+    the same gradients and loss with and without the speed module."""
+    def step():
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4)).to("cuda")
+        x = torch.randn(8, 16).to("cuda")
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = torch.nn.functional.cross_entropy(model(x), torch.tensor([0, 1, 2, 3] * 2).to("cuda"))
+        loss.backward()
+        return [loss.detach().float().cpu().numpy()] + [p.grad.float().cpu().numpy() for p in model.parameters()]
+    fast = step()
+    with plain_path():
+        plain = step()
+    for a, b in zip(fast, plain):
+        assert np.array_equal(a.view(np.int32), b.view(np.int32))
