@@ -1218,13 +1218,18 @@ def _kernel_stats(xp, x, mean, var, eps):
 
 def _kernel_grad_x(xp, g, x, w, mu, rstd):
     """The input's gradient as batch_norm_backward_kernel computes it, from its two (staged) channel sums."""
-    xmu = x - mu
     norm = xp.float32(1 / (x.size // x.shape[1]))
     shape = _channels(x)
     grad_mean = (_kernel_sum(xp, g, x, mu, 0) * norm).reshape(shape)
     proj_scale = (_kernel_sum(xp, g, x, mu, 1) * norm).reshape(shape) * rstd * rstd
     grad_scale = rstd if w is None else rstd * w.reshape(shape)
-    return (g - xmu * proj_scale - grad_mean) * grad_scale
+    return SEAMS.kernel_input_grad(g, x, mu, proj_scale, grad_mean, grad_scale)
+
+
+@seam
+def kernel_input_grad(g, x, mu, proj_scale, grad_mean, grad_scale):
+    """batch_norm_backward_kernel's input gradient from its per-channel factors (each of shape (1, C, 1, ...))."""
+    return (g - (x - mu) * proj_scale - grad_mean) * grad_scale
 
 
 def _batch_norm_grad_w(xp, g, ans, x, w=None, b=None, *, mean=None, var=None, eps=1e-5):

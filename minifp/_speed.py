@@ -1093,9 +1093,10 @@ def embedding_grad(xp, g, shape, indices, padding_idx):
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _first_nan(a, r):
-    """r (a + b, a - b or a * b), but a where a is NaN: NumPy's loops keep the first operand's NaN of two, and LLVM
-    may swap the operands of an addition or a product."""
-    return a if a != a else r
+    """r (a + b, a - b or a * b), but a, quieted, where a is NaN: of two NaNs, NumPy's loops keep the first
+    operand's (x86's rule), and LLVM may swap the operands of an addition or a product (the quiet bit set on the
+    bits: LLVM keeps no NaN's bits through arithmetic)."""
+    return float_of(i32(bits_of(a) | i32(0x400000))) if a != a else r
 
 
 @_njit
@@ -1158,21 +1159,73 @@ def _bn_sums_bf16(g, x, mu, product, tx, channels_last, out):
     return out
 
 
+def _by_channel(*arrays):
+    """((N, C, ...) arrays as C-contiguous (N, C, L) ones, or as (N, L, C) ones where the first is channels-last
+    in memory (a convolution's NHWC result): views where they can be), and whether channels-last."""
+    n, c = arrays[0].shape[:2]
+    threes = [a.reshape(n, c, -1) for a in arrays]
+    last = not threes[0].flags.c_contiguous and threes[0].transpose(0, 2, 1).flags.c_contiguous
+    return [np.ascontiguousarray(a.transpose(0, 2, 1) if last else a) for a in threes], last
+
+
+def _per_channel_f32(c, *arrays):
+    """Whether each array is a float32 NumPy array of c values (a (1, C, 1, ...) factor)."""
+    return all(type(a) is np.ndarray and a.dtype is _F32 and a.size == c for a in arrays)
+
+
 def kernel_channel_sums(xp, g, x=None, mu=None):
     """The native batch norm's staged channel sums in bfloat16 in one pass, no temporaries (no monitor watching:
     a monitor counts each staged rounding)."""
     if type(xp) is _compute.Staged and xp._fmt == bfloat16 and not STATE.monitors and type(g) is np.ndarray \
             and g.dtype is _F32 and g.ndim >= 2 and g.size and (x is None or (
-                type(x) is type(mu) is np.ndarray and x.dtype is mu.dtype is _F32 and x.shape == g.shape
-                and mu.size == g.shape[1])):
-        n, c = g.shape[:2]
-        g3 = g.reshape(n, c, -1)
-        x3, m = (g3, np.zeros(c, _F32)) if x is None else (x.reshape(n, c, -1), np.ascontiguousarray(mu.reshape(-1)))
-        last = not g3.flags.c_contiguous and g3.transpose(0, 2, 1).flags.c_contiguous    # a conv's NHWC memory
-        g3, x3 = (np.ascontiguousarray(a.transpose(0, 2, 1) if last else a) for a in (g3, x3))
+                type(x) is np.ndarray and x.dtype is _F32 and x.shape == g.shape and _per_channel_f32(g.shape[1], mu))):
+        c = g.shape[1]
+        (g3, x3), last = _by_channel(g, g if x is None else x)
+        m = np.zeros(c, _F32) if x is None else np.ascontiguousarray(mu.reshape(-1))
         tx = next((t for t in (32, 64, 128, 256) if g3.shape[2 - last] <= t), 512)
         return _bn_sums_bf16(g3, x3, m, x is not None, tx, last, np.empty(c, _F32))
     return PLAIN.kernel_channel_sums(xp, g, x, mu)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _bn_dx(g, x, mu, proj, gmean, gscale):
+    """(g - (x - mu) * proj - gmean) * gscale, each operation's NaN NumPy's."""
+    t = _first_nan(x, x - mu)
+    t = _first_nan(t, t * proj)
+    t = _first_nan(g, g - t)
+    t = _first_nan(t, t - gmean)
+    return _first_nan(t, t * gscale)
+
+
+@_njit
+def _bn_input_grad_kernel(g, x, mu, proj, gmean, gscale, channels_last, out):
+    """_ops.kernel_input_grad element by element, g, x and out (N, C, L), or (N, L, C) where channels_last."""
+    if channels_last:
+        for r in range(g.shape[0]):
+            for ll in range(g.shape[1]):
+                gr, xr, o = g[r, ll], x[r, ll], out[r, ll]
+                for k in range(g.shape[2]):
+                    o[k] = _bn_dx(gr[k], xr[k], mu[k], proj[k], gmean[k], gscale[k])
+    else:
+        for r in range(g.shape[0]):
+            for k in range(g.shape[1]):
+                gr, xr, o = g[r, k], x[r, k], out[r, k]
+                m, p, gm, gs = mu[k], proj[k], gmean[k], gscale[k]
+                for ll in range(g.shape[2]):
+                    o[ll] = _bn_dx(gr[ll], xr[ll], m, p, gm, gs)
+    return out
+
+
+def kernel_input_grad(g, x, mu, proj_scale, grad_mean, grad_scale):
+    """The native batch norm's input gradient in one pass, without its four full-size temporaries; in g's memory
+    order (NCHW, or channels-last), as NumPy's arithmetic gives it."""
+    if type(g) is type(x) is np.ndarray and g.dtype is x.dtype is _F32 and g.ndim >= 2 and g.shape == x.shape \
+            and g.size and _per_channel_f32(g.shape[1], mu, proj_scale, grad_mean, grad_scale):
+        (g3, x3), last = _by_channel(g, x)
+        factors = [np.ascontiguousarray(a.reshape(-1)) for a in (mu, proj_scale, grad_mean, grad_scale)]
+        out = _bn_input_grad_kernel(g3, x3, *factors, last, np.empty(g3.shape, _F32))
+        return (out.transpose(0, 2, 1) if last else out).reshape(g.shape)
+    return PLAIN.kernel_input_grad(g, x, mu, proj_scale, grad_mean, grad_scale)
 
 
 SPEED = {"quiet": quiet, **{fn.__name__: fn for fn in (rounded, widened, values, round_result, round_gradient, masked,
@@ -1180,7 +1233,7 @@ SPEED = {"quiet": quiet, **{fn.__name__: fn for fn in (rounded, widened, values,
                                                        quantized, chain_matmul, depthwise, depthwise_grad_x,
                                                        depthwise_grad_w, gelu, gelu_grad, layer_norm, layer_norm_grad,
                                                        layer_norm_grad_w, embedding_grad,
-                                                       kernel_channel_sums)}}
+                                                       kernel_channel_sums, kernel_input_grad)}}
 
 
 def install():

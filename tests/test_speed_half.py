@@ -1,8 +1,9 @@
 """The speed module's half-precision fast paths (minifp/_speed.py) against the plain path they stand in for, bit for
-bit: the H100's native bfloat16 batch-norm backward's staged channel sums (every summand and every value a warp
-shuffle passes rounded to bfloat16), on random, special (signed zeros, infinities, NaNs of both signs) and padded
-grid shapes, NCHW and channels-last memory. The speed module's functions are called directly, so these run
-without the JIT too (small arrays)."""
+bit: the H100's native bfloat16 batch-norm backward (its staged channel sums, every summand and every value a warp
+shuffle passes rounded to bfloat16, and its input gradient) on random, special (signed zeros, infinities, NaNs of
+both signs) and padded grid shapes, NCHW and channels-last memory; bfloat16 results and gradients kept as float32
+values. The speed module's functions are called directly, so most of these run without the JIT too (small
+arrays)."""
 import numpy as np
 import pytest
 
@@ -62,6 +63,31 @@ def test_bfloat16_batch_norm_sums_are_the_plain_paths(shape, special, channels_l
     xp = _compute.Staged(np, bfloat16, object())
     _same(*_sums(xp, g))
     _same(*_sums(xp, g, x, mu))
+
+
+@pytest.mark.parametrize("channels_last", [False, True])
+@pytest.mark.parametrize("special", [False, True])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_bfloat16_batch_norm_input_gradient_is_the_plain_paths(shape, special, channels_last):
+    """(g - (x - mu) * proj - grad_mean) * grad_scale in one pass: the same bits (NaNs of both signs meeting in an
+    operation included) and shape as NumPy's four passes."""
+    rng = np.random.default_rng(len(shape) * 10 + shape[-1])
+    g, x = _pair(rng, shape, special, channels_last and len(shape) > 2)
+    c = shape[1]
+    factors = [_values(rng, (1, c) + (1,) * (len(shape) - 2), special) for _ in range(4)]
+    with np.errstate(all="ignore"):
+        want = PLAIN.kernel_input_grad(g, x, *factors)
+        got = _speed.kernel_input_grad(g, x, *factors)
+    _same(got, want)
+
+
+def test_the_input_gradient_of_other_dtypes_takes_the_plain_path():
+    """float64 factors (or inputs) give NumPy's float64 arithmetic, as before."""
+    rng = np.random.default_rng(4)
+    g, x = _pair(rng, (3, 2, 4), False, False)
+    factors = [rng.standard_normal((1, 2, 1)) for _ in range(4)]
+    got = _speed.kernel_input_grad(g, x, *factors)
+    assert got.dtype == np.float64 and np.array_equal(got, PLAIN.kernel_input_grad(g, x, *factors))
 
 
 @pytest.mark.parametrize("first", [np.nan, NEG_NAN])
