@@ -9,14 +9,17 @@ What it holds:
 - machine code: the rounding kernels compiled once per number of dimensions and called without Numba's look-up of
   the argument types (on a small model's step that look-up cost as much as the kernels' work);
 - float16 through the CPU's own conversions (x86 F16C, 64-bit Arm: one instruction for eight values), and an op's
-  float16 result rounded and widened in one pass: the tensor keeps the float32 values beside its storage, as the
-  next op (and the backward) would widen it right back; gradients inside the graph kept as such values;
+  float16 or bfloat16 result rounded and widened in one pass: the tensor keeps the float32 values beside its
+  storage, as the next op (and the backward) would widen it right back; gradients inside the graph kept as such
+  values;
 - widening of the other 8- and 16-bit formats through a table of every code;
 - Numba twins of some of the ops' NumPy passes (col2im, depthwise convolutions, 2x2 max pooling, a masked
   gradient), of the loss scale's unscaling with its inf check, of fp8 quantisation, and float32 lanes for
   accumulation chains into narrow formats.
 - GELU (exact and tanh), LayerNorm over the last axis and embedding's gradient, forward and backward, in one pass or
-  a row at a time (NumPy's pairwise sums reproduced), with no full-size float64 temporaries.
+  a row at a time (NumPy's pairwise sums reproduced), with no full-size float64 temporaries;
+- the H100's native bfloat16 batch-norm backward: its staged channel sums (the kernel's threads, warp shuffles and
+  roundings) and its input gradient, one pass each.
 """
 from __future__ import annotations
 
