@@ -1108,24 +1108,20 @@ def _bn_sums_bf16(g, x, mu, product, tx, channels_last, out):
     bfloat16; g and x (N, C, L), or (N, L, C) where channels_last. Thread (y, z) of 512 adds rows y, y + ty, ...
     and within each the elements z, z + width, ... in that order (the grid's padding of +0 after them: adding +0
     commutes with the other additions), then each warp's shuffle-down sum and the first warp's over the 16 warps,
-    every value a lane passes staged."""
+    every value a lane passes staged; all channels at once (innermost, so that the loops vectorise)."""
     n, c, length = (g.shape[0], g.shape[2], g.shape[1]) if channels_last else g.shape
     ty = 512 // tx
     width = tx if length > tx else length
-    sums = np.full((ty, c, width), -0.0, np.float32)      # -0: x + -0 is x, as the first block's copy
+    acc = np.full((ty, width, c), -0.0, np.float32)         # -0: x + -0 is x, as the first block's copy
     if channels_last:
-        acc = np.full((ty, width, c), -0.0, np.float32)
         for r in range(n):
             for ll in range(length):
                 a, gr, xr = acc[r % ty, ll % width], g[r, ll], x[r, ll]
                 for k in range(c):
                     v = _first_nan(gr[k], gr[k] * _first_nan(xr[k], xr[k] - mu[k])) if product else gr[k]
                     a[k] = _first_nan(a[k], a[k] + _bf16_value(v))
-        for y in range(ty):
-            for z in range(width):
-                for k in range(c):
-                    sums[y, k, z] = acc[y, z, k]
     else:
+        sums = np.full((ty, c, width), -0.0, np.float32)
         for r in range(n):
             for k in range(c):
                 a, gr, xr, m = sums[r % ty, k], g[r, k], x[r, k], mu[k]
@@ -1134,32 +1130,45 @@ def _bn_sums_bf16(g, x, mu, product, tx, channels_last, out):
                         v = _first_nan(gr[base + z], gr[base + z] * _first_nan(xr[base + z], xr[base + z] - m)) \
                             if product else gr[base + z]
                         a[z] = _first_nan(a[z], a[z] + _bf16_value(v))
+        for y in range(ty):
+            for k in range(c):
+                for z in range(width):
+                    acc[y, z, k] = sums[y, k, z]
     pad_y = n % ty if n % ty else ty                        # rows, columns from here on got the grid's +0 padding
     pad_z = length % width if length > tx and length % width else width
+    for y in range(ty):
+        for z in range(width):
+            if y >= pad_y or z >= pad_z:
+                a = acc[y, z]
+                for k in range(c):
+                    a[k] = _first_nan(a[k], a[k] + np.float32(0.0))
     warps = tx // 32
-    lanes, per_warp = np.empty(32, np.float32), np.empty(16, np.float32)
-    for k in range(c):
-        for y in range(ty):
-            for w in range(warps):
-                for lane in range(32):
-                    z = 32 * w + lane
-                    s = np.float32(0.0)
-                    if z < width:
-                        s = sums[y, k, z] + np.float32(0.0) if y >= pad_y or z >= pad_z else sums[y, k, z]
-                    lanes[lane] = s
-                half = 16
-                while half:
-                    for lane in range(half):
-                        lanes[lane] = _first_nan(lanes[lane], lanes[lane] + _bf16_value(lanes[lane + half]))
-                    half //= 2
-                per_warp[y * warps + w] = lanes[0]
-        half = 8
-        while half:
-            for lane in range(half):
-                per_warp[lane] = _first_nan(per_warp[lane], per_warp[lane] + _bf16_value(per_warp[lane + half]))
-            half //= 2
-        out[k] = per_warp[0]
+    lanes, per_warp = np.empty((32, c), np.float32), np.empty((16, c), np.float32)
+    for y in range(ty):
+        for w in range(warps):
+            for lane in range(32):                           # the threads past the row hold +0
+                z = 32 * w + lane
+                if z < width:
+                    lanes[lane] = acc[y, z]
+                else:
+                    lanes[lane] = np.float32(0.0)
+            _halving(lanes, 16)
+            per_warp[y * warps + w] = lanes[0]
+    _halving(per_warp, 8)
+    out[:] = per_warp[0]
     return out
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _halving(v, half):
+    """Lane 0 of a shuffle-down sum over v's rows (every channel at once), halves from `half` down, each received
+    value staged."""
+    while half:
+        for lane in range(half):
+            lo, hi = v[lane], v[lane + half]
+            for k in range(lo.size):
+                lo[k] = _first_nan(lo[k], lo[k] + _bf16_value(hi[k]))
+        half //= 2
 
 
 def _by_channel(*arrays):
