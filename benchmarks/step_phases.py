@@ -1,13 +1,14 @@
-"""Where minifp.torch's digits-MLP training step spends its time: us per phase, float32 against emulated cuda float16.
+"""Where minifp.torch's digits-MLP training step spends its time: us per phase, float32 against emulated cuda halves.
 
     python benchmarks/step_phases.py [--rounds 9] [--steps 180] [--against PATH]
 
 The loop of benchmarks/torch_face.py (Linear 64-64-10, batch 32, SGD with momentum, CrossEntropyLoss), with
 scaler.unscale_ called on its own so that it is timed apart from step. Columns: the phases of one step (zero_grad,
 the forward under autocast, scale, backward, unscale_, step, update); rows: float32 (autocast and scaler
-disabled), cuda float16 with GradScaler, and cuda float16 without it. Each figure is the best round's mean over its
-steps (the first 20 steps of a round not counted); the rows take turns within each round. --against PATH adds
-the same rows for minifp.torch from the checkout at PATH, timed in the same rounds.
+disabled), cuda float16 with GradScaler, cuda float16 without it, and cuda bfloat16 (no scaler, as in
+benchmarks/models.py). Each figure is the best round's mean over its steps (the first 20 steps of a round not
+counted); the rows take turns within each round. --against PATH adds the same rows for minifp.torch from the
+checkout at PATH, timed in the same rounds.
 """
 import argparse
 import importlib
@@ -69,7 +70,8 @@ def main():
         suffix = "" if label == "this" else f" ({label})"
         rows.update({"float32" + suffix: setup(torch, "cpu", None, False),
                      "cuda float16" + suffix: setup(torch, "cuda", torch.float16, True),
-                     "  no scaler" + suffix: setup(torch, "cuda", torch.float16, False)})
+                     "  no scaler" + suffix: setup(torch, "cuda", torch.float16, False),
+                     "cuda bfloat16" + suffix: setup(torch, "cuda", torch.bfloat16, False)})
     best = {name: None for name in rows}
     for r in range(args.rounds):
         for name in list(rows)[::1 - 2 * (r % 2)]:

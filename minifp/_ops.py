@@ -1141,9 +1141,9 @@ def _batch_norm(xp, x, w=None, b=None, *, mean=None, var=None, eps=1e-5):
 
 
 def _batch_norm_grad_x(xp, g, ans, x, w=None, b=None, *, mean=None, var=None, eps=1e-5):
-    (xhat, rstd), axes = _bn_parts(xp, x, mean, var, eps)
     if mean is None and _stages(xp):
-        return _kernel_grad_x(xp, g, x, w, rstd, axes)
+        return _kernel_grad_x(xp, g, x, w, *_kernel_stats(xp, x, mean, var, eps))
+    (xhat, rstd), axes = _bn_parts(xp, x, mean, var, eps)
     gh = g if w is None else g * w.reshape(_channels(x))
     return gh * rstd if mean is not None else _norm_grad(xp, gh, xhat, rstd, axes)
 
@@ -1195,27 +1195,51 @@ def _kernel_sum(xp, g, x, mu, which):
     kernel's one reduction serves dx, dw and db alike (x and mu are the node's, the same in each gradient)."""
     key = (id(g), id(x), which)
     if key not in xp.shared:
-        xp.shared[key] = _kernel_channel_sum(xp, g if which == 0 else g * (x - mu))
+        xp.shared[key] = SEAMS.kernel_channel_sums(xp, g) if which == 0 else SEAMS.kernel_channel_sums(xp, g, x, mu)
     return xp.shared[key]
 
 
-def _kernel_grad_x(xp, g, x, w, rstd, axes):
+@seam
+def kernel_channel_sums(xp, g, x=None, mu=None):
+    """_kernel_channel_sum of g, or of g * (x - mu) (float32 products), for a namespace that stages."""
+    return _kernel_channel_sum(xp, g if x is None else g * (x - mu))
+
+
+def _kernel_stats(xp, x, mean, var, eps):
+    """(the mean x is normalised by, 1 / sqrt(var + eps)) as _bn_parts makes them, once per staged backward step
+    (its gradients share them, as the kernel's one pass does; they need no normalised x)."""
+    key = (id(x), "stats")
+    if key not in xp.shared:
+        axes = (0,) + tuple(range(2, x.ndim))
+        if mean is None:
+            mean = xp.mean(x, axis=axes, keepdims=True)
+            var = xp.mean((x - mean) ** 2, axis=axes, keepdims=True)
+        else:
+            mean, var = xp.asarray(mean).reshape(_channels(x)), xp.asarray(var).reshape(_channels(x))
+        xp.shared[key] = (mean, 1 / xp.sqrt(var + eps))
+    return xp.shared[key]
+
+
+def _kernel_grad_x(xp, g, x, w, mu, rstd):
     """The input's gradient as batch_norm_backward_kernel computes it, from its two (staged) channel sums."""
-    mu = xp.mean(x, axis=axes, keepdims=True)
-    xmu = x - mu
     norm = xp.float32(1 / (x.size // x.shape[1]))
     shape = _channels(x)
     grad_mean = (_kernel_sum(xp, g, x, mu, 0) * norm).reshape(shape)
     proj_scale = (_kernel_sum(xp, g, x, mu, 1) * norm).reshape(shape) * rstd * rstd
     grad_scale = rstd if w is None else rstd * w.reshape(shape)
-    return (g - xmu * proj_scale - grad_mean) * grad_scale
+    return SEAMS.kernel_input_grad(g, x, mu, proj_scale, grad_mean, grad_scale)
+
+
+@seam
+def kernel_input_grad(g, x, mu, proj_scale, grad_mean, grad_scale):
+    """batch_norm_backward_kernel's input gradient from its per-channel factors (each of shape (1, C, 1, ...))."""
+    return (g - (x - mu) * proj_scale - grad_mean) * grad_scale
 
 
 def _batch_norm_grad_w(xp, g, ans, x, w=None, b=None, *, mean=None, var=None, eps=1e-5):
-    (xhat, rstd), axes = _bn_parts(xp, x, mean, var, eps)
     if not _stages(xp):
-        return _per_channel(xp, g * xhat)
-    mu = xp.mean(x, axis=axes, keepdims=True) if mean is None else xp.asarray(mean).reshape(_channels(x))
+        return _per_channel(xp, g * _bn_parts(xp, x, mean, var, eps)[0][0])
+    mu, rstd = _kernel_stats(xp, x, mean, var, eps)
     return _kernel_sum(xp, g, x, mu, 1) * rstd.reshape(-1)    # sum(dy * (x - mean)) * invstd
 
 

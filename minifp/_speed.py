@@ -9,14 +9,17 @@ What it holds:
 - machine code: the rounding kernels compiled once per number of dimensions and called without Numba's look-up of
   the argument types (on a small model's step that look-up cost as much as the kernels' work);
 - float16 through the CPU's own conversions (x86 F16C, 64-bit Arm: one instruction for eight values), and an op's
-  float16 result rounded and widened in one pass: the tensor keeps the float32 values beside its storage, as the
-  next op (and the backward) would widen it right back; gradients inside the graph kept as such values;
+  float16 or bfloat16 result rounded and widened in one pass: the tensor keeps the float32 values beside its
+  storage, as the next op (and the backward) would widen it right back; gradients inside the graph kept as such
+  values;
 - widening of the other 8- and 16-bit formats through a table of every code;
 - Numba twins of some of the ops' NumPy passes (col2im, depthwise convolutions, 2x2 max pooling, a masked
   gradient), of the loss scale's unscaling with its inf check, of fp8 quantisation, and float32 lanes for
   accumulation chains into narrow formats.
 - GELU (exact and tanh), LayerNorm over the last axis and embedding's gradient, forward and backward, in one pass or
-  a row at a time (NumPy's pairwise sums reproduced), with no full-size float64 temporaries.
+  a row at a time (NumPy's pairwise sums reproduced), with no full-size float64 temporaries;
+- the H100's native bfloat16 batch-norm backward: its staged channel sums (the kernel's threads, warp shuffles and
+  roundings) and its input gradient, one pass each.
 """
 from __future__ import annotations
 
@@ -31,7 +34,7 @@ from numba import prange
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-from . import _accumulate, _fp8, _loss_scale, _ops, _rounding, _tensor  # noqa: F401  (the seams' modules)
+from . import _accumulate, _compute, _fp8, _loss_scale, _ops, _rounding, _tensor  # noqa: F401  (the seams' modules)
 from ._formats import FORMATS, as_format, bfloat16, float16
 from ._intrinsics import HARDWARE_HALF, JIT, bits64_of, bits_of, float64_of, float_of, half_of, i32, single_of
 from ._seams import PLAIN, SEAMS
@@ -134,21 +137,70 @@ def _in_memory_order(fn, x, *rest):
     return tuple(o.transpose(back) for o in out) if isinstance(out, tuple) else out.transpose(back)
 
 
-def _half_codes(x):
-    out = np.empty(x.shape, _F16)
-    HALF_CODES[x.ndim](x, out)
+@numba.njit(cache=True, nogil=True, inline="always")
+def _bf16_value(v):
+    """v rounded to bfloat16 (nearest-even; a NaN quieted, the top of its payload kept), as a float32: _rounding's
+    bfloat16 formula, the code shifted back into place."""
+    b = bits_of(v)
+    w = i32(b | i32(0x7FC00000)) if v != v else i32(i32(b + i32(np.right_shift(b, 16) & i32(1))) + i32(0x7FFF))
+    return float_of(i32(w & i32(-65536)))
+
+
+@_njit
+def _round_bf16(x, out):
+    """float32 -> bfloat16 codes (as _rounding's kernel writes them)."""
+    x, out = x.reshape(-1), out.reshape(-1)
+    for i in range(x.size):
+        out[i] = np.uint16(np.right_shift(bits_of(_bf16_value(x[i])), 16) & 0xFFFF)
+
+
+@_njit
+def _quantize_bf16(x, out):
+    """float32 -> the float32 values of their bfloat16 roundings, in one pass."""
+    x, out = x.reshape(-1), out.reshape(-1)
+    for i in range(x.size):
+        out[i] = _bf16_value(x[i])
+
+
+@_njit
+def _round_bf16_pair(x, codes, values):
+    """float32 -> bfloat16 codes and their float32 values, in one pass."""
+    x, codes, values = x.reshape(-1), codes.reshape(-1), values.reshape(-1)
+    for i in range(x.size):
+        v = _bf16_value(x[i])
+        codes[i] = np.uint16(np.right_shift(bits_of(v), 16) & 0xFFFF)
+        values[i] = v
+
+
+_BF16 = np.dtype(bfloat16.storage)
+# The roundings that may keep float32 values beside the storage, per format: the machine code of (codes, codes and
+# values, values alone), the storage dtype. float16 through the CPU's conversions; bfloat16 by the formula of
+# _rounding's kernel (its bits exactly), and only with the JIT (codes written into bfloat16 storage).
+_HALF_KEPT = (HALF_CODES, HALF_PAIR, HALF_VALUES, _F16) if HALF else None
+_BF16_KEPT = (_MachineCode(_round_bf16, _F32, _U16), _MachineCode(_round_bf16_pair, _F32, _U16, _F32),
+              _MachineCode(_quantize_bf16, _F32, _F32), _BF16) if JIT else None
+
+
+def _kept(fmt):
+    """fmt's kernels for roundings that keep values, or None (the plain rounding serves)."""
+    return _HALF_KEPT if fmt is float16 else _BF16_KEPT if fmt is bfloat16 else None
+
+
+def _codes_of(x, kept):
+    out = np.empty(x.shape, kept[3])
+    kept[0][x.ndim](x, out)
     return out
 
 
-def _half_pair(x):
-    codes, values = np.empty(x.shape, _F16), np.empty(x.shape, _F32)
-    HALF_PAIR[x.ndim](x, codes, values)
+def _pair_of(x, kept):
+    codes, values = np.empty(x.shape, kept[3]), np.empty(x.shape, _F32)
+    kept[1][x.ndim](x, codes, values)
     return codes, values
 
 
-def _half_values(x):
+def _values_of(x, kept):
     out = np.empty(x.shape, _F32)
-    HALF_VALUES[x.ndim](x, out)
+    kept[2][x.ndim](x, out)
     return out
 
 
@@ -244,33 +296,36 @@ def values(t):
 
 
 def round_result(x, fmt, exact=False, keep=False):
-    """float16 results rounded by the CPU's conversion, their values kept (when `keep`) in the same pass."""
-    if fmt is float16 and HALF and type(x) is np.ndarray and x.dtype is _F32:
+    """float16 (by the CPU's conversion) and bfloat16 results rounded, their values kept (when `keep`) in the same
+    pass."""
+    kept = _kept(fmt)
+    if kept is not None and type(x) is np.ndarray and x.dtype is _F32:
         if x.flags.c_contiguous:        # (the machine code called here: one call less, on every op)
-            codes = np.empty(x.shape, _F16)
-            if exact or not keep:   # exact: x holds float16's values already, the values to keep
-                HALF_CODES[x.ndim](x, codes)
+            codes = np.empty(x.shape, kept[3])
+            if exact or not keep:   # exact: x holds the format's values already, the values to keep
+                kept[0][x.ndim](x, codes)
                 return codes, (x if keep else None)
             values = np.empty(x.shape, _F32)
-            HALF_PAIR[x.ndim](x, codes, values)
+            kept[1][x.ndim](x, codes, values)
             return codes, values
-        pair = _in_memory_order(_half_codes if exact or not keep else _half_pair, x)
+        pair = _in_memory_order(_codes_of if exact or not keep else _pair_of, x, kept)
         if pair is not None:
             return pair if isinstance(pair, tuple) else (pair, x if keep else None)
     return rounded(x, fmt), None
 
 
 def round_gradient(x, fmt, exact=False, inplace=False):
-    """A float16 gradient inside the graph kept as its float32 values (the sweep would widen its storage back);
-    inplace: into x itself (an intermediate no one else holds)."""
-    if fmt is float16 and HALF and type(x) is np.ndarray and x.dtype is _F32:
+    """A float16 or bfloat16 gradient inside the graph kept as its float32 values (the sweep would widen its storage
+    back); inplace: into x itself (an intermediate no one else holds)."""
+    kept = _kept(fmt)
+    if kept is not None and type(x) is np.ndarray and x.dtype is _F32:
         if exact:
             return None, x
         if x.flags.c_contiguous:
             values = x if inplace and x.flags.writeable else np.empty(x.shape, _F32)
-            HALF_VALUES[x.ndim](x, values)
+            kept[2][x.ndim](x, values)
             return None, values
-        values = _in_memory_order(_half_values, x)
+        values = _in_memory_order(_values_of, x, kept)
         if values is not None:
             return None, values
     return rounded(x, fmt), None
@@ -1150,11 +1205,160 @@ def embedding_grad(xp, g, shape, indices, padding_idx):
     return PLAIN.embedding_grad(xp, g, shape, indices, padding_idx)
 
 
+# -- the H100's native bfloat16 batch-norm backward: its staged channel sums in one pass ------------------------
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _first_nan(a, r):
+    """r (a + b, a - b or a * b), but a, quieted, where a is NaN: of two NaNs, NumPy's loops keep the first
+    operand's (x86's rule), and LLVM may swap the operands of an addition or a product (the quiet bit set on the
+    bits: LLVM keeps no NaN's bits through arithmetic)."""
+    return float_of(i32(bits_of(a) | i32(0x400000))) if a != a else r
+
+
+@_njit
+def _bn_sums_bf16(g, x, mu, product, tx, channels_last, out):
+    """out[k] = _ops._kernel_channel_sum of channel k of g (or of g * (x - mu), float32 products) staged in
+    bfloat16; g and x (N, C, L), or (N, L, C) where channels_last. Thread (y, z) of 512 adds rows y, y + ty, ...
+    and within each the elements z, z + width, ... in that order (the grid's padding of +0 after them: adding +0
+    commutes with the other additions), then each warp's shuffle-down sum and the first warp's over the 16 warps,
+    every value a lane passes staged; all channels at once (innermost, so that the loops vectorise)."""
+    n, c, length = (g.shape[0], g.shape[2], g.shape[1]) if channels_last else g.shape
+    ty = 512 // tx
+    width = tx if length > tx else length
+    acc = np.full((ty, width, c), -0.0, np.float32)         # -0: x + -0 is x, as the first block's copy
+    if channels_last:
+        for r in range(n):
+            for ll in range(length):
+                a, gr, xr = acc[r % ty, ll % width], g[r, ll], x[r, ll]
+                for k in range(c):
+                    v = _first_nan(gr[k], gr[k] * _first_nan(xr[k], xr[k] - mu[k])) if product else gr[k]
+                    a[k] = _first_nan(a[k], a[k] + _bf16_value(v))
+    else:
+        sums = np.full((ty, c, width), -0.0, np.float32)
+        for r in range(n):
+            for k in range(c):
+                a, gr, xr, m = sums[r % ty, k], g[r, k], x[r, k], mu[k]
+                for base in range(0, length, width):
+                    for z in range(min(width, length - base)):
+                        v = _first_nan(gr[base + z], gr[base + z] * _first_nan(xr[base + z], xr[base + z] - m)) \
+                            if product else gr[base + z]
+                        a[z] = _first_nan(a[z], a[z] + _bf16_value(v))
+        for y in range(ty):
+            for k in range(c):
+                for z in range(width):
+                    acc[y, z, k] = sums[y, k, z]
+    pad_y = n % ty if n % ty else ty                        # rows, columns from here on got the grid's +0 padding
+    pad_z = length % width if length > tx and length % width else width
+    for y in range(ty):
+        for z in range(width):
+            if y >= pad_y or z >= pad_z:
+                a = acc[y, z]
+                for k in range(c):
+                    a[k] = _first_nan(a[k], a[k] + np.float32(0.0))
+    warps = tx // 32
+    lanes, per_warp = np.empty((32, c), np.float32), np.empty((16, c), np.float32)
+    for y in range(ty):
+        for w in range(warps):
+            for lane in range(32):                           # the threads past the row hold +0
+                z = 32 * w + lane
+                if z < width:
+                    lanes[lane] = acc[y, z]
+                else:
+                    lanes[lane] = np.float32(0.0)
+            _halving(lanes, 16)
+            per_warp[y * warps + w] = lanes[0]
+    _halving(per_warp, 8)
+    out[:] = per_warp[0]
+    return out
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _halving(v, half):
+    """Lane 0 of a shuffle-down sum over v's rows (every channel at once), halves from `half` down, each received
+    value staged."""
+    while half:
+        for lane in range(half):
+            lo, hi = v[lane], v[lane + half]
+            for k in range(lo.size):
+                lo[k] = _first_nan(lo[k], lo[k] + _bf16_value(hi[k]))
+        half //= 2
+
+
+def _by_channel(*arrays):
+    """((N, C, ...) arrays as C-contiguous (N, C, L) ones, or as (N, L, C) ones where the first is channels-last
+    in memory (a convolution's NHWC result): views where they can be), and whether channels-last."""
+    n, c = arrays[0].shape[:2]
+    threes = [a.reshape(n, c, -1) for a in arrays]
+    last = not threes[0].flags.c_contiguous and threes[0].transpose(0, 2, 1).flags.c_contiguous
+    return [np.ascontiguousarray(a.transpose(0, 2, 1) if last else a) for a in threes], last
+
+
+def _per_channel_f32(c, *arrays):
+    """Whether each array is a float32 NumPy array of c values (a (1, C, 1, ...) factor)."""
+    return all(type(a) is np.ndarray and a.dtype is _F32 and a.size == c for a in arrays)
+
+
+def kernel_channel_sums(xp, g, x=None, mu=None):
+    """The native batch norm's staged channel sums in bfloat16 in one pass, no temporaries (no monitor watching:
+    a monitor counts each staged rounding)."""
+    if type(xp) is _compute.Staged and xp._fmt == bfloat16 and not STATE.monitors and type(g) is np.ndarray \
+            and g.dtype is _F32 and g.ndim >= 2 and g.size and (x is None or (
+                type(x) is np.ndarray and x.dtype is _F32 and x.shape == g.shape and _per_channel_f32(g.shape[1], mu))):
+        c = g.shape[1]
+        (g3, x3), last = _by_channel(g, g if x is None else x)
+        m = np.zeros(c, _F32) if x is None else np.ascontiguousarray(mu.reshape(-1))
+        tx = next((t for t in (32, 64, 128, 256) if g3.shape[2 - last] <= t), 512)
+        return _bn_sums_bf16(g3, x3, m, x is not None, tx, last, np.empty(c, _F32))
+    return PLAIN.kernel_channel_sums(xp, g, x, mu)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _bn_dx(g, x, mu, proj, gmean, gscale):
+    """(g - (x - mu) * proj - gmean) * gscale, each operation's NaN NumPy's."""
+    t = _first_nan(x, x - mu)
+    t = _first_nan(t, t * proj)
+    t = _first_nan(g, g - t)
+    t = _first_nan(t, t - gmean)
+    return _first_nan(t, t * gscale)
+
+
+@_njit
+def _bn_input_grad_kernel(g, x, mu, proj, gmean, gscale, channels_last, out):
+    """_ops.kernel_input_grad element by element, g, x and out (N, C, L), or (N, L, C) where channels_last."""
+    if channels_last:
+        for r in range(g.shape[0]):
+            for ll in range(g.shape[1]):
+                gr, xr, o = g[r, ll], x[r, ll], out[r, ll]
+                for k in range(g.shape[2]):
+                    o[k] = _bn_dx(gr[k], xr[k], mu[k], proj[k], gmean[k], gscale[k])
+    else:
+        for r in range(g.shape[0]):
+            for k in range(g.shape[1]):
+                gr, xr, o = g[r, k], x[r, k], out[r, k]
+                m, p, gm, gs = mu[k], proj[k], gmean[k], gscale[k]
+                for ll in range(g.shape[2]):
+                    o[ll] = _bn_dx(gr[ll], xr[ll], m, p, gm, gs)
+    return out
+
+
+def kernel_input_grad(g, x, mu, proj_scale, grad_mean, grad_scale):
+    """The native batch norm's input gradient in one pass, without its four full-size temporaries; in g's memory
+    order (NCHW, or channels-last), as NumPy's arithmetic gives it."""
+    if type(g) is type(x) is np.ndarray and g.dtype is x.dtype is _F32 and g.ndim >= 2 and g.shape == x.shape \
+            and g.size and _per_channel_f32(g.shape[1], mu, proj_scale, grad_mean, grad_scale):
+        (g3, x3), last = _by_channel(g, x)
+        factors = [np.ascontiguousarray(a.reshape(-1)) for a in (mu, proj_scale, grad_mean, grad_scale)]
+        out = _bn_input_grad_kernel(g3, x3, *factors, last, np.empty(g3.shape, _F32))
+        return (out.transpose(0, 2, 1) if last else out).reshape(g.shape)
+    return PLAIN.kernel_input_grad(g, x, mu, proj_scale, grad_mean, grad_scale)
+
+
 SPEED = {"quiet": quiet, **{fn.__name__: fn for fn in (rounded, widened, values, round_result, round_gradient, masked,
                                                        col2im, tiles_max, tiles_max_grad, unscaled, times_in_place,
                                                        quantized, chain_matmul, depthwise, depthwise_grad_x,
                                                        depthwise_grad_w, gelu, gelu_grad, layer_norm, layer_norm_grad,
-                                                       layer_norm_grad_w, embedding_grad)}}
+                                                       layer_norm_grad_w, embedding_grad,
+                                                       kernel_channel_sums, kernel_input_grad)}}
 
 
 def install():
