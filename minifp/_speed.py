@@ -1037,11 +1037,50 @@ def embedding_grad(xp, g, shape, indices, padding_idx):
     return PLAIN.embedding_grad(xp, g, shape, indices, padding_idx)
 
 
+# -- im2col in one pass --------------------------------------------------------------------------------------------
+
+@_njit
+def _im2col_kernel(x, cols, pt, pl, sh, sw, dh, dw):
+    """cols[n, y, z, i, j, c] = x[n, y*sh + i*dh - pt, z*sw + j*dw - pl, c], 0 (+0) in the padding: x (N, H, W, C)
+    of any strides, both as integer views (bits copied as they are)."""
+    n, h, w, c = x.shape
+    ho, wo, kh, kw = cols.shape[1:5]
+    for a in range(n):
+        for y in range(ho):
+            for z in range(wo):
+                for i in range(kh):
+                    r = y * sh + i * dh - pt
+                    for j in range(kw):
+                        s = z * sw + j * dw - pl
+                        if 0 <= r < h and 0 <= s < w:
+                            for k in range(c):
+                                cols[a, y, z, i, j, k] = x[a, r, s, k]
+                        else:
+                            for k in range(c):
+                                cols[a, y, z, i, j, k] = 0
+    return cols
+
+
+def im2col(xp, x, last, kh, kw, pads, sh, sw, dh, dw):
+    """_ops.im2col in one pass (no padded copy first) from 4-byte elements in runs of at least 8 channels (fewer,
+    or channels apart in memory: each tap's short run costs more than the plain path's copies); a 1x1 kernel's
+    unpadded stride-1 windows (the plain path's view of x, no copy) stay the plain path's too."""
+    xl = x if last else x.transpose(0, 2, 3, 1)
+    if type(x) is np.ndarray and x.dtype.itemsize == 4 and xl.strides[3] == 4 and xl.shape[3] >= 8 \
+            and ((kh, kw, sh, sw) != (1, 1, 1, 1) or any(map(any, pads))):
+        n, h, w, c = xl.shape
+        ho, wo = (h + sum(pads[0]) - dh * (kh - 1) - 1) // sh + 1, (w + sum(pads[1]) - dw * (kw - 1) - 1) // sw + 1
+        cols = np.empty((n, ho, wo, kh, kw, c), x.dtype)
+        _im2col_kernel(xl.view(np.uint32), cols.view(np.uint32), pads[0][0], pads[1][0], sh, sw, dh, dw)
+        return cols.reshape(n * ho * wo, -1)
+    return PLAIN.im2col(xp, x, last, kh, kw, pads, sh, sw, dh, dw)
+
+
 SPEED = {"quiet": quiet, **{fn.__name__: fn for fn in (rounded, widened, values, round_result, round_gradient, masked,
                                                        col2im, tiles_max, tiles_max_grad, unscaled, times_in_place,
                                                        quantized, chain_matmul, depthwise, depthwise_grad_x,
                                                        depthwise_grad_w, gelu, gelu_grad, layer_norm, layer_norm_grad,
-                                                       layer_norm_grad_w, embedding_grad)}}
+                                                       layer_norm_grad_w, embedding_grad, im2col)}}
 
 
 def install():
