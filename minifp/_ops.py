@@ -603,8 +603,8 @@ def im2col(xp, x, last, kh, kw, pads, sh, sw, dh, dw):
 
 def _swapped(xp, a, shape, block=16):
     """a (P, Q, R) as a new C-contiguous array of `shape` holding a.transpose(2, 1, 0)'s elements in C order: a
-    kernel's OIHW <-> taps first, channels last. Copied `block` Q at a time, 2x quicker than one copy of the whole
-    transposed view (whose every read of a 3x3 kernel's 9-element runs is a cache line of its own)."""
+    kernel's OIHW <-> taps first, channels last. Copied `block` Q at a time, so that the slab read across stays in
+    the cache: the weight gradient's copy of ResNet18's 512x512x3x3 kernels 11 -> 6 ms (the forward's 6.9 -> 6.6)."""
     p, q, r = a.shape
     out = xp.empty(shape, a.dtype)
     view = out.reshape(r, q, p)
