@@ -81,7 +81,8 @@ def test_im2col_kernel_on_any_strides(case, layout):
     assert _identical(cols.reshape(n * ho * wo, -1), want)
 
 
-@pytest.mark.parametrize("shape", [(4, 3, 9), (5, 17, 1), (3, 40, 9), (1, 2, 49), (6, 33, 4)])
+@pytest.mark.parametrize("shape", [(4, 3, 9), (5, 17, 1), (3, 40, 9), (1, 2, 49), (6, 33, 4), (9, 150, 50),
+                                   (70, 130, 9), (1, 300, 260)])     # (the last three in slabs)
 def test_swapped_is_the_transposed_copy(shape):
     rng = np.random.default_rng(37)
     a = _awkward(rng, shape)
