@@ -12,7 +12,7 @@ What it holds:
   float16 result rounded and widened in one pass: the tensor keeps the float32 values beside its storage, as the
   next op (and the backward) would widen it right back; gradients inside the graph kept as such values;
 - widening of the other 8- and 16-bit formats through a table of every code;
-- Numba twins of some of the ops' NumPy passes (col2im, depthwise convolutions, 2x2 max pooling, a masked
+- Numba twins of some of the ops' NumPy passes (im2col, col2im, depthwise convolutions, 2x2 max pooling, a masked
   gradient), of the loss scale's unscaling with its inf check, of fp8 quantisation, and float32 lanes for
   accumulation chains into narrow formats.
 - GELU (exact and tanh), LayerNorm over the last axis and embedding's gradient, forward and backward, in one pass or

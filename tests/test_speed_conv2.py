@@ -1,5 +1,5 @@
 """Dense convolutions' copies (issue 35), bit for bit: the im2col seam's one-pass kernel against the plain path's
-padded windows, the kernel's blocked OIHW <-> taps-first copies against NumPy's copy of the transposed view, and
+padded windows, the weight gradient's blocked copy into OIHW against NumPy's copy of the transposed view, and
 conv2d's forward and weight gradient against the formulas they replaced (the same GEMM operands, so the same
 sums), the weight gradient now C-contiguous OIHW. Copies keep every bit, NaN payloads included.
 
