@@ -13,7 +13,7 @@ What it holds:
   storage, as the next op (and the backward) would widen it right back; gradients inside the graph kept as such
   values;
 - widening of the other 8- and 16-bit formats through a table of every code;
-- Numba twins of some of the ops' NumPy passes (col2im, depthwise convolutions, 2x2 max pooling, a masked
+- Numba twins of some of the ops' NumPy passes (im2col, col2im, depthwise convolutions, 2x2 max pooling, a masked
   gradient), of the loss scale's unscaling with its inf check, of fp8 quantisation, and float32 lanes for
   accumulation chains into narrow formats.
 - GELU (exact and tanh), LayerNorm over the last axis and embedding's gradient, forward and backward, in one pass or
@@ -1353,12 +1353,51 @@ def kernel_input_grad(g, x, mu, proj_scale, grad_mean, grad_scale):
     return PLAIN.kernel_input_grad(g, x, mu, proj_scale, grad_mean, grad_scale)
 
 
+# -- im2col in one pass --------------------------------------------------------------------------------------------
+
+@_njit
+def _im2col_kernel(x, cols, pt, pl, sh, sw, dh, dw):
+    """cols[n, y, z, i, j, c] = x[n, y*sh + i*dh - pt, z*sw + j*dw - pl, c], 0 (+0) in the padding: x (N, H, W, C)
+    of any strides, both as integer views (bits copied as they are)."""
+    n, h, w, c = x.shape
+    ho, wo, kh, kw = cols.shape[1:5]
+    for a in range(n):
+        for y in range(ho):
+            for z in range(wo):
+                for i in range(kh):
+                    r = y * sh + i * dh - pt
+                    for j in range(kw):
+                        s = z * sw + j * dw - pl
+                        if 0 <= r < h and 0 <= s < w:
+                            for k in range(c):
+                                cols[a, y, z, i, j, k] = x[a, r, s, k]
+                        else:
+                            for k in range(c):
+                                cols[a, y, z, i, j, k] = 0
+    return cols
+
+
+def im2col(xp, x, last, kh, kw, pads, sh, sw, dh, dw):
+    """_ops.im2col in one pass (no padded copy first) from 4-byte elements in runs of at least 8 channels (fewer,
+    or channels apart in memory: each tap's short run costs more than the plain path's copies); a 1x1 kernel's
+    unpadded stride-1 windows (the plain path's view of x, no copy) stay the plain path's too."""
+    xl = x if last else x.transpose(0, 2, 3, 1)
+    if type(x) is np.ndarray and x.dtype.itemsize == 4 and xl.strides[3] == 4 and xl.shape[3] >= 8 \
+            and ((kh, kw, sh, sw) != (1, 1, 1, 1) or any(map(any, pads))):
+        n, h, w, c = xl.shape
+        ho, wo = (h + sum(pads[0]) - dh * (kh - 1) - 1) // sh + 1, (w + sum(pads[1]) - dw * (kw - 1) - 1) // sw + 1
+        cols = np.empty((n, ho, wo, kh, kw, c), x.dtype)
+        _im2col_kernel(xl.view(np.uint32), cols.view(np.uint32), pads[0][0], pads[1][0], sh, sw, dh, dw)
+        return cols.reshape(n * ho * wo, -1)
+    return PLAIN.im2col(xp, x, last, kh, kw, pads, sh, sw, dh, dw)
+
+
 SPEED = {"quiet": quiet, **{fn.__name__: fn for fn in (rounded, widened, values, round_result, round_gradient, masked,
                                                        col2im, tiles_max, tiles_max_grad, unscaled, times_in_place,
                                                        quantized, chain_matmul, depthwise, depthwise_grad_x,
                                                        depthwise_grad_w, gelu, gelu_grad, layer_norm, layer_norm_grad,
                                                        layer_norm_grad_w, embedding_grad,
-                                                       kernel_channel_sums, kernel_input_grad)}}
+                                                       kernel_channel_sums, kernel_input_grad, im2col)}}
 
 
 def install():
