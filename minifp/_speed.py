@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
@@ -71,6 +72,46 @@ class _MachineCode(dict):
 
 def _njit(fn):
     return numba.njit(cache=True, nogil=True)(fn)
+
+
+# -- both cores: a kernel's disjoint parts on threads that sleep between calls ---------------------------------------
+
+def _allowed_threads():
+    """The threads this process may use: the smaller of NUMBA_NUM_THREADS and OMP_NUM_THREADS where set (what
+    Numba and OpenBLAS read), else Numba's count (the cores)."""
+    given = [os.environ.get(name, "").strip() for name in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS")]
+    given = [int(v) for v in given if v.isdigit() and int(v) > 0]
+    return min(given) if given else numba.config.NUMBA_NUM_THREADS
+
+
+THREADS = _allowed_threads()
+# Elements a call must touch before it is cut in parts: handing a part to a sleeping thread and waiting for it
+# costs about 30-60 us (measured with benchmarks/speed_threads.py), a memory-bound pass over 2**16 float32 about 15
+SPLIT_MIN = 1 << 17
+_POOL = []      # the ThreadPoolExecutor, made on first use (and forgotten in a forked child, where its threads are not)
+
+
+def in_parts(part, n, work):
+    """part(lo, hi) over range(n) cut into up to THREADS contiguous ranges, all but the last on the pool's threads
+    (which wait on a queue, never spinning) and the last on this one, when `work` (elements the call touches)
+    reaches SPLIT_MIN; else part(0, n) here. Each part must write outputs of its own from inputs that are not
+    written (the same bits however the range is cut), and release the GIL (nogil kernels) to run at once."""
+    parts = min(THREADS, n)
+    if parts < 2 or work < SPLIT_MIN:
+        part(0, n)
+        return
+    if not _POOL:
+        _POOL.append(ThreadPoolExecutor(THREADS - 1, thread_name_prefix="minifp-speed"))
+    cuts = [n * i // parts for i in range(parts + 1)]
+    futures = [_POOL[0].submit(part, cuts[i], cuts[i + 1]) for i in range(parts - 1)]
+    try:
+        part(cuts[-2], cuts[-1])
+    finally:        # (the outputs are the caller's only once every part is done)
+        for f in futures:
+            f.result()
+
+
+os.register_at_fork(after_in_child=_POOL.clear)
 
 
 # -- float16 through the CPU's conversions (C-contiguous arrays of any shape: flat views inside) ------------------
@@ -313,7 +354,8 @@ def masked(xp, keep, g):
             (keep, g), back = shared
             ints = {2: np.int16, 4: np.int32, 8: np.int64}[g.dtype.itemsize]
             out = np.empty(g.shape, ints)
-            _masked_kernel(keep.reshape(-1), g.view(ints).reshape(-1), out.reshape(-1))
+            k, v, o = keep.reshape(-1), g.view(ints).reshape(-1), out.reshape(-1)
+            in_parts(lambda lo, hi: _masked_kernel(k[lo:hi], v[lo:hi], o[lo:hi]), o.size, o.size)
             return out.view(g.dtype).transpose(back)
     return PLAIN.masked(xp, keep, g)
 
@@ -337,7 +379,8 @@ def _col2im_kernel(gcols, gx, sh, sw, dh, dw):
 def col2im(gcols, gx, sh, sw, dh, dw):
     """_ops.col2im in one pass over the taps."""
     if _native(np, gcols, gx):
-        return _col2im_kernel(gcols, gx, sh, sw, dh, dw)
+        in_parts(lambda lo, hi: _col2im_kernel(gcols[lo:hi], gx[lo:hi], sh, sw, dh, dw), gx.shape[0], gcols.size)
+        return gx
     return PLAIN.col2im(gcols, gx, sh, sw, dh, dw)
 
 
@@ -402,7 +445,9 @@ def tiles_max(xp, x, tiles, layout):
     if _two_by_two(xp, x, tiles, layout):
         xl = _ops._channels_last(x, layout)
         n, h, w, c = xl.shape
-        return _ops._nchw(_max_pool_2x2(xl, np.empty((n, h // 2, w // 2, c), x.dtype)), layout)
+        top = np.empty((n, h // 2, w // 2, c), x.dtype)
+        in_parts(lambda lo, hi: _max_pool_2x2(xl[lo:hi], top[lo:hi]), n, xl.size)
+        return _ops._nchw(top, layout)
     return PLAIN.tiles_max(xp, x, tiles, layout)
 
 
@@ -412,7 +457,9 @@ def tiles_max_grad(xp, g, top, x, tiles, layout):
         xl = _ops._channels_last(x, layout)
         gl = np.add(_ops._channels_last(g, layout), 0, order="C")     # -0 lands as +0, as in the plain path's sum
         gx = np.empty(xl.shape, x.dtype)
-        _max_pool_2x2_grad(xl, _ops._channels_last(top, layout), gl.view(np.int32), gx.view(np.int32))
+        tl, gi, gxi = _ops._channels_last(top, layout), gl.view(np.int32), gx.view(np.int32)
+        in_parts(lambda lo, hi: _max_pool_2x2_grad(xl[lo:hi], tl[lo:hi], gi[lo:hi], gxi[lo:hi]), xl.shape[0],
+                 2 * xl.size)
         return _ops._nchw(gx, layout)
     return PLAIN.tiles_max_grad(xp, g, top, x, tiles, layout)
 
@@ -499,16 +546,20 @@ def _one_each(m, *arrays):
 def depthwise(xp, x, w, pads, ho, wo, sh, sw, dh, dw):
     """_ops.depthwise in one pass over the outputs, x's padding read as zeros (no padded copy)."""
     if _one_each(w.shape[3], x, w):
-        out = np.empty((x.shape[0], ho, wo, x.shape[3]), _F32)
-        return _depthwise_kernel(x, w[..., 0], out, pads[0][0], pads[1][0], sh, sw, dh, dw)[..., None]
+        out, w0 = np.empty((x.shape[0], ho, wo, x.shape[3]), _F32), w[..., 0]
+        in_parts(lambda lo, hi: _depthwise_kernel(x[lo:hi], w0, out[lo:hi], pads[0][0], pads[1][0], sh, sw, dh, dw),
+                 x.shape[0], out.size * w0.shape[0] * w0.shape[1])
+        return out[..., None]
     return PLAIN.depthwise(xp, x, w, pads, ho, wo, sh, sw, dh, dw)
 
 
 def depthwise_grad_x(xp, g, w, h, wd, pads, sh, sw, dh, dw):
     """_ops.depthwise_grad_x in one pass over the input's gradient, without its padding."""
     if _one_each(w.shape[3], g, w):
-        gx = np.empty((g.shape[0], h, wd, g.shape[3]), _F32)
-        return _depthwise_grad_x_kernel(g[..., 0], w[..., 0], gx, pads[0][0], pads[1][0], sh, sw, dh, dw)
+        gx, g0, w0 = np.empty((g.shape[0], h, wd, g.shape[3]), _F32), g[..., 0], w[..., 0]
+        in_parts(lambda lo, hi: _depthwise_grad_x_kernel(g0[lo:hi], w0, gx[lo:hi], pads[0][0], pads[1][0], sh, sw,
+                                                         dh, dw), g.shape[0], g.size * w0.shape[0] * w0.shape[1])
+        return gx
     return PLAIN.depthwise_grad_x(xp, g, w, h, wd, pads, sh, sw, dh, dw)
 
 
@@ -799,7 +850,8 @@ def gelu(xp, x, approximate):
     if approximate == "tanh":
         return _tanh_form(_gelu_tanh_kernel, x)
     out = np.empty(x.shape, _F32)
-    _gelu_kernel(x.reshape(-1), out.reshape(-1))
+    xf, o = x.reshape(-1), out.reshape(-1)
+    in_parts(lambda lo, hi: _gelu_kernel(xf[lo:hi], o[lo:hi]), o.size, 8 * o.size)    # (8: the erfc's work)
     return out
 
 
@@ -810,7 +862,8 @@ def gelu_grad(xp, g, x, approximate):
     if approximate == "tanh":
         return _tanh_form(_gelu_tanh_grad_kernel, x, g)
     out = np.empty(x.shape, _F32)
-    _gelu_grad_kernel(g.reshape(-1), x.reshape(-1), out.reshape(-1))
+    gf, xf, o = g.reshape(-1), x.reshape(-1), out.reshape(-1)
+    in_parts(lambda lo, hi: _gelu_grad_kernel(gf[lo:hi], xf[lo:hi], o[lo:hi]), o.size, 8 * o.size)
     return out
 
 
@@ -983,9 +1036,9 @@ def layer_norm(xp, x, w, b, normalized_ndim, eps):
     """_ops.layer_norm a row at a time, in one pass over x."""
     if not _rows(xp, normalized_ndim, x, w, b):
         return PLAIN.layer_norm(xp, x, w, b, normalized_ndim, eps)
-    n = x.shape[-1]
-    out = np.empty(x.shape, _F32)
-    _layer_norm_kernel(x.reshape(-1, n), _or(w, n, 1), _or(b, n, -0.0), np.float32(eps), out.reshape(-1, n))
+    n, out = x.shape[-1], np.empty(x.shape, _F32)
+    rows, o, w, b = x.reshape(-1, n), out.reshape(-1, n), _or(w, n, 1), _or(b, n, -0.0)
+    in_parts(lambda lo, hi: _layer_norm_kernel(rows[lo:hi], w, b, np.float32(eps), o[lo:hi]), len(o), 3 * out.size)
     return out
 
 
@@ -993,9 +1046,10 @@ def layer_norm_grad(xp, g, x, w, normalized_ndim, eps):
     """_ops.layer_norm_grad likewise."""
     if not (_rows(xp, normalized_ndim, x, g, w) and g.shape == x.shape):
         return PLAIN.layer_norm_grad(xp, g, x, w, normalized_ndim, eps)
-    n = x.shape[-1]
-    out = np.empty(x.shape, _F32)
-    _layer_norm_grad_kernel(g.reshape(-1, n), x.reshape(-1, n), _or(w, n, 1), np.float32(eps), out.reshape(-1, n))
+    n, out = x.shape[-1], np.empty(x.shape, _F32)
+    gr, rows, o, w = g.reshape(-1, n), x.reshape(-1, n), out.reshape(-1, n), _or(w, n, 1)
+    in_parts(lambda lo, hi: _layer_norm_grad_kernel(gr[lo:hi], rows[lo:hi], w, np.float32(eps), o[lo:hi]), len(o),
+             6 * out.size)
     return out
 
 
@@ -1003,9 +1057,10 @@ def layer_norm_grad_w(xp, g, x, normalized_ndim, eps):
     """_ops.layer_norm_grad_w likewise."""
     if not (_rows(xp, normalized_ndim, x, g) and g.shape == x.shape):
         return PLAIN.layer_norm_grad_w(xp, g, x, normalized_ndim, eps)
-    n = x.shape[-1]
-    out = np.empty(x.shape, _F32)
-    _layer_norm_grad_w_kernel(g.reshape(-1, n), x.reshape(-1, n), np.float32(eps), out.reshape(-1, n))
+    n, out = x.shape[-1], np.empty(x.shape, _F32)
+    gr, rows, o = g.reshape(-1, n), x.reshape(-1, n), out.reshape(-1, n)
+    in_parts(lambda lo, hi: _layer_norm_grad_w_kernel(gr[lo:hi], rows[lo:hi], np.float32(eps), o[lo:hi]), len(o),
+             3 * out.size)
     return out
 
 
