@@ -92,23 +92,28 @@ _POOL = []      # the ThreadPoolExecutor, made on first use (and forgotten in a 
 
 
 def in_parts(part, n, work):
-    """part(lo, hi) over range(n) cut into up to THREADS contiguous ranges, all but the last on the pool's threads
-    (which wait on a queue, never spinning) and the last on this one, when `work` (elements the call touches)
-    reaches SPLIT_MIN; else part(0, n) here. Each part must write outputs of its own from inputs that are not
-    written (the same bits however the range is cut), and release the GIL (nogil kernels) to run at once."""
-    parts = min(THREADS, n)
-    if parts < 2 or work < SPLIT_MIN:
+    """part(lo, hi) over range(n) cut into contiguous ranges, two per thread allowed (THREADS), when `work`
+    (elements the call touches, times a kernel's cost per element where it computes more) reaches SPLIT_MIN; else
+    part(0, n) here. The pool's threads (which wait on its queue, never spinning) take the ranges from the first,
+    this thread from the last, and then those the pool has not begun: a busy machine that is slow to wake a
+    thread costs little. Each part must write outputs of its own from inputs no part writes (the same bits however
+    the range is cut), and release the GIL (nogil kernels) to run beside the others."""
+    pieces = min(2 * THREADS, n)
+    if THREADS < 2 or pieces < 2 or work < SPLIT_MIN:
         part(0, n)
         return
     if not _POOL:
         _POOL.append(ThreadPoolExecutor(THREADS - 1, thread_name_prefix="minifp-speed"))
-    cuts = [n * i // parts for i in range(parts + 1)]
-    futures = [_POOL[0].submit(part, cuts[i], cuts[i + 1]) for i in range(parts - 1)]
+    cuts = [n * i // pieces for i in range(pieces + 1)]
+    futures = [_POOL[0].submit(part, cuts[i], cuts[i + 1]) for i in range(pieces - 1)]
     try:
         part(cuts[-2], cuts[-1])
-    finally:        # (the outputs are the caller's only once every part is done)
+        for i in reversed(range(pieces - 1)):
+            if futures[i].cancel():     # not begun on the pool: here
+                part(cuts[i], cuts[i + 1])
+    finally:        # (the outputs are the caller's only once every part has ended)
         for f in futures:
-            f.result()
+            f.cancel() or f.result()
 
 
 os.register_at_fork(after_in_child=_POOL.clear)
