@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import math
 import os
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numba
 import numpy as np
@@ -112,8 +112,10 @@ def in_parts(part, n, work):
             if futures[i].cancel():     # not begun on the pool: here
                 part(cuts[i], cuts[i + 1])
     finally:        # (the outputs are the caller's only once every part has ended)
-        for f in futures:
-            f.cancel() or f.result()
+        wait([f for f in futures if not f.cancel()])
+    for f in futures:
+        if not f.cancelled():
+            f.result()      # (raises a part's exception here)
 
 
 os.register_at_fork(after_in_child=_POOL.clear)
