@@ -17,6 +17,8 @@ What it holds:
   accumulation chains into narrow formats.
 - GELU (exact and tanh), LayerNorm over the last axis and embedding's gradient, forward and backward, in one pass or
   a row at a time (NumPy's pairwise sums reproduced), with no full-size float64 temporaries.
+- both cores for the large calls of those kernels whose outputs part into independent ranges (elements, rows or
+  batch items; never within a sum): in_parts, on a pool of threads made on first use that sleep between calls.
 """
 from __future__ import annotations
 
@@ -85,8 +87,9 @@ def _allowed_threads():
 
 
 THREADS = _allowed_threads()
-# Elements a call must touch before it is cut in parts: handing a part to a sleeping thread and waiting for it
-# costs about 30-60 us (measured with benchmarks/speed_threads.py), a memory-bound pass over 2**16 float32 about 15
+# Elements a call must touch before it is cut in parts: handing parts to the pool and taking back those it has not
+# begun costs 12-18 us (ThreadPoolExecutor's submit, cancel and wait; 2-core AMD EPYC VM), where one core's pass of
+# the masked gradient over 2**17 float32 takes about 70 us
 SPLIT_MIN = 1 << 17
 _POOL = []      # the ThreadPoolExecutor, made on first use (and forgotten in a forked child, where its threads are not)
 
