@@ -464,12 +464,14 @@ def tiles_max(xp, x, tiles, layout):
 def tiles_max_grad(xp, g, top, x, tiles, layout):
     """Its gradient in two passes."""
     if _two_by_two(xp, x, tiles, layout) and g.dtype == x.dtype and _native(xp, _ops._channels_last(top, layout)):
-        xl = _ops._channels_last(x, layout)
-        gl = np.add(_ops._channels_last(g, layout), 0, order="C")     # -0 lands as +0, as in the plain path's sum
-        gx = np.empty(xl.shape, x.dtype)
-        tl, gi, gxi = _ops._channels_last(top, layout), gl.view(np.int32), gx.view(np.int32)
-        in_parts(lambda lo, hi: _max_pool_2x2_grad(xl[lo:hi], tl[lo:hi], gi[lo:hi], gxi[lo:hi]), xl.shape[0],
-                 2 * xl.size)
+        xl, gc, tl = (_ops._channels_last(a, layout) for a in (x, g, top))
+        gl, gx = np.empty(gc.shape, x.dtype), np.empty(xl.shape, x.dtype)
+        gi, gxi = gl.view(np.int32), gx.view(np.int32)
+
+        def part(lo, hi):
+            np.add(gc[lo:hi], 0, out=gl[lo:hi])     # -0 lands as +0, as in the plain path's sum
+            _max_pool_2x2_grad(xl[lo:hi], tl[lo:hi], gi[lo:hi], gxi[lo:hi])
+        in_parts(part, xl.shape[0], 2 * xl.size)
         return _ops._nchw(gx, layout)
     return PLAIN.tiles_max_grad(xp, g, top, x, tiles, layout)
 
