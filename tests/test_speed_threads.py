@@ -120,8 +120,7 @@ def test_parts_on_threads_are_the_serial_kernels_and_the_plain_path(op, threads,
         parts(threads, 0)
         split = _flat(run(_speed))
         plain = _flat(run(PLAIN))
-    assert len(parts.seen) > len(serial) and all(hi - lo < max(h for _, h, _ in parts.seen) for lo, hi, _ in
-                                                  parts.seen)     # cut (each part on whichever thread came first)
+    assert len(parts.seen) >= 2 * len(serial)      # every call (one per result) cut in parts
     for got, whole, want in zip(split, serial, plain):
         assert got.shape == whole.shape == want.shape and got.dtype == want.dtype
         assert np.array_equal(_bits(got), _bits(whole))
