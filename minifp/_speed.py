@@ -87,16 +87,19 @@ def _allowed_threads():
 
 
 THREADS = _allowed_threads()
-# Elements a call must touch before it is cut in parts: handing parts to the pool and taking back those it has not
-# begun costs 12-18 us (ThreadPoolExecutor's submit, cancel and wait; 2-core AMD EPYC VM), where one core's pass of
-# the masked gradient over 2**17 float32 takes about 70 us
-SPLIT_MIN = 1 << 17
+# The work from which a call is cut in parts, in elements of a plain pass (the masked gradient's: about 0.5 ns an
+# element on one core of a 2-core AMD EPYC VM); a kernel's call counts its elements times its cost per element in
+# such passes (measured: depthwise, col2im and GELU 3, its gradient 5, LayerNorm 3 and 6, the 2x2 max pool 1 and 4).
+# Handing parts to the pool and taking back those it has not begun costs 12-18 us on a quiet machine, far more
+# where the second core is busy; on that VM, shared, calls of 0.1-0.3 ms ran up to 1.8x slower cut, calls from
+# about 0.5 ms ran 1.2-1.9x faster.
+SPLIT_MIN = 1 << 20
 _POOL = []      # the ThreadPoolExecutor, made on first use (and forgotten in a forked child, where its threads are not)
 
 
 def in_parts(part, n, work):
     """part(lo, hi) over range(n) cut into contiguous ranges, two per thread allowed (THREADS), when `work`
-    (elements the call touches, times a kernel's cost per element where it computes more) reaches SPLIT_MIN; else
+    (the call's elements times its kernel's cost per element, in plain passes) reaches SPLIT_MIN; else
     part(0, n) here. The pool's threads (which wait on its queue, never spinning) take the ranges from the first,
     this thread from the last, and then those the pool has not begun: a busy machine that is slow to wake a
     thread costs little. Each part must write outputs of its own from inputs no part writes (the same bits however
@@ -389,7 +392,8 @@ def _col2im_kernel(gcols, gx, sh, sw, dh, dw):
 def col2im(gcols, gx, sh, sw, dh, dw):
     """_ops.col2im in one pass over the taps."""
     if _native(np, gcols, gx):
-        in_parts(lambda lo, hi: _col2im_kernel(gcols[lo:hi], gx[lo:hi], sh, sw, dh, dw), gx.shape[0], gcols.size)
+        in_parts(lambda lo, hi: _col2im_kernel(gcols[lo:hi], gx[lo:hi], sh, sw, dh, dw), gx.shape[0],
+                 3 * gcols.size)
         return gx
     return PLAIN.col2im(gcols, gx, sh, sw, dh, dw)
 
@@ -471,7 +475,7 @@ def tiles_max_grad(xp, g, top, x, tiles, layout):
         def part(lo, hi):
             np.add(gc[lo:hi], 0, out=gl[lo:hi])     # -0 lands as +0, as in the plain path's sum
             _max_pool_2x2_grad(xl[lo:hi], tl[lo:hi], gi[lo:hi], gxi[lo:hi])
-        in_parts(part, xl.shape[0], 2 * xl.size)
+        in_parts(part, xl.shape[0], 4 * xl.size)
         return _ops._nchw(gx, layout)
     return PLAIN.tiles_max_grad(xp, g, top, x, tiles, layout)
 
@@ -560,7 +564,7 @@ def depthwise(xp, x, w, pads, ho, wo, sh, sw, dh, dw):
     if _one_each(w.shape[3], x, w):
         out, w0 = np.empty((x.shape[0], ho, wo, x.shape[3]), _F32), w[..., 0]
         in_parts(lambda lo, hi: _depthwise_kernel(x[lo:hi], w0, out[lo:hi], pads[0][0], pads[1][0], sh, sw, dh, dw),
-                 x.shape[0], out.size * w0.shape[0] * w0.shape[1])
+                 x.shape[0], 3 * out.size)
         return out[..., None]
     return PLAIN.depthwise(xp, x, w, pads, ho, wo, sh, sw, dh, dw)
 
@@ -570,7 +574,7 @@ def depthwise_grad_x(xp, g, w, h, wd, pads, sh, sw, dh, dw):
     if _one_each(w.shape[3], g, w):
         gx, g0, w0 = np.empty((g.shape[0], h, wd, g.shape[3]), _F32), g[..., 0], w[..., 0]
         in_parts(lambda lo, hi: _depthwise_grad_x_kernel(g0[lo:hi], w0, gx[lo:hi], pads[0][0], pads[1][0], sh, sw,
-                                                         dh, dw), g.shape[0], g.size * w0.shape[0] * w0.shape[1])
+                                                         dh, dw), g.shape[0], 3 * g.size)
         return gx
     return PLAIN.depthwise_grad_x(xp, g, w, h, wd, pads, sh, sw, dh, dw)
 
@@ -863,7 +867,7 @@ def gelu(xp, x, approximate):
         return _tanh_form(_gelu_tanh_kernel, x)
     out = np.empty(x.shape, _F32)
     xf, o = x.reshape(-1), out.reshape(-1)
-    in_parts(lambda lo, hi: _gelu_kernel(xf[lo:hi], o[lo:hi]), o.size, 8 * o.size)    # (8: the erfc's work)
+    in_parts(lambda lo, hi: _gelu_kernel(xf[lo:hi], o[lo:hi]), o.size, 3 * o.size)
     return out
 
 
@@ -875,7 +879,7 @@ def gelu_grad(xp, g, x, approximate):
         return _tanh_form(_gelu_tanh_grad_kernel, x, g)
     out = np.empty(x.shape, _F32)
     gf, xf, o = g.reshape(-1), x.reshape(-1), out.reshape(-1)
-    in_parts(lambda lo, hi: _gelu_grad_kernel(gf[lo:hi], xf[lo:hi], o[lo:hi]), o.size, 8 * o.size)
+    in_parts(lambda lo, hi: _gelu_grad_kernel(gf[lo:hi], xf[lo:hi], o[lo:hi]), o.size, 5 * o.size)
     return out
 
 
