@@ -20,12 +20,15 @@ What it holds:
   a row at a time (NumPy's pairwise sums reproduced), with no full-size float64 temporaries;
 - the H100's native bfloat16 batch-norm backward: its staged channel sums (the kernel's threads, warp shuffles and
   roundings) and its input gradient, one pass each.
+- both cores for the large calls of those kernels whose outputs part into independent ranges (elements, rows or
+  batch items; never within a sum): in_parts, on a pool of threads made on first use that sleep between calls.
 """
 from __future__ import annotations
 
 import functools
 import math
 import os
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numba
 import numpy as np
@@ -74,6 +77,57 @@ class _MachineCode(dict):
 
 def _njit(fn):
     return numba.njit(cache=True, nogil=True)(fn)
+
+
+# -- both cores: a kernel's disjoint parts on threads that sleep between calls ---------------------------------------
+
+def _allowed_threads():
+    """The threads this process may use: the smaller of NUMBA_NUM_THREADS and OMP_NUM_THREADS where set (what
+    Numba and OpenBLAS read), else Numba's count (the cores)."""
+    given = [os.environ.get(name, "").strip() for name in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS")]
+    given = [int(v) for v in given if v.isdigit() and int(v) > 0]
+    return min(given) if given else numba.config.NUMBA_NUM_THREADS
+
+
+THREADS = _allowed_threads()
+# The work from which a call is cut in parts, in elements of a plain pass (the masked gradient's: about 0.5 ns an
+# element on one core of a 2-core AMD EPYC VM); a kernel's call counts its elements times its cost per element in
+# such passes (measured: depthwise, col2im and GELU 3, its gradient 5, LayerNorm 3 and 6, the 2x2 max pool 1 and 4).
+# Handing parts to the pool and taking back those it has not begun costs 12-18 us on a quiet machine, far more
+# where the second core is busy; on that VM, shared, calls of 0.1-0.3 ms ran up to 1.8x slower cut, calls from
+# about 0.5 ms ran 1.2-1.9x faster.
+SPLIT_MIN = 1 << 20
+_POOL = []      # the ThreadPoolExecutor, made on first use (and forgotten in a forked child, where its threads are not)
+
+
+def in_parts(part, n, work):
+    """part(lo, hi) over range(n) cut into contiguous ranges, two per thread allowed (THREADS), when `work`
+    (the call's elements times its kernel's cost per element, in plain passes) reaches SPLIT_MIN; else
+    part(0, n) here. The pool's threads (which wait on its queue, never spinning) take the ranges from the first,
+    this thread from the last, and then those the pool has not begun: a busy machine that is slow to wake a
+    thread costs little. Each part must write outputs of its own from inputs no part writes (the same bits however
+    the range is cut), and release the GIL (nogil kernels) to run beside the others."""
+    pieces = min(2 * THREADS, n)
+    if THREADS < 2 or pieces < 2 or work < SPLIT_MIN:
+        part(0, n)
+        return
+    if not _POOL:
+        _POOL.append(ThreadPoolExecutor(THREADS - 1, thread_name_prefix="minifp-speed"))
+    cuts = [n * i // pieces for i in range(pieces + 1)]
+    futures = [_POOL[0].submit(part, cuts[i], cuts[i + 1]) for i in range(pieces - 1)]
+    try:
+        part(cuts[-2], cuts[-1])
+        for i in reversed(range(pieces - 1)):
+            if futures[i].cancel():     # not begun on the pool: here
+                part(cuts[i], cuts[i + 1])
+    finally:        # (the outputs are the caller's only once every part has ended)
+        wait([f for f in futures if not f.cancel()])
+    for f in futures:
+        if not f.cancelled():
+            f.result()      # (raises a part's exception here)
+
+
+os.register_at_fork(after_in_child=_POOL.clear)
 
 
 # -- float16 through the CPU's conversions (C-contiguous arrays of any shape: flat views inside) ------------------
@@ -368,7 +422,8 @@ def masked(xp, keep, g):
             (keep, g), back = shared
             ints = {2: np.int16, 4: np.int32, 8: np.int64}[g.dtype.itemsize]
             out = np.empty(g.shape, ints)
-            _masked_kernel(keep.reshape(-1), g.view(ints).reshape(-1), out.reshape(-1))
+            k, v, o = keep.reshape(-1), g.view(ints).reshape(-1), out.reshape(-1)
+            in_parts(lambda lo, hi: _masked_kernel(k[lo:hi], v[lo:hi], o[lo:hi]), o.size, o.size)
             return out.view(g.dtype).transpose(back)
     return PLAIN.masked(xp, keep, g)
 
@@ -392,7 +447,9 @@ def _col2im_kernel(gcols, gx, sh, sw, dh, dw):
 def col2im(gcols, gx, sh, sw, dh, dw):
     """_ops.col2im in one pass over the taps."""
     if _native(np, gcols, gx):
-        return _col2im_kernel(gcols, gx, sh, sw, dh, dw)
+        in_parts(lambda lo, hi: _col2im_kernel(gcols[lo:hi], gx[lo:hi], sh, sw, dh, dw), gx.shape[0],
+                 3 * gcols.size)
+        return gx
     return PLAIN.col2im(gcols, gx, sh, sw, dh, dw)
 
 
@@ -457,17 +514,23 @@ def tiles_max(xp, x, tiles, layout):
     if _two_by_two(xp, x, tiles, layout):
         xl = _ops._channels_last(x, layout)
         n, h, w, c = xl.shape
-        return _ops._nchw(_max_pool_2x2(xl, np.empty((n, h // 2, w // 2, c), x.dtype)), layout)
+        top = np.empty((n, h // 2, w // 2, c), x.dtype)
+        in_parts(lambda lo, hi: _max_pool_2x2(xl[lo:hi], top[lo:hi]), n, xl.size)
+        return _ops._nchw(top, layout)
     return PLAIN.tiles_max(xp, x, tiles, layout)
 
 
 def tiles_max_grad(xp, g, top, x, tiles, layout):
     """Its gradient in two passes."""
     if _two_by_two(xp, x, tiles, layout) and g.dtype == x.dtype and _native(xp, _ops._channels_last(top, layout)):
-        xl = _ops._channels_last(x, layout)
-        gl = np.add(_ops._channels_last(g, layout), 0, order="C")     # -0 lands as +0, as in the plain path's sum
-        gx = np.empty(xl.shape, x.dtype)
-        _max_pool_2x2_grad(xl, _ops._channels_last(top, layout), gl.view(np.int32), gx.view(np.int32))
+        xl, gc, tl = (_ops._channels_last(a, layout) for a in (x, g, top))
+        gl, gx = np.empty(gc.shape, x.dtype), np.empty(xl.shape, x.dtype)
+        gi, gxi = gl.view(np.int32), gx.view(np.int32)
+
+        def part(lo, hi):
+            np.add(gc[lo:hi], 0, out=gl[lo:hi])     # -0 lands as +0, as in the plain path's sum
+            _max_pool_2x2_grad(xl[lo:hi], tl[lo:hi], gi[lo:hi], gxi[lo:hi])
+        in_parts(part, xl.shape[0], 4 * xl.size)
         return _ops._nchw(gx, layout)
     return PLAIN.tiles_max_grad(xp, g, top, x, tiles, layout)
 
@@ -554,16 +617,20 @@ def _one_each(m, *arrays):
 def depthwise(xp, x, w, pads, ho, wo, sh, sw, dh, dw):
     """_ops.depthwise in one pass over the outputs, x's padding read as zeros (no padded copy)."""
     if _one_each(w.shape[3], x, w):
-        out = np.empty((x.shape[0], ho, wo, x.shape[3]), _F32)
-        return _depthwise_kernel(x, w[..., 0], out, pads[0][0], pads[1][0], sh, sw, dh, dw)[..., None]
+        out, w0 = np.empty((x.shape[0], ho, wo, x.shape[3]), _F32), w[..., 0]
+        in_parts(lambda lo, hi: _depthwise_kernel(x[lo:hi], w0, out[lo:hi], pads[0][0], pads[1][0], sh, sw, dh, dw),
+                 x.shape[0], 3 * out.size)
+        return out[..., None]
     return PLAIN.depthwise(xp, x, w, pads, ho, wo, sh, sw, dh, dw)
 
 
 def depthwise_grad_x(xp, g, w, h, wd, pads, sh, sw, dh, dw):
     """_ops.depthwise_grad_x in one pass over the input's gradient, without its padding."""
     if _one_each(w.shape[3], g, w):
-        gx = np.empty((g.shape[0], h, wd, g.shape[3]), _F32)
-        return _depthwise_grad_x_kernel(g[..., 0], w[..., 0], gx, pads[0][0], pads[1][0], sh, sw, dh, dw)
+        gx, g0, w0 = np.empty((g.shape[0], h, wd, g.shape[3]), _F32), g[..., 0], w[..., 0]
+        in_parts(lambda lo, hi: _depthwise_grad_x_kernel(g0[lo:hi], w0, gx[lo:hi], pads[0][0], pads[1][0], sh, sw,
+                                                         dh, dw), g.shape[0], 3 * g.size)
+        return gx
     return PLAIN.depthwise_grad_x(xp, g, w, h, wd, pads, sh, sw, dh, dw)
 
 
@@ -912,7 +979,8 @@ def gelu(xp, x, approximate):
     if approximate == "tanh":
         return _tanh_form(_gelu_tanh_kernel, x)
     out = np.empty(x.shape, _F32)
-    _gelu_kernel(x.reshape(-1), out.reshape(-1), _tables()[0])
+    xf, o, table = x.reshape(-1), out.reshape(-1), _tables()[0]
+    in_parts(lambda lo, hi: _gelu_kernel(xf[lo:hi], o[lo:hi], table), o.size, 3 * o.size)
     return out
 
 
@@ -923,7 +991,8 @@ def gelu_grad(xp, g, x, approximate):
     if approximate == "tanh":
         return _tanh_form(_gelu_tanh_grad_kernel, x, g)
     out = np.empty(x.shape, _F32)
-    _gelu_grad_kernel(g.reshape(-1), x.reshape(-1), out.reshape(-1), _tables()[1])
+    gf, xf, o, table = g.reshape(-1), x.reshape(-1), out.reshape(-1), _tables()[1]
+    in_parts(lambda lo, hi: _gelu_grad_kernel(gf[lo:hi], xf[lo:hi], o[lo:hi], table), o.size, 5 * o.size)
     return out
 
 
@@ -1136,9 +1205,9 @@ def layer_norm(xp, x, w, b, normalized_ndim, eps):
     """_ops.layer_norm a row at a time, in one pass over x."""
     if not _rows(xp, normalized_ndim, x, w, b):
         return PLAIN.layer_norm(xp, x, w, b, normalized_ndim, eps)
-    n = x.shape[-1]
-    out = np.empty(x.shape, _F32)
-    _layer_norm_kernel(x.reshape(-1, n), _or(w, n, 1), _or(b, n, -0.0), np.float32(eps), out.reshape(-1, n))
+    n, out = x.shape[-1], np.empty(x.shape, _F32)
+    rows, o, w, b = x.reshape(-1, n), out.reshape(-1, n), _or(w, n, 1), _or(b, n, -0.0)
+    in_parts(lambda lo, hi: _layer_norm_kernel(rows[lo:hi], w, b, np.float32(eps), o[lo:hi]), len(o), 3 * out.size)
     return out
 
 
@@ -1153,10 +1222,11 @@ def layer_norm_grad(xp, g, x, w, normalized_ndim, eps):
     global _ROW_STATS
     if not (_rows(xp, normalized_ndim, x, g, w) and g.shape == x.shape):
         return PLAIN.layer_norm_grad(xp, g, x, w, normalized_ndim, eps)
-    n = x.shape[-1]
-    out, stats = np.empty(x.shape, _F32), np.empty((x.size // n, 2), _F32)
-    _layer_norm_grad_kernel(g.reshape(-1, n), x.reshape(-1, n), _or(w, n, 1), np.float32(eps), out.reshape(-1, n),
-                            stats)
+    n, out = x.shape[-1], np.empty(x.shape, _F32)
+    gr, rows, o, w1 = g.reshape(-1, n), x.reshape(-1, n), out.reshape(-1, n), _or(w, n, 1)
+    stats = np.empty((len(o), 2), _F32)
+    in_parts(lambda lo, hi: _layer_norm_grad_kernel(gr[lo:hi], rows[lo:hi], w1, np.float32(eps), o[lo:hi],
+                                                    stats[lo:hi]), len(o), 6 * out.size)
     if w is not None:
         _ROW_STATS = (g, x, eps, stats)
     return out
@@ -1167,13 +1237,14 @@ def layer_norm_grad_w(xp, g, x, normalized_ndim, eps):
     if not (_rows(xp, normalized_ndim, x, g) and g.shape == x.shape):
         return PLAIN.layer_norm_grad_w(xp, g, x, normalized_ndim, eps)
     global _ROW_STATS
-    n = x.shape[-1]
-    out, last = np.empty(x.shape, _F32), _ROW_STATS
+    n, out, last = x.shape[-1], np.empty(x.shape, _F32), _ROW_STATS
     known = last is not None and last[0] is g and last[1] is x and last[2] == eps
     if known:
         _ROW_STATS = None
     stats = last[3] if known else np.empty((0, 2), _F32)
-    _layer_norm_grad_w_kernel(g.reshape(-1, n), x.reshape(-1, n), np.float32(eps), out.reshape(-1, n), stats, known)
+    gr, rows, o = g.reshape(-1, n), x.reshape(-1, n), out.reshape(-1, n)
+    in_parts(lambda lo, hi: _layer_norm_grad_w_kernel(gr[lo:hi], rows[lo:hi], np.float32(eps), o[lo:hi],
+                                                      stats[lo:hi], known), len(o), 3 * out.size)
     return out
 
 
