@@ -13,7 +13,7 @@ import numpy as np
 from . import _memory
 from ._backend import array_module
 from ._rounding import round_to, widen
-from ._seams import SEAMS
+from ._seams import SEAMS, seam
 from ._formats import float32
 from ._tensor import Tensor, take
 
@@ -63,13 +63,21 @@ def sgd_update(w, g, state, *, lr, momentum=0.0, dampening=0.0, nesterov=False, 
     if weight_decay:
         g = g + _f32(weight_decay) * w
     if momentum:
-        if "momentum_buffer" not in state:
-            buf = g.copy()
-        else:
-            buf = state["momentum_buffer"] * _f32(momentum) + _f32(1 - dampening) * g
-        state["momentum_buffer"] = buf
+        if "momentum_buffer" in state:
+            w, state["momentum_buffer"] = SEAMS.sgd_momentum(w, g, state["momentum_buffer"], _f32(lr),
+                                                             _f32(momentum), _f32(1 - dampening), nesterov)
+            return w
+        buf = state["momentum_buffer"] = g.copy()
         g = g + _f32(momentum) * buf if nesterov else buf
     return w + _f32(-lr) * g
+
+
+@seam
+def sgd_momentum(w, g, buf, lr, momentum, damped, nesterov):
+    """(the new weight, the new momentum buffer) of an SGD step from an existing buffer; damped = 1 - dampening."""
+    buf = buf * momentum + damped * g
+    step = g + momentum * buf if nesterov else buf
+    return w + -lr * step, buf
 
 
 def adam_update(w, g, state, *, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False, maximize=False,

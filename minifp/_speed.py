@@ -14,7 +14,7 @@ What it holds:
   values;
 - widening of the other 8- and 16-bit formats through a table of every code;
 - Numba twins of some of the ops' NumPy passes (im2col, col2im, depthwise convolutions, 2x2 max pooling, a masked
-  gradient), of the loss scale's unscaling with its inf check, of fp8 quantisation, and float32 lanes for
+  gradient, SGD's momentum step), of the loss scale's unscaling with its inf check, of fp8 quantisation, and float32 lanes for
   accumulation chains into narrow formats.
 - GELU (exact and tanh), LayerNorm over the last axis and embedding's gradient, forward and backward, in one pass or
   a row at a time (NumPy's pairwise sums reproduced), with no full-size float64 temporaries;
@@ -37,7 +37,7 @@ from numba import prange
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-from . import _accumulate, _compute, _fp8, _loss_scale, _ops, _rounding, _tensor  # noqa: F401  (the seams' modules)
+from . import _accumulate, _compute, _fp8, _loss_scale, _ops, _optim, _rounding, _tensor  # noqa: F401  (the seams' modules)
 from ._formats import FORMATS, as_format, bfloat16, float16
 from ._intrinsics import HARDWARE_HALF, JIT, bits64_of, bits_of, float64_of, float_of, half_of, i32, single_of
 from ._seams import PLAIN, SEAMS
@@ -1463,12 +1463,42 @@ def im2col(xp, x, last, kh, kw, pads, sh, sw, dh, dw):
     return PLAIN.im2col(xp, x, last, kh, kw, pads, sh, sw, dh, dw)
 
 
+# -- SGD's momentum step in one pass --------------------------------------------------------------------------------
+
+@_njit
+def _sgd_momentum_kernel(w, g, buf, lr, momentum, damped, nesterov, w_out, buf_out):
+    """_optim.sgd_momentum over flat float32 arrays, each operation in float32 (no fused multiply-add), NaNs as
+    NumPy's loops pass them."""
+    for i in range(w.size):
+        a = buf[i] * momentum
+        b = _first_nan(a, a + damped * g[i])
+        step = _first_nan(g[i], g[i] + momentum * b) if nesterov else b
+        w_out[i] = _first_nan(w[i], w[i] + -lr * step)
+        buf_out[i] = b
+
+
+def sgd_momentum(w, g, buf, lr, momentum, damped, nesterov):
+    """_optim.sgd_momentum in one pass (not five over full-size temporaries), for float32 NumPy arrays of one
+    shape from 4096 elements (below, NumPy's four calls cost less than the kernel's set-up)."""
+    if w.size >= 4096 and _native(np, w, g, buf) and w.dtype is g.dtype is buf.dtype is _F32 and w.shape == g.shape == buf.shape:
+        w_out, buf_out = np.empty(w.shape, _F32), np.empty(w.shape, _F32)
+        flat = w.reshape(-1), g.reshape(-1), buf.reshape(-1), w_out.reshape(-1), buf_out.reshape(-1)
+        if w.size < SPLIT_MIN:          # (most parameters: no closure to make)
+            _sgd_momentum_kernel(*flat[:3], lr, momentum, damped, nesterov, *flat[3:])
+        else:
+            in_parts(lambda lo, hi: _sgd_momentum_kernel(*(a[lo:hi] for a in flat[:3]), lr, momentum, damped,
+                                                         nesterov, *(a[lo:hi] for a in flat[3:])), w.size, 2 * w.size)
+        return w_out, buf_out
+    return PLAIN.sgd_momentum(w, g, buf, lr, momentum, damped, nesterov)
+
+
 SPEED = {"quiet": quiet, **{fn.__name__: fn for fn in (rounded, widened, values, round_result, round_gradient, masked,
                                                        col2im, tiles_max, tiles_max_grad, unscaled, times_in_place,
                                                        quantized, chain_matmul, depthwise, depthwise_grad_x,
                                                        depthwise_grad_w, gelu, gelu_grad, layer_norm, layer_norm_grad,
                                                        layer_norm_grad_w, embedding_grad,
-                                                       kernel_channel_sums, kernel_input_grad, im2col)}}
+                                                       kernel_channel_sums, kernel_input_grad, im2col,
+                                                       sgd_momentum)}}
 
 
 def install():
