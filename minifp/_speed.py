@@ -14,8 +14,8 @@ What it holds:
   values;
 - widening of the other 8- and 16-bit formats through a table of every code;
 - Numba twins of some of the ops' NumPy passes (im2col, col2im, depthwise convolutions, 2x2 max pooling, a masked
-  gradient, SGD's momentum step), of the loss scale's unscaling with its inf check, of fp8 quantisation, and float32 lanes for
-  accumulation chains into narrow formats.
+  gradient, SGD's momentum step), of the loss scale's unscaling with its inf check, of fp8 quantisation, and
+  float32 lanes for accumulation chains into narrow formats.
 - GELU (exact and tanh), LayerNorm over the last axis and embedding's gradient, forward and backward, in one pass or
   a row at a time (NumPy's pairwise sums reproduced), with no full-size float64 temporaries;
 - the H100's native bfloat16 batch-norm backward: its staged channel sums (the kernel's threads, warp shuffles and
