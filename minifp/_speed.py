@@ -908,7 +908,7 @@ def _gelu_grad_kernel(g, x, out, tables):
         out[i] = _NAN32 if y != y else y
 
 
-_TABLES = []        # [gelu's table, its derivative's]: (2, 65536) each, rows bfloat16 and float16, made at first use
+_GELU_TABLES = []   # [gelu's table, its derivative's]: (2, 65536) each, rows bfloat16 and float16, made at first use
 
 
 def _tables():
@@ -916,12 +916,12 @@ def _tables():
     NumPy (no kernels to compile); empty without the JIT."""
     if not JIT:
         return np.empty((2, 0), _F32), np.empty((2, 0))
-    if not _TABLES:
+    if not _GELU_TABLES:
         codes = np.arange(1 << 16, dtype=np.uint32)
         values = np.stack([(codes << 16).view(_F32), codes.astype(np.uint16).view(np.float16).astype(_F32)])
         with np.errstate(all="ignore"):
-            _TABLES[:] = PLAIN.gelu(np, values, "none"), _ops._gelu_derivative(np, values)
-    return _TABLES[0], _TABLES[1]
+            _GELU_TABLES[:] = PLAIN.gelu(np, values, "none"), _ops._gelu_derivative(np, values)
+    return _GELU_TABLES[0], _GELU_TABLES[1]
 
 
 @_njit_numpy

@@ -184,7 +184,8 @@ def made_by(t):
 def memory_held(device):
     """The bytes the storages of the tensors on `device` hold now (each array once); counting starts at the first
     call of memory_held, memory_peak or reset_memory_peak for the device."""
-    _memory.watch(device, (o for o in gc.get_objects() if isinstance(o, Tensor)))
+    # (type(), not isinstance: isinstance asks a dead weakref.proxy for its __class__, which raises)
+    _memory.watch(device, (o for o in gc.get_objects() if issubclass(type(o), Tensor)))
     return _memory.held(device)
 
 

@@ -193,3 +193,19 @@ def test_sdpa_kernel_switches_the_backends_for_its_block():
     with pytest.raises(AssertionError, match="got str"):
         with sdpa_kernel("math"):
             pass
+
+
+def test_memory_counting_steps_over_dead_weak_proxies():
+    """A weakref.proxy whose object has died (a library's, left in the garbage collector's list) raises on any
+    attribute look-up, isinstance's __class__ included: counting must not ask it."""
+    import weakref
+
+    class Dead:
+        pass
+
+    d = Dead()
+    proxy = weakref.proxy(d)
+    del d
+    x = torch.zeros(256, device="cuda")
+    assert torch.cuda.memory_allocated() >= x.numel() * 4
+    del proxy
