@@ -556,7 +556,7 @@ def _contiguous_last(xp, x, last):
 
 def _depthwise_gradient(xp, g, groups, last):
     """The output's gradient as (N, Ho, Wo, C, m), C-contiguous."""
-    g = xp.ascontiguousarray(g if last else g.transpose(0, 2, 3, 1))
+    g = _contiguous_last(xp, g, last)
     return g.reshape(*g.shape[:3], groups, -1)
 
 
@@ -573,9 +573,8 @@ def _cols(xp, x, kh, kw, stride, padding, dilation, groups, last):
     if groups == 1 and x.shape[3 if last else 1] > 1:
         (sh, sw), (dh, dw), pads = _pair(stride), _pair(dilation), _pads(padding)
         cols = SEAMS.im2col(xp, x, last, kh, kw, pads, sh, sw, dh, dw)
-        n, (h, w) = x.shape[0], _spatial(x, "NHWC" if last else "NCHW")
-        ho, wo = (h + sum(pads[0]) - dh * (kh - 1) - 1) // sh + 1, (w + sum(pads[1]) - dw * (kw - 1) - 1) // sw + 1
-        return cols, (n, ho, wo)
+        h, w = _spatial(x, "NHWC" if last else "NCHW")
+        return cols, (x.shape[0], _pool_size(h, kh, sh, pads[0], dh, False), _pool_size(w, kw, sw, pads[1], dw, False))
     x = x if last else xp.ascontiguousarray(x.transpose(0, 2, 3, 1))
     win = _windows(xp, x, kh, kw, stride, padding, dilation, last=True).transpose(0, 1, 2, 4, 5, 3)
     n, ho, wo = win.shape[:3]
@@ -641,8 +640,7 @@ def _depthwise_conv(xp, x, w, stride, padding, dilation, groups, layout):
     """The depthwise convolution (N, Ho, Wo, O) tap by tap."""
     xl, wk = _contiguous_last(xp, x, layout == "NHWC"), _depthwise_weights(xp, w, groups, layout)
     (sh, sw), (dh, dw), (kh, kw), pads = _pair(stride), _pair(dilation), wk.shape[:2], _pads(padding)
-    ho = (xl.shape[1] + sum(pads[0]) - dh * (kh - 1) - 1) // sh + 1
-    wo = (xl.shape[2] + sum(pads[1]) - dw * (kw - 1) - 1) // sw + 1
+    ho, wo = _pool_size(xl.shape[1], kh, sh, pads[0], dh, False), _pool_size(xl.shape[2], kw, sw, pads[1], dw, False)
     out = SEAMS.depthwise(xp, xl, wk, pads, ho, wo, sh, sw, dh, dw)
     return out.reshape(*out.shape[:3], -1)
 
@@ -733,7 +731,8 @@ defop("conv2d", _conv2d, _conv2d_grad_x, _conv2d_grad_w, _conv2d_grad_b,
       doc="2-D convolution of NCHW x with OIHW weights w (stride, zero padding as an int, a pair or "
           "((top, bottom), (left, right)), dilation, groups) plus an optional bias added to the float32 sum "
           "before the one rounding (or after a first one, where the device's kernels do so); layout='NHWC': x "
-          "and the result channels-last, w as (kh, kw, in/groups, out), TensorFlow's layouts.", method=False, product="conv", accumulates=True, staged="device",
+          "and the result channels-last, w as (kh, kw, in/groups, out), TensorFlow's layouts.", method=False,
+      product="conv", accumulates=True, staged="device",
       example=lambda rng: ((_u(rng, 2, 4, 5, 6), _u(rng, 6, 2, 3, 2), _u(rng, 6)),
                            {"stride": (2, 1), "padding": ((1, 2), (0, 1)), "dilation": (1, 2), "groups": 2}))
 

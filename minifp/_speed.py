@@ -37,7 +37,7 @@ from numba import prange
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-from . import _accumulate, _compute, _fp8, _loss_scale, _ops, _optim, _rounding, _tensor  # noqa: F401  (the seams' modules)
+from . import _accumulate, _compute, _fp8, _loss_scale, _ops, _optim, _rounding, _tensor  # noqa: F401  (seams)
 from ._formats import FORMATS, as_format, bfloat16, float16
 from ._intrinsics import HARDWARE_HALF, JIT, bits64_of, bits_of, float64_of, float_of, half_of, i32, single_of
 from ._seams import PLAIN, SEAMS
@@ -1456,7 +1456,7 @@ def im2col(xp, x, last, kh, kw, pads, sh, sw, dh, dw):
     if type(x) is np.ndarray and x.dtype.itemsize == 4 and xl.strides[3] == 4 and xl.shape[3] >= 8 \
             and ((kh, kw, sh, sw) != (1, 1, 1, 1) or any(map(any, pads))):
         n, h, w, c = xl.shape
-        ho, wo = (h + sum(pads[0]) - dh * (kh - 1) - 1) // sh + 1, (w + sum(pads[1]) - dw * (kw - 1) - 1) // sw + 1
+        ho, wo = _ops._pool_size(h, kh, sh, pads[0], dh, False), _ops._pool_size(w, kw, sw, pads[1], dw, False)
         cols = np.empty((n, ho, wo, kh, kw, c), x.dtype)
         _im2col_kernel(xl.view(np.uint32), cols.view(np.uint32), pads[0][0], pads[1][0], sh, sw, dh, dw)
         return cols.reshape(n * ho * wo, -1)
@@ -1480,7 +1480,8 @@ def _sgd_momentum_kernel(w, g, buf, lr, momentum, damped, nesterov, w_out, buf_o
 def sgd_momentum(w, g, buf, lr, momentum, damped, nesterov):
     """_optim.sgd_momentum in one pass (not five over full-size temporaries), for float32 NumPy arrays of one
     shape from 4096 elements (below, NumPy's four calls cost less than the kernel's set-up)."""
-    if w.size >= 4096 and _native(np, w, g, buf) and w.dtype is g.dtype is buf.dtype is _F32 and w.shape == g.shape == buf.shape:
+    if (w.size >= 4096 and _native(np, w, g, buf) and w.dtype is g.dtype is buf.dtype is _F32
+            and w.shape == g.shape == buf.shape):
         w_out, buf_out = np.empty(w.shape, _F32), np.empty(w.shape, _F32)
         flat = w.reshape(-1), g.reshape(-1), buf.reshape(-1), w_out.reshape(-1), buf_out.reshape(-1)
         if w.size < SPLIT_MIN:          # (most parameters: no closure to make)
