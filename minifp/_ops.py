@@ -285,7 +285,26 @@ defop("log_softmax", _log_softmax,
 # -- products -------------------------------------------------------------------
 
 
+def _folded(x):
+    """x's leading axes folded into one: the (rows, last) matrix of a single GEMM, as PyTorch folds a batch of
+    rows against one matrix (BLAS's and cuBLAS's low bits follow the GEMM's shape)."""
+    return x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
+
+
+def _folds(x, y):
+    """Whether x @ y is one GEMM of x's rows: x with batch axes against one matrix."""
+    return x.ndim > 2 and y.ndim == 2
+
+
+def _matmul(xp, x, y):
+    if _folds(x, y):
+        return xp.matmul(_folded(x), y).reshape(*x.shape[:-1], y.shape[-1])
+    return xp.matmul(x, y)
+
+
 def _matmul_grad_x(xp, g, ans, x, y):
+    if _folds(x, y):
+        return xp.matmul(_folded(g), y.T).reshape(x.shape)
     if y.ndim == 1:
         return xp.multiply.outer(g, y) if x.ndim > 1 else g * y
     gx = g[..., None, :] if x.ndim == 1 else g
@@ -294,6 +313,8 @@ def _matmul_grad_x(xp, g, ans, x, y):
 
 
 def _matmul_grad_y(xp, g, ans, x, y):
+    if _folds(x, y):
+        return xp.matmul(_folded(x).T, _folded(g))
     if x.ndim == 1:
         return xp.multiply.outer(x, g) if y.ndim > 1 else g * x
     gy = g[..., :, None] if y.ndim == 1 else g
@@ -301,25 +322,26 @@ def _matmul_grad_y(xp, g, ans, x, y):
     return out[..., 0] if y.ndim == 1 else out
 
 
-defop("matmul", lambda xp, x, y: xp.matmul(x, y), _matmul_grad_x, _matmul_grad_y,
+defop("matmul", _matmul, _matmul_grad_x, _matmul_grad_y,
       doc="Matrix product with batching and broadcasting, accumulated in float32 (or as minifp.accumulate says).", operator="matmul", product="matmul", accumulates=True,
       example=lambda rng: ((_u(rng, 2, 3, 4), _u(rng, 4, 5)), {}))
 
 
 def _linear(xp, x, w, b=None, *, layout="oi"):
-    y = xp.matmul(x, w if layout == "io" else w.T)
+    wt = w if layout == "io" else w.T
+    y = xp.matmul(_folded(x), wt).reshape(*x.shape[:-1], wt.shape[1]) if x.ndim > 2 else xp.matmul(x, wt)
     if b is not None:
         y += b                              # the product is a new array: add the bias in place
     return y
 
 
 def _linear_grad_x(xp, g, ans, x, w, b=None, *, layout="oi"):
-    return xp.matmul(g, w.T if layout == "io" else w)
+    wt = w.T if layout == "io" else w
+    return xp.matmul(_folded(g), wt).reshape(x.shape) if x.ndim > 2 else xp.matmul(g, wt)
 
 
 def _linear_grad_w(xp, g, ans, x, w, b=None, *, layout="oi"):
-    # g.T @ x over all leading axes: the product tensordot makes, without its Python overhead
-    g2, x2 = g.reshape(-1, g.shape[-1]), x.reshape(-1, x.shape[-1])
+    g2, x2 = _folded(g), _folded(x)        # g.T @ x over all leading axes
     return xp.matmul(x2.T, g2) if layout == "io" else xp.matmul(g2.T, x2)
 
 
