@@ -362,9 +362,19 @@ def _inverse(axes):
     return tuple(sorted(range(len(axes)), key=lambda i: axes[i]))
 
 
+def _basic(index):
+    """Whether index is basic indexing (slices, integers, None, ...): a view, in which no element appears twice."""
+    return all(i is None or i is Ellipsis or type(i) is slice or (isinstance(i, numbers.Integral) and
+                                                                   not isinstance(i, bool))
+               for i in (index if type(index) is tuple else (index,)))
+
+
 def _unindex(xp, g, ans, x, index):
     out = xp.zeros(x.shape, g.dtype)
-    xp.add.at(out, index, g)
+    if _basic(index):
+        out[index] += g         # add.at's sums (0 + g), without its per-element loop
+    else:
+        xp.add.at(out, index, g)
     return out
 
 
