@@ -296,10 +296,16 @@ def _folds(x, y):
     return x.ndim > 2 and y.ndim == 2
 
 
+@seam
+def stacked_matmul(xp, x, y):
+    """x @ y, NumPy's matmul: for stacks of matrices one GEMM per item."""
+    return xp.matmul(x, y)
+
+
 def _matmul(xp, x, y):
     if _folds(x, y):
         return xp.matmul(_folded(x), y).reshape(*x.shape[:-1], y.shape[-1])
-    return xp.matmul(x, y)
+    return SEAMS.stacked_matmul(xp, x, y)
 
 
 def _matmul_grad_x(xp, g, ans, x, y):
@@ -308,7 +314,7 @@ def _matmul_grad_x(xp, g, ans, x, y):
     if y.ndim == 1:
         return xp.multiply.outer(g, y) if x.ndim > 1 else g * y
     gx = g[..., None, :] if x.ndim == 1 else g
-    out = xp.matmul(gx, xp.swapaxes(y, -1, -2))
+    out = SEAMS.stacked_matmul(xp, gx, xp.swapaxes(y, -1, -2))
     return out[..., 0, :] if x.ndim == 1 else out
 
 
@@ -318,7 +324,7 @@ def _matmul_grad_y(xp, g, ans, x, y):
     if x.ndim == 1:
         return xp.multiply.outer(x, g) if y.ndim > 1 else g * x
     gy = g[..., :, None] if y.ndim == 1 else g
-    out = xp.matmul(xp.swapaxes(x, -1, -2), gy)
+    out = SEAMS.stacked_matmul(xp, xp.swapaxes(x, -1, -2), gy)
     return out[..., 0] if y.ndim == 1 else out
 
 

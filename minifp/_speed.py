@@ -1493,12 +1493,33 @@ def sgd_momentum(w, g, buf, lr, momentum, damped, nesterov):
     return PLAIN.sgd_momentum(w, g, buf, lr, momentum, damped, nesterov)
 
 
+# -- stacks of small products on both cores -------------------------------------------------------------------------
+
+# OpenBLAS runs a GEMM of m * n * k up to 4 * 65536 on the calling thread alone (GEMM_MULTITHREAD_THRESHOLD times
+# SMP_THRESHOLD_MIN); above, its threads' split changes the low bits, so that such items stay whole.
+ONE_THREAD_GEMM = 1 << 18
+
+
+def stacked_matmul(xp, x, y):
+    """Stacks of small float32 products (attention's, per head) in parts of their first axis on the pool: each
+    item BLAS's own call as NumPy makes it whole (the same shapes and strides: the same bits)."""
+    if (_native(xp) and type(x) is type(y) is np.ndarray and x.dtype is y.dtype is _F32 and x.ndim >= 3
+            and x.shape[:-2] == y.shape[:-2] and x.shape[-1] == y.shape[-2]):
+        (m, k), n = x.shape[-2:], y.shape[-1]
+        if m * n * k <= ONE_THREAD_GEMM:
+            out = np.empty(x.shape[:-1] + (n,), _F32)
+            in_parts(lambda lo, hi: np.matmul(x[lo:hi], y[lo:hi], out=out[lo:hi]), x.shape[0],
+                     out.size * k // 4)    # (a multiply-add at about a quarter of a plain pass's element)
+            return out
+    return PLAIN.stacked_matmul(xp, x, y)
+
+
 SPEED = {"quiet": quiet, **{fn.__name__: fn for fn in (rounded, widened, values, round_result, round_gradient, masked,
                                                        col2im, tiles_max, tiles_max_grad, unscaled, times_in_place,
                                                        quantized, chain_matmul, depthwise, depthwise_grad_x,
                                                        depthwise_grad_w, gelu, gelu_grad, layer_norm, layer_norm_grad,
                                                        layer_norm_grad_w, embedding_grad,
-                                                       kernel_channel_sums, kernel_input_grad, im2col,
+                                                       kernel_channel_sums, kernel_input_grad, im2col, stacked_matmul,
                                                        sgd_momentum)}}
 
 

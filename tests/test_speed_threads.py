@@ -76,10 +76,17 @@ def _layer_norm(rng):
                           speed.layer_norm_grad_w(np, g, x, 1, 1e-5), speed.layer_norm(np, x, None, None, 1, 0.0))
 
 
+def _stacked_matmul(rng):
+    x, y = _awkward(rng, (5, 3, 6, 7)), _awkward(rng, (5, 3, 8, 7))
+    return lambda speed: (speed.stacked_matmul(np, x, np.swapaxes(y, -1, -2)),
+                          speed.stacked_matmul(np, np.swapaxes(x, -1, -2), x))
+
+
 # op: (its arrays -> a run of it on the speed module or the plain path, whether NaNs may differ in sign or payload
 # from the plain path's, as the serial kernels' tests allow)
 CASES = {"masked": (_masked, False), "col2im": (_col2im, False), "max_pool": (_max_pool, False),
-         "depthwise": (_depthwise, True), "gelu": (_gelu, False), "layer_norm": (_layer_norm, False)}
+         "depthwise": (_depthwise, True), "gelu": (_gelu, False), "layer_norm": (_layer_norm, False),
+         "stacked_matmul": (_stacked_matmul, False)}
 
 
 @pytest.fixture
