@@ -233,3 +233,15 @@ def test_a_forked_child_makes_a_pool_of_its_own(parts):
         finally:
             os._exit(2)
     assert os.waitpid(pid, 0)[1] == 0
+
+
+def test_stacks_of_products_openblas_would_split_stay_whole(parts):
+    """Items above ONE_THREAD_GEMM run on OpenBLAS's own threads (whose split sets their low bits): never cut."""
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal((4, 80, 80), dtype=np.float32), rng.standard_normal((4, 80, 80), dtype=np.float32)
+    parts(2, 0)
+    got = _speed.stacked_matmul(np, x, y)
+    assert not parts.seen
+    assert np.array_equal(_bits(got), _bits(np.matmul(x, y)))
+    _speed.stacked_matmul(np, x[:, :40], y[:, :, :40])         # 40 * 40 * 80 items: cut
+    assert len({lo for lo, *_ in parts.seen}) >= 2
