@@ -164,7 +164,13 @@ defop("tanh", lambda xp, x: xp.tanh(x), lambda xp, g, ans, x: g * _stage(xp, 1 -
       doc="Elementwise hyperbolic tangent.", staged="cuda")
 defop("sigmoid", lambda xp, x: 1 / (1 + xp.exp(-x)), lambda xp, g, ans, x: _stage(xp, g * _stage(xp, 1 - ans)) * ans,
       doc="Elementwise 1 / (1 + exp(-x)).", staged="cuda")
-defop("relu", lambda xp, x: xp.maximum(x, 0), lambda xp, g, ans, x: SEAMS.masked(xp, x > 0, g),
+@seam
+def relu(xp, x):
+    """max(x, 0) elementwise (+0 for either zero, NaN kept)."""
+    return xp.maximum(x, 0)
+
+
+defop("relu", lambda xp, x: SEAMS.relu(xp, x), lambda xp, g, ans, x: SEAMS.masked(xp, x > 0, g),
       doc="Elementwise max(x, 0).", selects=True)
 defop("abs", lambda xp, x: xp.abs(x), lambda xp, g, ans, x: g * xp.sign(x), doc="Elementwise |x|.",
       operator="abs")
@@ -652,11 +658,17 @@ def _conv2d(xp, x, w, b=None, *, stride=1, padding=0, dilation=1, groups=1, layo
         out = _depthwise_conv(xp, x, w, stride, padding, dilation, groups, layout)
     else:
         out = _conv_gemm(xp, x, w, kh, kw, stride, padding, dilation, groups, layout)
-    if b is not None:                       # into the float32 sum, before the one rounding, unless the device
-        out = _stage(xp, out)               # rounds the convolution first (cuDNN's, then a half add of the bias)
-        out += b
+    if b is not None:   # into the float32 sum, before the one rounding, unless the device rounds the convolution
+        out = SEAMS.add_bias(xp, _stage(xp, out), b)    # first (cuDNN's, then a half add of the bias)
     return out if last else out.transpose(0, 3, 1, 2)   # NCHW stays channels-last in memory (PyTorch's
     # channels_last): elementwise ops keep it, and pooling and the next convolution read it without a copy
+
+
+@seam
+def add_bias(xp, out, b):
+    """out += b, b along out's last axis (a convolution's channels-last sums); out."""
+    out += b
+    return out
 
 
 def _depthwise_conv_grad_x(xp, g, x, w, stride, padding, dilation, groups, last):

@@ -1449,18 +1449,75 @@ def _im2col_kernel(x, cols, pt, pl, sh, sw, dh, dw):
 
 
 def im2col(xp, x, last, kh, kw, pads, sh, sw, dh, dw):
-    """_ops.im2col in one pass (no padded copy first) from 4-byte elements in runs of at least 8 channels (fewer,
-    or channels apart in memory: each tap's short run costs more than the plain path's copies); a 1x1 kernel's
-    unpadded stride-1 windows (the plain path's view of x, no copy) stay the plain path's too."""
+    """_ops.im2col in one pass (no padded copy first) from 4-byte elements in runs of at least 8 channels, by batch
+    items in parts; fewer channels, or channels apart in memory (each tap's short run costs the kernel more than
+    NumPy's copy): the plain path's copy of the padded windows, in parts from SPLIT_MIN elements. A 1x1 kernel's
+    unpadded stride-1 windows (the plain path's view of x, no copy) stay the plain path's."""
     xl = x if last else x.transpose(0, 2, 3, 1)
-    if type(x) is np.ndarray and x.dtype.itemsize == 4 and xl.strides[3] == 4 and xl.shape[3] >= 8 \
-            and ((kh, kw, sh, sw) != (1, 1, 1, 1) or any(map(any, pads))):
-        n, h, w, c = xl.shape
-        ho, wo = _ops._pool_size(h, kh, sh, pads[0], dh, False), _ops._pool_size(w, kw, sw, pads[1], dw, False)
+    if type(x) is not np.ndarray or x.dtype.itemsize != 4 or ((kh, kw, sh, sw) == (1, 1, 1, 1)
+                                                               and not any(map(any, pads))):
+        return PLAIN.im2col(xp, x, last, kh, kw, pads, sh, sw, dh, dw)
+    n, h, w, c = xl.shape
+    ho, wo = _ops._pool_size(h, kh, sh, pads[0], dh, False), _ops._pool_size(w, kw, sw, pads[1], dw, False)
+    size = n * ho * wo * kh * kw * c
+    if xl.strides[3] == 4 and c >= 8:
         cols = np.empty((n, ho, wo, kh, kw, c), x.dtype)
-        _im2col_kernel(xl.view(np.uint32), cols.view(np.uint32), pads[0][0], pads[1][0], sh, sw, dh, dw)
+        xi, ci = xl.view(np.uint32), cols.view(np.uint32)
+        in_parts(lambda lo, hi: _im2col_kernel(xi[lo:hi], ci[lo:hi], pads[0][0], pads[1][0], sh, sw, dh, dw), n,
+                 size)
         return cols.reshape(n * ho * wo, -1)
-    return PLAIN.im2col(xp, x, last, kh, kw, pads, sh, sw, dh, dw)
+    if THREADS < 2 or size < SPLIT_MIN:
+        return PLAIN.im2col(xp, x, last, kh, kw, pads, sh, sw, dh, dw)
+    win = _ops._windows(np, np.ascontiguousarray(xl), kh, kw, (sh, sw), pads, (dh, dw), last=True)
+    win = win.transpose(0, 1, 2, 4, 5, 3)
+    cols = np.empty(win.shape, x.dtype)
+
+    def part(lo, hi):       # (NumPy lets the GIL go for a copy)
+        cols[lo:hi] = win[lo:hi]
+    in_parts(part, n, size)
+    return cols.reshape(n * ho * wo, -1)
+
+
+# -- a convolution's bias, ReLU: elementwise passes in parts ------------------------------------------------------
+
+@_njit
+def _add_bias_kernel(out, b):
+    """out[m, o] += b[o] in float32, a NaN as NumPy's loop passes it (out's, quieted, before b's)."""
+    for m in range(out.shape[0]):
+        for o in range(out.shape[1]):
+            out[m, o] = _first_nan(out[m, o], out[m, o] + b[o])
+
+
+def add_bias(xp, out, b):
+    """_ops.add_bias for float32 NumPy arrays (out C-contiguous), in parts by rows from SPLIT_MIN elements."""
+    if _native(xp, out) and type(b) is np.ndarray and out.dtype is _F32 and b.dtype == _F32 and b.ndim == 1 \
+            and out.ndim >= 1 and b.shape[0] == out.shape[-1] and out.size >= SPLIT_MIN and THREADS >= 2:
+        rows, bias = out.reshape(-1, b.shape[0]), np.ascontiguousarray(b)
+        in_parts(lambda lo, hi: _add_bias_kernel(rows[lo:hi], bias), len(rows), out.size)
+        return out
+    return PLAIN.add_bias(xp, out, b)
+
+
+@_njit
+def _relu_kernel(x, out):
+    """out = max(x, 0) on flat float32 arrays: x where x > 0 or NaN (its bits as they are), else +0."""
+    for i in range(x.size):
+        v = x[i]
+        out[i] = v if v > 0 or v != v else np.float32(0)
+
+
+def relu(xp, x):
+    """_ops.relu for float32 NumPy arrays in memory order (C or a convolution's NCHW view of channels-last data),
+    in parts from SPLIT_MIN elements (below, NumPy's pass costs as much)."""
+    if xp is np and type(x) is np.ndarray and x.dtype is _F32 and x.size >= SPLIT_MIN and THREADS >= 2:
+        shared = _shared_order(x)
+        if shared:
+            (base,), back = shared
+            out = np.empty(base.shape, _F32)
+            xf, of = base.reshape(-1), out.reshape(-1)
+            in_parts(lambda lo, hi: _relu_kernel(xf[lo:hi], of[lo:hi]), of.size, of.size)
+            return out.transpose(back)
+    return PLAIN.relu(xp, x)
 
 
 # -- SGD's momentum step in one pass --------------------------------------------------------------------------------
@@ -1499,7 +1556,7 @@ SPEED = {"quiet": quiet, **{fn.__name__: fn for fn in (rounded, widened, values,
                                                        depthwise_grad_w, gelu, gelu_grad, layer_norm, layer_norm_grad,
                                                        layer_norm_grad_w, embedding_grad,
                                                        kernel_channel_sums, kernel_input_grad, im2col,
-                                                       sgd_momentum)}}
+                                                       sgd_momentum, add_bias, relu)}}
 
 
 def install():
