@@ -1,0 +1,116 @@
+"""The speed module's convolution passes on both cores (minifp/_speed.py's im2col, add_bias and relu, cut into parts
+by in_parts) against the plain path, bit for bit: NaNs with payloads (quiet and signalling, either sign), signed
+zeros, infinities, subnormals, odd sizes, the parts cut on the pool and the call whole on this thread. The speed
+module's functions are called directly, so these run without the JIT too (small arrays)."""
+import threading
+
+import numpy as np
+import pytest
+
+from minifp import _speed
+from minifp._seams import PLAIN
+
+# signalling NaN, a negative one with a payload, a quiet one with a payload, the negative quiet NaN
+_NANS = np.array([0x7F800001, 0xFF800123, 0x7FC00005, 0xFFC00000], np.uint32).view(np.int32)
+
+
+def _awkward(rng, shape):
+    """float32 values with ties, zeros of both signs, subnormals, infinities and NaNs of several bit patterns."""
+    x = rng.integers(-3, 4, shape).astype(np.float32)
+    x[rng.random(shape) < 0.15] = -0.0
+    for value, share in ((np.inf, 0.03), (-np.inf, 0.03), (1e-45, 0.02), (-1e-40, 0.02)):
+        x[rng.random(shape) < share] = value
+    spread = rng.random(shape) < 0.4
+    x[spread] = rng.standard_normal(int(spread.sum())) * 2.0 ** rng.integers(-20, 20, int(spread.sum()))
+    nans = rng.random(shape) < 0.05
+    x.view(np.int32)[nans] = rng.choice(_NANS, int(nans.sum()))
+    return x
+
+
+def _same(a, b):
+    return a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a.view(np.int32), b.view(np.int32))
+
+
+@pytest.fixture
+def parts(monkeypatch):
+    """Spy on in_parts: the thread names of the parts run; `cut(threads, split_min)` sets the pool and the size."""
+    seen = []
+    whole = _speed.in_parts
+
+    def spy(part, n, work):
+        def watched(lo, hi):
+            seen.append(threading.current_thread().name)
+            return part(lo, hi)
+        return whole(watched, n, work)
+    monkeypatch.setattr(_speed, "in_parts", spy)
+
+    def cut(threads, split_min):
+        monkeypatch.setattr(_speed, "THREADS", threads)
+        monkeypatch.setattr(_speed, "SPLIT_MIN", split_min)
+        seen.clear()
+    cut.seen = seen
+    return cut
+
+
+def _relu_inputs(rng):
+    """(x, whether the kernel serves it): C order, an NCHW view of channels-last data, a strided view (plain)."""
+    x = _awkward(rng, (3, 5, 7, 11))
+    return [(x, True), (x.transpose(0, 3, 1, 2), True), (x[:, ::2], False)]
+
+
+def _bias_inputs(rng):
+    out, b = _awkward(rng, (3, 5, 7, 11)), _awkward(rng, (11,))
+    b.view(np.int32)[:4] = _NANS        # NaNs on both sides of the sum: the first operand's wins
+    out.view(np.int32)[0, 0, 0, :8] = np.concatenate([_NANS, _NANS[::-1]])
+    return [(out, b), (out.reshape(-1, 11), b), (out.astype(np.float64), b)]
+
+
+@pytest.mark.parametrize("threads, split_min, cut", [(2, 0, True), (3, 0, True), (2, 1 << 40, False),
+                                                      (1, 0, False)])
+def test_relu_is_the_plain_paths(threads, split_min, cut, parts):
+    """max(x, 0): NaNs keep their bits, either zero gives +0; in parts or whole, in any memory order."""
+    for x, served in _relu_inputs(np.random.default_rng(threads)):
+        parts(threads, split_min)
+        got = _speed.relu(np, x)
+        want = PLAIN.relu(np, x)
+        assert _same(np.ascontiguousarray(got), np.ascontiguousarray(want))
+        assert got.strides == want.strides
+        assert (len(parts.seen) >= 2) == (cut and served)
+    assert np.array_equal(_speed.relu(np, np.float32([-0.0, 0.0, -1e-45])).view(np.int32), [0, 0, 0])
+
+
+@pytest.mark.parametrize("threads, split_min, cut", [(2, 0, True), (3, 0, True), (2, 1 << 40, False),
+                                                      (1, 0, False)])
+def test_add_bias_is_the_plain_paths(threads, split_min, cut, parts):
+    """out += b along the last axis, in place: NaN payloads as NumPy's loop passes them; float64 stays plain."""
+    with np.errstate(invalid="ignore"):
+        for out, b in _bias_inputs(np.random.default_rng(threads)):
+            parts(threads, split_min)
+            mine = out.copy()
+            got = _speed.add_bias(np, mine, b)
+            want = PLAIN.add_bias(np, out.copy(), b)
+            assert got is mine
+            assert got.dtype == want.dtype and np.array_equal(got.view(np.uint8), want.view(np.uint8))
+            assert (len(parts.seen) >= 2) == (cut and out.dtype == np.float32)
+
+
+_GEOMETRIES = [(3, 3, ((1, 1), (1, 1)), 1, 1, 1, 1), (3, 2, ((0, 1), (2, 0)), 2, 1, 1, 2),
+               (2, 3, ((1, 0), (0, 0)), 1, 2, 2, 1), (1, 1, ((0, 0), (0, 0)), 1, 1, 1, 1),
+               (1, 1, ((0, 0), (0, 0)), 2, 2, 1, 1)]
+
+
+@pytest.mark.parametrize("channels", [3, 9])
+@pytest.mark.parametrize("layout", ["NHWC", "NCHW", "NCHW view"])
+@pytest.mark.parametrize("threads, split_min", [(2, 0), (3, 0), (2, 1 << 40), (1, 0)])
+def test_im2col_is_the_plain_paths(channels, layout, threads, split_min, parts):
+    """The columns of every geometry (padding, strides, dilation, 1x1), few channels (NumPy's copy) and many (the
+    kernel), channels-last, NCHW and an NCHW view of channels-last data: the plain path's bits, in parts or whole."""
+    x = _awkward(np.random.default_rng(channels), (5, 7, 6, channels))
+    x = {"NHWC": x, "NCHW": np.ascontiguousarray(x.transpose(0, 3, 1, 2)), "NCHW view": x.transpose(0, 3, 1, 2)}[layout]
+    last = layout == "NHWC"
+    for geometry in _GEOMETRIES:
+        parts(threads, split_min)
+        got = _speed.im2col(np, x, last, *geometry)
+        assert _same(got, PLAIN.im2col(np, x, last, *geometry))
+        served = geometry[:4] != (1, 1, ((0, 0), (0, 0)), 1)
+        assert (len(parts.seen) >= 2) == (served and threads > 1 and split_min == 0)
