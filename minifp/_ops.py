@@ -1182,15 +1182,32 @@ def _bn_parts(xp, x, mean, var, eps):
 
 
 def _batch_norm(xp, x, w=None, b=None, *, mean=None, var=None, eps=1e-5):
+    if mean is None:
+        return SEAMS.batch_norm_train(xp, x, w, b, eps)
     return _affine(_bn_parts(xp, x, mean, var, eps)[0][0], w, b, _channels(x))
+
+
+@seam
+def batch_norm_train(xp, x, w, b, eps):
+    """Batch norm by the batch's own statistics: (x - mean) / sqrt(var + eps) * w + b per channel (w, b: None or
+    of shape (C,))."""
+    return _affine(_bn_parts(xp, x, None, None, eps)[0][0], w, b, _channels(x))
 
 
 def _batch_norm_grad_x(xp, g, ans, x, w=None, b=None, *, mean=None, var=None, eps=1e-5):
     if mean is None and _stages(xp):
         return _kernel_grad_x(xp, g, x, w, *_kernel_stats(xp, x, mean, var, eps))
-    (xhat, rstd), axes = _bn_parts(xp, x, mean, var, eps)
-    gh = g if w is None else g * w.reshape(_channels(x))
-    return gh * rstd if mean is not None else _norm_grad(xp, gh, xhat, rstd, axes)
+    if mean is None:
+        return SEAMS.batch_norm_train_grad_x(xp, g, x, w, eps)
+    rstd = _bn_parts(xp, x, mean, var, eps)[0][1]
+    return (g if w is None else g * w.reshape(_channels(x))) * rstd
+
+
+@seam
+def batch_norm_train_grad_x(xp, g, x, w, eps):
+    """batch_norm_train's gradient with respect to x."""
+    (xhat, rstd), axes = _bn_parts(xp, x, None, None, eps)
+    return _norm_grad(xp, g if w is None else g * w.reshape(_channels(x)), xhat, rstd, axes)
 
 
 def _halving_sum(xp, v):
@@ -1282,16 +1299,30 @@ def kernel_input_grad(g, x, mu, proj_scale, grad_mean, grad_scale):
 
 
 def _batch_norm_grad_w(xp, g, ans, x, w=None, b=None, *, mean=None, var=None, eps=1e-5):
+    if not _stages(xp) and mean is None:
+        return SEAMS.batch_norm_train_grad_w(xp, g, x, eps)
     if not _stages(xp):
         return _per_channel(xp, g * _bn_parts(xp, x, mean, var, eps)[0][0])
     mu, rstd = _kernel_stats(xp, x, mean, var, eps)
     return _kernel_sum(xp, g, x, mu, 1) * rstd.reshape(-1)    # sum(dy * (x - mean)) * invstd
 
 
+@seam
+def batch_norm_train_grad_w(xp, g, x, eps):
+    """batch_norm_train's gradient with respect to w: the per-channel sums of g times the normalised x."""
+    return _per_channel(xp, g * _bn_parts(xp, x, None, None, eps)[0][0])
+
+
 def _batch_norm_grad_b(xp, g, ans, x, w=None, b=None, **params):
     if not _stages(xp):
-        return _per_channel(xp, g)
+        return SEAMS.channel_sums(xp, g)
     return _kernel_sum(xp, g, x, None, 0)
+
+
+@seam
+def channel_sums(xp, a):
+    """The sums of a (N, C, ...) per channel (NumPy's, in its order of a's memory)."""
+    return _per_channel(xp, a)
 
 
 defop("batch_norm", _batch_norm, _batch_norm_grad_x, _batch_norm_grad_w, _batch_norm_grad_b,
