@@ -33,13 +33,14 @@ def _same(a, b):
 
 @pytest.fixture
 def parts(monkeypatch):
-    """Spy on in_parts: the thread names of the parts run; `cut(threads, split_min)` sets the pool and the size."""
+    """Spy on in_parts: `cut(threads, split_min)` sets the pool and the size; `cut.split()`: whether a call since
+    was cut in parts."""
     seen = []
     whole = _speed.in_parts
 
     def spy(part, n, work):
         def watched(lo, hi):
-            seen.append(threading.current_thread().name)
+            seen.append((lo, threading.current_thread().name))
             return part(lo, hi)
         return whole(watched, n, work)
     monkeypatch.setattr(_speed, "in_parts", spy)
@@ -48,7 +49,7 @@ def parts(monkeypatch):
         monkeypatch.setattr(_speed, "THREADS", threads)
         monkeypatch.setattr(_speed, "SPLIT_MIN", split_min)
         seen.clear()
-    cut.seen = seen
+    cut.split = lambda: any(lo > 0 for lo, _ in seen)
     return cut
 
 
@@ -75,7 +76,7 @@ def test_relu_is_the_plain_paths(threads, split_min, cut, parts):
         want = PLAIN.relu(np, x)
         assert _same(np.ascontiguousarray(got), np.ascontiguousarray(want))
         assert got.strides == want.strides
-        assert (len(parts.seen) >= 2) == (cut and served)
+        assert parts.split() == (cut and served)
     assert np.array_equal(_speed.relu(np, np.float32([-0.0, 0.0, -1e-45])).view(np.int32), [0, 0, 0])
 
 
@@ -91,7 +92,7 @@ def test_add_bias_is_the_plain_paths(threads, split_min, cut, parts):
             want = PLAIN.add_bias(np, out.copy(), b)
             assert got is mine
             assert got.dtype == want.dtype and np.array_equal(got.view(np.uint8), want.view(np.uint8))
-            assert (len(parts.seen) >= 2) == (cut and out.dtype == np.float32)
+            assert parts.split() == (cut and out.dtype == np.float32)
 
 
 _GEOMETRIES = [(3, 3, ((1, 1), (1, 1)), 1, 1, 1, 1), (3, 2, ((0, 1), (2, 0)), 2, 1, 1, 2),
@@ -113,4 +114,73 @@ def test_im2col_is_the_plain_paths(channels, layout, threads, split_min, parts):
         got = _speed.im2col(np, x, last, *geometry)
         assert _same(got, PLAIN.im2col(np, x, last, *geometry))
         served = geometry[:4] != (1, 1, ((0, 0), (0, 0)), 1)
-        assert (len(parts.seen) >= 2) == (served and threads > 1 and split_min == 0)
+        assert parts.split() == (served and threads > 1 and split_min == 0)
+
+
+def _bn_arrays(rng, shape, kind):
+    """x and g of shape (N, C, ...) as views of channels-last memory, w and b of shape (C,): normal values, or
+    _awkward's, or _awkward's with every NaN the one that inf - inf makes (x86's default NaN)."""
+    last = (shape[0], *shape[2:], shape[1])
+    perm = (0, len(shape) - 1, *range(1, len(shape) - 1))
+    if kind != "normal":
+        xl, gl = _awkward(rng, last), _awkward(rng, last)
+        if kind == "one NaN":
+            with np.errstate(invalid="ignore"):
+                made = np.float32(np.inf) - np.float32(np.inf)
+            for a in (xl, gl):
+                a[np.isnan(a)] = made
+    else:
+        xl, gl = (rng.standard_normal(last) * 3 + 1).astype(np.float32), rng.standard_normal(last).astype(np.float32)
+    c = shape[1]
+    return xl.transpose(perm), gl.transpose(perm), *(rng.standard_normal(c).astype(np.float32) for _ in range(2))
+
+
+def _same_layout(a, b):
+    """The same shape and strides (but on axes of length 1, whose strides mean nothing)."""
+    return a.shape == b.shape and all(s == t for s, t, n in zip(a.strides, b.strides, a.shape) if n > 1)
+
+
+def _nan_as_one(a):
+    a = np.ascontiguousarray(a)
+    return np.where(np.isnan(a), np.float32(np.nan), a).view(np.int32)
+
+
+_BN_SHAPES = [(4, 5, 3, 3), (2, 16, 4, 5), (7, 3), (64, 32), (3, 2, 5), (5, 33, 3, 1), (1, 8, 2, 2)]
+
+
+@pytest.mark.parametrize("shape", _BN_SHAPES)
+@pytest.mark.parametrize("kind", ["normal", "awkward", "one NaN"])
+@pytest.mark.parametrize("threads, split_min", [(2, 0), (3, 0), (2, 1 << 40), (1, 0)])
+def test_batch_norm_is_the_plain_paths(shape, kind, threads, split_min, parts):
+    """Batch norm by the batch's statistics, its input and weight gradients and the bias's channel sums: the plain
+    path's bits and layout, with and without w and b, in parts or whole. Where two NaNs of different bits meet,
+    NumPy's loops pass either (their vector body x86's first operand's, a scalar tail what the compiler chose), so
+    the awkward values' NaNs are compared as one; with one NaN's bits throughout, every bit."""
+    x, g, w, b = _bn_arrays(np.random.default_rng(len(shape)), shape, kind)
+    bits = _nan_as_one if kind == "awkward" else (lambda a: np.ascontiguousarray(a).view(np.int32))
+    with np.errstate(all="ignore"):
+        for w1, b1 in ((w, b), (None, None), (w, None)):
+            parts(threads, split_min)
+            pairs = [(_speed.batch_norm_train(np, x, w1, b1, 1e-5), PLAIN.batch_norm_train(np, x, w1, b1, 1e-5)),
+                     (_speed.batch_norm_train_grad_x(np, g, x, w1, 1e-5),
+                      PLAIN.batch_norm_train_grad_x(np, g, x, w1, 1e-5)),
+                     (_speed.batch_norm_train_grad_w(np, g, x, 1e-5), PLAIN.batch_norm_train_grad_w(np, g, x, 1e-5)),
+                     (_speed.channel_sums(np, g), PLAIN.channel_sums(np, g))]
+            for got, want in pairs:
+                assert _same_layout(got, want) and got.dtype == want.dtype
+                assert np.array_equal(bits(got), bits(want))
+            assert parts.split() == (threads > 1 and split_min == 0 and x.size >= 64)
+
+
+def test_batch_norm_hands_other_layouts_back():
+    """NCHW in C order (NumPy sums its rows pairwise), one channel, float64, a GPU-like namespace: the plain path."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 6, 5, 5)).astype(np.float32)
+    g = np.ascontiguousarray(x[:, ::-1])
+    for args in ((np, x, None, None, 1e-5), (np, x[:, :1], None, None, 1e-5),
+                 (np, x.astype(np.float64), None, None, 1e-5)):
+        assert _speed._channel_rows(args[1]) is None
+        assert np.array_equal(_speed.batch_norm_train(*args), PLAIN.batch_norm_train(*args))
+    assert np.array_equal(_speed.batch_norm_train_grad_x(np, g, x, None, 1e-5),
+                          PLAIN.batch_norm_train_grad_x(np, g, x, None, 1e-5))
+    assert np.array_equal(_speed.channel_sums(np, g), PLAIN.channel_sums(np, g))
