@@ -37,7 +37,7 @@ from numba import prange
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-from . import _accumulate, _compute, _fp8, _loss_scale, _ops, _optim, _rounding, _tensor  # noqa: F401  (seams)
+from . import _accumulate, _compute, _fp8, _layers, _loss_scale, _ops, _optim, _rounding, _tensor  # noqa: F401
 from ._formats import FORMATS, as_format, bfloat16, float16
 from ._intrinsics import HARDWARE_HALF, JIT, bits64_of, bits_of, float64_of, float_of, half_of, i32, single_of
 from ._seams import PLAIN, SEAMS
@@ -1618,6 +1618,26 @@ def _bn_grad_w_kernel(g, x, eps, mean, rstd, out):
 
 
 @_njit
+def _batch_stats_kernel(x, ddof, mean, var):
+    """_layers.batch_stats over x (R, C): the mean as _bn_stats_kernel's, the sum of squared deviations divided by
+    R - ddof in float32 (NumPy's division by a Python integer)."""
+    rows, cols = x.shape
+    s = np.zeros(cols, np.float32)
+    for r in range(rows):
+        for c in range(cols):
+            s[c] = _first_nan(s[c], s[c] + x[r, c])
+    for c in range(cols):
+        mean[c] = _mean_of(s[c], rows)
+        s[c] = 0
+    for r in range(rows):
+        for c in range(cols):
+            d = _first_nan(x[r, c], x[r, c] - mean[c])
+            s[c] = _first_nan(s[c], s[c] + _first_nan(d, d * d))
+    for c in range(cols):
+        var[c] = s[c] / np.float32(rows - ddof)
+
+
+@_njit
 def _channel_sums_kernel(a, out):
     out[:] = 0
     for r in range(a.shape[0]):
@@ -1698,6 +1718,17 @@ def batch_norm_train_grad_w(xp, g, x, eps):
     return out
 
 
+def batch_stats(xp, data, ddof):
+    """_layers.batch_stats of channels-last float32 data in two passes (a count below 2**24: exact in float32)."""
+    served = _channel_rows(data) if xp is np else None
+    if not served or not 0 < len(served[0][0]) - ddof < 1 << 24:
+        return PLAIN.batch_stats(xp, data, ddof)
+    c = data.shape[1]
+    mean, var = np.empty(c, _F32), np.empty(c, _F32)
+    _batch_stats_kernel(served[0][0], ddof, mean, var)
+    return mean, var
+
+
 def channel_sums(xp, a):
     """_ops.channel_sums of channels-last float32 data in one pass."""
     served = _channel_rows(a) if xp is np else None
@@ -1746,7 +1777,7 @@ SPEED = {"quiet": quiet, **{fn.__name__: fn for fn in (rounded, widened, values,
                                                        kernel_channel_sums, kernel_input_grad, im2col,
                                                        sgd_momentum, add_bias, relu, batch_norm_train,
                                                        batch_norm_train_grad_x, batch_norm_train_grad_w,
-                                                       channel_sums)}}
+                                                       channel_sums, batch_stats)}}
 
 
 def install():

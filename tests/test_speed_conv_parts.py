@@ -184,3 +184,17 @@ def test_batch_norm_hands_other_layouts_back():
     assert np.array_equal(_speed.batch_norm_train_grad_x(np, g, x, None, 1e-5),
                           PLAIN.batch_norm_train_grad_x(np, g, x, None, 1e-5))
     assert np.array_equal(_speed.channel_sums(np, g), PLAIN.channel_sums(np, g))
+
+
+@pytest.mark.parametrize("shape", _BN_SHAPES)
+@pytest.mark.parametrize("kind", ["normal", "awkward", "one NaN"])
+def test_batch_stats_are_the_plain_paths(shape, kind):
+    """A normalisation layer's batch mean and (biased, unbiased) variance for its running statistics: the plain
+    path's bits (NaNs as one for the awkward values, as above)."""
+    x = _bn_arrays(np.random.default_rng(len(shape)), shape, kind)[0]
+    bits = _nan_as_one if kind == "awkward" else (lambda a: np.ascontiguousarray(a).view(np.int32))
+    with np.errstate(all="ignore"):
+        for ddof in (0, 1):
+            for got, want in zip(_speed.batch_stats(np, x, ddof), PLAIN.batch_stats(np, x, ddof)):
+                assert got.shape == want.shape == (shape[1],) and got.dtype == want.dtype
+                assert np.array_equal(bits(got), bits(want))
