@@ -170,7 +170,13 @@ def relu(xp, x):
     return xp.maximum(x, 0)
 
 
-defop("relu", lambda xp, x: SEAMS.relu(xp, x), lambda xp, g, ans, x: SEAMS.masked(xp, x > 0, g),
+@seam
+def masked_between(xp, g, x, lo, hi=None):
+    """g where lo < x (and x < hi, unless hi is None), +0 elsewhere: the gradient of a clamp (relu, hardtanh)."""
+    return SEAMS.masked(xp, x > lo if hi is None else (x > lo) & (x < hi), g)
+
+
+defop("relu", lambda xp, x: SEAMS.relu(xp, x), lambda xp, g, ans, x: SEAMS.masked_between(xp, g, x, 0),
       doc="Elementwise max(x, 0).", selects=True)
 defop("abs", lambda xp, x: xp.abs(x), lambda xp, g, ans, x: g * xp.sign(x), doc="Elementwise |x|.",
       operator="abs")
@@ -1031,8 +1037,14 @@ def _silu(xp, x):
 
 defop("silu", _silu, lambda xp, g, ans, x: g * (1 / (1 + xp.exp(-x))) * (1 + x * (1 - 1 / (1 + xp.exp(-x)))),
       doc="x * sigmoid(x), one rounding.", method=False)
-defop("hardtanh", lambda xp, x, *, min_val=-1.0, max_val=1.0: xp.clip(x, min_val, max_val),
-      lambda xp, g, ans, x, min_val=-1.0, max_val=1.0: SEAMS.masked(xp, (x > min_val) & (x < max_val), g),
+@seam
+def clip(xp, x, lo, hi):
+    """x clamped into [lo, hi] (NumPy's clip: a NaN kept, x kept where it equals a bound: -0.0 at a bound 0)."""
+    return xp.clip(x, lo, hi)
+
+
+defop("hardtanh", lambda xp, x, *, min_val=-1.0, max_val=1.0: SEAMS.clip(xp, x, min_val, max_val),
+      lambda xp, g, ans, x, min_val=-1.0, max_val=1.0: SEAMS.masked_between(xp, g, x, min_val, max_val),
       doc="x clamped into [min_val, max_val]; no gradient at or beyond the ends (PyTorch's; relu6 is (0, 6)).",
       method=False, example=lambda rng: ((rng.uniform(-2, 8, (3, 4)),), {"min_val": 0.0, "max_val": 6.0}))
 defop("dropout", lambda xp, x, *, mask, scale: x * mask * scale,

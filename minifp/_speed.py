@@ -1520,6 +1520,64 @@ def relu(xp, x):
     return PLAIN.relu(xp, x)
 
 
+@_njit
+def _masked_between_kernel(x, g, lo, hi, upper, out):
+    """out = g where lo < x (and x < hi where `upper`), else 0, g and out as integer views (bits kept)."""
+    for i in range(x.size):
+        v = x[i]
+        out[i] = g[i] if v > lo and (not upper or v < hi) else 0
+
+
+def _bound(v):
+    """v as a float32 where it is one exactly (NumPy compares and clamps a float32 array with float32(v)), else
+    None."""
+    return np.float32(v) if isinstance(v, (int, float)) and float(np.float32(v)) == v else None
+
+
+def masked_between(xp, g, x, lo, hi=None):
+    """_ops.masked_between in one pass (no boolean masks) over float32 x and g in one memory order, from 2**15
+    elements, in parts from SPLIT_MIN."""
+    lo32, hi32 = _bound(lo), np.float32(0) if hi is None else _bound(hi)
+    if xp is np and lo32 is not None and hi32 is not None and type(x) is type(g) is np.ndarray \
+            and x.dtype is g.dtype is _F32 and x.shape == g.shape and x.size >= 1 << 15:
+        shared = _shared_order(x, g)
+        if shared:
+            (xb, gb), back = shared
+            out = np.empty(xb.shape, np.int32)
+            xf, gf, of = xb.reshape(-1), gb.view(np.int32).reshape(-1), out.reshape(-1)
+            in_parts(lambda lo_, hi_: _masked_between_kernel(xf[lo_:hi_], gf[lo_:hi_], lo32, hi32, hi is not None,
+                                                             of[lo_:hi_]), of.size, of.size)
+            return out.view(_F32).transpose(back)
+    return PLAIN.masked_between(xp, g, x, lo, hi)
+
+
+@_njit
+def _clip_kernel(x, lo, hi, out):
+    """NumPy's clip of float32: max(x, lo) then min(.., hi), each keeping x where equal, a NaN as it is."""
+    for i in range(x.size):
+        v = x[i]
+        if v == v:
+            v = v if v >= lo else lo
+            v = v if v <= hi else hi
+        out[i] = v
+
+
+def clip(xp, x, lo, hi):
+    """_ops.clip in one pass for float32 x in memory order and float32 bounds, from 2**15 elements, in parts from
+    SPLIT_MIN."""
+    lo32, hi32 = _bound(lo), _bound(hi)
+    if xp is np and lo32 is not None and hi32 is not None and type(x) is np.ndarray and x.dtype is _F32 \
+            and x.size >= 1 << 15:
+        shared = _shared_order(x)
+        if shared:
+            (base,), back = shared
+            out = np.empty(base.shape, _F32)
+            xf, of = base.reshape(-1), out.reshape(-1)
+            in_parts(lambda a, b: _clip_kernel(xf[a:b], lo32, hi32, of[a:b]), of.size, of.size)
+            return out.transpose(back)
+    return PLAIN.clip(xp, x, lo, hi)
+
+
 # -- float32 batch norm by the batch's statistics: the sums in one pass each, the outputs by rows in parts ---------
 # NumPy sums a channels-last array over every axis but the channels row after row, each channel's sum from +0 in
 # float32 (no pairwise sums: the channels are the inner loop); a mean divides that sum by the count in float64
@@ -1777,7 +1835,7 @@ SPEED = {"quiet": quiet, **{fn.__name__: fn for fn in (rounded, widened, values,
                                                        kernel_channel_sums, kernel_input_grad, im2col,
                                                        sgd_momentum, add_bias, relu, batch_norm_train,
                                                        batch_norm_train_grad_x, batch_norm_train_grad_w,
-                                                       channel_sums, batch_stats)}}
+                                                       channel_sums, batch_stats, masked_between, clip)}}
 
 
 def install():

@@ -198,3 +198,27 @@ def test_batch_stats_are_the_plain_paths(shape, kind):
             for got, want in zip(_speed.batch_stats(np, x, ddof), PLAIN.batch_stats(np, x, ddof)):
                 assert got.shape == want.shape == (shape[1],) and got.dtype == want.dtype
                 assert np.array_equal(bits(got), bits(want))
+
+
+@pytest.mark.parametrize("threads, split_min, cut", [(2, 0, True), (3, 0, True), (2, 1 << 40, False),
+                                                      (1, 0, False)])
+@pytest.mark.parametrize("lo, hi", [(0.0, 6.0), (-1.0, 1.0), (0, None), (-0.0, 0.0), (2.0, -2.0), (0.1, 6.0)])
+def test_clamps_and_their_gradients_are_the_plain_paths(lo, hi, threads, split_min, cut, parts):
+    """hardtanh's clip (NaNs kept, x kept where it equals a bound) and the gradient of a clamp (g where lo < x < hi,
+    +0 elsewhere), from 2**15 elements, C order and an NCHW view of channels-last data; a bound that is no float32
+    (0.1) stays on the plain path."""
+    rng = np.random.default_rng(3)
+    with np.errstate(all="ignore"):
+        x = _awkward(rng, (4, 16, 16, 33)) * np.float32(2.5)
+    g = _awkward(rng, x.shape)
+    served = lo != 0.1
+    for xv, gv in ((x, g), (x.transpose(0, 3, 1, 2), g.transpose(0, 3, 1, 2))):
+        parts(threads, split_min)
+        got, want = _speed.masked_between(np, gv, xv, lo, hi), PLAIN.masked_between(np, gv, xv, lo, hi)
+        assert got.strides == want.strides and _same(np.ascontiguousarray(got), np.ascontiguousarray(want))
+        assert parts.split() == cut or not served       # (the plain path's masked is the speed module's)
+        if hi is not None:
+            parts(threads, split_min)
+            got, want = _speed.clip(np, xv, lo, hi), PLAIN.clip(np, xv, lo, hi)
+            assert got.strides == want.strides and _same(np.ascontiguousarray(got), np.ascontiguousarray(want))
+            assert parts.split() == (cut and served)
