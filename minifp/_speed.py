@@ -1578,6 +1578,52 @@ def clip(xp, x, lo, hi):
     return PLAIN.clip(xp, x, lo, hi)
 
 
+# -- a convolution's bias gradient: _ops.column_sums' folds ------------------------------------------------------
+
+@_njit
+def _fold_flat(a, b, out):
+    """out = a + b over flat float32 arrays, NumPy's NaN (the first operand's)."""
+    for i in range(out.size):
+        out[i] = _first_nan(a[i], a[i] + b[i])
+
+
+@_njit
+def _fold_down(flat, n, cols):
+    """Fold the first n rows of `cols` values of flat in place down to one, as _ops.column_sums does."""
+    while n > 1:
+        h = n // 2
+        m = h * cols
+        for i in range(m):
+            flat[i] = _first_nan(flat[i], flat[i] + flat[m + i])
+        if n % 2:
+            for c in range(m - cols, m):
+                flat[c] = _first_nan(flat[c], flat[c] + flat[c + cols + m])
+        n = h
+
+
+def _fold_in_parts(src, dst, n, cols):
+    """dst[:n // 2 rows] = src's n rows folded once (flat arrays; dst may be src), in parts; the odd row out added."""
+    m = n // 2 * cols
+    in_parts(lambda lo, hi: _fold_flat(src[lo:hi], src[m + lo:m + hi], dst[lo:hi]), m, m)
+    if n % 2:
+        dst[m - cols:m] += src[2 * m:2 * m + cols]
+    return n // 2
+
+
+def column_sums(xp, a):
+    """_ops.column_sums of a float32 C-contiguous matrix from 2**15 elements: no temporaries, the folds of
+    SPLIT_MIN elements and more by rows in parts, the rest in one kernel call."""
+    if not (_native(xp, a) and a.dtype is _F32 and a.ndim == 2 and a.shape[0] >= 2 and a.size >= 1 << 15):
+        return PLAIN.column_sums(xp, a)
+    cols = a.shape[1]
+    buf = np.empty(a.shape[0] // 2 * cols, _F32)
+    n = _fold_in_parts(a.reshape(-1), buf, a.shape[0], cols)
+    while n > 1 and THREADS > 1 and n // 2 * cols >= SPLIT_MIN:
+        n = _fold_in_parts(buf, buf, n, cols)
+    _fold_down(buf, n, cols)
+    return np.sum(buf[:cols].reshape(1, cols), axis=0)
+
+
 # -- float32 batch norm by the batch's statistics: the sums in one pass each, the outputs by rows in parts ---------
 # NumPy sums a channels-last array over every axis but the channels row after row, each channel's sum from +0 in
 # float32 (no pairwise sums: the channels are the inner loop); a mean divides that sum by the count in float64
@@ -1835,7 +1881,8 @@ SPEED = {"quiet": quiet, **{fn.__name__: fn for fn in (rounded, widened, values,
                                                        kernel_channel_sums, kernel_input_grad, im2col,
                                                        sgd_momentum, add_bias, relu, batch_norm_train,
                                                        batch_norm_train_grad_x, batch_norm_train_grad_w,
-                                                       channel_sums, batch_stats, masked_between, clip)}}
+                                                       channel_sums, batch_stats, masked_between, clip,
+                                                       column_sums)}}
 
 
 def install():

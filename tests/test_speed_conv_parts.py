@@ -222,3 +222,28 @@ def test_clamps_and_their_gradients_are_the_plain_paths(lo, hi, threads, split_m
             got, want = _speed.clip(np, xv, lo, hi), PLAIN.clip(np, xv, lo, hi)
             assert got.strides == want.strides and _same(np.ascontiguousarray(got), np.ascontiguousarray(want))
             assert parts.split() == (cut and served)
+
+
+@pytest.mark.parametrize("rows, cols", [(1025, 32), (4097, 33), (65536, 1), (3000, 16), (2, 20000), (7, 5)])
+@pytest.mark.parametrize("kind", ["normal", "awkward", "one NaN"])
+@pytest.mark.parametrize("threads, split_min", [(2, 0), (3, 0), (2, 5000), (2, 1 << 40), (1, 0)])
+def test_column_sums_are_the_plain_paths(rows, cols, kind, threads, split_min, parts):
+    """A convolution's bias gradient (the folds of _ops.column_sums, an odd row out joining the last pair): the
+    plain path's bits, every fold in parts, the first ones only, or none (NaNs as one for the awkward values, as
+    batch norm's)."""
+    rng = np.random.default_rng(rows + cols)
+    if kind == "normal":
+        a = (rng.standard_normal((rows, cols)) * 1000).astype(np.float32)
+        a[rng.random(a.shape) < 0.1] = -0.0
+    else:
+        a = _bn_arrays(rng, (rows, cols), kind)[0]
+    bits = _nan_as_one if kind == "awkward" else (lambda v: v.view(np.int32))
+    if threads == 3 and rows * cols > 1 << 16 and not _speed.JIT:
+        pytest.skip("a large array through the Python loops: slow without the JIT")
+    with np.errstate(all="ignore"):
+        parts(threads, split_min)
+        got = _speed.column_sums(np, np.ascontiguousarray(a))
+        want = PLAIN.column_sums(np, np.ascontiguousarray(a))
+    assert got.shape == want.shape == (cols,) and got.dtype == want.dtype
+    assert np.array_equal(bits(got), bits(want))
+    assert parts.split() == (threads > 1 and split_min < 1 << 40 and a.size >= 1 << 15)
