@@ -13,9 +13,12 @@ What it holds:
   storage, as the next op (and the backward) would widen it right back; gradients inside the graph kept as such
   values;
 - widening of the other 8- and 16-bit formats through a table of every code;
-- Numba twins of some of the ops' NumPy passes (im2col, col2im, depthwise convolutions, 2x2 max pooling, a masked
-  gradient, SGD's momentum step), of the loss scale's unscaling with its inf check, of fp8 quantisation, and
-  float32 lanes for accumulation chains into narrow formats.
+- Numba twins of some of the ops' NumPy passes (im2col, col2im, depthwise convolutions, a convolution's bias add
+  and bias gradient, 2x2 max pooling, ReLU, hardtanh's clip, a masked gradient and a clamp's, SGD's momentum step),
+  of the loss scale's unscaling with its inf check, of fp8 quantisation, and float32 lanes for accumulation chains
+  into narrow formats.
+- float32 batch norm by the batch's statistics (forward, gradients, a layer's running statistics): NumPy's
+  row-after-row channel sums reproduced, a pass each, no temporaries;
 - GELU (exact and tanh), LayerNorm over the last axis and embedding's gradient, forward and backward, in one pass or
   a row at a time (NumPy's pairwise sums reproduced), with no full-size float64 temporaries;
 - the H100's native bfloat16 batch-norm backward: its staged channel sums (the kernel's threads, warp shuffles and
