@@ -612,7 +612,14 @@ def im2col(xp, x, last, kh, kw, pads, sh, sw, dh, dw):
     return win.reshape(win.shape[0] * win.shape[1] * win.shape[2], -1)
 
 
-def _swapped(xp, a, shape, block=16):
+@seam
+def reshaped(a, shape):
+    """a.reshape(shape): a copy in C order where a's memory allows no view (a convolution's transposed kernel)."""
+    return a.reshape(shape)
+
+
+@seam
+def swapped(xp, a, shape, block=16):
     """a (P, Q, R) as a new C-contiguous array of `shape` holding a.transpose(2, 1, 0)'s elements in C order (the
     weight gradient's taps first, channels last -> OIHW). From 2**16 elements copied in slabs of `block` Q, each
     read across while it is in the cache, where one copy of the whole transposed view reads every element from
@@ -635,7 +642,7 @@ def _kernel_matrix(w, groups, layout):
     kh, kw, cg, o = w.shape if layout == "NHWC" else (w.shape[2], w.shape[3], w.shape[1], w.shape[0])
     hwio = w if layout == "NHWC" else w.transpose(2, 3, 1, 0)
     if groups == 1:
-        return hwio.reshape(kh * kw * cg, o)
+        return SEAMS.reshaped(hwio, (kh * kw * cg, o))
     return hwio.reshape(kh * kw * cg, groups, o // groups).transpose(1, 0, 2)
 
 
@@ -694,7 +701,7 @@ def _conv2d_grad_x(xp, g, ans, x, w, b=None, *, stride=1, padding=0, dilation=1,
         return _depthwise_conv_grad_x(xp, g, x, w, stride, padding, dilation, groups, last)
     g2 = g.reshape(-1, o) if last else g.transpose(0, 2, 3, 1).reshape(-1, o)
     if groups == 1:                         # the weight's columns ordered taps first, channels last
-        gcols = xp.matmul(g2, w.transpose(0, 2, 3, 1).reshape(o, -1))
+        gcols = xp.matmul(g2, SEAMS.reshaped(w.transpose(0, 2, 3, 1), (o, -1)))
         return _untap_last(xp, gcols.reshape(n, ho, wo, kh, kw, cg), x.shape, stride, padding, dilation, last)
     gcols = xp.matmul(g2.reshape(-1, groups, o // groups).transpose(1, 0, 2), w.reshape(groups, o // groups, -1)
                       ).transpose(1, 0, 2)
@@ -717,7 +724,7 @@ def _conv2d_grad_w(xp, g, ans, x, w, b=None, *, stride=1, padding=0, dilation=1,
     if groups == 1:
         gw = xp.matmul(cols.T, g2)          # (kh*kw*C, O): _kernel_matrix's layout
         if not last:                        # OIHW in memory, as the parameter (a view would be copied later)
-            return _swapped(xp, gw.reshape(kh * kw, -1, o), (o, gw.shape[0] // (kh * kw), kh, kw))
+            return SEAMS.swapped(xp, gw.reshape(kh * kw, -1, o), (o, gw.shape[0] // (kh * kw), kh, kw))
     else:                                   # (G, kh*kw*C/G, O/G) -> (kh*kw*C/G, O)
         gw = xp.matmul(cols.transpose(0, 2, 1), g2.reshape(-1, groups, o // groups).transpose(1, 0, 2))
         gw = gw.transpose(1, 0, 2).reshape(-1, o)

@@ -1582,6 +1582,47 @@ def clip(xp, x, lo, hi):
     return PLAIN.clip(xp, x, lo, hi)
 
 
+# -- a convolution's kernel copied into another layout, in parts (NumPy lets the GIL go while it copies) ----------
+
+def _copy_in_parts(out, a, axis):
+    """out[...] = a[...] (one shape), cut along `axis` in parts."""
+    lead = (slice(None),) * axis
+
+    def part(lo, hi):
+        out[lead + (slice(lo, hi),)] = a[lead + (slice(lo, hi),)]
+    in_parts(part, a.shape[axis], a.size)
+
+
+def reshaped(a, shape):
+    """_ops.reshaped: where NumPy would copy a of SPLIT_MIN elements or more, the copy in parts (along the first
+    axis long enough to give each thread two)."""
+    if type(a) is np.ndarray and a.size >= SPLIT_MIN and THREADS > 1 and not a.flags.c_contiguous:
+        try:
+            return a.reshape(shape, copy=False)
+        except ValueError:          # (a copy is needed)
+            axis = next((i for i, n in enumerate(a.shape) if n >= 2 * THREADS), None)
+            if axis is not None:
+                out = np.empty(a.shape, a.dtype)
+                _copy_in_parts(out, a, axis)
+                return out.reshape(shape)
+    return PLAIN.reshaped(a, shape)
+
+
+def swapped(xp, a, shape, block=16):
+    """_ops.swapped's slabs in parts from SPLIT_MIN elements."""
+    if xp is not np or type(a) is not np.ndarray or a.size < SPLIT_MIN or THREADS < 2:
+        return PLAIN.swapped(xp, a, shape, block)
+    p, q, r = a.shape
+    out = np.empty(shape, a.dtype)
+    view = out.reshape(r, q, p)
+
+    def part(lo, hi):
+        for i in range(lo * block, min(hi * block, q), block):
+            view[:, i:i + block] = a[:, i:i + block].transpose(2, 1, 0)
+    in_parts(part, -(-q // block), a.size)
+    return out
+
+
 # -- a convolution's bias gradient: _ops.column_sums' folds ------------------------------------------------------
 
 @_njit
@@ -1886,7 +1927,7 @@ SPEED = {"quiet": quiet, **{fn.__name__: fn for fn in (rounded, widened, values,
                                                        sgd_momentum, add_bias, relu, batch_norm_train,
                                                        batch_norm_train_grad_x, batch_norm_train_grad_w,
                                                        channel_sums, batch_stats, masked_between, clip,
-                                                       column_sums)}}
+                                                       column_sums, reshaped, swapped)}}
 
 
 def install():
