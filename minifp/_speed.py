@@ -1599,6 +1599,8 @@ def reshaped(a, shape):
     if type(a) is np.ndarray and a.size >= SPLIT_MIN and THREADS > 1 and not a.flags.c_contiguous:
         try:
             return a.reshape(shape, copy=False)
+        except TypeError:           # (NumPy before 2.1: no copy argument)
+            pass
         except ValueError:          # (a copy is needed)
             axis = next((i for i, n in enumerate(a.shape) if n >= 2 * THREADS), None)
             if axis is not None:
