@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._backend import array_module
+from ._seams import SEAMS, seam
 from ._state import STATE, layer_scope
 from ._tensor import Tensor
 
@@ -59,11 +60,16 @@ def update_running_stats(running_mean, running_var, x, keep, new, dtype=np.float
     (0: biased, Keras; 1: unbiased, PyTorch). keep and new are the framework's own two numbers (1 - (1 - m)
     need not be m)."""
     data = x.float32().astype(dtype, copy=False)
-    xp = array_module(data)
+    mean, var = SEAMS.batch_stats(array_module(data), data, ddof)
+    keep, new = dtype(keep), dtype(new)
+    for stat, batch in ((running_mean, mean), (running_var, var)):
+        stat.assign(stat.float32().astype(dtype, copy=False) * keep + batch * new)
+
+
+@seam
+def batch_stats(xp, data, ddof):
+    """(the mean, the variance with ddof) of data (N, C, ...) per channel, each of shape (C,)."""
     axes = (0,) + tuple(range(2, data.ndim))
     n = int(np.prod([data.shape[a] for a in axes]))
     mean = xp.mean(data, axis=axes, keepdims=True)
-    var = xp.sum(xp.square(data - mean), axis=axes) / (n - ddof)
-    keep, new = dtype(keep), dtype(new)
-    for stat, batch in ((running_mean, mean.reshape(-1)), (running_var, var)):
-        stat.assign(stat.float32().astype(dtype, copy=False) * keep + batch * new)
+    return mean.reshape(-1), xp.sum(xp.square(data - mean), axis=axes) / (n - ddof)

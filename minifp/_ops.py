@@ -164,7 +164,19 @@ defop("tanh", lambda xp, x: xp.tanh(x), lambda xp, g, ans, x: g * _stage(xp, 1 -
       doc="Elementwise hyperbolic tangent.", staged="cuda")
 defop("sigmoid", lambda xp, x: 1 / (1 + xp.exp(-x)), lambda xp, g, ans, x: _stage(xp, g * _stage(xp, 1 - ans)) * ans,
       doc="Elementwise 1 / (1 + exp(-x)).", staged="cuda")
-defop("relu", lambda xp, x: xp.maximum(x, 0), lambda xp, g, ans, x: SEAMS.masked(xp, x > 0, g),
+@seam
+def relu(xp, x):
+    """max(x, 0) elementwise (+0 for either zero, NaN kept)."""
+    return xp.maximum(x, 0)
+
+
+@seam
+def masked_between(xp, g, x, lo, hi=None):
+    """g where lo < x (and x < hi, unless hi is None), +0 elsewhere: the gradient of a clamp (relu, hardtanh)."""
+    return SEAMS.masked(xp, x > lo if hi is None else (x > lo) & (x < hi), g)
+
+
+defop("relu", lambda xp, x: SEAMS.relu(xp, x), lambda xp, g, ans, x: SEAMS.masked_between(xp, g, x, 0),
       doc="Elementwise max(x, 0).", selects=True)
 defop("abs", lambda xp, x: xp.abs(x), lambda xp, g, ans, x: g * xp.sign(x), doc="Elementwise |x|.",
       operator="abs")
@@ -638,7 +650,14 @@ def im2col(xp, x, last, kh, kw, pads, sh, sw, dh, dw):
     return win.reshape(win.shape[0] * win.shape[1] * win.shape[2], -1)
 
 
-def _swapped(xp, a, shape, block=16):
+@seam
+def reshaped(a, shape):
+    """a.reshape(shape): a copy in C order where a's memory allows no view (a convolution's transposed kernel)."""
+    return a.reshape(shape)
+
+
+@seam
+def swapped(xp, a, shape, block=16):
     """a (P, Q, R) as a new C-contiguous array of `shape` holding a.transpose(2, 1, 0)'s elements in C order (the
     weight gradient's taps first, channels last -> OIHW). From 2**16 elements copied in slabs of `block` Q, each
     read across while it is in the cache, where one copy of the whole transposed view reads every element from
@@ -661,7 +680,7 @@ def _kernel_matrix(w, groups, layout):
     kh, kw, cg, o = w.shape if layout == "NHWC" else (w.shape[2], w.shape[3], w.shape[1], w.shape[0])
     hwio = w if layout == "NHWC" else w.transpose(2, 3, 1, 0)
     if groups == 1:
-        return hwio.reshape(kh * kw * cg, o)
+        return SEAMS.reshaped(hwio, (kh * kw * cg, o))
     return hwio.reshape(kh * kw * cg, groups, o // groups).transpose(1, 0, 2)
 
 
@@ -690,11 +709,17 @@ def _conv2d(xp, x, w, b=None, *, stride=1, padding=0, dilation=1, groups=1, layo
         out = _depthwise_conv(xp, x, w, stride, padding, dilation, groups, layout)
     else:
         out = _conv_gemm(xp, x, w, kh, kw, stride, padding, dilation, groups, layout)
-    if b is not None:                       # into the float32 sum, before the one rounding, unless the device
-        out = _stage(xp, out)               # rounds the convolution first (cuDNN's, then a half add of the bias)
-        out += b
+    if b is not None:   # into the float32 sum, before the one rounding, unless the device rounds the convolution
+        out = SEAMS.add_bias(xp, _stage(xp, out), b)    # first (cuDNN's, then a half add of the bias)
     return out if last else out.transpose(0, 3, 1, 2)   # NCHW stays channels-last in memory (PyTorch's
     # channels_last): elementwise ops keep it, and pooling and the next convolution read it without a copy
+
+
+@seam
+def add_bias(xp, out, b):
+    """out += b, b along out's last axis (a convolution's channels-last sums); out."""
+    out += b
+    return out
 
 
 def _depthwise_conv_grad_x(xp, g, x, w, stride, padding, dilation, groups, last):
@@ -714,7 +739,7 @@ def _conv2d_grad_x(xp, g, ans, x, w, b=None, *, stride=1, padding=0, dilation=1,
         return _depthwise_conv_grad_x(xp, g, x, w, stride, padding, dilation, groups, last)
     g2 = g.reshape(-1, o) if last else g.transpose(0, 2, 3, 1).reshape(-1, o)
     if groups == 1:                         # the weight's columns ordered taps first, channels last
-        gcols = xp.matmul(g2, w.transpose(0, 2, 3, 1).reshape(o, -1))
+        gcols = xp.matmul(g2, SEAMS.reshaped(w.transpose(0, 2, 3, 1), (o, -1)))
         return _untap_last(xp, gcols.reshape(n, ho, wo, kh, kw, cg), x.shape, stride, padding, dilation, last)
     gcols = xp.matmul(g2.reshape(-1, groups, o // groups).transpose(1, 0, 2), w.reshape(groups, o // groups, -1)
                       ).transpose(1, 0, 2)
@@ -737,7 +762,7 @@ def _conv2d_grad_w(xp, g, ans, x, w, b=None, *, stride=1, padding=0, dilation=1,
     if groups == 1:
         gw = xp.matmul(cols.T, g2)          # (kh*kw*C, O): _kernel_matrix's layout
         if not last:                        # OIHW in memory, as the parameter (a view would be copied later)
-            return _swapped(xp, gw.reshape(kh * kw, -1, o), (o, gw.shape[0] // (kh * kw), kh, kw))
+            return SEAMS.swapped(xp, gw.reshape(kh * kw, -1, o), (o, gw.shape[0] // (kh * kw), kh, kw))
     else:                                   # (G, kh*kw*C/G, O/G) -> (kh*kw*C/G, O)
         gw = xp.matmul(cols.transpose(0, 2, 1), g2.reshape(-1, groups, o // groups).transpose(1, 0, 2))
         gw = gw.transpose(1, 0, 2).reshape(-1, o)
@@ -745,7 +770,8 @@ def _conv2d_grad_w(xp, g, ans, x, w, b=None, *, stride=1, padding=0, dilation=1,
     return hwio if last else hwio.transpose(3, 2, 0, 1)
 
 
-def _column_sums(xp, a):
+@seam
+def column_sums(xp, a):
     """The sums of a 2-D array's columns, folding its bottom half onto its top (an odd row out joins the last
     pair): pairwise sums, more accurate than NumPy's row after row over axis 0, and quicker over channels-last
     gradients than a reduction over their other axes (0.19 against 1.1 ms at 64x28x28x16)."""
@@ -762,7 +788,7 @@ def _conv2d_grad_b(xp, g, ans, x, w, b=None, layout="NCHW", **params):
     # One row of channels per position, in one order whatever g's memory layout: NumPy's sums over axes follow
     # the layout, and a gradient's layout depends on which kernels made it
     rows = xp.ascontiguousarray(_channels_last(g, layout))
-    return _column_sums(xp, rows.reshape(-1, rows.shape[3]))
+    return SEAMS.column_sums(xp, rows.reshape(-1, rows.shape[3]))
 
 
 defop("conv2d", _conv2d, _conv2d_grad_x, _conv2d_grad_w, _conv2d_grad_b,
@@ -1057,8 +1083,14 @@ def _silu(xp, x):
 
 defop("silu", _silu, lambda xp, g, ans, x: g * (1 / (1 + xp.exp(-x))) * (1 + x * (1 - 1 / (1 + xp.exp(-x)))),
       doc="x * sigmoid(x), one rounding.", method=False)
-defop("hardtanh", lambda xp, x, *, min_val=-1.0, max_val=1.0: xp.clip(x, min_val, max_val),
-      lambda xp, g, ans, x, min_val=-1.0, max_val=1.0: SEAMS.masked(xp, (x > min_val) & (x < max_val), g),
+@seam
+def clip(xp, x, lo, hi):
+    """x clamped into [lo, hi] (NumPy's clip: a NaN kept, x kept where it equals a bound: -0.0 at a bound 0)."""
+    return xp.clip(x, lo, hi)
+
+
+defop("hardtanh", lambda xp, x, *, min_val=-1.0, max_val=1.0: SEAMS.clip(xp, x, min_val, max_val),
+      lambda xp, g, ans, x, min_val=-1.0, max_val=1.0: SEAMS.masked_between(xp, g, x, min_val, max_val),
       doc="x clamped into [min_val, max_val]; no gradient at or beyond the ends (PyTorch's; relu6 is (0, 6)).",
       method=False, example=lambda rng: ((rng.uniform(-2, 8, (3, 4)),), {"min_val": 0.0, "max_val": 6.0}))
 defop("dropout", lambda xp, x, *, mask, scale: x * mask * scale,
@@ -1208,15 +1240,32 @@ def _bn_parts(xp, x, mean, var, eps):
 
 
 def _batch_norm(xp, x, w=None, b=None, *, mean=None, var=None, eps=1e-5):
+    if mean is None:
+        return SEAMS.batch_norm_train(xp, x, w, b, eps)
     return _affine(_bn_parts(xp, x, mean, var, eps)[0][0], w, b, _channels(x))
+
+
+@seam
+def batch_norm_train(xp, x, w, b, eps):
+    """Batch norm by the batch's own statistics: (x - mean) / sqrt(var + eps) * w + b per channel (w, b: None or
+    of shape (C,))."""
+    return _affine(_bn_parts(xp, x, None, None, eps)[0][0], w, b, _channels(x))
 
 
 def _batch_norm_grad_x(xp, g, ans, x, w=None, b=None, *, mean=None, var=None, eps=1e-5):
     if mean is None and _stages(xp):
         return _kernel_grad_x(xp, g, x, w, *_kernel_stats(xp, x, mean, var, eps))
-    (xhat, rstd), axes = _bn_parts(xp, x, mean, var, eps)
-    gh = g if w is None else g * w.reshape(_channels(x))
-    return gh * rstd if mean is not None else _norm_grad(xp, gh, xhat, rstd, axes)
+    if mean is None:
+        return SEAMS.batch_norm_train_grad_x(xp, g, x, w, eps)
+    rstd = _bn_parts(xp, x, mean, var, eps)[0][1]
+    return (g if w is None else g * w.reshape(_channels(x))) * rstd
+
+
+@seam
+def batch_norm_train_grad_x(xp, g, x, w, eps):
+    """batch_norm_train's gradient with respect to x."""
+    (xhat, rstd), axes = _bn_parts(xp, x, None, None, eps)
+    return _norm_grad(xp, g if w is None else g * w.reshape(_channels(x)), xhat, rstd, axes)
 
 
 def _halving_sum(xp, v):
@@ -1308,16 +1357,30 @@ def kernel_input_grad(g, x, mu, proj_scale, grad_mean, grad_scale):
 
 
 def _batch_norm_grad_w(xp, g, ans, x, w=None, b=None, *, mean=None, var=None, eps=1e-5):
+    if not _stages(xp) and mean is None:
+        return SEAMS.batch_norm_train_grad_w(xp, g, x, eps)
     if not _stages(xp):
         return _per_channel(xp, g * _bn_parts(xp, x, mean, var, eps)[0][0])
     mu, rstd = _kernel_stats(xp, x, mean, var, eps)
     return _kernel_sum(xp, g, x, mu, 1) * rstd.reshape(-1)    # sum(dy * (x - mean)) * invstd
 
 
+@seam
+def batch_norm_train_grad_w(xp, g, x, eps):
+    """batch_norm_train's gradient with respect to w: the per-channel sums of g times the normalised x."""
+    return _per_channel(xp, g * _bn_parts(xp, x, None, None, eps)[0][0])
+
+
 def _batch_norm_grad_b(xp, g, ans, x, w=None, b=None, **params):
     if not _stages(xp):
-        return _per_channel(xp, g)
+        return SEAMS.channel_sums(xp, g)
     return _kernel_sum(xp, g, x, None, 0)
+
+
+@seam
+def channel_sums(xp, a):
+    """The sums of a (N, C, ...) per channel (NumPy's, in its order of a's memory)."""
+    return _per_channel(xp, a)
 
 
 defop("batch_norm", _batch_norm, _batch_norm_grad_x, _batch_norm_grad_w, _batch_norm_grad_b,

@@ -13,9 +13,12 @@ What it holds:
   storage, as the next op (and the backward) would widen it right back; gradients inside the graph kept as such
   values;
 - widening of the other 8- and 16-bit formats through a table of every code;
-- Numba twins of some of the ops' NumPy passes (im2col, col2im, depthwise convolutions, 2x2 max pooling, a masked
-  gradient, SGD's momentum step), of the loss scale's unscaling with its inf check, of fp8 quantisation, and
-  float32 lanes for accumulation chains into narrow formats.
+- Numba twins of some of the ops' NumPy passes (im2col, col2im, depthwise convolutions, a convolution's bias add
+  and bias gradient, 2x2 max pooling, ReLU, hardtanh's clip, a masked gradient and a clamp's, SGD's momentum step),
+  of the loss scale's unscaling with its inf check, of fp8 quantisation, and float32 lanes for accumulation chains
+  into narrow formats.
+- float32 batch norm by the batch's statistics (forward, gradients, a layer's running statistics): NumPy's
+  row-after-row channel sums reproduced, a pass each, no temporaries;
 - GELU (exact and tanh), LayerNorm over the last axis and embedding's gradient, forward and backward, in one pass or
   a row at a time (NumPy's pairwise sums reproduced), with no full-size float64 temporaries;
 - the H100's native bfloat16 batch-norm backward: its staged channel sums (the kernel's threads, warp shuffles and
@@ -37,7 +40,7 @@ from numba import prange
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-from . import _accumulate, _compute, _fp8, _loss_scale, _ops, _optim, _rounding, _tensor  # noqa: F401  (seams)
+from . import _accumulate, _compute, _fp8, _layers, _loss_scale, _ops, _optim, _rounding, _tensor  # noqa: F401
 from ._formats import FORMATS, as_format, bfloat16, float16
 from ._intrinsics import HARDWARE_HALF, JIT, bits64_of, bits_of, float64_of, float_of, half_of, i32, single_of
 from ._seams import PLAIN, SEAMS
@@ -1449,18 +1452,442 @@ def _im2col_kernel(x, cols, pt, pl, sh, sw, dh, dw):
 
 
 def im2col(xp, x, last, kh, kw, pads, sh, sw, dh, dw):
-    """_ops.im2col in one pass (no padded copy first) from 4-byte elements in runs of at least 8 channels (fewer,
-    or channels apart in memory: each tap's short run costs more than the plain path's copies); a 1x1 kernel's
-    unpadded stride-1 windows (the plain path's view of x, no copy) stay the plain path's too."""
+    """_ops.im2col in one pass (no padded copy first) from 4-byte elements in runs of at least 8 channels, by batch
+    items in parts; fewer channels, or channels apart in memory (each tap's short run costs the kernel more than
+    NumPy's copy): the plain path's copy of the padded windows, in parts from SPLIT_MIN elements. A 1x1 kernel's
+    unpadded stride-1 windows (the plain path's view of x, no copy) stay the plain path's."""
     xl = x if last else x.transpose(0, 2, 3, 1)
-    if type(x) is np.ndarray and x.dtype.itemsize == 4 and xl.strides[3] == 4 and xl.shape[3] >= 8 \
-            and ((kh, kw, sh, sw) != (1, 1, 1, 1) or any(map(any, pads))):
-        n, h, w, c = xl.shape
-        ho, wo = _ops._pool_size(h, kh, sh, pads[0], dh, False), _ops._pool_size(w, kw, sw, pads[1], dw, False)
+    if type(x) is not np.ndarray or x.dtype.itemsize != 4 or ((kh, kw, sh, sw) == (1, 1, 1, 1)
+                                                               and not any(map(any, pads))):
+        return PLAIN.im2col(xp, x, last, kh, kw, pads, sh, sw, dh, dw)
+    n, h, w, c = xl.shape
+    ho, wo = _ops._pool_size(h, kh, sh, pads[0], dh, False), _ops._pool_size(w, kw, sw, pads[1], dw, False)
+    size = n * ho * wo * kh * kw * c
+    if xl.strides[3] == 4 and c >= 8:
         cols = np.empty((n, ho, wo, kh, kw, c), x.dtype)
-        _im2col_kernel(xl.view(np.uint32), cols.view(np.uint32), pads[0][0], pads[1][0], sh, sw, dh, dw)
+        xi, ci = xl.view(np.uint32), cols.view(np.uint32)
+        in_parts(lambda lo, hi: _im2col_kernel(xi[lo:hi], ci[lo:hi], pads[0][0], pads[1][0], sh, sw, dh, dw), n,
+                 size)
         return cols.reshape(n * ho * wo, -1)
-    return PLAIN.im2col(xp, x, last, kh, kw, pads, sh, sw, dh, dw)
+    if THREADS < 2 or size < SPLIT_MIN:
+        return PLAIN.im2col(xp, x, last, kh, kw, pads, sh, sw, dh, dw)
+    win = _ops._windows(np, np.ascontiguousarray(xl), kh, kw, (sh, sw), pads, (dh, dw), last=True)
+    win = win.transpose(0, 1, 2, 4, 5, 3)
+    cols = np.empty(win.shape, x.dtype)
+
+    def part(lo, hi):       # (NumPy lets the GIL go for a copy)
+        cols[lo:hi] = win[lo:hi]
+    in_parts(part, n, size)
+    return cols.reshape(n * ho * wo, -1)
+
+
+# -- a convolution's bias, ReLU: elementwise passes in parts ------------------------------------------------------
+
+@_njit
+def _add_bias_kernel(out, b):
+    """out[m, o] += b[o] in float32, a NaN as NumPy's loop passes it (out's, quieted, before b's)."""
+    for m in range(out.shape[0]):
+        for o in range(out.shape[1]):
+            out[m, o] = _first_nan(out[m, o], out[m, o] + b[o])
+
+
+def add_bias(xp, out, b):
+    """_ops.add_bias for float32 NumPy arrays (out C-contiguous) from 2**15 elements (NumPy's broadcast add: 0.98
+    ms at 65536x32, the kernel 0.23), in parts by rows from SPLIT_MIN."""
+    if _native(xp, out) and type(b) is np.ndarray and out.dtype is _F32 and b.dtype == _F32 and b.ndim == 1 \
+            and out.ndim >= 1 and b.shape[0] == out.shape[-1] and out.size >= 1 << 15:
+        rows, bias = out.reshape(-1, b.shape[0]), np.ascontiguousarray(b)
+        in_parts(lambda lo, hi: _add_bias_kernel(rows[lo:hi], bias), len(rows), out.size)
+        return out
+    return PLAIN.add_bias(xp, out, b)
+
+
+@_njit
+def _relu_kernel(x, out):
+    """out = max(x, 0) on flat float32 arrays: x where x > 0 or NaN (its bits as they are), else +0."""
+    for i in range(x.size):
+        v = x[i]
+        out[i] = v if v > 0 or v != v else np.float32(0)
+
+
+def relu(xp, x):
+    """_ops.relu for float32 NumPy arrays in memory order (C or a convolution's NCHW view of channels-last data)
+    from 2**15 elements (2M: NumPy's maximum 1.34 ms, the kernel 0.95), in parts from SPLIT_MIN."""
+    if xp is np and type(x) is np.ndarray and x.dtype is _F32 and x.size >= 1 << 15:
+        shared = _shared_order(x)
+        if shared:
+            (base,), back = shared
+            out = np.empty(base.shape, _F32)
+            xf, of = base.reshape(-1), out.reshape(-1)
+            in_parts(lambda lo, hi: _relu_kernel(xf[lo:hi], of[lo:hi]), of.size, of.size)
+            return out.transpose(back)
+    return PLAIN.relu(xp, x)
+
+
+@_njit
+def _masked_between_kernel(x, g, lo, hi, upper, out):
+    """out = g where lo < x (and x < hi where `upper`), else 0, g and out as integer views (bits kept)."""
+    for i in range(x.size):
+        v = x[i]
+        out[i] = g[i] if v > lo and (not upper or v < hi) else 0
+
+
+def _bound(v):
+    """v as a float32 where it is one exactly (NumPy compares and clamps a float32 array with float32(v)), else
+    None."""
+    return np.float32(v) if isinstance(v, (int, float)) and float(np.float32(v)) == v else None
+
+
+def masked_between(xp, g, x, lo, hi=None):
+    """_ops.masked_between in one pass (no boolean masks) over float32 x and g in one memory order, from 2**15
+    elements, in parts from SPLIT_MIN."""
+    lo32, hi32 = _bound(lo), np.float32(0) if hi is None else _bound(hi)
+    if xp is np and lo32 is not None and hi32 is not None and type(x) is type(g) is np.ndarray \
+            and x.dtype is g.dtype is _F32 and x.shape == g.shape and x.size >= 1 << 15:
+        shared = _shared_order(x, g)
+        if shared:
+            (xb, gb), back = shared
+            out = np.empty(xb.shape, np.int32)
+            xf, gf, of = xb.reshape(-1), gb.view(np.int32).reshape(-1), out.reshape(-1)
+            in_parts(lambda lo_, hi_: _masked_between_kernel(xf[lo_:hi_], gf[lo_:hi_], lo32, hi32, hi is not None,
+                                                             of[lo_:hi_]), of.size, of.size)
+            return out.view(_F32).transpose(back)
+    return PLAIN.masked_between(xp, g, x, lo, hi)
+
+
+@_njit
+def _clip_kernel(x, lo, hi, out):
+    """NumPy's clip of float32: max(x, lo) then min(.., hi), each keeping x where equal, a NaN as it is."""
+    for i in range(x.size):
+        v = x[i]
+        if v == v:
+            v = v if v >= lo else lo
+            v = v if v <= hi else hi
+        out[i] = v
+
+
+def clip(xp, x, lo, hi):
+    """_ops.clip in one pass for float32 x in memory order and float32 bounds, from 2**15 elements, in parts from
+    SPLIT_MIN."""
+    lo32, hi32 = _bound(lo), _bound(hi)
+    if xp is np and lo32 is not None and hi32 is not None and type(x) is np.ndarray and x.dtype is _F32 \
+            and x.size >= 1 << 15:
+        shared = _shared_order(x)
+        if shared:
+            (base,), back = shared
+            out = np.empty(base.shape, _F32)
+            xf, of = base.reshape(-1), out.reshape(-1)
+            in_parts(lambda a, b: _clip_kernel(xf[a:b], lo32, hi32, of[a:b]), of.size, of.size)
+            return out.transpose(back)
+    return PLAIN.clip(xp, x, lo, hi)
+
+
+# -- a convolution's kernel copied into another layout, in parts (NumPy lets the GIL go while it copies) ----------
+
+def _copy_in_parts(out, a, axis):
+    """out[...] = a[...] (one shape), cut along `axis` in parts."""
+    lead = (slice(None),) * axis
+
+    def part(lo, hi):
+        out[lead + (slice(lo, hi),)] = a[lead + (slice(lo, hi),)]
+    in_parts(part, a.shape[axis], a.size)
+
+
+def reshaped(a, shape):
+    """_ops.reshaped: where NumPy would copy a of SPLIT_MIN elements or more, the copy in parts (along the first
+    axis long enough to give each thread two)."""
+    if type(a) is np.ndarray and a.size >= SPLIT_MIN and THREADS > 1 and not a.flags.c_contiguous:
+        try:
+            return a.reshape(shape, copy=False)
+        except TypeError:           # (NumPy before 2.1: no copy argument)
+            pass
+        except ValueError:          # (a copy is needed)
+            axis = next((i for i, n in enumerate(a.shape) if n >= 2 * THREADS), None)
+            if axis is not None:
+                out = np.empty(a.shape, a.dtype)
+                _copy_in_parts(out, a, axis)
+                return out.reshape(shape)
+    return PLAIN.reshaped(a, shape)
+
+
+def swapped(xp, a, shape, block=16):
+    """_ops.swapped's slabs in parts from SPLIT_MIN elements."""
+    if xp is not np or type(a) is not np.ndarray or a.size < SPLIT_MIN or THREADS < 2:
+        return PLAIN.swapped(xp, a, shape, block)
+    p, q, r = a.shape
+    out = np.empty(shape, a.dtype)
+    view = out.reshape(r, q, p)
+
+    def part(lo, hi):
+        for i in range(lo * block, min(hi * block, q), block):
+            view[:, i:i + block] = a[:, i:i + block].transpose(2, 1, 0)
+    in_parts(part, -(-q // block), a.size)
+    return out
+
+
+# -- a convolution's bias gradient: _ops.column_sums' folds ------------------------------------------------------
+
+@_njit
+def _fold_flat(a, b, out):
+    """out = a + b over flat float32 arrays, NumPy's NaN (the first operand's)."""
+    for i in range(out.size):
+        out[i] = _first_nan(a[i], a[i] + b[i])
+
+
+@_njit
+def _fold_down(flat, n, cols):
+    """Fold the first n rows of `cols` values of flat in place down to one, as _ops.column_sums does."""
+    while n > 1:
+        h = n // 2
+        m = h * cols
+        for i in range(m):
+            flat[i] = _first_nan(flat[i], flat[i] + flat[m + i])
+        if n % 2:
+            for c in range(m - cols, m):
+                flat[c] = _first_nan(flat[c], flat[c] + flat[c + cols + m])
+        n = h
+
+
+def _fold_in_parts(src, dst, n, cols):
+    """dst[:n // 2 rows] = src's n rows folded once (flat arrays; dst may be src), in parts; the odd row out added."""
+    m = n // 2 * cols
+    in_parts(lambda lo, hi: _fold_flat(src[lo:hi], src[m + lo:m + hi], dst[lo:hi]), m, m)
+    if n % 2:
+        dst[m - cols:m] += src[2 * m:2 * m + cols]
+    return n // 2
+
+
+def column_sums(xp, a):
+    """_ops.column_sums of a float32 C-contiguous matrix from 2**15 elements: no temporaries, the folds of
+    SPLIT_MIN elements and more by rows in parts, the rest in one kernel call."""
+    if not (_native(xp, a) and a.dtype is _F32 and a.ndim == 2 and a.shape[0] >= 2 and a.size >= 1 << 15):
+        return PLAIN.column_sums(xp, a)
+    cols = a.shape[1]
+    buf = np.empty(a.shape[0] // 2 * cols, _F32)
+    n = _fold_in_parts(a.reshape(-1), buf, a.shape[0], cols)
+    while n > 1 and THREADS > 1 and n // 2 * cols >= SPLIT_MIN:
+        n = _fold_in_parts(buf, buf, n, cols)
+    _fold_down(buf, n, cols)
+    return np.sum(buf[:cols].reshape(1, cols), axis=0)
+
+
+# -- float32 batch norm by the batch's statistics: a pass for each sum and one for the output ----------------------
+# NumPy sums a channels-last array over every axis but the channels row after row, each channel's sum from +0 in
+# float32 (no pairwise sums: the channels are the inner loop); a mean divides that sum by the count in float64
+# (an integer scalar) and rounds it to float32. The kernels below make the same sums in the same order, and every
+# elementwise step in float32 with NumPy's NaN (_first_nan), so their bits are the plain path's (but for which of
+# two NaNs a product passes: NumPy's loops pass either). All on one thread: cut by channels (the only cut that
+# keeps the sums' order), each part's short rows lose the vector loop (a 32768x32 mean and variance: 0.36 ms
+# whole, 3.3 ms in four parts on two threads); the output by rows in parts measured slower than whole on the
+# shared 2-core VM (32x32x32x32 forward: 0.89 ms whole, 1.21 ms in parts; the input gradient 1.52 and 1.93).
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _mean_of(s, n):
+    return np.float32(np.float64(s) / np.float64(n))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _xhat(x, mean, rstd):
+    d = _first_nan(x, x - mean)
+    return _first_nan(d, d * rstd)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _gh(g, w, c):
+    return _first_nan(g, g * w[c]) if w.size else g
+
+
+@_njit
+def _bn_stats_kernel(x, eps, mean, rstd):
+    """mean[c] and rstd[c] = 1 / sqrt(var + eps) of the columns of x (R, C): _ops._normalized's."""
+    rows, cols = x.shape
+    s = np.zeros(cols, np.float32)
+    for r in range(rows):
+        for c in range(cols):
+            s[c] = _first_nan(s[c], s[c] + x[r, c])
+    for c in range(cols):
+        mean[c] = _mean_of(s[c], rows)
+        s[c] = 0
+    for r in range(rows):
+        for c in range(cols):
+            d = _first_nan(x[r, c], x[r, c] - mean[c])
+            s[c] = _first_nan(s[c], s[c] + _first_nan(d, d * d))
+    for c in range(cols):
+        rstd[c] = np.float32(1) / np.sqrt(_mean_of(s[c], rows) + eps)
+
+
+@_njit
+def _bn_forward_kernel(x, mean, rstd, w, b, out):
+    """out = (x - mean) * rstd * w + b over x (R, C), per channel (w, b empty where None)."""
+    for r in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            h = _xhat(x[r, c], mean[c], rstd[c])
+            if w.size:
+                h = _first_nan(h, h * w[c])
+            if b.size:
+                h = _first_nan(h, h + b[c])
+            out[r, c] = h
+
+
+@_njit
+def _bn_grad_sums_kernel(g, x, w, eps, mean, rstd, m1, m2):
+    """The statistics of x's columns, then the means of gh = g * w and of gh * xhat per column."""
+    _bn_stats_kernel(x, eps, mean, rstd)
+    rows, cols = x.shape
+    s1, s2 = np.zeros(cols, np.float32), np.zeros(cols, np.float32)
+    for r in range(rows):
+        for c in range(cols):
+            gh = _gh(g[r, c], w, c)
+            s1[c] = _first_nan(s1[c], s1[c] + gh)
+            p = _first_nan(gh, gh * _xhat(x[r, c], mean[c], rstd[c]))
+            s2[c] = _first_nan(s2[c], s2[c] + p)
+    for c in range(cols):
+        m1[c], m2[c] = _mean_of(s1[c], rows), _mean_of(s2[c], rows)
+
+
+@_njit
+def _bn_grad_x_kernel(g, x, w, mean, rstd, m1, m2, out):
+    """out = rstd * (gh - m1 - xhat * m2) over (R, C), _ops._norm_grad's steps."""
+    for r in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            gh = _gh(g[r, c], w, c)
+            xh = _xhat(x[r, c], mean[c], rstd[c])
+            t = _first_nan(gh, gh - m1[c])
+            u = _first_nan(xh, xh * m2[c])
+            t = _first_nan(t, t - u)
+            out[r, c] = _first_nan(rstd[c], rstd[c] * t)
+
+
+@_njit
+def _bn_grad_w_kernel(g, x, eps, mean, rstd, out):
+    """The statistics of x's columns, then the sums of g * xhat per column."""
+    _bn_stats_kernel(x, eps, mean, rstd)
+    out[:] = 0
+    for r in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            p = _first_nan(g[r, c], g[r, c] * _xhat(x[r, c], mean[c], rstd[c]))
+            out[c] = _first_nan(out[c], out[c] + p)
+
+
+@_njit
+def _batch_stats_kernel(x, ddof, mean, var):
+    """_layers.batch_stats over x (R, C): the mean as _bn_stats_kernel's, the sum of squared deviations divided by
+    R - ddof in float32 (NumPy's division by a Python integer)."""
+    rows, cols = x.shape
+    s = np.zeros(cols, np.float32)
+    for r in range(rows):
+        for c in range(cols):
+            s[c] = _first_nan(s[c], s[c] + x[r, c])
+    for c in range(cols):
+        mean[c] = _mean_of(s[c], rows)
+        s[c] = 0
+    for r in range(rows):
+        for c in range(cols):
+            d = _first_nan(x[r, c], x[r, c] - mean[c])
+            s[c] = _first_nan(s[c], s[c] + _first_nan(d, d * d))
+    for c in range(cols):
+        var[c] = s[c] / np.float32(rows - ddof)
+
+
+@_njit
+def _channel_sums_kernel(a, out):
+    out[:] = 0
+    for r in range(a.shape[0]):
+        for c in range(a.shape[1]):
+            out[c] = _first_nan(out[c], out[c] + a[r, c])
+
+
+def _channel_rows(*arrays):
+    """The arrays as (R, C) row-major float32 matrices, channels (axis 1) last in memory, all alike, and the
+    permutation back, where the kernels serve them (NumPy, float32, at least 2 channels: NumPy sums a single
+    channel pairwise); else None."""
+    a = arrays[0]
+    if not (type(a) is np.ndarray and a.ndim >= 2 and a.shape[1] >= 2 and a.size >= 64):
+        return None
+    perm = (0, *range(2, a.ndim), 1)
+    rows = []
+    for v in arrays:
+        if type(v) is not np.ndarray or v.dtype is not _F32 or v.shape != a.shape:
+            return None
+        base = v.transpose(perm)
+        if not base.flags.c_contiguous:
+            return None
+        rows.append(base.reshape(-1, a.shape[1]))
+    return rows, perm
+
+
+def _vector(v, c):
+    """w or b as a float32 (C,) array, empty where None; None where the kernels do not serve it."""
+    if v is None:
+        return np.empty(0, _F32)
+    return v if type(v) is np.ndarray and v.dtype is _F32 and v.shape == (c,) else None
+
+
+def _back(out, x, perm):
+    """out (R, C) as an array of x's shape, in x's memory order."""
+    return out.reshape(x.transpose(perm).shape).transpose(np.argsort(perm))
+
+
+def batch_norm_train(xp, x, w, b, eps):
+    """_ops.batch_norm_train in three passes (no temporaries)."""
+    served = _channel_rows(x) if xp is np else None
+    c = x.shape[1] if served else 0
+    wv, bv = (_vector(w, c), _vector(b, c)) if served else (None, None)
+    if wv is None or bv is None:
+        return PLAIN.batch_norm_train(xp, x, w, b, eps)
+    (rows,), perm = served
+    mean, rstd, out = np.empty(c, _F32), np.empty(c, _F32), np.empty(rows.shape, _F32)
+    _bn_stats_kernel(rows, np.float32(eps), mean, rstd)
+    _bn_forward_kernel(rows, mean, rstd, wv, bv, out)
+    return _back(out, x, perm)
+
+
+def batch_norm_train_grad_x(xp, g, x, w, eps):
+    """_ops.batch_norm_train_grad_x in four passes (no temporaries), g and x in one memory order."""
+    served = _channel_rows(x, g) if xp is np else None
+    c = x.shape[1] if served else 0
+    wv = _vector(w, c) if served else None
+    if wv is None:
+        return PLAIN.batch_norm_train_grad_x(xp, g, x, w, eps)
+    (xr, gr), perm = served
+    mean, rstd, m1, m2 = (np.empty(c, _F32) for _ in range(4))
+    _bn_grad_sums_kernel(gr, xr, wv, np.float32(eps), mean, rstd, m1, m2)
+    out = np.empty(xr.shape, _F32)
+    _bn_grad_x_kernel(gr, xr, wv, mean, rstd, m1, m2, out)
+    return _back(out, x, perm)
+
+
+def batch_norm_train_grad_w(xp, g, x, eps):
+    """_ops.batch_norm_train_grad_w in three passes."""
+    served = _channel_rows(x, g) if xp is np else None
+    if not served:
+        return PLAIN.batch_norm_train_grad_w(xp, g, x, eps)
+    (xr, gr), _ = served
+    c = x.shape[1]
+    mean, rstd, out = np.empty(c, _F32), np.empty(c, _F32), np.empty(c, _F32)
+    _bn_grad_w_kernel(gr, xr, np.float32(eps), mean, rstd, out)
+    return out
+
+
+def batch_stats(xp, data, ddof):
+    """_layers.batch_stats of channels-last float32 data in two passes (a count below 2**24: exact in float32)."""
+    served = _channel_rows(data) if xp is np else None
+    if not served or not 0 < len(served[0][0]) - ddof < 1 << 24:
+        return PLAIN.batch_stats(xp, data, ddof)
+    c = data.shape[1]
+    mean, var = np.empty(c, _F32), np.empty(c, _F32)
+    _batch_stats_kernel(served[0][0], ddof, mean, var)
+    return mean, var
+
+
+def channel_sums(xp, a):
+    """_ops.channel_sums of channels-last float32 data in one pass."""
+    served = _channel_rows(a) if xp is np else None
+    if not served:
+        return PLAIN.channel_sums(xp, a)
+    out = np.empty(a.shape[1], _F32)
+    _channel_sums_kernel(served[0][0], out)
+    return out
 
 
 # -- SGD's momentum step in one pass --------------------------------------------------------------------------------
@@ -1521,6 +1948,10 @@ SPEED = {"quiet": quiet, **{fn.__name__: fn for fn in (rounded, widened, values,
                                                        layer_norm_grad_w, embedding_grad,
                                                        kernel_channel_sums, kernel_input_grad, im2col, stacked_matmul,
                                                        sgd_momentum)}}
+# a convolution's passes, batch norm in float32, the clamps
+SPEED.update({fn.__name__: fn for fn in (add_bias, relu, batch_norm_train, batch_norm_train_grad_x,
+                                         batch_norm_train_grad_w, channel_sums, batch_stats, masked_between, clip,
+                                         column_sums, reshaped, swapped)})
 
 
 def install():
