@@ -87,9 +87,9 @@ def test_swapped_is_the_transposed_copy(shape):
     rng = np.random.default_rng(37)
     a = _awkward(rng, shape)
     p, q, r = shape
-    out = _ops._swapped(np, a, (r * q, p))
+    out = PLAIN.swapped(np, a, (r * q, p))
     assert out.flags.c_contiguous and _identical(out, a.transpose(2, 1, 0).reshape(r * q, p))
-    out = _ops._swapped(np, a, (r, q, p))
+    out = PLAIN.swapped(np, a, (r, q, p))
     assert out.base is None and _identical(out, a.transpose(2, 1, 0))
 
 
