@@ -1698,8 +1698,8 @@ def _gh(g, w, c):
 
 
 @_njit
-def _bn_stats_kernel(x, eps, mean, rstd):
-    """mean[c] and rstd[c] = 1 / sqrt(var + eps) of the columns of x (R, C): _ops._normalized's."""
+def _column_moments(x, mean):
+    """mean[c] of the columns of x (R, C) and the float32 sums of their squared deviations, in NumPy's order."""
     rows, cols = x.shape
     s = np.zeros(cols, np.float32)
     for r in range(rows):
@@ -1712,8 +1712,15 @@ def _bn_stats_kernel(x, eps, mean, rstd):
         for c in range(cols):
             d = _first_nan(x[r, c], x[r, c] - mean[c])
             s[c] = _first_nan(s[c], s[c] + _first_nan(d, d * d))
-    for c in range(cols):
-        rstd[c] = np.float32(1) / np.sqrt(_mean_of(s[c], rows) + eps)
+    return s
+
+
+@_njit
+def _bn_stats_kernel(x, eps, mean, rstd):
+    """mean[c] and rstd[c] = 1 / sqrt(var + eps) of the columns of x (R, C): _ops._normalized's."""
+    s = _column_moments(x, mean)
+    for c in range(x.shape[1]):
+        rstd[c] = np.float32(1) / np.sqrt(_mean_of(s[c], x.shape[0]) + eps)
 
 
 @_njit
@@ -1773,20 +1780,9 @@ def _bn_grad_w_kernel(g, x, eps, mean, rstd, out):
 def _batch_stats_kernel(x, ddof, mean, var):
     """_layers.batch_stats over x (R, C): the mean as _bn_stats_kernel's, the sum of squared deviations divided by
     R - ddof in float32 (NumPy's division by a Python integer)."""
-    rows, cols = x.shape
-    s = np.zeros(cols, np.float32)
-    for r in range(rows):
-        for c in range(cols):
-            s[c] = _first_nan(s[c], s[c] + x[r, c])
-    for c in range(cols):
-        mean[c] = _mean_of(s[c], rows)
-        s[c] = 0
-    for r in range(rows):
-        for c in range(cols):
-            d = _first_nan(x[r, c], x[r, c] - mean[c])
-            s[c] = _first_nan(s[c], s[c] + _first_nan(d, d * d))
-    for c in range(cols):
-        var[c] = s[c] / np.float32(rows - ddof)
+    s = _column_moments(x, mean)
+    for c in range(x.shape[1]):
+        var[c] = s[c] / np.float32(x.shape[0] - ddof)
 
 
 @_njit

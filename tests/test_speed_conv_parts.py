@@ -2,7 +2,6 @@
 by in_parts) against the plain path, bit for bit: NaNs with payloads (quiet and signalling, either sign), signed
 zeros, infinities, subnormals, odd sizes, the parts cut on the pool and the call whole on this thread. The speed
 module's functions are called directly, so these run without the JIT too (small arrays)."""
-import threading
 
 import numpy as np
 import pytest
@@ -29,29 +28,6 @@ def _awkward(rng, shape):
 
 def _same(a, b):
     return a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a.view(np.int32), b.view(np.int32))
-
-
-@pytest.fixture
-def parts(monkeypatch):
-    """Spy on in_parts: `cut(threads, split_min)` sets the pool and the size; `cut.split()`: whether a call since
-    was cut in parts."""
-    seen = []
-    whole = _speed.in_parts
-
-    def spy(part, n, work):
-        def watched(lo, hi):
-            seen.append((lo, threading.current_thread().name))
-            return part(lo, hi)
-        return whole(watched, n, work)
-    monkeypatch.setattr(_speed, "in_parts", spy)
-
-    def cut(threads, split_min):
-        monkeypatch.setattr(_speed, "THREADS", threads)
-        monkeypatch.setattr(_speed, "SPLIT_MIN", split_min)
-        seen.clear()
-    cut.split = lambda: any(lo > 0 for lo, _ in seen)
-    cut.seen = seen
-    return cut
 
 
 def _relu_inputs(rng):

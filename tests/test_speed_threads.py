@@ -89,27 +89,6 @@ CASES = {"masked": (_masked, False), "col2im": (_col2im, False), "max_pool": (_m
          "stacked_matmul": (_stacked_matmul, False)}
 
 
-@pytest.fixture
-def parts(monkeypatch):
-    """Spy on in_parts: the (lo, hi, thread name) of every part run; `cut(threads, split_min)` sets the pool."""
-    seen = []
-    whole = _speed.in_parts
-
-    def spy(part, n, work):
-        def watched(lo, hi):
-            seen.append((lo, hi, threading.current_thread().name))
-            return part(lo, hi)
-        return whole(watched, n, work)
-    monkeypatch.setattr(_speed, "in_parts", spy)
-
-    def cut(threads, split_min):
-        monkeypatch.setattr(_speed, "THREADS", threads)
-        monkeypatch.setattr(_speed, "SPLIT_MIN", split_min)
-        seen.clear()
-    cut.seen = seen
-    return cut
-
-
 def _flat(result):
     return result if isinstance(result, tuple) else (result,)
 
