@@ -59,16 +59,17 @@ def update_running_stats(running_mean, running_var, x, keep, new, dtype=np.float
     rounded once into each statistic's format: running * keep + batch * new, the batch variance with `ddof`
     (0: biased, Keras; 1: unbiased, PyTorch). keep and new are the framework's own two numbers (1 - (1 - m)
     need not be m)."""
-    data = x.float32().astype(dtype, copy=False)
-    mean, var = SEAMS.batch_stats(array_module(data), data, ddof)
+    data = x.float32()
+    mean, var = SEAMS.batch_stats(array_module(data), data, ddof, dtype)
     keep, new = dtype(keep), dtype(new)
     for stat, batch in ((running_mean, mean), (running_var, var)):
         stat.assign(stat.float32().astype(dtype, copy=False) * keep + batch * new)
 
 
 @seam
-def batch_stats(xp, data, ddof):
-    """(the mean, the variance with ddof) of data (N, C, ...) per channel, each of shape (C,)."""
+def batch_stats(xp, data, ddof, dtype=np.float32):
+    """(the mean, the variance with ddof) of data (N, C, ...) per channel in `dtype`, each of shape (C,)."""
+    data = data.astype(dtype, copy=False)
     axes = (0,) + tuple(range(2, data.ndim))
     n = int(np.prod([data.shape[a] for a in axes]))
     mean = xp.mean(data, axis=axes, keepdims=True)

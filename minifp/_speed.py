@@ -49,7 +49,7 @@ from ._state import STATE
 __all__ = ["ENABLED"]
 
 ENABLED = JIT and os.environ.get("MINIFP_SPEED", "1") != "0"
-_F16, _F32, _U16 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.uint16)
+_F16, _F32, _F64, _U16 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.uint16)
 _CODES = {1: np.dtype(np.uint8), 2: _U16}
 # Widening float16 at up to this many elements: NumPy's own cast costs less than a kernel call (a Zen 3 core, NumPy
 # 2.4: 0.51 us at 128 elements and 0.91 at 320, against 0.66-0.77 for the machine code and its output array).
@@ -1786,6 +1786,31 @@ def _batch_stats_kernel(x, ddof, mean, var):
 
 
 @_njit
+def _batch_stats64_kernel(x, ddof, mean, var):
+    """_layers.batch_stats in float64 over float32 x (R, C): NumPy's sums of the widened rows in order, the mean
+    and variance divided in float64; False (nothing decided) where some x is not finite (NaN payloads: the plain
+    path's)."""
+    rows, cols = x.shape
+    s = np.zeros(cols)
+    for r in range(rows):
+        for c in range(cols):
+            v = x[r, c]
+            if not np.isfinite(v):
+                return False
+            s[c] += np.float64(v)
+    for c in range(cols):
+        mean[c] = s[c] / rows
+        s[c] = 0.0
+    for r in range(rows):
+        for c in range(cols):
+            d = np.float64(x[r, c]) - mean[c]
+            s[c] += d * d
+    for c in range(cols):
+        var[c] = s[c] / (rows - ddof)
+    return True
+
+
+@_njit
 def _channel_sums_kernel(a, out):
     out[:] = 0
     for r in range(a.shape[0]):
@@ -1865,15 +1890,22 @@ def batch_norm_train_grad_w(xp, g, x, eps):
     return out
 
 
-def batch_stats(xp, data, ddof):
-    """_layers.batch_stats of channels-last float32 data in two passes (a count below 2**24: exact in float32)."""
+def batch_stats(xp, data, ddof, dtype=np.float32):
+    """_layers.batch_stats of channels-last float32 data in two passes: in float32 (a count below 2**24: exact in
+    float32), or in float64 (PyTorch's running statistics) where every value is finite, read as float64 (no
+    widened copy)."""
     served = _channel_rows(data) if xp is np else None
-    if not served or not 0 < len(served[0][0]) - ddof < 1 << 24:
-        return PLAIN.batch_stats(xp, data, ddof)
-    c = data.shape[1]
-    mean, var = np.empty(c, _F32), np.empty(c, _F32)
-    _batch_stats_kernel(served[0][0], ddof, mean, var)
-    return mean, var
+    if served and 0 < len(served[0][0]) - ddof < 1 << 24:
+        c, rows = data.shape[1], served[0][0]
+        if np.dtype(dtype) is _F32:
+            mean, var = np.empty(c, _F32), np.empty(c, _F32)
+            _batch_stats_kernel(rows, ddof, mean, var)
+            return mean, var
+        if np.dtype(dtype) is _F64:
+            mean, var = np.empty(c), np.empty(c)
+            if _batch_stats64_kernel(rows, ddof, mean, var):
+                return mean, var
+    return PLAIN.batch_stats(xp, data, ddof, dtype)
 
 
 def channel_sums(xp, a):

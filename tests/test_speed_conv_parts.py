@@ -176,16 +176,19 @@ def test_batch_norm_hands_other_layouts_back():
 
 @pytest.mark.parametrize("shape", _BN_SHAPES)
 @pytest.mark.parametrize("kind", ["normal", "awkward", "one NaN"])
-def test_batch_stats_are_the_plain_paths(shape, kind):
-    """A normalisation layer's batch mean and (biased, unbiased) variance for its running statistics: the plain
-    path's bits (NaNs as one for the awkward values, as above)."""
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_batch_stats_are_the_plain_paths(shape, kind, dtype):
+    """A normalisation layer's batch mean and (biased, unbiased) variance for its running statistics, in float32
+    (Keras's) or float64 (PyTorch's): the plain path's bits (NaNs as one for the awkward values, as above)."""
     x = _bn_arrays(np.random.default_rng(len(shape)), shape, kind)[0]
-    bits = _nan_as_one if kind == "awkward" else (lambda a: np.ascontiguousarray(a).view(np.int32))
+    if dtype is np.float64 and kind == "normal":
+        x = x * np.float32(3e3) + np.float32(1e4)       # large means: the variance's deviations lose low bits
+    same = _nan_as_one if kind == "awkward" else (lambda a: np.ascontiguousarray(a).view(f"int{a.itemsize * 8}"))
     with np.errstate(all="ignore"):
         for ddof in (0, 1):
-            for got, want in zip(_speed.batch_stats(np, x, ddof), PLAIN.batch_stats(np, x, ddof)):
-                assert got.shape == want.shape == (shape[1],) and got.dtype == want.dtype
-                assert np.array_equal(bits(got), bits(want))
+            for got, want in zip(_speed.batch_stats(np, x, ddof, dtype), PLAIN.batch_stats(np, x, ddof, dtype)):
+                assert got.shape == want.shape == (shape[1],) and got.dtype == want.dtype == dtype
+                assert np.array_equal(same(got), same(want))
 
 
 @pytest.mark.parametrize("threads, split_min, cut", [(2, 0, True), (3, 0, True), (2, 1 << 40, False),
