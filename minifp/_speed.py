@@ -1502,6 +1502,17 @@ def add_bias(xp, out, b):
     return PLAIN.add_bias(xp, out, b)
 
 
+def _each_in_parts(kernel, x, *scalars):
+    """kernel(x, *scalars, out) over flat float32 arrays in x's memory order, in parts: out shaped as x, or None
+    where x's memory is in no one order."""
+    def whole(base):
+        out = np.empty(base.shape, _F32)
+        xf, of = base.reshape(-1), out.reshape(-1)
+        in_parts(lambda lo, hi: kernel(xf[lo:hi], *scalars, of[lo:hi]), of.size, of.size)
+        return out
+    return _in_memory_order(whole, x)
+
+
 @_njit
 def _relu_kernel(x, out):
     """out = max(x, 0) on flat float32 arrays: x where x > 0 or NaN (its bits as they are), else +0."""
@@ -1513,15 +1524,10 @@ def _relu_kernel(x, out):
 def relu(xp, x):
     """_ops.relu for float32 NumPy arrays in memory order (C or a convolution's NCHW view of channels-last data)
     from 2**15 elements (2M: NumPy's maximum 1.34 ms, the kernel 0.95), in parts from SPLIT_MIN."""
+    out = None
     if xp is np and type(x) is np.ndarray and x.dtype is _F32 and x.size >= 1 << 15:
-        shared = _shared_order(x)
-        if shared:
-            (base,), back = shared
-            out = np.empty(base.shape, _F32)
-            xf, of = base.reshape(-1), out.reshape(-1)
-            in_parts(lambda lo, hi: _relu_kernel(xf[lo:hi], of[lo:hi]), of.size, of.size)
-            return out.transpose(back)
-    return PLAIN.relu(xp, x)
+        out = _each_in_parts(_relu_kernel, x)
+    return PLAIN.relu(xp, x) if out is None else out
 
 
 @_njit
@@ -1570,16 +1576,11 @@ def clip(xp, x, lo, hi):
     """_ops.clip in one pass for float32 x in memory order and float32 bounds, from 2**15 elements, in parts from
     SPLIT_MIN."""
     lo32, hi32 = _bound(lo), _bound(hi)
+    out = None
     if xp is np and lo32 is not None and hi32 is not None and type(x) is np.ndarray and x.dtype is _F32 \
             and x.size >= 1 << 15:
-        shared = _shared_order(x)
-        if shared:
-            (base,), back = shared
-            out = np.empty(base.shape, _F32)
-            xf, of = base.reshape(-1), out.reshape(-1)
-            in_parts(lambda a, b: _clip_kernel(xf[a:b], lo32, hi32, of[a:b]), of.size, of.size)
-            return out.transpose(back)
-    return PLAIN.clip(xp, x, lo, hi)
+        out = _each_in_parts(_clip_kernel, x, lo32, hi32)
+    return PLAIN.clip(xp, x, lo, hi) if out is None else out
 
 
 # -- a convolution's kernel copied into another layout, in parts (NumPy lets the GIL go while it copies) ----------
