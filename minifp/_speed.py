@@ -1330,17 +1330,15 @@ def _bn_sums_bf16(g, x, mu, product, tx, channels_last, out):
                 for k in range(c):
                     a[k] = _first_nan(a[k], a[k] + np.float32(0.0))
     warps = tx // 32
-    lanes, per_warp = np.empty((32, c), np.float32), np.empty((16, c), np.float32)
+    per_warp = np.empty((16, c), np.float32)
     for y in range(ty):
-        for w in range(warps):
-            for lane in range(32):                           # the threads past the row hold +0
-                z = 32 * w + lane
-                if z < width:
-                    lanes[lane] = acc[y, z]
-                else:
-                    lanes[lane] = np.float32(0.0)
-            _halving(lanes, 16)
-            per_warp[y * warps + w] = lanes[0]
+        for w in range(warps):                              # (the threads past the row hold +0)
+            lanes = acc[y, 32 * w:min(32 * w + 32, width)]
+            if lanes.shape[0]:
+                _halving(lanes, 16)
+                per_warp[y * warps + w] = lanes[0]
+            else:
+                per_warp[y * warps + w] = np.float32(0.0)
     _halving(per_warp, 8)
     out[:] = per_warp[0]
     return out
@@ -1348,22 +1346,32 @@ def _bn_sums_bf16(g, x, mu, product, tx, channels_last, out):
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _halving(v, half):
-    """Lane 0 of a shuffle-down sum over v's rows (every channel at once), halves from `half` down, each received
-    value staged."""
+    """Lane 0 of a shuffle-down sum over v's rows and, past them up to 2 * half lanes, lanes holding +0 (every
+    channel at once; those are not stored: a lane's +0 is added as such), halves from `half` down, each received
+    value staged, in place."""
+    valid = v.shape[0]
     while half:
-        for lane in range(half):
-            lo, hi = v[lane], v[lane + half]
-            for k in range(lo.size):
-                lo[k] = _first_nan(lo[k], lo[k] + _bf16_value(hi[k]))
+        for lane in range(min(half, valid)):
+            lo = v[lane]
+            if lane + half < valid:
+                hi = v[lane + half]
+                for k in range(lo.size):
+                    lo[k] = _first_nan(lo[k], lo[k] + _bf16_value(hi[k]))
+            else:
+                for k in range(lo.size):
+                    lo[k] = _first_nan(lo[k], lo[k] + np.float32(0.0))
+        valid = min(valid, half)
         half //= 2
 
 
 def _by_channel(*arrays):
     """((N, C, ...) arrays as C-contiguous (N, C, L) ones, or as (N, L, C) ones where the first is channels-last
-    in memory (a convolution's NHWC result): views where they can be), and whether channels-last."""
+    in memory (a convolution's NHWC result), or one position each (both at once: the kernels' loops then run over
+    the channels, not over runs one element long): views where they can be), and whether channels-last."""
     n, c = arrays[0].shape[:2]
     threes = [a.reshape(n, c, -1) for a in arrays]
-    last = not threes[0].flags.c_contiguous and threes[0].transpose(0, 2, 1).flags.c_contiguous
+    last = threes[0].transpose(0, 2, 1).flags.c_contiguous and (threes[0].shape[2] == 1
+                                                                  or not threes[0].flags.c_contiguous)
     return [np.ascontiguousarray(a.transpose(0, 2, 1) if last else a) for a in threes], last
 
 

@@ -14,9 +14,9 @@ from minifp._seams import PLAIN
 
 NEG_NAN = np.uint32(0xFFC00000).view(np.float32)       # x86's default NaN (inf - inf), sign set
 # (N, C, ...) shapes: every thread-grid width (32 .. 512), rows and columns of the grid padded, BatchNorm1d's 2-D
-# and 3-D inputs, one element per channel
-SHAPES = [(32, 16, 8, 8), (5, 3, 7, 9), (3, 4), (70, 2, 300), (2, 3, 33, 33), (17, 5, 1, 1), (1, 1, 600),
-          (40, 2, 65), (3, 2, 130), (2, 1, 257)]
+# and 3-D inputs, one element per channel, one position per channel (a global-pooled head)
+SHAPES = [(32, 16, 8, 8), (5, 3, 7, 9), (3, 4), (70, 2, 300), (2, 3, 33, 33), (17, 5, 1, 1), (33, 96, 1, 1),
+          (1, 1, 600), (40, 2, 65), (3, 2, 130), (2, 1, 257)]
 if not _intrinsics.JIT:         # the kernel as Python loops
     SHAPES = [s for s in SHAPES if np.prod(s) <= 4000]
 
