@@ -1330,12 +1330,9 @@ def _kernel_stats(xp, x, mean, var, eps):
     (its gradients share them, as the kernel's one pass does; they need no normalised x)."""
     key = (id(x), "stats")
     if key not in xp.shared:
-        axes = (0,) + tuple(range(2, x.ndim))
-        if mean is None:
-            mean = xp.mean(x, axis=axes, keepdims=True)
-            var = xp.mean((x - mean) ** 2, axis=axes, keepdims=True)
-        else:
-            mean, var = xp.asarray(mean).reshape(_channels(x)), xp.asarray(var).reshape(_channels(x))
+        if mean is None:    # _normalized's sums, through the seam of the running statistics' (biased)
+            mean, var = SEAMS.batch_stats(xp._xp, x, 0)
+        mean, var = xp.asarray(mean).reshape(_channels(x)), xp.asarray(var).reshape(_channels(x))
         xp.shared[key] = (mean, 1 / xp.sqrt(var + eps))
     return xp.shared[key]
 

@@ -152,17 +152,20 @@ def test_other_formats_monitors_and_odd_inputs_take_the_plain_path(monkeypatch):
     assert isinstance(_speed.kernel_channel_sums(xp, g), np.ndarray)     # the kernel itself
 
 
-def test_a_bfloat16_batch_norm_step_is_the_plain_paths(plain_path):
-    """A training batch norm under cuda bfloat16 autocast (the native backward), on channels-last conv output:
-    the same weight, bias and input gradients with and without the speed module."""
+@pytest.mark.parametrize("size", [10, 1])
+def test_a_bfloat16_batch_norm_step_is_the_plain_paths(plain_path, size):
+    """A training batch norm under cuda bfloat16 autocast (the native backward), on channels-last conv output (of
+    one position per channel too, as after global pooling): the same weight, bias and input gradients, and the
+    same statistics, with and without the speed module."""
     def grads():
         torch.manual_seed(0)
         conv, bn = torch.nn.Conv2d(3, 8, 3, padding=1).to("cuda"), torch.nn.BatchNorm2d(8).to("cuda")
-        x = torch.randn(6, 3, 10, 10).to("cuda").requires_grad_()
+        x = torch.randn(6, 3, size, size).to("cuda").requires_grad_()
         with torch.autocast("cuda", dtype=torch.bfloat16):
             y = bn(conv(x))
         (y.float() ** 2).sum().backward()
-        return [t.grad.float().cpu().numpy() for t in (bn.weight, bn.bias, conv.weight, x)]
+        return [t.grad.float().cpu().numpy() for t in (bn.weight, bn.bias, conv.weight, x)] + [
+            t.cpu().numpy() for t in (bn.running_mean, bn.running_var)]
     fast = grads()
     with plain_path():
         plain = grads()
