@@ -20,6 +20,7 @@ PINNED = {"OPENBLAS_CORETYPE": "Haswell", "OPENBLAS_NUM_THREADS": "1",
 
 @pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"),
                     reason="the recorded bits pin OpenBLAS's and NumPy's x86 AVX2 kernels")
+@pytest.mark.endtoend      # (whole training runs: without the JIT, over a minute of the plain path's kernels as Python)
 @pytest.mark.parametrize("speed", ["1", "0"])
 def test_training_bits_match_the_recording(speed):
     if speed == "1" and os.environ.get("NUMBA_DISABLE_JIT") == "1":

@@ -123,6 +123,7 @@ def test_promotion_follows_pytorch():
 # -- the formats of issue 16: fnuz, OCP MX elements (FP6, FP4), e8m0, fixed point -----------------------------
 
 from minifp import _rounding as R  # noqa: E402
+from minifp._intrinsics import JIT  # noqa: E402
 
 NEW_NATIVE = NATIVE[4:]
 E8M0_QUIRK = (0x400001, 0x600000)  # float32 subnormal bits where ml_dtypes rounds up to 2**-126 (see below)
@@ -177,7 +178,7 @@ def _e8m0_quirk(x):
 
 @pytest.mark.parametrize("fmt, native", NEW_NATIVE, ids=[f.name for f, _ in NEW_NATIVE])
 def test_new_formats_match_ml_dtypes_bit_for_bit(fmt, native):
-    x = _sample()
+    x = _sample() if JIT else _sample()[::7]        # (the kernels as Python: every 7th input, each pattern kept)
     with np.errstate(all="ignore"):
         want = _codes(x.astype(native))
         x64 = x.astype(np.float64)                  # signalling NaNs warn as they widen
