@@ -224,3 +224,34 @@ def test_stacks_of_products_openblas_would_split_stay_whole(parts):
     assert np.array_equal(_bits(got), _bits(np.matmul(x, y)))
     _speed.stacked_matmul(np, x[:, :40], y[:, :, :40])         # 40 * 40 * 80 items: cut
     assert len({lo for lo, *_ in parts.seen}) >= 2
+
+
+_CALM = """
+import os, sys, threading
+import numpy as np
+from minifp import _speed
+a = np.random.default_rng(0).random((300, 300)).astype(np.float32)
+before = a @ a
+if sys.argv[1] == "thread":
+    stop = threading.Event()
+    threading.Thread(target=stop.wait).start()
+_speed.THREADS, _speed.SPLIT_MIN = 2, 1
+_speed.in_parts(lambda lo, hi: None, 4, 1)          # the pool made: OpenBLAS told to spin less first
+print(os.environ.get("OPENBLAS_THREAD_TIMEOUT"), np.array_equal(a @ a, before))
+if sys.argv[1] == "thread":
+    stop.set()
+"""
+
+
+@pytest.mark.parametrize("case, want", [("alone", "16 True"), ("set", "28 True"), ("thread", "None True")])
+def test_openblas_is_told_to_spin_less_when_the_pool_starts(case, want):
+    """The pool's first use has OpenBLAS's idle threads sleep after 2**16 cycles (OPENBLAS_THREAD_TIMEOUT, read
+    again): not where the user set it, nor with another Python thread alive (its GEMM could be under way); GEMMs
+    give the same bits after it."""
+    import subprocess
+    import sys
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    env.update({"OPENBLAS_NUM_THREADS": "2"}, **({"OPENBLAS_THREAD_TIMEOUT": "28"} if case == "set" else {}))
+    out = subprocess.run([sys.executable, "-c", _CALM, case], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == want.split()
