@@ -104,8 +104,9 @@ THREADS = _allowed_threads()
 SPLIT_MIN = 1 << 20
 _POOL = []      # the ThreadPoolExecutor, made on first use (and forgotten in a forked child, where its threads are not)
 # OpenBLAS's idle threads spin for 2**28 cycles (about 0.1 s) after each threaded GEMM, on the core the pool's thread
-# then needs: on 2 cores the pool made the small CNN's step slower (82 against 74 ms), where with OpenBLAS told to
-# sleep after 2**16 cycles (about 20 us) it made it quicker (68 ms); the transformer block 83 -> 71 ms.
+# then needs: on 2 cores the pool then made the small CNN's step slower than no pool at all. Told to sleep after
+# 2**16 cycles (about 20 us), the CNN's step went from 62-74 to 50-59 ms, the transformer block's from 80-86 to
+# 65-73 (benchmarks/README.md, issue 35's sixth session).
 BLAS_SPIN = 16
 
 
@@ -123,7 +124,10 @@ def _calm_blas():
     except OSError:
         return
     for path in paths:
-        lib = ctypes.CDLL(path)     # (loaded already: its handle)
+        try:
+            lib = ctypes.CDLL(path)     # (loaded already: its handle)
+        except OSError:
+            continue
         if hasattr(lib, "openblas_read_env") and hasattr(lib, "blas_thread_shutdown_"):
             os.environ["OPENBLAS_THREAD_TIMEOUT"] = str(BLAS_SPIN)
             lib.openblas_read_env()
