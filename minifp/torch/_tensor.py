@@ -121,6 +121,9 @@ class Size(tuple):
 
 
 def _dim(d, ndim, arg="dim"):
+    n = ndim if ndim > 1 else 1
+    if type(d) is int and -n <= d < n:      # (the common call, without the checks' ABC look-ups)
+        return d % n
     if isinstance(d, bool) or not isinstance(d, numbers.Integral):
         raise TypeError(f"{arg} must be an int, got {d!r}")
     if not -max(ndim, 1) <= d < max(ndim, 1):
