@@ -308,6 +308,13 @@ def _folds(x, y):
     return x.ndim > 2 and y.ndim == 2
 
 
+def _rows_times(xp, a, m):
+    """a @ m for a 2-D m, a's batch axes (where it has them) folded into the rows of one GEMM."""
+    if a.ndim <= 2:
+        return xp.matmul(a, m)
+    return xp.matmul(_folded(a), m).reshape(*a.shape[:-1], m.shape[-1])
+
+
 @seam
 def stacked_matmul(xp, x, y):
     """x @ y, NumPy's matmul: for stacks of matrices one GEMM per item."""
@@ -315,14 +322,12 @@ def stacked_matmul(xp, x, y):
 
 
 def _matmul(xp, x, y):
-    if _folds(x, y):
-        return xp.matmul(_folded(x), y).reshape(*x.shape[:-1], y.shape[-1])
-    return SEAMS.stacked_matmul(xp, x, y)
+    return _rows_times(xp, x, y) if _folds(x, y) else SEAMS.stacked_matmul(xp, x, y)
 
 
 def _matmul_grad_x(xp, g, ans, x, y):
     if _folds(x, y):
-        return xp.matmul(_folded(g), y.T).reshape(x.shape)
+        return _rows_times(xp, g, y.T)
     if y.ndim == 1:
         return xp.multiply.outer(g, y) if x.ndim > 1 else g * y
     gx = g[..., None, :] if x.ndim == 1 else g
@@ -347,15 +352,14 @@ defop("matmul", _matmul, _matmul_grad_x, _matmul_grad_y,
 
 def _linear(xp, x, w, b=None, *, layout="oi"):
     wt = w if layout == "io" else w.T
-    y = xp.matmul(_folded(x), wt).reshape(*x.shape[:-1], wt.shape[1]) if x.ndim > 2 else xp.matmul(x, wt)
+    y = _rows_times(xp, x, wt)
     if b is not None:
         y += b                              # the product is a new array: add the bias in place
     return y
 
 
 def _linear_grad_x(xp, g, ans, x, w, b=None, *, layout="oi"):
-    wt = w.T if layout == "io" else w
-    return xp.matmul(_folded(g), wt).reshape(x.shape) if x.ndim > 2 else xp.matmul(g, wt)
+    return _rows_times(xp, g, w.T if layout == "io" else w)
 
 
 def _linear_grad_w(xp, g, ans, x, w, b=None, *, layout="oi"):

@@ -126,10 +126,9 @@ def _dim(d, ndim, arg="dim"):
         return d % n
     if isinstance(d, bool) or not isinstance(d, numbers.Integral):
         raise TypeError(f"{arg} must be an int, got {d!r}")
-    if not -max(ndim, 1) <= d < max(ndim, 1):
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-max(ndim, 1)}, "
-                         f"{max(ndim, 1) - 1}], but got {d})")
-    return d % max(ndim, 1)
+    if not -n <= d < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+    return d % n
 
 
 def _dims(dim, ndim):
