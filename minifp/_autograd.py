@@ -177,7 +177,7 @@ def _through(node, t, entry, store):
             if gi is not g:                     # (g itself: values of t's format already)
                 gi = in_format(gi, t.fmt, node)     # PyTorch's gradient is a tensor of the op's format first
             gi = unbroadcast(xp, gi, a._data.shape)
-        _add(store, a, gi, node, op.selects and a.fmt is t.fmt)
+        _add(store, a, gi, node, (op.masks or gi is g) and a.fmt is t.fmt)     # (g: values of t's format)
 
 
 def _add(store, t, g, node=None, exact=False):

@@ -8,6 +8,7 @@ Casts are the same rule with the format given (`cast`): autocast makes several p
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import numbers
 
@@ -18,7 +19,7 @@ from ._backend import array_module
 from ._compute import ON_NUMPY, round_counted, route, wide
 from ._devices import INPUT_FORMAT
 from ._ops import OPS
-from ._rounding import round_to
+from ._rounding import round_to, widen
 from ._seams import SEAMS
 from ._state import STATE
 from ._tensor import Tensor, result_class, tensor
@@ -67,7 +68,7 @@ def apply(name, *args, _out=None, **params):
                 ans = ans if type(ans) is np.ndarray else xp.asarray(ans)      # reductions give scalars
                 if op.returns_bool:
                     return (result_class(type(tensors[0])) if tensors else Tensor)._wrap(ans, None, False, None, device)
-                data, values = _round(ans, fmt, name, op.selects and all(t.fmt is fmt for t in tensors))
+                data, values = _round(ans, fmt, name, op.selects and _selects(op, fmt, tensors, params))
                 saved = compute.saved
     except (ValueError, IndexError) as e:
         shapes = ", ".join(str(getattr(a, "shape", "scalar")) for a in args)
@@ -152,6 +153,19 @@ def _autocast_cast(a, autocast):
             hit = STATE.cast_cache[key] = (a, autocast, cast(a, fmt))
         return hit[2]
     return cast(a, fmt)
+
+
+def _selects(op, fmt, tensors, params):
+    """Whether an op that selects gives values of fmt: its inputs are of fmt, and so are the numbers it puts in."""
+    return all(t.fmt is fmt for t in tensors) and (op.selects is True or all(_holds(fmt, c)
+                                                                               for c in op.selects(**params)))
+
+
+@functools.lru_cache(maxsize=64)
+def _holds(fmt, number):
+    """Whether the number is one of fmt's values."""
+    x = np.float32(number)
+    return bool(x == number and widen(round_to(np.array([x]), fmt), fmt)[0] == x)
 
 
 def _round(ans, fmt, op_name, exact=False):

@@ -36,8 +36,10 @@ class Op:
     product: str | None = None      # "matmul" or "conv": a float32 product that TF32-like hardware may run
     saves: bool = True      # its gradient reads saved values: backward frees them, as PyTorch's graph does
     accumulates: bool = False       # its sums (xp.matmul, xp.sum, xp.mean) follow minifp.accumulate
-    selects: bool = False   # its results are some of its input's values or zeros, and so are its gradients of
-    # g's: in the input's format they need no rounding
+    selects: bool | Callable = False    # its results are some of its input's values or zeros: in the input's
+    # format they need no rounding (a callable of **params: the numbers it may put in besides, where the format
+    # holds them)
+    masks: bool = False     # its gradients are some of g's values or zeros (never sums of them): likewise
     kernel: str | None = None       # a device may run the op as a kernel of its own (Device.attention, Device.scan:
     # minifp._compute.Flash, Scan); elsewhere the op's body, rounded once
     staged: bool | str = False      # PyTorch's gradient is several ops, each rounded into the output's format
@@ -177,7 +179,7 @@ def masked_between(xp, g, x, lo, hi=None):
 
 
 defop("relu", lambda xp, x: SEAMS.relu(xp, x), lambda xp, g, ans, x: SEAMS.masked_between(xp, g, x, 0),
-      doc="Elementwise max(x, 0).", selects=True)
+      doc="Elementwise max(x, 0).", selects=True, masks=True)
 defop("abs", lambda xp, x: xp.abs(x), lambda xp, g, ans, x: g * xp.sign(x), doc="Elementwise |x|.",
       operator="abs")
 defop("sin", lambda xp, x: xp.sin(x), lambda xp, g, ans, x: g * xp.cos(x), doc="Elementwise sine.")
@@ -197,7 +199,7 @@ for _name, _doc in (("floor", "largest integer <= x"), ("ceil", "smallest intege
                     ("round", "nearest integer, halves to even"), ("trunc", "integer part (toward zero)"),
                     ("sign", "-1, 0 or 1 as the sign of x (NaN stays NaN)")):
     defop(_name, _integral("rint" if _name == "round" else _name),
-          lambda xp, g, ans, x: xp.zeros_like(g), doc=f"Elementwise {_doc}.", saves=False, selects=True)
+          lambda xp, g, ans, x: xp.zeros_like(g), doc=f"Elementwise {_doc}.", saves=False, selects=True, masks=True)
 
 # -- comparisons (no gradient, bool results) -----------------------------------
 for _name, _fn, _sign in (("lt", lambda xp, x, y: x < y, "<"), ("le", lambda xp, x, y: x <= y, "<="),
@@ -1096,7 +1098,8 @@ def clip(xp, x, lo, hi):
 defop("hardtanh", lambda xp, x, *, min_val=-1.0, max_val=1.0: SEAMS.clip(xp, x, min_val, max_val),
       lambda xp, g, ans, x, min_val=-1.0, max_val=1.0: SEAMS.masked_between(xp, g, x, min_val, max_val),
       doc="x clamped into [min_val, max_val]; no gradient at or beyond the ends (PyTorch's; relu6 is (0, 6)).",
-      method=False, example=lambda rng: ((rng.uniform(-2, 8, (3, 4)),), {"min_val": 0.0, "max_val": 6.0}))
+      method=False, selects=lambda min_val=-1.0, max_val=1.0: (min_val, max_val),
+      masks=True, example=lambda rng: ((rng.uniform(-2, 8, (3, 4)),), {"min_val": 0.0, "max_val": 6.0}))
 defop("dropout", lambda xp, x, *, mask, scale: x * mask * scale,
       lambda xp, g, ans, x, mask, scale: g * mask * scale,
       doc="x where mask holds, times scale (1 / (1 - p)), one rounding (PyTorch's fused kernel).",
