@@ -513,27 +513,35 @@ def _untap_last(xp, gcols, shape, stride, padding, dilation=1, last=False):
     NHWC gradient (contiguous reads and writes), in _untap's tap order; returned NHWC when `last`, else as an
     NCHW view."""
     n, ho, wo, kh, kw, c = gcols.shape
-    (sh, sw), (dh, dw), ((pt, pb), (pl, pr)) = _pair(stride), _pair(dilation), _pads(padding)
+    (sh, sw), (dh, dw), ((pt, _), (pl, _)) = _pair(stride), _pair(dilation), _pads(padding)
     h, w = (shape[1], shape[2]) if last else (shape[2], shape[3])
     if kh == kw == sh == sw == 1 and (ho, wo) == (h, w):    # a 1x1 kernel over every position: no sums
         gx = gcols.reshape(n, h, w, c) + 0                  # (+ 0: -0 lands as +0, as in col2im's sums from +0)
         return gx if last else gx.transpose(0, 3, 1, 2)
-    gx = xp.zeros((n, max(h + pt + pb, (ho - 1) * sh + dh * (kh - 1) + 1),
-                   max(w + pl + pr, (wo - 1) * sw + dw * (kw - 1) + 1), c), gcols.dtype)
-    SEAMS.col2im(gcols, gx, sh, sw, dh, dw)
-    gx = gx[:, pt:pt + h, pl:pl + w]
+    gx = xp.zeros((n, h, w, c), gcols.dtype)       # compact, channels-last: what the next kernels read
+    SEAMS.col2im(gcols, gx, sh, sw, dh, dw, pt, pl)
     return gx if last else gx.transpose(0, 3, 1, 2)
 
 
 @seam
-def col2im(gcols, gx, sh, sw, dh, dw):
-    """gx[n, i*dh + y*sh, j*dw + z*sw, c] += gcols[n, y, z, i, j, c], a whole tap (i, j) at a time, in row-major
-    order."""
+def col2im(gcols, gx, sh, sw, dh, dw, pt=0, pl=0):
+    """gx[n, i*dh + y*sh - pt, j*dw + z*sw - pl, c] += gcols[n, y, z, i, j, c] where that lies in gx (the rest
+    fall on the padding), a whole tap (i, j) at a time, in row-major order; gx (N, H, W, C)."""
     n, ho, wo, kh, kw, c = gcols.shape
     for i in range(kh):
+        (y0, y1), r0 = _tap_range(i * dh - pt, sh, ho, gx.shape[1]), i * dh - pt
         for j in range(kw):
-            gx[:, i * dh:i * dh + sh * ho:sh, j * dw:j * dw + sw * wo:sw] += gcols[:, :, :, i, j]
+            (z0, z1), s0 = _tap_range(j * dw - pl, sw, wo, gx.shape[2]), j * dw - pl
+            if y0 < y1 and z0 < z1:
+                gx[:, r0 + y0 * sh:r0 + (y1 - 1) * sh + 1:sh, s0 + z0 * sw:s0 + (z1 - 1) * sw + 1:sw] += \
+                    gcols[:, y0:y1, z0:z1, i, j]
     return gx
+
+
+def _tap_range(offset, step, count, size):
+    """The y in [0, count) with 0 <= offset + y * step < size, as a range (lo, hi)."""
+    lo, hi = max(0, -(offset // step)), min(count, -((offset - size) // step))
+    return lo, max(lo, hi)
 
 
 # -- depthwise convolutions (each output channel reads one input channel): a pass per tap, in a defined order ---

@@ -464,28 +464,33 @@ def masked(xp, keep, g):
 
 
 @_njit
-def _col2im_kernel(gcols, gx, sh, sw, dh, dw):
-    """gx[n, i*dh + y*sh, j*dw + z*sw, c] += gcols[n, y, z, i, j, c] for every tap (i, j) in row-major order
-    (_ops.col2im's sums, element by element in the same order); gcols (N, Ho, Wo, kh, kw, C), gx (N, H, W, C)."""
+def _col2im_kernel(gcols, gx, sh, sw, dh, dw, pt, pl):
+    """gx[n, i*dh + y*sh - pt, j*dw + z*sw - pl, c] += gcols[n, y, z, i, j, c] for every tap (i, j) in row-major
+    order, where that lies in gx (_ops.col2im's sums, element by element in the same order); gcols (N, Ho, Wo, kh,
+    kw, C), gx (N, H, W, C)."""
     n, ho, wo, kh, kw, c = gcols.shape
+    h, w = gx.shape[1], gx.shape[2]
     for a in range(n):
         for i in range(kh):
             for j in range(kw):
                 for y in range(ho):
-                    for z in range(wo):
-                        r, s = i * dh + y * sh, j * dw + z * sw
-                        for k in range(c):
-                            gx[a, r, s, k] += gcols[a, y, z, i, j, k]
+                    r = i * dh + y * sh - pt
+                    if 0 <= r < h:
+                        for z in range(wo):
+                            s = j * dw + z * sw - pl
+                            if 0 <= s < w:
+                                for k in range(c):
+                                    gx[a, r, s, k] += gcols[a, y, z, i, j, k]
     return gx
 
 
-def col2im(gcols, gx, sh, sw, dh, dw):
+def col2im(gcols, gx, sh, sw, dh, dw, pt=0, pl=0):
     """_ops.col2im in one pass over the taps."""
     if _native(np, gcols, gx):
-        in_parts(lambda lo, hi: _col2im_kernel(gcols[lo:hi], gx[lo:hi], sh, sw, dh, dw), gx.shape[0],
+        in_parts(lambda lo, hi: _col2im_kernel(gcols[lo:hi], gx[lo:hi], sh, sw, dh, dw, pt, pl), gx.shape[0],
                  3 * gcols.size)
         return gx
-    return PLAIN.col2im(gcols, gx, sh, sw, dh, dw)
+    return PLAIN.col2im(gcols, gx, sh, sw, dh, dw, pt, pl)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

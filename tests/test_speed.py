@@ -95,16 +95,22 @@ def test_masked_is_the_array_maths(dtype, monkeypatch):
         assert np.array_equal(got.view(bits), want.view(bits))
 
 
-@pytest.mark.parametrize("stride, dilation", [((1, 1), (1, 1)), ((2, 1), (1, 2)), ((1, 3), (2, 1))])
-def test_col2im_is_the_array_maths(stride, dilation):
-    rng = np.random.default_rng(stride[0] * 10 + dilation[1])
+@pytest.mark.parametrize("stride, dilation, pad", [((1, 1), (1, 1), (0, 0)), ((2, 1), (1, 2), (1, 2)),
+                                                   ((1, 3), (2, 1), (2, 0)), ((2, 2), (1, 1), (1, 1))])
+def test_col2im_is_the_array_maths(stride, dilation, pad):
+    """The kernel's sums are the NumPy passes' in the same order; taps on the padding (before the gradient's first
+    row and column, and past its last) fall away."""
+    rng = np.random.default_rng(stride[0] * 10 + dilation[1] + pad[0])
     n, ho, wo, kh, kw, c = 2, 5, 4, 3, 2, 3
     gcols = rng.standard_normal((n, ho, wo, kh, kw, c)).astype(np.float32) * 10.0 ** rng.integers(-8, 8, (n, ho, wo,
                                                                                                          kh, kw, c))
+    gcols[0, 0, 0, 0, 0, 0] = -0.0
     h, w = (ho - 1) * stride[0] + dilation[0] * (kh - 1) + 1, (wo - 1) * stride[1] + dilation[1] * (kw - 1) + 1
-    want = PLAIN.col2im(gcols, np.zeros((n, h, w, c), np.float32), *stride, *dilation)
-    got = _speed.col2im(gcols, np.zeros((n, h, w, c), np.float32), *stride, *dilation)
-    assert np.array_equal(got.view(np.int32), want.view(np.int32))      # the same sums in the same order
+    full = PLAIN.col2im(gcols, np.zeros((n, h, w, c), np.float32), *stride, *dilation)
+    inner = (slice(None), slice(pad[0], h - pad[0]), slice(pad[1], w - pad[1]))
+    for f in (PLAIN.col2im, _speed.col2im):
+        got = f(gcols, np.zeros(full[inner].shape, np.float32), *stride, *dilation, *pad)
+        assert np.array_equal(got.view(np.int32), full[inner].view(np.int32))      # the same sums in the same order
 
 
 def test_a_cnns_gradients_are_the_same_without_the_speed_module(plain_path):
