@@ -1538,8 +1538,9 @@ def _add_bias_kernel(out, b):
 
 def add_bias(xp, out, b):
     """_ops.add_bias for float32 NumPy arrays (out C-contiguous) from 2**15 elements (NumPy's broadcast add: 0.98
-    ms at 65536x32, the kernel 0.23), in parts by rows from SPLIT_MIN."""
-    if _native(xp, out) and type(b) is np.ndarray and out.dtype is _F32 and b.dtype == _F32 and b.ndim == 1 \
+    ms at 65536x32, the kernel 0.23), in parts by rows from SPLIT_MIN; xp may be a staged op's namespace (the cuda
+    float16 convolution's: the bias goes into its rounded sums), which this array math does not read."""
+    if _native(np, out) and type(b) is np.ndarray and out.dtype is _F32 and b.dtype == _F32 and b.ndim == 1 \
             and out.ndim >= 1 and b.shape[0] == out.shape[-1] and out.size >= 1 << 15:
         rows, bias = out.reshape(-1, b.shape[0]), np.ascontiguousarray(b)
         in_parts(lambda lo, hi: _add_bias_kernel(rows[lo:hi], bias), len(rows), out.size)

@@ -194,3 +194,25 @@ def test_a_grouped_convs_input_gradient_is_the_passes_per_tap(layout, plain_path
     with plain_path():
         plain = _ops._conv2d_grad_x(np, g, None, x, w, **params)
     assert _same(_ops._conv2d_grad_x(np, g, None, x, w, **params), want) and _same(plain, want)
+
+
+def test_the_cuda_float16_convolutions_bias_is_the_kernels(monkeypatch, plain_path):
+    """Under cuda float16 autocast the convolution's sums are rounded before its bias is added (a staged op): the
+    bias still goes in by the kernel, with the plain path's bits."""
+    calls = []
+    monkeypatch.setattr(_speed, "_add_bias_kernel", lambda *a, f=_speed._add_bias_kernel: calls.append(1) or f(*a))
+    rng = np.random.default_rng(5)
+    x, w = _awkward(rng, (4, 3, 32, 32)), rng.standard_normal((32, 3, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(32).astype(np.float32)
+
+    def run():
+        import minifp.torch as torch
+        xt, wt, bt = (torch.tensor(a, device="cuda", requires_grad=True) for a in (x, w, b))
+        with torch.autocast("cuda", dtype=torch.float16):
+            y = torch.nn.functional.conv2d(xt, wt, bt, padding=1)
+        y.backward(torch.ones_like(y))
+        return [t.detach().float().numpy() for t in (y, xt.grad, wt.grad, bt.grad)]
+    with plain_path():
+        plain = run()
+    assert not calls
+    assert all(_same(a, b) for a, b in zip(run(), plain)) and (calls or not _speed.ENABLED)
