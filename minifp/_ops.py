@@ -480,21 +480,20 @@ def _windows(xp, x, kh, kw, stride=1, padding=0, dilation=1, fill=0, out=None, l
 
 def _untap(xp, gcols, shape, stride, padding, dilation=1, last=False):
     """col2im: gradients of the windows (N, Ho, Wo, C, kh, kw) added back into an (N, C, H, W) gradient
-    (or (N, H, W, C) when `last`)."""
+    (or (N, H, W, C) when `last`: col2im's passes, into a compact gradient)."""
+    if last:
+        return _untap_last(xp, gcols.transpose(0, 1, 2, 4, 5, 3), shape, stride, padding, dilation, True)
     n, ho, wo, c, kh, kw = gcols.shape
     (sh, sw), (dh, dw), ((pt, pb), (pl, pr)) = _pair(stride), _pair(dilation), _pads(padding)
-    h, w = (shape[1], shape[2]) if last else (shape[2], shape[3])
+    h, w = shape[2], shape[3]
     hp = max(h + pt + pb, (ho - 1) * sh + dh * (kh - 1) + 1)
     wp = max(w + pl + pr, (wo - 1) * sw + dw * (kw - 1) + 1)
-    gx = xp.zeros((n, hp, wp, c) if last else (n, c, hp, wp), gcols.dtype)
+    gx = xp.zeros((n, c, hp, wp), gcols.dtype)
     for i in range(kh):                     # every kernel tap adds back into its strided window
         for j in range(kw):
             rows, cols = slice(i * dh, i * dh + sh * ho, sh), slice(j * dw, j * dw + sw * wo, sw)
-            if last:
-                gx[:, rows, cols, :] += gcols[..., i, j]
-            else:
-                gx[:, :, rows, cols] += gcols[..., i, j].transpose(0, 3, 1, 2)
-    return gx[:, pt:pt + h, pl:pl + w, :] if last else gx[:, :, pt:pt + h, pl:pl + w]
+            gx[:, :, rows, cols] += gcols[..., i, j].transpose(0, 3, 1, 2)
+    return gx[:, :, pt:pt + h, pl:pl + w]
 
 
 def _oihw(w, layout):
@@ -907,6 +906,9 @@ def _max_pool2d(xp, x, *, kernel_size, stride, padding=0, dilation=1, ceil_mode=
     tiles = _tiles(xp, x, kernel_size, stride, padding, dilation, ceil_mode, layout)
     if tiles is not None:
         return SEAMS.tiles_max(xp, x, tiles, layout)
+    if _last_in_memory(x, layout):
+        return _max_pool2d(xp, x.transpose(0, 2, 3, 1), kernel_size=kernel_size, stride=stride, padding=padding,
+                           dilation=dilation, ceil_mode=ceil_mode, layout="NHWC").transpose(0, 3, 1, 2)
     win = _pool_windows(xp, x, kernel_size, stride, padding, dilation, ceil_mode, -xp.inf, layout)
     return _nchw(xp.max(win, axis=(4, 5)), layout)
 
@@ -916,6 +918,10 @@ def _max_pool2d_grad(xp, g, ans, x, *, kernel_size, stride, padding=0, dilation=
     tiles = _tiles(xp, x, kernel_size, stride, padding, dilation, ceil_mode, layout)
     if tiles is not None:
         return SEAMS.tiles_max_grad(xp, g, ans, x, tiles, layout)
+    if _last_in_memory(x, layout):
+        return _max_pool2d_grad(xp, g.transpose(0, 2, 3, 1), None, x.transpose(0, 2, 3, 1), kernel_size=kernel_size,
+                                stride=stride, padding=padding, dilation=dilation, ceil_mode=ceil_mode,
+                                layout="NHWC").transpose(0, 3, 1, 2)
     win = _pool_windows(xp, x, kernel_size, stride, padding, dilation, ceil_mode, -xp.inf, layout)
     n, ho, wo, c, kh, kw = win.shape
     first = xp.argmax(win.reshape(n, ho, wo, c, kh * kw), axis=-1)[..., None]
@@ -923,6 +929,12 @@ def _max_pool2d_grad(xp, g, ans, x, *, kernel_size, stride, padding=0, dilation=
     g = g if layout == "NHWC" else g.transpose(0, 2, 3, 1)
     gcols = xp.where(taps, g[..., None], 0).reshape(win.shape)
     return _untap(xp, gcols, x.shape, stride, padding, dilation, layout == "NHWC")
+
+
+def _last_in_memory(x, layout):
+    """Whether NCHW x is channels-last in memory (a convolution's result): pooled as its NHWC view, the padded
+    copy and the result stay so, for the kernels that read them next."""
+    return layout == "NCHW" and not x.flags.c_contiguous and x.transpose(0, 2, 3, 1).flags.c_contiguous
 
 
 def _avg_divisor(xp, size, out, k, s, p, count_include_pad):

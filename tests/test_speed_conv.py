@@ -216,3 +216,30 @@ def test_the_cuda_float16_convolutions_bias_is_the_kernels(monkeypatch, plain_pa
         plain = run()
     assert not calls
     assert all(_same(a, b) for a, b in zip(run(), plain)) and (calls or not _speed.ENABLED)
+
+
+@pytest.mark.parametrize("pool", [dict(kernel_size=3, stride=2, padding=1), dict(kernel_size=(3, 2), stride=(1, 2))])
+def test_channels_last_data_stays_channels_last_through_padded_convs_and_pooling(pool):
+    """A padded convolution's input gradient and an overlapping max pool (forward and gradient) of a convolution's
+    channels-last result come out compact and channels-last, as the ReLU and batch-norm kernels next want them
+    (a padded slice, or NumPy's C-order pad, sent those to NumPy's passes); the values are those of the same ops
+    on C-order data."""
+    rng = np.random.default_rng(9)
+    x = _awkward(rng, (2, 9, 8, 6)).transpose(0, 3, 1, 2)        # NCHW, channels-last in memory
+    w = rng.standard_normal((5, 6, 3, 3)).astype(np.float32)
+    g = rng.standard_normal((2, 5, 9, 8)).astype(np.float32).transpose(0, 2, 3, 1).copy().transpose(0, 3, 1, 2)
+
+    def channels_last(a):
+        return not a.flags.c_contiguous and a.transpose(0, 2, 3, 1).flags.c_contiguous
+
+    gx = _ops._conv2d_grad_x(np, g, None, x, w, padding=1)
+    assert channels_last(gx)
+    assert _same(gx.copy(), _ops._conv2d_grad_x(np, np.ascontiguousarray(g), None, np.ascontiguousarray(x), w,
+                                                 padding=1).copy())
+    y = _ops._max_pool2d(np, x, **pool)
+    want = _ops._max_pool2d(np, np.ascontiguousarray(x), **pool)
+    assert channels_last(y) and _same(y.copy(), want.copy())
+    gy = _awkward(rng, y.shape)
+    gp = _ops._max_pool2d_grad(np, gy, y, x, **pool)
+    assert channels_last(gp)
+    assert _same(gp.copy(), _ops._max_pool2d_grad(np, gy, want, np.ascontiguousarray(x), **pool).copy())
