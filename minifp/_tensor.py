@@ -95,10 +95,13 @@ class Tensor:
         return to_numpy(self._data)
 
     def float32(self):
-        """The values widened to a float32 array (exact)."""
+        """The values widened to a float32 array (exact; the storage itself, or the values kept beside it, where it
+        has them: not to be written into)."""
         data = self._data
         if data.dtype is _F32:
             return data
+        if self._float32 is not None:
+            return self._float32
         return SEAMS.widened(data, self.fmt) if self.fmt is not None else data.astype(np.float32)
 
     def item(self):

@@ -224,3 +224,17 @@ def test_a_bfloat16_autocast_step_is_the_plain_paths(plain_path):
         plain = step()
     for a, b in zip(fast, plain):
         assert np.array_equal(a.view(np.int32), b.view(np.int32))
+
+
+@pytest.mark.parametrize("fmt", [float16, bfloat16])
+def test_float32_reads_the_values_kept_beside_the_storage(fmt):
+    """A half op's result keeps its float32 values beside its storage (the speed module's rounding): float32()
+    returns them, with no widening pass, and they are the storage's values."""
+    import minifp as mf
+    x = mf.tensor(np.linspace(-3, 3, 4096, dtype=np.float32).reshape(64, 64), dtype=fmt.name, requires_grad=True)
+    y = x * mf.tensor(np.float32(1.37), dtype=fmt.name)
+    if y._float32 is None:
+        pytest.skip("the plain path keeps no values")
+    assert y.float32() is y._float32
+    assert np.array_equal(y.float32().view(np.int32), mf.tensor(y.float32(), dtype=fmt.name).float32().view(np.int32))
+    assert np.array_equal(y.float32(), y.numpy().astype(np.float32))
