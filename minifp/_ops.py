@@ -659,6 +659,8 @@ def im2col(xp, x, last, kh, kw, pads, sh, sw, dh, dw):
     (N, C, H, W), zero-padded by pads ((top, bottom), (left, right)). NCHW x is made channels-last first (one copy
     of x, a ninth of the columns' size for 3x3 kernels)."""
     x = x if last else xp.ascontiguousarray(x.transpose(0, 2, 3, 1))
+    if (kh, kw, sh, sw) == (1, 1, 1, 1) and not any(map(any, pads)):     # a 1x1 kernel's: x's rows (a view)
+        return x.reshape(-1, x.shape[3])
     win = _windows(xp, x, kh, kw, (sh, sw), pads, (dh, dw), last=True).transpose(0, 1, 2, 4, 5, 3)
     return win.reshape(win.shape[0] * win.shape[1] * win.shape[2], -1)
 

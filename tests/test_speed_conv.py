@@ -243,3 +243,15 @@ def test_channels_last_data_stays_channels_last_through_padded_convs_and_pooling
     gp = _ops._max_pool2d_grad(np, gy, y, x, **pool)
     assert channels_last(gp)
     assert _same(gp.copy(), _ops._max_pool2d_grad(np, gy, want, np.ascontiguousarray(x), **pool).copy())
+
+
+@pytest.mark.parametrize("last", [False, True])
+def test_a_1x1_kernels_columns_are_xs_rows(last):
+    """A 1x1 kernel's unpadded stride-1 columns are x's rows, a view of channels-last x (no window views to make),
+    the same matrix as the windows'."""
+    x = _awkward(np.random.default_rng(2), (2, 5, 4, 6))
+    xi = x if last else x.transpose(0, 3, 1, 2)
+    cols, size = _ops._cols(np, xi, 1, 1, 1, 0, 1, 1, last)
+    win = _ops._windows(np, x, 1, 1, last=True).transpose(0, 1, 2, 4, 5, 3)
+    assert size == (2, 5, 4) and np.shares_memory(cols, x)
+    assert _same(cols, np.ascontiguousarray(win.reshape(cols.shape)))
