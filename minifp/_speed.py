@@ -278,7 +278,8 @@ def _kept(fmt):
 def _over(code, *arrays):
     """The machine code `code` (a _MachineCode of an elementwise kernel) over C-contiguous arrays of one shape:
     whole here, or from SPLIT_MIN elements flat, in parts on the pool (a rounding pass runs at the memory's speed,
-    which two cores raise: 4M elements rounded to float16 pairs 0.58 -> 0.42 ns an element on the 2-core VM)."""
+    which two cores raise: 4M elements rounded to float16 pairs 0.73 -> 0.56 ns an element on the 2-core VM,
+    benchmarks/README.md)."""
     n = arrays[0].size
     if n < SPLIT_MIN:
         code[arrays[0].ndim](*arrays)
