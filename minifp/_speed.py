@@ -347,9 +347,7 @@ def widened(a, fmt=None):
     """float16 through the CPU's conversion, other 8- and 16-bit coded formats through a table of their values."""
     if type(a) is np.ndarray and a.size > SMALL_WIDEN and a.dtype in _TABLED:
         if a.dtype is _F16 and HALF and a.flags.c_contiguous:      # the common call, without a call more
-            out = np.empty(a.shape, _F32)
-            _over(HALF_WIDE, a.view(_U16), out)
-            return out
+            return _widen_half_codes(a)
         out = _in_memory_order(_widen_half_codes if a.dtype is _F16 and HALF else _widen_table, a)
         if out is not None:
             return out
@@ -402,14 +400,10 @@ def round_result(x, fmt, exact=False, keep=False):
     pass."""
     kept = _kept(fmt)
     if kept is not None and type(x) is np.ndarray and x.dtype is _F32:
-        if x.flags.c_contiguous:        # (the machine code called here: one call less, on every op)
-            codes = np.empty(x.shape, kept[3])
+        if x.flags.c_contiguous:        # (without _in_memory_order's call: one call less, on every op)
             if exact or not keep:   # exact: x holds the format's values already, the values to keep
-                _over(kept[0], x, codes)
-                return codes, (x if keep else None)
-            values = np.empty(x.shape, _F32)
-            _over(kept[1], x, codes, values)
-            return codes, values
+                return _codes_of(x, kept), (x if keep else None)
+            return _pair_of(x, kept)
         pair = _in_memory_order(_codes_of if exact or not keep else _pair_of, x, kept)
         if pair is not None:
             return pair if isinstance(pair, tuple) else (pair, x if keep else None)
