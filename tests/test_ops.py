@@ -713,3 +713,24 @@ def test_conv2d_bias_gradient_folds_channels_last_rows_pairwise():
     reduction = np.ascontiguousarray(g.transpose(0, 3, 1, 2)).sum(axis=(0, 2, 3))   # NumPy's, on NCHW memory
     assert np.abs(nhwc - exact).max() <= max(np.abs(reduction - exact).max(), np.spacing(np.float32(exact.max())))
     assert np.abs(nhwc - exact).max() < np.abs(g.reshape(-1, 3).sum(axis=0) - exact).max()   # row after row
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("shape", [(7, 5), (4, 3, 2)])
+def test_nll_loss_without_weights_is_the_weighted_path_at_weight_one(reduction, shape):
+    """No class weights and no target ignored: weights of 1 that are never made. The loss and its gradient are
+    the bits of the general path with every class weight 1 (signed zeros, infinities and NaNs among the inputs)."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(shape).astype(np.float32)
+    x.reshape(-1)[:4] = [-0.0, np.inf, -np.inf, np.nan]
+    target = rng.integers(0, shape[1], (shape[0],) + shape[2:])
+    g = np.float32(1.5) if reduction != "none" else rng.standard_normal(target.shape).astype(np.float32)
+    op = OPS["nll_loss"]
+    for weight in (None, np.ones(shape[1], np.float32)):
+        params = {"target": target, "weight": weight, "reduction": reduction}
+        loss, grad = op.forward(np, x, **params), op.grads[0](np, g, None, x, **params)
+        if weight is None:
+            fast = loss, grad
+    for a, b in zip(fast, (loss, grad)):
+        assert np.asarray(a).dtype == np.asarray(b).dtype == np.float32
+        np.testing.assert_array_equal(np.asarray(a).view(np.uint32), np.asarray(b).view(np.uint32))
