@@ -204,3 +204,22 @@ def test_one_channel_columns_are_the_windows(stride, padding, dilation):
         k = np.random.default_rng(4).standard_normal((cols.shape[1], 5)).astype(np.float32)
         finite = dict(nan=0.0, posinf=1.0, neginf=-1.0)     # (nan_to_num keeps the memory layout)
         assert np.array_equal(np.matmul(np.nan_to_num(cols, **finite), k), np.matmul(np.nan_to_num(want, **finite), k))
+
+
+def test_float64_rounded_to_float32_is_the_plain_paths():
+    """float64 values (batch norm's running statistics) rounded into float32: the conversion's bits where every
+    value is zero or of normal float32 size, ties, overflows and signed zeros included; the plain path's wherever
+    a NaN or a value below float32's smallest normal is among them."""
+    rng = np.random.default_rng(3)
+    tiny, f = 2.0 ** -126, rng.standard_normal(50).astype(np.float32)
+    x = np.concatenate([rng.standard_normal(300) * 10.0 ** rng.integers(-30, 30, 300),
+                        f.astype(np.float64) + np.spacing(f).astype(np.float64) / 2,      # ties
+                        [0.0, -0.0, np.inf, -np.inf, 3.4028235677973366e38, -3.4028235e38 * (1 + 2.0 ** -25),
+                         tiny, -tiny, 1e39]])
+    for extra in ([], [np.nan], [tiny * (1 - 2.0 ** -30)], [-1e-45]):
+        v = np.concatenate([x, extra]).reshape(1, -1) if extra else x[:358].reshape(2, -1)
+        got, want = _speed.rounded(v, mf.float32), PLAIN.rounded(v, mf.float32)
+        assert got.dtype == want.dtype == np.float32 and got.shape == v.shape
+        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    out = np.empty(x.size, np.float32)
+    assert _speed._narrow_normal(x, out) and not _speed._narrow_normal(np.array([tiny / 2]), out[:1])
