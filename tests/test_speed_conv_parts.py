@@ -140,8 +140,9 @@ _BN_SHAPES = [(4, 5, 3, 3), (2, 16, 4, 5), (7, 3), (64, 32), (3, 2, 5), (5, 33, 
 @pytest.mark.parametrize("kind", ["normal", "awkward", "one NaN"])
 @pytest.mark.parametrize("threads, split_min", [(2, 0), (3, 0), (2, 1 << 40), (1, 0)])
 def test_batch_norm_is_the_plain_paths(shape, kind, threads, split_min, parts):
-    """Batch norm by the batch's statistics, its input and weight gradients and the bias's channel sums: the plain
-    path's bits and layout, with and without w and b, whatever the pool. Where two NaNs of different bits meet,
+    """Batch norm by the batch's statistics, its input and weight gradients (the weight's from the input's pass, and
+    alone) and the bias's channel sums: the plain path's bits and layout, with and without w and b, whatever the
+    pool. Where two NaNs of different bits meet,
     NumPy's loops pass either (their vector body x86's first operand's, a scalar tail what the compiler chose), so
     the awkward values' NaNs are compared as one; with one NaN's bits throughout, every bit."""
     x, g, w, b = _bn_arrays(np.random.default_rng(len(shape)), shape, kind)
@@ -152,6 +153,8 @@ def test_batch_norm_is_the_plain_paths(shape, kind, threads, split_min, parts):
             pairs = [(_speed.batch_norm_train(np, x, w1, b1, 1e-5), PLAIN.batch_norm_train(np, x, w1, b1, 1e-5)),
                      (_speed.batch_norm_train_grad_x(np, g, x, w1, 1e-5),
                       PLAIN.batch_norm_train_grad_x(np, g, x, w1, 1e-5)),
+                     (_speed.batch_norm_train_grad_w(np, g, x, 1e-5), PLAIN.batch_norm_train_grad_w(np, g, x, 1e-5)),
+                     # (again: the sums the input's gradient made are taken once; these are the kernel's own)
                      (_speed.batch_norm_train_grad_w(np, g, x, 1e-5), PLAIN.batch_norm_train_grad_w(np, g, x, 1e-5)),
                      (_speed.channel_sums(np, g), PLAIN.channel_sums(np, g))]
             for got, want in pairs:
