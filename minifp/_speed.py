@@ -1278,15 +1278,26 @@ def layer_norm(xp, x, w, b, normalized_ndim, eps):
     return out
 
 
-# (g, x, eps, row statistics) of the last layer_norm_grad with a weight: the layer_norm_grad_w of the same
-# backward step (the same g and x arrays: every step's g is a new one) reads them instead of making them again.
-# One tuple, replaced whole: a thread's step that finds another's arrays makes its own.
-_ROW_STATS = None
+# What an input's gradient made that the weight's gradient of the same backward step (next, from the same g and x
+# arrays: every step's g is a new one) reads instead of making again: per thread, (kind, g and x as weak references,
+# eps, the value), taken once.
+_LEFT = threading.local()
+
+
+def _leave(kind, g, x, eps, value):
+    _LEFT.value = (kind, weakref.ref(g), weakref.ref(x), eps, value)
+
+
+def _take(kind, g, x, eps):
+    """The value _leave(kind, g, x, eps, value) left, or None."""
+    left, _LEFT.value = getattr(_LEFT, "value", None), None
+    if left is not None and left[0] == kind and left[1]() is g and left[2]() is x and left[3] == eps:
+        return left[4]
+    return None
 
 
 def layer_norm_grad(xp, g, x, w, normalized_ndim, eps):
     """_ops.layer_norm_grad likewise."""
-    global _ROW_STATS
     if not (_rows(xp, normalized_ndim, x, g, w) and g.shape == x.shape):
         return PLAIN.layer_norm_grad(xp, g, x, w, normalized_ndim, eps)
     n, out = x.shape[-1], np.empty(x.shape, _F32)
@@ -1295,7 +1306,7 @@ def layer_norm_grad(xp, g, x, w, normalized_ndim, eps):
     in_parts(lambda lo, hi: _layer_norm_grad_kernel(gr[lo:hi], rows[lo:hi], w1, np.float32(eps), o[lo:hi],
                                                     stats[lo:hi]), len(o), 6 * out.size)
     if w is not None:
-        _ROW_STATS = (g, x, eps, stats)
+        _leave("layer norm", g, x, eps, stats)       # (the rows' statistics)
     return out
 
 
@@ -1303,12 +1314,9 @@ def layer_norm_grad_w(xp, g, x, normalized_ndim, eps):
     """_ops.layer_norm_grad_w likewise."""
     if not (_rows(xp, normalized_ndim, x, g) and g.shape == x.shape):
         return PLAIN.layer_norm_grad_w(xp, g, x, normalized_ndim, eps)
-    global _ROW_STATS
-    n, out, last = x.shape[-1], np.empty(x.shape, _F32), _ROW_STATS
-    known = last is not None and last[0] is g and last[1] is x and last[2] == eps
-    if known:
-        _ROW_STATS = None
-    stats = last[3] if known else np.empty((0, 2), _F32)
+    n, out, stats = x.shape[-1], np.empty(x.shape, _F32), _take("layer norm", g, x, eps)
+    known = stats is not None
+    stats = stats if known else np.empty((0, 2), _F32)
     gr, rows, o = g.reshape(-1, n), x.reshape(-1, n), out.reshape(-1, n)
     in_parts(lambda lo, hi: _layer_norm_grad_w_kernel(gr[lo:hi], rows[lo:hi], np.float32(eps), o[lo:hi],
                                                       stats[lo:hi], known), len(o), 3 * out.size)
@@ -2019,23 +2027,18 @@ def batch_norm_train_grad_x(xp, g, x, w, eps):
     (xr, gr), perm = served
     mean, rstd, m1, m2, gw = (np.empty(c, _F32) for _ in range(5))
     _bn_grad_sums_kernel(gr, xr, wv, np.float32(eps), mean, rstd, m1, m2, gw)
-    _LAST_BN.sums = (weakref.ref(g), weakref.ref(x), eps, gw)
+    _leave("batch norm", g, x, eps, gw)     # (the weight's gradient)
     out = np.empty(xr.shape, _F32)
     _bn_grad_x_kernel(gr, xr, wv, mean, rstd, m1, m2, out)
     return _back(out, x, perm)
 
 
-# The weight's gradient that batch_norm_train_grad_x's pass made beside its own: (g, x) (weak references: a match
-# is the same arrays), eps, the sums. The backward asks for it next, from the same arrays.
-_LAST_BN = threading.local()
-
-
 def batch_norm_train_grad_w(xp, g, x, eps):
     """_ops.batch_norm_train_grad_w: the sums the input's gradient made just before from the same g and x, else in
     three passes."""
-    last, _LAST_BN.sums = getattr(_LAST_BN, "sums", None), None
-    if last is not None and last[0]() is g and last[1]() is x and last[2] == eps:
-        return last[3]
+    made = _take("batch norm", g, x, eps)
+    if made is not None:
+        return made
     served = _channel_rows(x, g) if xp is np else None
     if not served:
         return PLAIN.batch_norm_train_grad_w(xp, g, x, eps)

@@ -1,5 +1,6 @@
-"""LayerNorm's weight gradient reads the row statistics its input gradient made in the same backward step (the
-same g and x arrays), and makes its own otherwise: the bits are the plain path's either way."""
+"""LayerNorm's and batch norm's weight gradients read what their input gradient made in the same backward step
+(the same g and x arrays: the rows' statistics, the weight's sums), and make their own otherwise: the bits are the
+plain path's either way."""
 import numpy as np
 
 from minifp import _speed
@@ -18,11 +19,28 @@ def test_weight_gradient_with_and_without_the_shared_statistics():
     want = PLAIN.layer_norm_grad_w(np, g, x, 1, 1e-5)
     with np.errstate(all="ignore"):
         _same(_speed.layer_norm_grad(np, g, x, w, 1, 1e-5), PLAIN.layer_norm_grad(np, g, x, w, 1, 1e-5))
-        assert _speed._ROW_STATS[1] is x
+        assert _speed._LEFT.value[2]() is x
         _same(_speed.layer_norm_grad_w(np, g, x, 1, 1e-5), want)           # the shared statistics, used up
-        assert _speed._ROW_STATS is None
+        assert _speed._LEFT.value is None
         _speed.layer_norm_grad(np, g, x, w, 1, 1e-5)
         _same(_speed.layer_norm_grad_w(np, g.copy(), x, 1, 1e-5), want)    # another g: its own statistics
         _same(_speed.layer_norm_grad_w(np, g, x.copy(), 1, 1e-5), want)    # another x likewise
         x[0] += 1                                                           # (a changed x of another step)
         _same(_speed.layer_norm_grad_w(np, g.copy(), x, 1, 1e-5), PLAIN.layer_norm_grad_w(np, g, x, 1, 1e-5))
+
+
+def test_batch_norm_weight_gradient_from_the_input_gradients_pass():
+    rng = np.random.default_rng(4)
+    x, g = (rng.standard_normal((5, 4, 3, 7)).astype(np.float32).transpose(0, 3, 1, 2) for _ in range(2))
+    w = rng.standard_normal(7).astype(np.float32)
+    want = PLAIN.batch_norm_train_grad_w(np, g, x, 1e-5)
+    _same(_speed.batch_norm_train_grad_x(np, g, x, w, 1e-5), PLAIN.batch_norm_train_grad_x(np, g, x, w, 1e-5))
+    made = _speed._LEFT.value[4]
+    got = _speed.batch_norm_train_grad_w(np, g, x, 1e-5)
+    assert got is made and _speed._LEFT.value is None                 # the input gradient's sums, used up
+    _same(got, want)
+    _speed.batch_norm_train_grad_x(np, g, x, w, 1e-5)
+    for other in (_speed.batch_norm_train_grad_w(np, g, x, 1e-3),        # another eps, g or x: its own sums
+                  _speed.batch_norm_train_grad_w(np, g.copy(order="K"), x, 1e-5)):
+        assert other is not made
+    _same(_speed.batch_norm_train_grad_w(np, g.copy(order="K"), x, 1e-5), want)
