@@ -29,6 +29,11 @@ CASES = {
     "gelu_tanh": ([(1024, 1024)], lambda t, x: t.nn.functional.gelu(x, approximate="tanh")),
     "layer_norm": ([(1024, 256), (256,), (256,)], lambda t, x, w, b: t.nn.functional.layer_norm(x, (256,), w, b)),
     "softmax": ([(1024, 256)], lambda t, x: t.nn.functional.softmax(x, dim=-1)),
+    # training batch norm (running statistics updated) of channels-last data, as a convolution leaves it (NCHW
+    # views of NHWC arrays, the gradient too)
+    "batch_norm": ([(32, 16, 16, 96), (96,), (96,)],
+                   lambda t, x, w, b: t.nn.functional.batch_norm(x.permute(0, 3, 1, 2), t.zeros(96), t.ones(96), w, b,
+                                                                 training=True).permute(0, 2, 3, 1)),
     "embedding": ([(1000, 256)], lambda t, w: t.nn.functional.embedding(indices(t), w)),
 }
 _INDICES = {}
