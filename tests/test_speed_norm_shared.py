@@ -39,8 +39,9 @@ def test_batch_norm_weight_gradient_from_the_input_gradients_pass():
     got = _speed.batch_norm_train_grad_w(np, g, x, 1e-5)
     assert got is made and _speed._LEFT.value is None                 # the input gradient's sums, used up
     _same(got, want)
-    _speed.batch_norm_train_grad_x(np, g, x, w, 1e-5)
-    for other in (_speed.batch_norm_train_grad_w(np, g, x, 1e-3),        # another eps, g or x: its own sums
-                  _speed.batch_norm_train_grad_w(np, g.copy(order="K"), x, 1e-5)):
-        assert other is not made
-    _same(_speed.batch_norm_train_grad_w(np, g.copy(order="K"), x, 1e-5), want)
+    for g2, eps in ((g, 1e-3), (g.copy(order="K"), 1e-5)):           # another eps, or another g: its own sums
+        _speed.batch_norm_train_grad_x(np, g, x, w, 1e-5)
+        left = _speed._LEFT.value[4]
+        got = _speed.batch_norm_train_grad_w(np, g2, x, eps)
+        assert got is not left
+        _same(got, PLAIN.batch_norm_train_grad_w(np, g2, x, eps))
