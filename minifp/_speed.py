@@ -1871,7 +1871,7 @@ def _grad_sums_pass(careful, g, x, w, mean, rstd, s1, s2, gw):
 @_njit
 def _bn_grad_sums_kernel(g, x, w, eps, mean, rstd, m1, m2, gw):
     """The statistics of x's columns, then the means of gh = g * w and of gh * xhat per column, and (the weight's
-    gradient, _bn_grad_w_kernel's sums) the sums of g * xhat."""
+    gradient) the sums of g * xhat."""
     _bn_stats_kernel(x, eps, mean, rstd)
     rows, cols = x.shape
     s1, s2 = np.empty(cols, np.float32), np.empty(cols, np.float32)
@@ -1903,24 +1903,6 @@ def _bn_grad_x_kernel(g, x, w, mean, rstd, m1, m2, out):
     """out = rstd * (gh - m1 - xhat * m2) over (R, C), _ops._norm_grad's steps."""
     if _grad_x_pass(False, g, x, w, mean, rstd, m1, m2, out):
         _grad_x_pass(True, g, x, w, mean, rstd, m1, m2, out)
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _grad_w_pass(careful, g, x, mean, rstd, out):
-    out[:] = 0
-    for r in range(x.shape[0]):
-        for c in range(x.shape[1]):
-            p = _nan(careful, g[r, c], g[r, c] * _xhat(careful, x[r, c], mean[c], rstd[c]))
-            out[c] = _nan(careful, out[c], out[c] + p)
-
-
-@_njit
-def _bn_grad_w_kernel(g, x, eps, mean, rstd, out):
-    """The statistics of x's columns, then the sums of g * xhat per column."""
-    _bn_stats_kernel(x, eps, mean, rstd)
-    _grad_w_pass(False, g, x, mean, rstd, out)
-    if _any_nan(out):
-        _grad_w_pass(True, g, x, mean, rstd, out)
 
 
 @_njit
@@ -2034,8 +2016,8 @@ def batch_norm_train_grad_x(xp, g, x, w, eps):
 
 
 def batch_norm_train_grad_w(xp, g, x, eps):
-    """_ops.batch_norm_train_grad_w: the sums the input's gradient made just before from the same g and x, else in
-    three passes."""
+    """_ops.batch_norm_train_grad_w: the sums the input's gradient made just before from the same g and x, else
+    that gradient's statistics and sums pass alone."""
     made = _take("batch norm", g, x, eps)
     if made is not None:
         return made
@@ -2043,9 +2025,8 @@ def batch_norm_train_grad_w(xp, g, x, eps):
     if not served:
         return PLAIN.batch_norm_train_grad_w(xp, g, x, eps)
     (xr, gr), _ = served
-    c = x.shape[1]
-    mean, rstd, out = np.empty(c, _F32), np.empty(c, _F32), np.empty(c, _F32)
-    _bn_grad_w_kernel(gr, xr, np.float32(eps), mean, rstd, out)
+    mean, rstd, m1, m2, out = (np.empty(x.shape[1], _F32) for _ in range(5))
+    _bn_grad_sums_kernel(gr, xr, np.empty(0, _F32), np.float32(eps), mean, rstd, m1, m2, out)    # (without w)
     return out
 
 
