@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _fp8
 from ._backend import array_module
-from ._compute import ON_NUMPY, in_format, round_counted, route, unbroadcast, wide
+from ._compute import ON_NUMPY, in_format, owned, round_counted, route, unbroadcast, wide
 from ._dispatch import CAST
 from ._rounding import round_to
 from ._seams import SEAMS
@@ -173,20 +173,22 @@ def _through(node, t, entry, store):
         gi = compute.gradient(op, i, g, ans, args, params)
         if type(gi) is not np.ndarray or gi.dtype.type is not dtype:
             gi = xp.asarray(gi, dtype)
+        own = compute is ON_NUMPY and owned(gi, (g, ans, *args), params)     # (g itself is not)
         if gi.shape != a._data.shape:
             if gi is not g:                     # (g itself: values of t's format already)
-                gi = in_format(gi, t.fmt, node)     # PyTorch's gradient is a tensor of the op's format first
+                gi = in_format(gi, t.fmt, node, own)    # PyTorch's gradient is a tensor of the op's format first
             gi = unbroadcast(xp, gi, a._data.shape)
-        _add(store, a, gi, node, (op.masks or gi is g) and a.fmt is t.fmt)     # (g: values of t's format)
+            own = own and owned(gi, (g, ans, *args), params)
+        _add(store, a, gi, node, (op.masks or gi is g) and a.fmt is t.fmt, own)     # (g: values of t's format)
 
 
-def _add(store, t, g, node=None, exact=False):
+def _add(store, t, g, node=None, exact=False, own=False):
     """Add gradient values g into t's entry of the store, rounded into t's format (counted against node's op).
-    exact: g holds values of t's format already."""
+    exact: g holds values of t's format already; own: no one else holds g (the rounding may write into it)."""
     prev = store.get(id(t))
     if prev is not None:    # a second gradient is a tensor of t's format too (PyTorch's and TF's are), then summed
-        g = prev.wide(g.dtype.type) + (g if exact else in_format(g, t.fmt, node))
-        exact = False
+        g = prev.wide(g.dtype.type) + (g if exact else in_format(g, t.fmt, node, own))
+        exact, own = False, True        # (the sum: a new array)
     fmt = t.fmt
     if node is None:        # a root's seed: its own array (the caller's, maybe)
         store[id(t)] = Gradient(t, round_to(g, fmt), None)
@@ -199,7 +201,7 @@ def _add(store, t, g, node=None, exact=False):
     elif t._node is None:       # a leaf's gradient becomes its .grad: storage
         store[id(t)] = Gradient(t, SEAMS.rounded(g, fmt), None)
     else:
-        store[id(t)] = Gradient(t, *SEAMS.round_gradient(g, fmt, exact))
+        store[id(t)] = Gradient(t, *SEAMS.round_gradient(g, fmt, exact, own))
 
 
 def _give(t, g, given):

@@ -28,7 +28,7 @@ from ._seams import SEAMS, seam
 from ._state import FLOAT32_PRODUCTS, STATE
 from ._tensor import Tensor, values
 
-__all__ = ["route", "ON_NUMPY", "wide", "in_format", "round_counted", "unbroadcast", "quiet"]
+__all__ = ["route", "ON_NUMPY", "wide", "in_format", "round_counted", "unbroadcast", "quiet", "owned"]
 
 _F32 = np.dtype(np.float32)
 
@@ -65,6 +65,23 @@ def round_counted(x, fmt, op_name, layer, direction):
     for m in STATE.monitors:
         m.record(layer, op_name, direction, tally, x.size)
     return out
+
+
+# The size from which a body's result is checked for `owned` (below it, its rounding runs in cache and the check
+# would cost about what writing in place saves).
+OWNED_MIN = 1 << 14
+
+
+def owned(x, arrays, params):
+    """Whether x, the NumPy result of an op body that was given `arrays` and `params`, is the body's own: of
+    OWNED_MIN elements at least and sharing memory with none of them (not one of them, nor a view of one). Op bodies
+    keep nothing, so no one else holds it: rounding may write into it."""
+    if type(x) is not np.ndarray or x.size < OWNED_MIN:
+        return False
+    for a in (*arrays, *params.values()):
+        if type(a) is np.ndarray and np.may_share_memory(x, a):
+            return False
+    return True
 
 
 def in_format(g, fmt, node, inplace=False):

@@ -16,7 +16,7 @@ import numpy as np
 
 from ._formats import float32, promote
 from ._backend import array_module
-from ._compute import ON_NUMPY, round_counted, route, wide
+from ._compute import ON_NUMPY, owned, round_counted, route, wide
 from ._devices import INPUT_FORMAT
 from ._ops import OPS
 from ._rounding import round_to, widen
@@ -64,11 +64,13 @@ def apply(name, *args, _out=None, **params):
             with SEAMS.quiet():               # overflow to inf and 0/0 are what we emulate, not accidents
                 compute = route(op, fmt, tensors, xp, device, params=params) if op.routed or xp is not np else ON_NUMPY
                 dtype = fmt.compute_dtype
-                ans = compute.forward(op, [compute.operand(a, dtype) for a in args], params)
+                operands = [compute.operand(a, dtype) for a in args]
+                ans = compute.forward(op, operands, params)
                 ans = ans if type(ans) is np.ndarray else xp.asarray(ans)      # reductions give scalars
                 if op.returns_bool:
                     return (result_class(type(tensors[0])) if tensors else Tensor)._wrap(ans, None, False, None, device)
-                data, values = _round(ans, fmt, name, op.selects and _selects(op, fmt, tensors, params))
+                data, values = _round(ans, fmt, name, op.selects and _selects(op, fmt, tensors, params),
+                                      compute is ON_NUMPY and not fmt.is_float32 and owned(ans, operands, params))
                 saved = compute.saved
     except (ValueError, IndexError) as e:
         shapes = ", ".join(str(getattr(a, "shape", "scalar")) for a in args)
@@ -168,16 +170,16 @@ def _holds(fmt, number):
     return bool(x == number and widen(round_to(np.array([x]), fmt), fmt)[0] == x)
 
 
-def _round(ans, fmt, op_name, exact=False):
+def _round(ans, fmt, op_name, exact=False, inplace=False):
     """A result rounded into fmt: (storage, its float32 values or None), counted for watching monitors. exact: ans
-    holds values of fmt already (an op that selects some of its input's values)."""
+    holds values of fmt already (an op that selects some of its input's values); inplace: no one else holds ans."""
     if fmt.is_float32 and ans.dtype == np.float32:      # nothing to round; a monitor counts the NaNs
         for m in STATE.monitors:
             m.record(STATE.layer, op_name, "forward", np.array([0, 0, 0, int(np.isnan(ans).sum())]), ans.size)
         return ans, None
     if STATE.monitors:
         return round_counted(ans, fmt, op_name, STATE.layer, "forward"), None
-    return SEAMS.round_result(ans, fmt, exact, STATE.grad_enabled)     # values kept for the backward
+    return SEAMS.round_result(ans, fmt, exact, STATE.grad_enabled, inplace)     # values kept for the backward
 
 
 def _differentiable(tensors):

@@ -404,10 +404,10 @@ _GPU_CASTS = (float16, bfloat16)    # formats whose CuPy dtype converts from flo
 
 
 @seam
-def round_result(x, fmt, exact=False, keep=False):
+def round_result(x, fmt, exact=False, keep=False, inplace=False):
     """An op's result x rounded into fmt: (its storage, its float32 values or None). exact: x holds values of fmt
     already; keep: the result may keep its values beside its storage (the speed module keeps them where the next
-    op, or the backward, would widen them right back)."""
+    op, or the backward, would widen them right back, and may write them into x: inplace)."""
     return SEAMS.rounded(x, fmt), None
 
 

@@ -144,10 +144,10 @@ def test_float16_selections_are_not_rounded_again(monkeypatch):
     g = rng.standard_normal((2, 4, 3, 3)).astype(np.float32)
     rounded = []
 
-    def counted(x, fmt, exact=False, f=SEAMS.round_gradient):
+    def counted(x, fmt, exact=False, inplace=False, f=SEAMS.round_gradient):
         if not exact:
             rounded.append(x.shape)
-        return f(x, fmt, exact)
+        return f(x, fmt, exact, inplace)
     monkeypatch.setattr(SEAMS, "round_gradient", counted)
 
     def run():
@@ -185,8 +185,8 @@ def test_hardtanh_rounds_the_bounds_its_format_lacks(bounds, monkeypatch):
     x = np.array([-1e6, -7e4, -1, -0.1, -0.0, 0.0, 0.05, 0.1, 5.5, 6, 7, 7e4, 1e6, np.nan], np.float32)
     want = mf.tensor(np.clip(mf.tensor(x, dtype="float16").float32(), *bounds), dtype="float16").float32()
     kept = []
-    monkeypatch.setattr(SEAMS, "round_result", lambda x, fmt, exact=False, keep=False, f=SEAMS.round_result:
-                        kept.append(exact) or f(x, fmt, exact, keep))
+    monkeypatch.setattr(SEAMS, "round_result", lambda x, fmt, exact=False, keep=False, inplace=False, f=SEAMS.round_result:
+                        kept.append(exact) or f(x, fmt, exact, keep, inplace))
     got = mf.apply("hardtanh", mf.tensor(x, dtype="float16"), min_val=bounds[0], max_val=bounds[1]).float32()
     assert np.array_equal(got.view(np.int32), want.view(np.int32))
     assert kept == [bounds == (0.0, 6.0)]

@@ -4,13 +4,17 @@ shuffle passes rounded to bfloat16, and its input gradient) on random, special (
 both signs) and padded grid shapes, NCHW and channels-last memory; bfloat16 results and gradients kept as float32
 values. The speed module's functions are called directly, so most of these run without the JIT too (small
 arrays)."""
+import dataclasses
+import inspect
+
 import numpy as np
 import pytest
 
+import minifp as mf
 import minifp.torch as torch
-from minifp import _compute, _intrinsics, _speed
+from minifp import _compute, _intrinsics, _ops, _speed
 from minifp._formats import bfloat16, float16
-from minifp._seams import PLAIN
+from minifp._seams import PLAIN, SEAMS
 
 NEG_NAN = np.uint32(0xFFC00000).view(np.float32)       # x86's default NaN (inf - inf), sign set
 # (N, C, ...) shapes: every thread-grid width (32 .. 512), rows and columns of the grid padded, BatchNorm1d's 2-D
@@ -238,3 +242,97 @@ def test_float32_reads_the_values_kept_beside_the_storage(fmt):
     assert y.float32() is y._float32
     assert np.array_equal(y.float32().view(np.int32), mf.tensor(y.float32(), dtype=fmt.name).float32().view(np.int32))
     assert np.array_equal(y.float32(), y.numpy().astype(np.float32))
+
+
+def _half_ties():
+    """Every finite float16 value and the midpoint to its neighbour (a tie), both signs, as float32."""
+    pos = np.arange(0x7C00, dtype=np.uint16).view(np.float16).astype(np.float32)
+    return np.concatenate([pos, (pos[1:] + pos[:-1]) / 2, np.float32(65520.0)[None]]) * np.float32([[1], [-1]])
+
+
+@pytest.mark.skipif(not _intrinsics.JIT, reason="kept values are the JIT's (codes written into storage)")
+@pytest.mark.parametrize("layout", ["C", "transposed", "strided"])
+@pytest.mark.parametrize("fmt", [float16, bfloat16])
+def test_rounding_in_place_is_the_plain_rounding(fmt, layout):
+    """A result rounded with its values written into it (inplace: no one else holds it), and a gradient rounded
+    into itself: the codes and values of the rounding into new arrays, bit for bit, on ties, signed zeros,
+    infinities and NaNs (C order, a permuted view, a view no kernel takes); those are the plain rounding's, a
+    float16 NaN's payload aside (the CPU's conversion keeps its top bits)."""
+    x = np.concatenate([_bfloat16_patterns(np.random.default_rng(5), 40_000), _half_ties().ravel()])
+    x = x[: x.size // 2 * 2].reshape(-1, 2)
+
+    def laid(a):
+        return {"C": a, "transposed": np.ascontiguousarray(a.T).T, "strided": a[::2]}[layout]
+    codes, values = _speed.round_result(laid(x), fmt, keep=True)
+    values = PLAIN.widened(codes, fmt) if values is None else values
+    plain = PLAIN.widened(PLAIN.rounded(laid(x), fmt), fmt)
+    nan = np.isnan(plain)
+    assert np.array_equal(np.isnan(values), nan) and np.array_equal(values[~nan].view(np.int32),
+                                                                     plain[~nan].view(np.int32))
+    result, grad = laid(x.copy()), laid(x.copy())
+    got_codes, kept = _speed.round_result(result, fmt, keep=True, inplace=True)
+    assert got_codes.dtype == fmt.storage and np.array_equal(got_codes.view(np.uint16), codes.view(np.uint16))
+    data, kept_grad = _speed.round_gradient(grad, fmt, inplace=True)
+    got = kept_grad if data is None else PLAIN.widened(data, fmt)
+    assert np.array_equal(got.view(np.int32), values.view(np.int32))
+    if layout == "strided":         # the plain path's: x left as it was
+        assert kept is None and np.array_equal(result.view(np.int32), laid(x).view(np.int32))
+    else:                           # the values, written into x
+        for into, out in ((result, kept), (grad, kept_grad)):
+            assert np.shares_memory(out, into) and np.array_equal(into.view(np.int32), values.view(np.int32))
+
+
+def test_a_body_owns_only_the_arrays_it_made():
+    """owned: a new array of OWNED_MIN elements or more, sharing memory with none of the body's arrays or params."""
+    x = np.ones((2, _compute.OWNED_MIN), np.float32)
+    assert _compute.owned(x + 1, [x, None, 2.0], {}) and _compute.owned((x + 1).T, [x], {"axis": 1})
+    for view in (x, x.T, x[:, ::2], x.reshape(-1)):
+        assert not _compute.owned(view, [None, x], {})
+    assert not _compute.owned(x, [], {"index": x[0]})        # (memory shared with a param's array)
+    assert not _compute.owned(np.ones(_compute.OWNED_MIN - 1, np.float32), [x], {})     # (small: in the cache)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_rounding_writes_only_into_what_the_bodies_made(plain_path, monkeypatch, dtype):
+    """A convolution, batch norm, ReLU6 and residual step under cuda autocast, on arrays past OWNED_MIN: results and
+    gradients are rounded in place, the input and the parameters keep their values, and the loss and gradients are
+    the plain path's, bit for bit."""
+    flags = []
+    for name in ("round_result", "round_gradient"):
+        def spy(*args, f=getattr(SEAMS, name), **kw):
+            flags.append(inspect.signature(f).bind(*args, **kw).arguments.get("inplace", False))
+            return f(*args, **kw)
+        monkeypatch.setattr(SEAMS, name, spy)
+
+    def step():
+        torch.manual_seed(0)
+        conv, bn = torch.nn.Conv2d(8, 8, 3, padding=1).to("cuda"), torch.nn.BatchNorm2d(8).to("cuda")
+        x = torch.randn(4, 8, 32, 32).to("cuda")
+        before = [t.detach().cpu().numpy().copy() for t in (x, *conv.parameters(), *bn.parameters())]
+        with torch.autocast("cuda", dtype=getattr(torch, dtype)):
+            h = torch.nn.functional.relu6(bn(conv(x)))
+            loss = (h + conv(h)).float().square().mean()
+        loss.backward()
+        after = [t.detach().cpu().numpy() for t in (x, *conv.parameters(), *bn.parameters())]
+        assert all(np.array_equal(a.view(np.int32), b.view(np.int32)) for a, b in zip(before, after))
+        return [loss.detach().cpu().numpy()] + [p.grad.cpu().numpy() for p in (*conv.parameters(),
+                                                                              *bn.parameters())]
+    fast = step()
+    assert any(flags) or not _intrinsics.JIT        # (without the JIT the speed module is off)
+    with plain_path():
+        plain = step()
+    for a, b in zip(fast, plain):
+        assert np.array_equal(a.view(np.int32), b.view(np.int32))
+
+
+@pytest.mark.parametrize("view", [lambda x: x, lambda x: x.T.T, lambda x: x.reshape(-1).reshape(x.shape)])
+def test_a_body_that_returns_its_operand_is_not_written_into(monkeypatch, view):
+    """A result that is an operand's array (or a view of it) is rounded into new arrays: the operand keeps its
+    values."""
+    monkeypatch.setitem(_ops.OPS, "relu", dataclasses.replace(_ops.OPS["relu"], forward=lambda xp, x: view(x),
+                                                               selects=False, masks=False))
+    x = mf.tensor(np.random.default_rng(0).standard_normal((4, _compute.OWNED_MIN)) / 3)
+    before = x.numpy().copy()
+    y = mf.apply("relu", x, _out=float16)
+    assert np.array_equal(x.numpy().view(np.int32), before.view(np.int32))
+    assert np.array_equal(y.numpy().view(np.uint16), before.astype(np.float16).view(np.uint16))

@@ -3,6 +3,7 @@ kernels whole on one thread and against the plain path: bit for bit, on ties, si
 infinities and NaNs, above and below the size from which a call is cut; and the pool's threads asleep between
 calls. The speed module's functions are called directly, so these run without the JIT too (small arrays; the
 kernels then run as Python loops and the parts one after another in effect, the bits the same)."""
+import itertools
 import os
 import threading
 import time
@@ -85,14 +86,15 @@ def _stacked_matmul(rng):
 
 
 def _rounding(rng):
-    """Results and gradients rounded into float16 and bfloat16 with their values kept: elementwise passes."""
+    """Results and gradients rounded into float16 and bfloat16 with their values kept (into new arrays, and in
+    place): elementwise passes."""
     x = _awkward(rng, (5, 16, 16, 32))
 
     def run(speed):
         out = []
-        for fmt in (float16, bfloat16):
-            codes, values = speed.round_result(x, fmt, False, True)
-            storage, grad = speed.round_gradient(x, fmt)
+        for fmt, inplace in itertools.product((float16, bfloat16), (False, True)):
+            codes, values = speed.round_result(x.copy() if inplace else x, fmt, False, True, inplace)
+            storage, grad = speed.round_gradient(x.copy() if inplace else x, fmt, False, inplace)
             out += [codes, widen(codes) if values is None else values, widen(storage) if grad is None else grad]
         return tuple(out)
     return run
