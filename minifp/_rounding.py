@@ -655,14 +655,19 @@ def widen(a, fmt=None):
 def _memory_order(x):
     """(x's axes permuted into memory order, the permutation back) when that is C-contiguous, else (None, None):
     elementwise kernels then run over permuted views (a convolution's NCHW view of NHWC data) without a copy."""
-    perm = sorted(range(x.ndim), key=lambda i: -x.strides[i])
+    perm, back = _orders(x.strides)
     base = x.transpose(perm)
-    if not base.flags.c_contiguous:
-        return None, None
-    back = [0] * x.ndim
+    return (base, back) if base.flags.c_contiguous else (None, None)
+
+
+@functools.lru_cache(maxsize=256)
+def _orders(strides):
+    """(the axes by decreasing stride, the permutation back): a few strides recur on every step (4 us to sort)."""
+    perm = sorted(range(len(strides)), key=lambda i: -strides[i])
+    back = [0] * len(strides)
     for i, p in enumerate(perm):
         back[p] = i
-    return base, tuple(back)
+    return tuple(perm), tuple(back)
 
 
 def _contiguous(x):
