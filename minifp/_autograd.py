@@ -173,13 +173,19 @@ def _through(node, t, entry, store):
         gi = compute.gradient(op, i, g, ans, args, params)
         if type(gi) is not np.ndarray or gi.dtype.type is not dtype:
             gi = xp.asarray(gi, dtype)
-        own = compute is ON_NUMPY and owned(gi, (g, ans, *args), params)     # (g itself is not)
         if gi.shape != a._data.shape:
             if gi is not g:                     # (g itself: values of t's format already)
-                gi = in_format(gi, t.fmt, node, own)    # PyTorch's gradient is a tensor of the op's format first
+                # PyTorch's gradient is a tensor of the op's format first
+                gi = in_format(gi, t.fmt, node, not t.fmt.is_float32 and _own(compute, gi, g, ans, args, params))
             gi = unbroadcast(xp, gi, a._data.shape)
-            own = own and owned(gi, (g, ans, *args), params)
-        _add(store, a, gi, node, (op.masks or gi is g) and a.fmt is t.fmt, own)     # (g: values of t's format)
+        exact = (op.masks or gi is g) and a.fmt is t.fmt     # (g: values of t's format)
+        _add(store, a, gi, node, exact,
+             not exact and not a.fmt.is_float32 and _own(compute, gi, g, ans, args, params))
+
+
+def _own(compute, gi, g, ans, args, params):
+    """Whether the gradient gi is the op's body's own (its rounding may write into it; g is not)."""
+    return compute is ON_NUMPY and owned(gi, (g, ans, *args), params)
 
 
 def _add(store, t, g, node=None, exact=False, own=False):
