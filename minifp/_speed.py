@@ -1879,11 +1879,18 @@ def _column_moments(x, mean):
 
 
 @_njit
-def _bn_stats_kernel(x, eps, mean, rstd):
-    """mean[c] and rstd[c] = 1 / sqrt(var + eps) of the columns of x (R, C): _ops._normalized's."""
+def _bn_stats_kernel(x, mean, var):
+    """mean[c] and var[c] (biased) of the columns of x (R, C): _ops._normalized's."""
     s = _column_moments(x, mean)
     for c in range(x.shape[1]):
-        rstd[c] = np.float32(1) / np.sqrt(_mean_of(s[c], x.shape[0]) + eps)
+        var[c] = _mean_of(s[c], x.shape[0])
+
+
+@_njit
+def _rstd_kernel(var, eps, rstd):
+    """rstd[c] = 1 / sqrt(var[c] + eps): _ops._normalized's."""
+    for c in range(var.size):
+        rstd[c] = np.float32(1) / np.sqrt(var[c] + eps)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -1925,10 +1932,9 @@ def _grad_sums_pass(careful, g, x, w, mean, rstd, s1, s2, gw):
 
 
 @_njit
-def _bn_grad_sums_kernel(g, x, w, eps, mean, rstd, m1, m2, gw):
-    """The statistics of x's columns, then the means of gh = g * w and of gh * xhat per column, and (the weight's
-    gradient) the sums of g * xhat."""
-    _bn_stats_kernel(x, eps, mean, rstd)
+def _bn_grad_sums_kernel(g, x, w, mean, rstd, m1, m2, gw):
+    """The means of gh = g * w and of gh * xhat per column of x (R, C), and (the weight's gradient) the sums of
+    g * xhat."""
     rows, cols = x.shape
     s1, s2 = np.empty(cols, np.float32), np.empty(cols, np.float32)
     _grad_sums_pass(False, g, x, w, mean, rstd, s1, s2, gw)
@@ -2041,6 +2047,35 @@ def _back(out, x, perm):
     return out.reshape(x.transpose(perm).shape).transpose(np.argsort(perm))
 
 
+# The batch's float32 statistics of a batch norm's input, from its forward to its backward (PyTorch's saved mean
+# and invstd): per thread, by the input array (a weak reference: forgotten with it), taken once. The backward's
+# kernels would compute the same bits from the same array (MobileNetV2: 52 passes of two reads each a step).
+_MOMENTS = threading.local()
+
+
+def _remember(x, mean, var):
+    memo = _MOMENTS.__dict__.setdefault("memo", {})
+    memo[id(x)] = (weakref.ref(x, lambda _, key=id(x): memo.pop(key, None)), mean, var)
+
+
+def _recall(x):
+    """(mean, var) that _remember left for x, or None."""
+    left = _MOMENTS.__dict__.get("memo", {}).pop(id(x), None)
+    return left[1:] if left is not None and left[0]() is x else None
+
+
+def _bn_stats(x, rows, eps):
+    """(mean, rstd) of x's channels: remembered from its forward, else computed from its rows."""
+    c = rows.shape[1]
+    moments = _recall(x)
+    if moments is None:
+        moments = np.empty(c, _F32), np.empty(c, _F32)
+        _bn_stats_kernel(rows, *moments)
+    rstd = np.empty(c, _F32)
+    _rstd_kernel(moments[1], np.float32(eps), rstd)
+    return moments[0], rstd
+
+
 def batch_norm_train(xp, x, w, b, eps):
     """_ops.batch_norm_train in three passes (no temporaries)."""
     served = _channel_rows(x) if xp is np else None
@@ -2049,8 +2084,10 @@ def batch_norm_train(xp, x, w, b, eps):
     if wv is None or bv is None:
         return PLAIN.batch_norm_train(xp, x, w, b, eps)
     (rows,), perm = served
-    mean, rstd, out = np.empty(c, _F32), np.empty(c, _F32), np.empty(rows.shape, _F32)
-    _bn_stats_kernel(rows, np.float32(eps), mean, rstd)
+    mean, var, rstd, out = np.empty(c, _F32), np.empty(c, _F32), np.empty(c, _F32), np.empty(rows.shape, _F32)
+    _bn_stats_kernel(rows, mean, var)
+    _remember(x, mean, var)
+    _rstd_kernel(var, np.float32(eps), rstd)
     _bn_forward_kernel(rows, mean, rstd, wv, bv, out)
     return _back(out, x, perm)
 
@@ -2063,8 +2100,9 @@ def batch_norm_train_grad_x(xp, g, x, w, eps):
     if wv is None:
         return PLAIN.batch_norm_train_grad_x(xp, g, x, w, eps)
     (xr, gr), perm = served
-    mean, rstd, m1, m2, gw = (np.empty(c, _F32) for _ in range(5))
-    _bn_grad_sums_kernel(gr, xr, wv, np.float32(eps), mean, rstd, m1, m2, gw)
+    mean, rstd = _bn_stats(x, xr, eps)
+    m1, m2, gw = (np.empty(c, _F32) for _ in range(3))
+    _bn_grad_sums_kernel(gr, xr, wv, mean, rstd, m1, m2, gw)
     _leave("batch norm", g, x, eps, gw)     # (the weight's gradient)
     out = np.empty(xr.shape, _F32)
     _bn_grad_x_kernel(gr, xr, wv, mean, rstd, m1, m2, out)
@@ -2081,8 +2119,8 @@ def batch_norm_train_grad_w(xp, g, x, eps):
     if not served:
         return PLAIN.batch_norm_train_grad_w(xp, g, x, eps)
     (xr, gr), _ = served
-    mean, rstd, m1, m2, out = (np.empty(x.shape[1], _F32) for _ in range(5))
-    _bn_grad_sums_kernel(gr, xr, np.empty(0, _F32), np.float32(eps), mean, rstd, m1, m2, out)    # (without w)
+    m1, m2, out = (np.empty(x.shape[1], _F32) for _ in range(3))
+    _bn_grad_sums_kernel(gr, xr, np.empty(0, _F32), *_bn_stats(x, xr, eps), m1, m2, out)    # (without w)
     return out
 
 
@@ -2094,6 +2132,9 @@ def batch_stats(xp, data, ddof, dtype=np.float32):
     if served and 0 < len(served[0][0]) - ddof < 1 << 24:
         c, rows = data.shape[1], served[0][0]
         if np.dtype(dtype) is _F32:
+            left = _recall(data) if ddof == 0 else None     # (the forward's var: the same float32 quotient)
+            if left is not None:
+                return left
             mean, var = np.empty(c, _F32), np.empty(c, _F32)
             _batch_stats_kernel(rows, ddof, mean, var)
             return mean, var
