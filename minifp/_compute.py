@@ -72,12 +72,18 @@ def round_counted(x, fmt, op_name, layer, direction):
 OWNED_MIN = 1 << 14
 
 
-def owned(x, arrays, params):
-    """Whether x, the NumPy result of an op body that was given `arrays` and `params`, is the body's own: of
-    OWNED_MIN elements at least and sharing memory with none of them (not one of them, nor a view of one). Op bodies
-    keep nothing, so no one else holds it: rounding may write into it."""
+def owned(x, compute, arrays, params):
+    """Whether x, the NumPy result of an op body that `compute` gave `arrays` and `params`, is the body's own: of
+    OWNED_MIN elements at least, made by the plain compute (ON_NUMPY, or a staged op's namespace over NumPy, which
+    holds only the sums its gradients share) and sharing memory with none of those (not one of them, nor a view of
+    one). Op bodies keep nothing, so no one else holds it: rounding may write into it."""
     if type(x) is not np.ndarray or x.size < OWNED_MIN:
         return False
+    if compute is not ON_NUMPY:
+        xp = compute.xp
+        if type(compute) is not Compute or type(xp) is not Staged or xp._xp is not np:
+            return False
+        arrays = (*arrays, *[a for v in xp.shared.values() for a in (v if isinstance(v, tuple) else (v,))])
     for a in (*arrays, *params.values()):
         if type(a) is np.ndarray and np.may_share_memory(x, a):
             return False

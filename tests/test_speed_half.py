@@ -13,7 +13,7 @@ import pytest
 import minifp as mf
 import minifp.torch as torch
 from minifp import _compute, _intrinsics, _ops, _speed
-from minifp._formats import bfloat16, float16
+from minifp._formats import bfloat16, float16, float32
 from minifp._seams import PLAIN, SEAMS
 
 NEG_NAN = np.uint32(0xFFC00000).view(np.float32)       # x86's default NaN (inf - inf), sign set
@@ -283,13 +283,22 @@ def test_rounding_in_place_is_the_plain_rounding(fmt, layout):
 
 
 def test_a_body_owns_only_the_arrays_it_made():
-    """owned: a new array of OWNED_MIN elements or more, sharing memory with none of the body's arrays or params."""
+    """owned: a new array of OWNED_MIN elements or more, made by the plain compute (or a staged op's namespace over
+    NumPy), sharing memory with none of the body's arrays or params, nor with the sums a staged namespace shares."""
     x = np.ones((2, _compute.OWNED_MIN), np.float32)
-    assert _compute.owned(x + 1, [x, None, 2.0], {}) and _compute.owned((x + 1).T, [x], {"axis": 1})
+    plain = _compute.ON_NUMPY
+    assert _compute.owned(x + 1, plain, [x, None, 2.0], {}) and _compute.owned((x + 1).T, plain, [x], {"axis": 1})
     for view in (x, x.T, x[:, ::2], x.reshape(-1)):
-        assert not _compute.owned(view, [None, x], {})
-    assert not _compute.owned(x, [], {"index": x[0]})        # (memory shared with a param's array)
-    assert not _compute.owned(np.ones(_compute.OWNED_MIN - 1, np.float32), [x], {})     # (small: in the cache)
+        assert not _compute.owned(view, plain, [None, x], {})
+    assert not _compute.owned(x, plain, [], {"index": x[0]})        # (memory shared with a param's array)
+    assert not _compute.owned(np.ones(_compute.OWNED_MIN - 1, np.float32), plain, [x], {})     # (small: in the cache)
+    staged = _compute.Compute(_compute.Staged(np, bfloat16, None))
+    assert _compute.owned(x + 1, staged, [x], {})
+    staged.xp.shared["sums"] = (np.ones(3), x)          # (a gradient that is a shared sum is held: not its own)
+    assert not _compute.owned(x[0], staged, [], {})
+    assert not _compute.owned(x + 1, _compute.Compute(_compute.Staged(_compute.Staged(np, bfloat16, None),
+                                                                     bfloat16, None)), [], {})     # (not over NumPy)
+    assert not _compute.owned(x + 1, _compute.Tf32(np, float32), [x], {})     # (a compute that rounds its factors)
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
