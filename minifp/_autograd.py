@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _fp8
 from ._backend import array_module
-from ._compute import ON_NUMPY, in_format, owned, round_counted, route, unbroadcast, wide
+from ._compute import ON_NUMPY, OWNED_MIN, in_format, owned, round_counted, route, unbroadcast, wide
 from ._dispatch import CAST
 from ._rounding import round_to
 from ._seams import SEAMS
@@ -185,7 +185,7 @@ def _through(node, t, entry, store):
 
 def _own(compute, gi, g, ans, args, params):
     """Whether the gradient gi is the op's body's own (its rounding may write into it; g is not)."""
-    return owned(gi, compute, (g, ans, *args), params)
+    return gi.size >= OWNED_MIN and owned(gi, compute, (g, ans, *args), params)
 
 
 def _add(store, t, g, node=None, exact=False, own=False):

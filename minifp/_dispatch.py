@@ -16,7 +16,7 @@ import numpy as np
 
 from ._formats import float32, promote
 from ._backend import array_module
-from ._compute import ON_NUMPY, owned, round_counted, route, wide
+from ._compute import ON_NUMPY, OWNED_MIN, owned, round_counted, route, wide
 from ._devices import INPUT_FORMAT
 from ._ops import OPS
 from ._rounding import round_to, widen
@@ -70,7 +70,8 @@ def apply(name, *args, _out=None, **params):
                 if op.returns_bool:
                     return (result_class(type(tensors[0])) if tensors else Tensor)._wrap(ans, None, False, None, device)
                 data, values = _round(ans, fmt, name, op.selects and _selects(op, fmt, tensors, params),
-                                      not fmt.is_float32 and owned(ans, compute, operands, params))
+                                      ans.size >= OWNED_MIN and not fmt.is_float32
+                                      and owned(ans, compute, operands, params))
                 saved = compute.saved
     except (ValueError, IndexError) as e:
         shapes = ", ".join(str(getattr(a, "shape", "scalar")) for a in args)

@@ -2159,8 +2159,9 @@ def channel_sums(xp, a):
 
 @_njit
 def _sgd_momentum_kernel(w, g, buf, lr, momentum, damped, nesterov, w_out, buf_out):
-    """_optim.sgd_momentum over flat float32 arrays, each operation in float32 (no fused multiply-add), NaNs as
-    NumPy's loops pass them."""
+    """_optim.sgd_momentum over C-contiguous float32 arrays of one shape, each operation in float32 (no fused
+    multiply-add), NaNs as NumPy's loops pass them."""
+    w, g, buf, w_out, buf_out = w.reshape(-1), g.reshape(-1), buf.reshape(-1), w_out.reshape(-1), buf_out.reshape(-1)
     for i in range(w.size):
         a = buf[i] * momentum
         b = _first_nan(a, a + damped * g[i])
@@ -2169,16 +2170,18 @@ def _sgd_momentum_kernel(w, g, buf, lr, momentum, damped, nesterov, w_out, buf_o
         buf_out[i] = b
 
 
+SGD_MOMENTUM = _MachineCode(_sgd_momentum_kernel, _F32, _F32, _F32, *[numba.float32] * 3, numba.boolean, _F32, _F32)
+
+
 def sgd_momentum(w, g, buf, lr, momentum, damped, nesterov):
     """_optim.sgd_momentum in one pass (not five over full-size temporaries), for float32 NumPy arrays of one
-    shape from 4096 elements (below, NumPy's four calls cost less than the kernel's set-up)."""
-    if (w.size >= 4096 and _native(np, w, g, buf) and w.dtype is g.dtype is buf.dtype is _F32
-            and w.shape == g.shape == buf.shape):
+    shape; a small one through the kernel's machine code (10 elements: 5.0 us a call against NumPy's 6.0)."""
+    if _native(np, w, g, buf) and w.dtype is g.dtype is buf.dtype is _F32 and w.shape == g.shape == buf.shape:
         w_out, buf_out = np.empty(w.shape, _F32), np.empty(w.shape, _F32)
-        flat = w.reshape(-1), g.reshape(-1), buf.reshape(-1), w_out.reshape(-1), buf_out.reshape(-1)
         if w.size < SPLIT_MIN:          # (most parameters: no closure to make)
-            _sgd_momentum_kernel(*flat[:3], lr, momentum, damped, nesterov, *flat[3:])
+            SGD_MOMENTUM[w.ndim](w, g, buf, lr, momentum, damped, nesterov, w_out, buf_out)
         else:
+            flat = w.reshape(-1), g.reshape(-1), buf.reshape(-1), w_out.reshape(-1), buf_out.reshape(-1)
             in_parts(lambda lo, hi: _sgd_momentum_kernel(*(a[lo:hi] for a in flat[:3]), lr, momentum, damped,
                                                          nesterov, *(a[lo:hi] for a in flat[3:])), w.size, 2 * w.size)
         return w_out, buf_out

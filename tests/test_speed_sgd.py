@@ -25,20 +25,19 @@ def _values(rng, n, special):
 
 @pytest.mark.parametrize("special", [False, True])
 @pytest.mark.parametrize("nesterov,dampening", [(False, 0.0), (True, 0.0), (False, 0.25)])
-@pytest.mark.parametrize("parts", [1, 3])
-def test_one_pass_equals_the_plain_expressions(special, nesterov, dampening, parts, monkeypatch):
+@pytest.mark.parametrize("parts,shape", [(1, (4099,)), (3, (4099,)), (1, (7, 3))])
+def test_one_pass_equals_the_plain_expressions(special, nesterov, dampening, parts, shape, monkeypatch):
     monkeypatch.setattr(_speed, "THREADS", parts)
-    monkeypatch.setattr(_speed, "SPLIT_MIN", 1)
+    monkeypatch.setattr(_speed, "SPLIT_MIN", 1 if parts > 1 else _speed.SPLIT_MIN)
     rng = np.random.default_rng(7)
-    n = 4099         # (the kernel serves from 4096 elements)
-    w, g, buf = (_values(rng, n, special) for _ in range(3))
+    w, g, buf = (_values(rng, int(np.prod(shape)), special).reshape(shape) for _ in range(3))
     args = (np.float32(0.1), np.float32(0.9), np.float32(1 - dampening), nesterov)
     with np.errstate(all="ignore"):
         want = PLAIN.sgd_momentum(w, g, buf, *args)
         got = _speed.sgd_momentum(w, g, buf, *args)
     both = np.isnan(g) & (np.isnan(buf) | np.isnan(w))      # where two NaNs may meet in an addition
     for a, b in zip(got, want):
-        assert a.dtype == np.float32
+        assert a.dtype == np.float32 and a.shape == shape
         differ = a.view(np.uint32) != b.view(np.uint32)
         assert not (differ & ~both).any()
         assert np.isnan(a[differ]).all() and np.isnan(b[differ]).all()
