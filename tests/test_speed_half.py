@@ -334,6 +334,28 @@ def test_rounding_writes_only_into_what_the_bodies_made(plain_path, monkeypatch,
         assert np.array_equal(a.view(np.int32), b.view(np.int32))
 
 
+@pytest.mark.skipif(not _intrinsics.JIT, reason="the speed module is off without the JIT")
+def test_a_staged_op_rounds_its_own_arrays_in_place(monkeypatch):
+    """Under cuda bfloat16 a convolution's result (its bias added after a staged rounding) and batch norm's input
+    gradient (the native kernel's staged backward) are the staged namespace's own arrays: rounded in place."""
+    calls = []
+    for name in ("round_result", "round_gradient"):
+        def spy(x, *args, f=getattr(SEAMS, name), name=name, **kw):
+            calls.append((name, x.shape, inspect.signature(f).bind(x, *args, **kw).arguments.get("inplace", False)))
+            return f(x, *args, **kw)
+        monkeypatch.setattr(SEAMS, name, spy)
+    torch.manual_seed(0)
+    conv, bn = torch.nn.Conv2d(8, 8, 3, padding=1).to("cuda"), torch.nn.BatchNorm2d(8).to("cuda")
+    x = torch.randn(4, 8, 32, 32).to("cuda")
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        out = bn(conv(x))
+    out.float().sum().backward()
+    results = [c for c in calls if c[0] == "round_result" and c[1] == (4, 8, 32, 32)]
+    assert [c[2] for c in results] == [False, True, True]       # x's cast; the convolution's and batch norm's results
+    backward = calls[calls.index(results[-1]) + 1:]
+    assert ("round_gradient", (4, 8, 32, 32), True) in backward           # batch norm's input gradient
+
+
 @pytest.mark.parametrize("view", [lambda x: x, lambda x: x.T.T, lambda x: x.reshape(-1).reshape(x.shape)])
 def test_a_body_that_returns_its_operand_is_not_written_into(monkeypatch, view):
     """A result that is an operand's array (or a view of it) is rounded into new arrays: the operand keeps its
