@@ -538,6 +538,26 @@ def test_layouts_and_asymmetric_padding(case, fmt):
     _check_gradient(name, args, params, np.random.default_rng(6))
 
 
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("o,c,k", [(16, 8, 3), (24, 16, 1), (8, 3, 5)])
+def test_convolution_gemms_take_the_kernel_as_it_lies(layout, o, c, k):
+    """The forward's GEMM takes the transpose of the kernel's rows (O, taps x channels) and the input gradient's
+    the rows, as views where they can be: the same bits as from the kernel copied into each product's C order."""
+    from minifp import _ops
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 9, 9, c)).astype(np.float32)            # NHWC values
+    w = rng.standard_normal((o, c, k, k)).astype(np.float32)            # OIHW
+    xl, wl = (x, w.transpose(2, 3, 1, 0)) if layout == "NHWC" else (x.transpose(0, 3, 1, 2), w)
+    cols, shape = _ops._cols(np, xl, k, k, 1, k // 2, 1, 1, layout == "NHWC")
+    hwio = np.ascontiguousarray(w.transpose(2, 3, 1, 0)).reshape(-1, o)
+    want = np.matmul(np.ascontiguousarray(cols), hwio).reshape(*shape, o)
+    got = _ops._conv_gemm(np, xl, wl, k, k, 1, k // 2, 1, 1, layout)
+    assert np.array_equal(got.view(np.int32), want.view(np.int32))
+    g = rng.standard_normal((cols.shape[0], o)).astype(np.float32)
+    rows = _ops._kernel_rows(wl, layout)
+    assert np.array_equal(np.matmul(g, rows).view(np.int32), np.matmul(g, np.ascontiguousarray(hwio.T)).view(np.int32))
+
+
 def test_every_op_is_covered():
     assert {"add", "matmul", "getitem", "concatenate", "softmax", "cast", "where"} <= set(DIFFERENTIABLE)
     assert {"lt", "eq"}.isdisjoint(DIFFERENTIABLE)
