@@ -2181,9 +2181,9 @@ def sgd_momentum(w, g, buf, lr, momentum, damped, nesterov):
         if w.size < SPLIT_MIN:          # (most parameters: no closure to make)
             SGD_MOMENTUM[w.ndim](w, g, buf, lr, momentum, damped, nesterov, w_out, buf_out)
         else:
-            flat = w.reshape(-1), g.reshape(-1), buf.reshape(-1), w_out.reshape(-1), buf_out.reshape(-1)
-            in_parts(lambda lo, hi: _sgd_momentum_kernel(*(a[lo:hi] for a in flat[:3]), lr, momentum, damped,
-                                                         nesterov, *(a[lo:hi] for a in flat[3:])), w.size, 2 * w.size)
+            w_, g_, b_, wo, bo = (a.reshape(-1) for a in (w, g, buf, w_out, buf_out))
+            in_parts(lambda lo, hi: SGD_MOMENTUM[1](w_[lo:hi], g_[lo:hi], b_[lo:hi], lr, momentum, damped, nesterov,
+                                                    wo[lo:hi], bo[lo:hi]), w.size, 2 * w.size)
         return w_out, buf_out
     return PLAIN.sgd_momentum(w, g, buf, lr, momentum, damped, nesterov)
 
