@@ -112,6 +112,22 @@ _POOL = []      # the ThreadPoolExecutor, made on first use (and forgotten in a 
 BLAS_SPIN = 16
 
 
+def _openblas():
+    """The process's loaded OpenBLAS libraries (NumPy's), as ctypes handles: found in /proc/self/maps (Linux)."""
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split()[-1] for line in maps if "openblas" in line.rsplit("/", 1)[-1].lower()}
+    except OSError:
+        return []
+    libs = []
+    for path in sorted(paths):
+        try:
+            libs.append(ctypes.CDLL(path))     # (loaded already: its handle)
+        except OSError:
+            continue
+    return libs
+
+
 def _calm_blas():
     """Have the process's OpenBLAS (NumPy's) spin BLAS_SPIN before its idle threads sleep, as if
     OPENBLAS_THREAD_TIMEOUT had been set when it loaded: set it, have OpenBLAS read it again and restart its threads
@@ -120,20 +136,40 @@ def _calm_blas():
     (another BLAS, another system)."""
     if "OPENBLAS_THREAD_TIMEOUT" in os.environ or threading.active_count() > 1:
         return
-    try:
-        with open("/proc/self/maps") as maps:
-            paths = {line.split()[-1] for line in maps if "openblas" in line.rsplit("/", 1)[-1].lower()}
-    except OSError:
-        return
-    for path in paths:
-        try:
-            lib = ctypes.CDLL(path)     # (loaded already: its handle)
-        except OSError:
-            continue
+    for lib in _openblas():
         if hasattr(lib, "openblas_read_env") and hasattr(lib, "blas_thread_shutdown_"):
             os.environ["OPENBLAS_THREAD_TIMEOUT"] = str(BLAS_SPIN)
             lib.openblas_read_env()
             lib.blas_thread_shutdown_()
+
+
+# OpenBLAS's calls for its threads, by the names its builds give them (NumPy's wheels: scipy_ before, 64_ after).
+_BLAS_NAMES = [(f"{a}openblas_set_num_threads{b}", f"{a}openblas_get_num_threads{b}")
+               for a in ("", "scipy_") for b in ("", "64_")]
+
+
+def blas_threads(n=None):
+    """Set the process's OpenBLAS to n threads (where n is given), and return the threads it uses, or None where no
+    OpenBLAS with those calls is loaded (another BLAS, another system: its threads stay as its environment set)."""
+    found = None
+    for lib in _openblas():
+        for set_name, get_name in _BLAS_NAMES:
+            if hasattr(lib, set_name) and hasattr(lib, get_name):
+                if n is not None:
+                    getattr(lib, set_name)(ctypes.c_int(n))
+                found = getattr(lib, get_name)()
+                break
+    return found
+
+
+def set_threads(n):
+    """Run the speed module's parts on n threads from now on (their bits do not depend on it), and the process's
+    OpenBLAS on n (a float32 GEMM's low bits follow its split, as MKL's do under PyTorch's set_num_threads)."""
+    global THREADS
+    if n != THREADS and _POOL:
+        _POOL.pop().shutdown(wait=False)      # made again, of n - 1 threads, on the next call cut in parts
+    THREADS = n
+    blas_threads(n)
 
 
 def in_parts(part, n, work):
@@ -150,8 +186,8 @@ def in_parts(part, n, work):
     if not _POOL:
         _calm_blas()
         _POOL.append(ThreadPoolExecutor(THREADS - 1, thread_name_prefix="minifp-speed"))
-    cuts = [n * i // pieces for i in range(pieces + 1)]
-    futures = [_POOL[0].submit(part, cuts[i], cuts[i + 1]) for i in range(pieces - 1)]
+    pool, cuts = _POOL[0], [n * i // pieces for i in range(pieces + 1)]
+    futures = [pool.submit(part, cuts[i], cuts[i + 1]) for i in range(pieces - 1)]
     try:
         part(cuts[-2], cuts[-1])
         for i in reversed(range(pieces - 1)):

@@ -22,6 +22,8 @@ Autodiff and state of the thread
     grad_mode, no_grad, enable_grad, is_grad_enabled, Autocast, autocast_scope, current_autocast, training_scope,
     current_training (a layer call's training flag, passed down to the layers it calls),
     float32_products, set_float32_products (TF32 switches), layer_scope, watched_call, unwatched, is_layer
+Threads
+    threads(), set_threads(n)         the threads minifp computes on (its kernels' parts, OpenBLAS's), process-wide
 Devices
     Device, IDEAL, H100, CUBLAS, device_numerics(device), set_device_numerics(device, numerics)   a device's numerics as a
     value, and which one a device name ("cpu", "cuda", "ideal") computes as
@@ -40,7 +42,7 @@ from __future__ import annotations
 
 import gc
 
-from . import _checks as checks, _memory
+from . import _checks as checks, _memory, _speed
 from ._autograd import backward, gradients
 from ._backend import array_module, to_numpy
 from ._dispatch import apply
@@ -68,7 +70,7 @@ from ._tensor import Tensor, check_storage, real, take, tensor
 __all__ = ["Tensor", "tensor", "apply", "op_function", "op_method", "install_names", "make", "rewrap", "made_like", "storage", "values", "take", "convert", "detach_",
            "made_by", "round_to", "widen", "MODES", "backward", "gradients", "grad_mode", "no_grad", "enable_grad",
            "is_grad_enabled", "Autocast", "autocast_scope", "current_autocast", "training_scope", "current_training", "float32_products",
-           "set_float32_products", "Device", "IDEAL", "H100", "CUBLAS", "device_numerics", "set_device_numerics", "set_storage", "become", "memory_held", "memory_peak", "reset_memory_peak", "layer_scope", "watched_call", "unwatched", "is_layer", "update_running_stats",
+           "set_float32_products", "threads", "set_threads", "Device", "IDEAL", "H100", "CUBLAS", "device_numerics", "set_device_numerics", "set_storage", "become", "memory_held", "memory_peak", "reset_memory_peak", "layer_scope", "watched_call", "unwatched", "is_layer", "update_running_stats",
            "sgd_update", "adam_update", "rmsprop_update", "adagrad_update", "adagrad_state", "adadelta_update",
            "adamax_update", "nadam_update", "radam_update", "keras_sgd_update",
            "keras_adam_update", "keras_rmsprop_update", "keras_nadam_update", "keras_nadam_u",
@@ -235,6 +237,17 @@ def set_device_numerics(device, numerics):
     if not isinstance(numerics, Device):
         raise TypeError(f"set_device_numerics: numerics must be a Device (IDEAL, H100), got {numerics!r}")
     DEVICES[device] = numerics
+
+
+def threads():
+    """The threads minifp computes on: its kernels' parts and (where it can set them) OpenBLAS's."""
+    return _speed.THREADS
+
+
+def set_threads(n):
+    """Compute on n threads from now on, process-wide: the kernels' parts (their bits do not depend on it) and the
+    process's OpenBLAS where it is found (a float32 GEMM's low bits follow its thread split)."""
+    _speed.set_threads(checks.integer("n", n, 1, where="set_threads: "))
 
 
 def format_of(dtype):

@@ -277,3 +277,37 @@ def test_openblas_is_told_to_spin_less_when_the_pool_starts(case, want):
     out = subprocess.run([sys.executable, "-c", _CALM, case], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == want.split()
+
+
+_SET = """
+import numpy as np
+import minifp.torch as torch
+from minifp import _speed
+x = np.random.default_rng(0).standard_normal((64, 2048)).astype(np.float32)
+_speed.SPLIT_MIN = 1 << 16
+out = []
+for n in (1, 3, 2):
+    torch.set_num_threads(n)
+    cut = []
+    whole = _speed.in_parts
+    _speed.in_parts = lambda part, m, work: whole(lambda lo, hi: cut.append(lo) or part(lo, hi), m, work)
+    y = _speed.relu(np, x)
+    _speed.in_parts = whole
+    pool = _speed._POOL[0]._max_workers if _speed._POOL else 0
+    out.append((torch.get_num_threads(), _speed.blas_threads(), len(cut), pool, y.tobytes() == out[0][4] if out else y.tobytes()))
+print([o[:4] for o in out], all(o[4] is True for o in out[1:]))
+"""
+
+
+def test_set_num_threads_moves_the_parts_and_openblas():
+    """torch.set_num_threads(n): the kernels' parts on n threads (a pool of n - 1, made again), OpenBLAS's threads
+    n where its call is found (None elsewhere), the bits the same at every count."""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", _SET], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "OPENBLAS_NUM_THREADS": "2"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    counts, same = out.stdout.rsplit(" ", 1)
+    blas = None if _speed.blas_threads() is None else True
+    want = [(1, blas and 1, 1, 0), (3, blas and 3, 6, 2), (2, blas and 2, 4, 1)]
+    assert counts == str(want) and same.strip() == "True"

@@ -1,9 +1,13 @@
 """The global switches and markers a training script sets: memory formats, torch.compile, threads, determinism,
-print options. minifp's results depend on none of them; they are kept so that a script's own reads of them give
-back what it set."""
+print options. minifp's results depend on none of them but the threads (float32 GEMMs' low bits, as in PyTorch); the
+others are kept so that a script's own reads of them give back what it set."""
 from __future__ import annotations
 
 import os
+
+import numpy as np
+
+from ..engine import set_threads, threads
 
 __all__ = ["memory_format", "channels_last", "contiguous_format", "preserve_format", "channels_last_3d", "compile",
            "set_num_threads", "get_num_threads", "set_num_interop_threads", "get_num_interop_threads",
@@ -33,25 +37,40 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     return model if model is not None else (lambda fn: fn)
 
 
-_settings = {"threads": int(os.environ.get("OMP_NUM_THREADS", 0)) or (os.cpu_count() or 1), "interop": 1,
-             "deterministic": False, "warn_only": False}
+_settings = {"interop": None, "deterministic": False, "warn_only": False}
+
+
+def _thread_count(fn, n):
+    """n if it is a positive int (a bool is not; NumPy's integers are), else PyTorch's RuntimeError."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        kind = type(n).__name__ if type(n).__module__ == "builtins" else f"{type(n).__module__}.{type(n).__name__}"
+        raise RuntimeError(f"{fn} expects an int, but got {kind}")
+    if n <= 0:
+        raise RuntimeError(f"{fn} expects a positive integer")
+    return int(n)
 
 
 def set_num_threads(n):
-    """Kept for get_num_threads (NumPy's BLAS threads are set by OMP_NUM_THREADS before start)."""
-    _settings["threads"] = int(n)
+    """The threads minifp computes on, process-wide: its kernels' parts and NumPy's OpenBLAS (its float32 GEMMs'
+    low bits follow their thread split, as MKL's do under PyTorch)."""
+    set_threads(_thread_count("set_num_threads", n))
 
 
 def get_num_threads():
-    return _settings["threads"]
+    return threads()
 
 
 def set_num_interop_threads(n):
-    _settings["interop"] = int(n)
+    """Kept for get_num_interop_threads (minifp runs no ops concurrently); once, as in PyTorch."""
+    n = _thread_count("set_num_interop_threads", n)
+    if _settings["interop"] is not None:
+        raise RuntimeError("Error: cannot set number of interop threads after parallel work has started or "
+                           "set_num_interop_threads called")
+    _settings["interop"] = n
 
 
 def get_num_interop_threads():
-    return _settings["interop"]
+    return _settings["interop"] or os.cpu_count() or 1
 
 
 def use_deterministic_algorithms(mode, *, warn_only=False):

@@ -1,6 +1,7 @@
 """What a training script touches before its first op (versions, accelerator, backends, cuda's queries and
 memory, parallel wrappers, distributed, compile), the misuse PyTorch refuses, and the error for a missing name."""
 import importlib
+import os
 import warnings
 
 import numpy as np
@@ -98,11 +99,35 @@ def test_linalg_norms():
 
 
 def test_global_switches_read_back_what_was_set():
-    torch.set_num_threads(2)
-    torch.use_deterministic_algorithms(True)
-    assert torch.get_num_threads() == 2 and torch.are_deterministic_algorithms_enabled()
-    torch.use_deterministic_algorithms(False)
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(3)
+        torch.use_deterministic_algorithms(True)
+        assert torch.get_num_threads() == 3 and torch.are_deterministic_algorithms_enabled()
+    finally:
+        torch.set_num_threads(before)
+        torch.use_deterministic_algorithms(False)
     assert torch.zeros(2, 3).contiguous(memory_format=torch.channels_last).shape == (2, 3)
+
+
+@pytest.mark.parametrize("value, words", [(0, "expects a positive integer"), (-2, "expects a positive integer"),
+                                          (2.0, "expects an int, but got float"), ("2", "expects an int, but got str"),
+                                          (True, "expects an int, but got bool"),
+                                          (None, "expects an int, but got NoneType"),
+                                          (np.float64(2), "expects an int, but got numpy.float64")])
+def test_thread_counts_are_refused_as_pytorch_refuses_them(value, words, monkeypatch):
+    """PyTorch 2.13's RuntimeErrors, the counts unchanged; interop threads can be set once."""
+    from minifp.torch import _globals
+    monkeypatch.setitem(_globals._settings, "interop", None)
+    before = torch.get_num_threads()
+    for fn in ("set_num_threads", "set_num_interop_threads"):
+        with pytest.raises(RuntimeError, match=f"^{fn} {words}$"):
+            getattr(torch, fn)(value)
+    assert torch.get_num_threads() == before and torch.get_num_interop_threads() == (os.cpu_count() or 1)
+    torch.set_num_interop_threads(np.int64(3))
+    with pytest.raises(RuntimeError, match="cannot set number of interop threads after parallel work has started"):
+        torch.set_num_interop_threads(3)
+    assert torch.get_num_interop_threads() == 3
 
 
 def test_misuse_is_refused_as_pytorch_refuses_it():
