@@ -73,9 +73,9 @@ def apply(name, *args, _out=None, **params):
                                       ans.size >= OWNED_MIN and not fmt.is_float32
                                       and owned(ans, compute, operands, params))
                 saved = compute.saved
-    except (ValueError, IndexError) as e:
-        shapes = ", ".join(str(getattr(a, "shape", "scalar")) for a in args)
-        raise type(e)(f"{name} (inputs of shapes {shapes}): {e}") from None   # the cause may not be the shapes
+    except (ValueError, IndexError) as e:      # in the words of the inputs' face (the cause may not be the shapes)
+        cls = result_class(type(tensors[0])) if tensors else Tensor
+        raise cls.op_error(name, [getattr(a, "shape", None) for a in args], e) from None
     # The result, with the node that made it where a gradient will flow through it
     node = Node(op, args, params, saved) if STATE.grad_enabled and _differentiable(tensors) else None
     out = (result_class(type(tensors[0])) if tensors else Tensor)._wrap(data, fmt, node is not None, node, device)

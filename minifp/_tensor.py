@@ -48,6 +48,14 @@ class Tensor:
             _note_storage(data, t.device)
         return t
 
+    @classmethod
+    def op_error(cls, name, shapes, error):
+        """The exception for an op `name` whose array math refused its inputs (shapes: each input's, None for a
+        number) with `error`: the error's type, naming the op and the shapes. A face's tensor class phrases it as
+        its framework does."""
+        listed = ", ".join("scalar" if s is None else str(s) for s in shapes)
+        return type(error)(f"{name} (inputs of shapes {listed}): {error}")
+
     def _like(self, data, fmt, requires_grad=False):
         """A new tensor of this one's result class and device over `data`, already in `fmt` (None: integers, bools)."""
         return result_class(type(self))._wrap(data, fmt, requires_grad, None, self.device)

@@ -16,12 +16,39 @@ def _t(x):
     return x if isinstance(x, _EngineTensor) else tensor(x)
 
 
+def _tensor_list(tensors, fn):
+    """cat's and stack's tensors: a sequence of tensors only, as PyTorch takes them."""
+    if isinstance(tensors, _EngineTensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{fn}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+                        f"{'Tensor' if isinstance(tensors, _EngineTensor) else type(tensors).__name__}")
+    for i, x in enumerate(tensors):
+        if not isinstance(x, _EngineTensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(x).__name__}")
+    return list(tensors)
+
+
 def cat(tensors, dim=0):
-    """Tensors joined along dim; mixed float dtypes promote (PyTorch's cat)."""
-    tensors = [_t(x) for x in tensors]
+    """Tensors joined along dim; mixed float dtypes promote (PyTorch's cat). 1-D empty tensors are skipped, as
+    PyTorch's legacy rule says."""
+    tensors = _tensor_list(tensors, "cat")
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
-    return apply("concatenate", *tensors, axis=_dim(dim, tensors[0].ndim))
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    for i, x in enumerate(tensors):
+        if not x.ndim:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    kept = [x for x in tensors if x.shape != (0,)] or tensors[:1]
+    first = kept[0]
+    axis = _dim(dim, first.ndim)
+    for i, x in enumerate(tensors):
+        if x.shape == (0,) and len(kept) < len(tensors):
+            continue
+        if x.ndim != first.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {first.ndim} and {x.ndim}")
+        for d, (a, b) in enumerate(zip(first.shape, x.shape)):
+            if d != axis and a != b:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {axis}. Expected size {a} but "
+                                   f"got size {b} for tensor number {i} in the list.")
+    return apply("concatenate", *kept, axis=axis)
 
 
 concat = cat
@@ -29,9 +56,13 @@ concat = cat
 
 def stack(tensors, dim=0):
     """Tensors of one shape joined along a new dim."""
-    tensors = [_t(x) for x in tensors]
+    tensors = _tensor_list(tensors, "stack")
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
+    for i, x in enumerate(tensors):
+        if x.shape != tensors[0].shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} at "
+                               f"entry 0 and {list(x.shape)} at entry {i}")
     d = _dim(dim, tensors[0].ndim + 1)
     return cat([x.unsqueeze(d) for x in tensors], dim=d)
 
@@ -49,6 +80,9 @@ def mm(input, mat2):
 def bmm(input, mat2):
     if input.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError(f"batch1 must be a 3D tensor" if input.ndim != 3 else "batch2 must be a 3D tensor")
+    if (input.shape[0], input.shape[2]) != tuple(mat2.shape[:2]):       # (bmm does not broadcast)
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{input.shape[0]}, "
+                           f"{input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
     return matmul(input, mat2)
 
 
@@ -96,3 +130,4 @@ class finfo:
 
 
 Tensor.add, Tensor.sub, Tensor.mul, Tensor.div = add, sub, mul, div
+Tensor.mm, Tensor.bmm = mm, bmm

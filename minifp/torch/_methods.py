@@ -17,7 +17,7 @@ import numpy as np
 from .. import engine
 from ..engine import apply, become, made_by, made_like, rewrap, set_storage, storage, Tensor as _EngineTensor, to_numpy
 from .linalg import vector_norm
-from ._tensor import Tensor, _dim, _dims, _shape_args, _type_name, full, ones, tensor, zeros
+from ._tensor import Tensor, _dim, _dims, _shape_args, _type_name, empty, full, ones, tensor, zeros
 
 __all__ = ["check_grad", "topk", "sort", "argsort", "split", "chunk", "unbind", "tril", "triu", "flip", "gather", "var", "std",
            "cumsum", "masked_fill", "broadcast_to", "count_nonzero", "amax", "amin", "norm"]
@@ -73,6 +73,8 @@ def _in_place(t, compute):
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     before = rewrap(t, type(t)) if t.requires_grad else t
     new = compute(before)
+    if new.shape != t.shape:        # (x += y broadcasts y into x's shape, never x into a larger one)
+        raise RuntimeError(f"output with shape {list(t.shape)} doesn't match the broadcast shape {list(new.shape)}")
     if new.fmt is not t.fmt and new.fmt != t.fmt:
         if t.fmt is None:
             _cast_refused(new, t)
@@ -97,6 +99,11 @@ def _refuse_on_leaf(method):
     return checked
 
 
+# C++'s names of dtypes, in PyTorch's error for a gradient of another dtype than its tensor's
+_CPP_NAMES = {"Float": "float", "Half": "c10::Half", "BFloat16": "c10::BFloat16", "Double": "double", "Long": "long int",
+              "Int": "int", "Short": "short int", "Char": "signed char", "Byte": "unsigned char", "Bool": "bool"}
+
+
 def check_grad(p, g):
     """What p.grad = g must be: None or a tensor of p's dtype, device and shape (PyTorch's checks, in its order)."""
     if g is None or isinstance(g, _EngineTensor) and g.fmt is p.fmt and g.device == p.device \
@@ -105,11 +112,18 @@ def check_grad(p, g):
     if not isinstance(g, _EngineTensor):
         raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(g).__name__}")
     if g.dtype != p.dtype:
-        raise RuntimeError("assigned grad has data of a different type")
+        name = _type_name(g)
+        raise RuntimeError(
+            f"attempting to assign a gradient with dtype '{_CPP_NAMES.get(name, name)}' to a tensor with grad_dtype "
+            f"'{_type_name(p)}'. The gradient must match the tensor's grad_dtype (defaults to the tensor's dtype). "
+            f"You can set the tensor's grad_dtype attribute with a specific dtype, or None to allow any dtype. Set "
+            f"grad_dtype with caution. Diverging the dtypes of a tensor and its gradient may break downstream "
+            f"systems that assume they match.")
+    if tuple(g.shape) != tuple(p.shape):
+        raise RuntimeError(f"attempting to assign a gradient of size '{list(g.shape)}' to a tensor of size "
+                           f"'{list(p.shape)}'. Please ensure that the gradient and the tensor are the same size")
     if g.device != p.device:
         raise RuntimeError("assigned grad has data located on a different device")
-    if tuple(g.shape) != tuple(p.shape):
-        raise RuntimeError("assigned grad has data of a different size")
 
 
 def _setitem(self, index, value):
@@ -404,7 +418,7 @@ for _name, _fn in {
         "logical_not": lambda self: made_like(self, np.logical_not(to_numpy(storage(self))), None),
         "__array__": lambda self, dtype=None, copy=None: self.numpy() if dtype is None else self.numpy().astype(dtype),
         "pin_memory": lambda self, device=None: self, "is_pinned": lambda self, device=None: False,
-        "new_tensor": _new_tensor, "new_zeros": _new(zeros), "new_ones": _new(ones), "new_empty": _new(zeros),
+        "new_tensor": _new_tensor, "new_zeros": _new(empty), "new_ones": _new(ones), "new_empty": _new(empty),
         "new_full": lambda self, size, fill_value, **kw: _new(full)(self, size, fill_value=fill_value, **kw)}.items():
     setattr(Tensor, _name, _fn)
 Tensor.detach = _detach

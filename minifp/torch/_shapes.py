@@ -16,7 +16,7 @@ import numpy as np
 from ..engine import apply, made_like, storage, Tensor as _EngineTensor, to_numpy
 from ._functions import cat, stack
 from ._methods import _in_place, flip
-from ._tensor import Size, Tensor, _dim, _dims, _shape_args, _type_name, get_default_dtype, int64, tensor, zeros
+from ._tensor import Size, Tensor, broadcast_shape, _dim, _dims, _shape_args, _type_name, get_default_dtype, int64, tensor, zeros
 from . import linalg as _linalg
 
 __all__ = ["linspace", "logspace", "eye", "meshgrid", "diagonal", "diag", "diag_embed", "diagflat", "narrow", "roll",
@@ -360,7 +360,7 @@ def masked_select(input, mask):
     """A 1-dim tensor of input's values where the (broadcast) bool mask holds."""
     if not isinstance(mask, _EngineTensor) or storage(mask).dtype != np.bool_:
         raise RuntimeError(f"masked_select: expected BoolTensor for mask")
-    shape = np.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    shape = broadcast_shape(tuple(mask.shape), tuple(input.shape))
     return _at(_broadcast(input, shape), np.broadcast_to(_np(mask), shape))
 
 
@@ -698,7 +698,7 @@ def masked_scatter(input, mask, source):
     if input.dtype != source.dtype:
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got "
                            f"{input.dtype} and {source.dtype}")
-    shape = np.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    shape = broadcast_shape(tuple(mask.shape), tuple(input.shape))
     m = np.broadcast_to(_np(mask), shape)
     count = int(m.sum())
     if count > source.numel():

@@ -163,9 +163,12 @@ def _new_shape(t, shape):
 _TYPE_NAMES = {engine.float32: "Float", engine.float16: "Half", engine.bfloat16: "BFloat16"}
 
 
+_INT_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
 def _type_name(t):
-    return _TYPE_NAMES.get(t.fmt, str(t.fmt)) if t.fmt is not None else {
-        "int64": "Long", "int32": "Int", "bool": "Bool"}.get(storage(t).dtype.name, storage(t).dtype.name)
+    return _TYPE_NAMES.get(t.fmt, str(t.fmt)) if t.fmt is not None else \
+        _INT_NAMES.get(storage(t).dtype.name, storage(t).dtype.name)
 
 
 _CAFFE2 = {"Float": "float", "Half": "c10::Half", "BFloat16": "c10::BFloat16"}
@@ -223,6 +226,12 @@ class Tensor(_EngineTensor):
     def __init__(self, *args, **kwargs):
         raise TypeError("use minifp.torch.tensor(data, dtype=...) to make a tensor")
 
+    @classmethod
+    def op_error(cls, name, shapes, error):
+        """PyTorch's RuntimeError where the inputs' shapes do not broadcast, else the engine's words."""
+        refused = name != "matmul" and "broadcast" in str(error) and broadcast_refusal([s for s in shapes if s])
+        return RuntimeError(refused) if refused else super().op_error(name, shapes, error)
+
     def is_floating_point(self):
         return self.fmt is not None
 
@@ -249,6 +258,61 @@ class Tensor(_EngineTensor):
                                "instead.")
         return to_numpy(storage(self))
 
+    def __bool__(self):
+        n = storage(self).size
+        if n != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {'no values' if not n else 'more than one value'} is "
+                               f"ambiguous")
+        return bool(self.item())
+
+    def __float__(self):
+        if storage(self).size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return float(self.item())
+
+    def __int__(self):
+        if storage(self).size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return int(self.item())
+
+    def __iter__(self):
+        if not self.ndim:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def type(self, dtype=None, non_blocking=False):
+        """The tensor type's name ('torch.FloatTensor', 'torch.cuda.HalfTensor') with no dtype, else this tensor
+        in dtype (a dtype, or a type's name)."""
+        if dtype is None:
+            return f"torch.{'cuda.' if self.device == 'cuda' else ''}{_type_name(self)}Tensor"
+        if isinstance(dtype, str):
+            name = dtype.removeprefix("torch.").removeprefix("cuda.").removesuffix("Tensor")
+            by_name = {**{v: k for k, v in _INT_NAMES.items()}, "Float": "float32", "Half": "float16",
+                       "BFloat16": "bfloat16", "Double": "float64"}
+            if not dtype.endswith("Tensor") or name not in by_name:
+                raise ValueError(f"invalid type: {dtype!r}")
+            return self.to(as_dtype(by_name[name]))
+        return self.to(dtype)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Gradients of this tensor into the .grad of every leaf that requires one (of `inputs` only, where given:
+        their .grad gains the gradient, added in their dtype, and the graph is kept)."""
+        if create_graph:
+            raise NotImplementedError("backward(create_graph=True): minifp's gradients are not differentiable (no "
+                                      "higher-order gradients)")
+        check_output_gradients([self], [gradient])
+        if inputs is None:
+            return engine.backward(self, gradient, retain_graph)
+        inputs = [inputs] if isinstance(inputs, _EngineTensor) else list(inputs)
+        if not inputs:
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+        found = engine.gradients([self], inputs, [gradient])
+        with engine.no_grad():
+            for x in inputs:
+                if id(x) in found:
+                    g = made_like(x, found[id(x)], x.fmt)
+                    x.grad = g if x.grad is None else x.grad + g
+
     def requires_grad_(self, requires_grad=True):
         if self.fmt is None and requires_grad:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
@@ -256,7 +320,9 @@ class Tensor(_EngineTensor):
         return self
 
     def retain_grad(self):
-        return self
+        """Accepted (minifp's backward keeps no non-leaf gradient), refused where no gradient flows, as in PyTorch."""
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
 
     def zero_(self):
         return self.assign(np.zeros(storage(self).shape, np.float32))
@@ -414,7 +480,9 @@ class Tensor(_EngineTensor):
         if self.ndim == 0:
             return self.reshape(1)
         s, e = _dim(start_dim, self.ndim, "start_dim"), _dim(end_dim, self.ndim, "end_dim")
-        return self.reshape(self.shape[:s] + (-1,) + self.shape[e + 1:]) if s <= e else self
+        if s > e:
+            raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+        return self.reshape(self.shape[:s] + (-1,) + self.shape[e + 1:])
 
     def contiguous(self, memory_format=None):
         return self
@@ -628,11 +696,22 @@ def from_numpy(a):
 def _filled(shape, value, dtype, device, requires_grad):
     d = as_dtype(dtype) if dtype is not None else (_default[0] if isinstance(value, float) or value is None
                                                   else _infer(np.asarray(value)))
-    return tensor(np.full(_shape_args(shape), 0 if value is None else value), dtype=d, device=device,
+    return tensor(np.full(_sizes(shape), 0 if value is None else value), dtype=d, device=device,
                   requires_grad=requires_grad)
 
 
+def _sizes(shape, fn=None):
+    """A factory's shape (f(2, 3) or f((2, 3))), refused as PyTorch refuses a negative size (zeros: its own words)."""
+    shape = _shape_args(shape)
+    bad = next((n for n in shape if isinstance(n, numbers.Integral) and n < 0), None)
+    if bad is not None:
+        raise RuntimeError(f"{fn}: Dimension size must be non-negative." if fn else
+                           f"Trying to create tensor with negative dimension {bad}: {list(shape)}")
+    return shape
+
+
 def zeros(*size, dtype=None, device=None, requires_grad=False):
+    _sizes(size, "zeros")
     return _filled(size, 0.0 if dtype is None else 0, dtype, device, requires_grad)
 
 
@@ -641,7 +720,7 @@ def ones(*size, dtype=None, device=None, requires_grad=False):
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False):
-    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _filled(size, 0.0 if dtype is None else 0, dtype, device, requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
@@ -671,13 +750,13 @@ def full_like(input, fill_value, dtype=None, device=None, requires_grad=False):
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal samples from minifp's seeded generator (not PyTorch's stream: values differ)."""
-    values = _rng(generator, "randn()", device).standard_normal(_shape_args(size))
+    values = _rng(generator, "randn()", device).standard_normal(_sizes(size))
     return tensor(values, dtype=dtype or _default[0], device=device, requires_grad=requires_grad)
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform samples in [0, 1) from minifp's seeded generator."""
-    values = _rng(generator, "rand()", device).random(_shape_args(size))
+    values = _rng(generator, "rand()", device).random(_sizes(size))
     return tensor(values, dtype=dtype or _default[0], device=device, requires_grad=requires_grad)
 
 
@@ -692,7 +771,7 @@ def randint(*args, size=None, low=None, high=None, generator=None, dtype=None, d
     low, high = (0, bounds[0]) if len(bounds) == 1 else bounds
     if not low < high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    return tensor(_rng(generator, "randint()", device).integers(low, high, size=tuple(size)), dtype=dtype or int64,
+    return tensor(_rng(generator, "randint()", device).integers(low, high, size=_sizes(size)), dtype=dtype or int64,
                   device=device, requires_grad=requires_grad)
 
 
@@ -762,7 +841,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, de
     if (np.asarray(sd) < 0).any():
         raise RuntimeError("normal expects all elements of std >= 0.0" if isinstance(std, _EngineTensor) else
                            f"normal expects std >= 0.0, but found std {std:g}")
-    shape = np.broadcast_shapes(np.shape(m), np.shape(sd)) if size is None else _shape_args((size,))
+    shape = broadcast_shape(np.shape(m), np.shape(sd)) if size is None else _shape_args((size,))
     device = device or (tensors[0].device if tensors else None)
     values = _rng(generator, "normal()", device).normal(np.broadcast_to(m, shape), np.broadcast_to(sd, shape))
     d = dtype or (tensors[0].dtype if tensors else _default[0])
@@ -834,7 +913,67 @@ def matmul(input, other):
     """Matrix product; outside autocast both must have one dtype, as in PyTorch."""
     input, other = _t(input), _t(other)
     check_same_dtype(input, other)
-    return apply("matmul", input, other)
+    try:
+        return apply("matmul", input, other)
+    except ValueError:
+        raise RuntimeError(_matmul_refusal(tuple(input.shape), tuple(other.shape))) from None
+
+
+def _matmul_refusal(a, b):
+    """PyTorch's words for shapes its matmul cannot multiply: those of the kernel each case runs (dot, mv, mm, or
+    bmm over the broadcast batch)."""
+    if not a or not b:
+        return f"both arguments to matmul need to be at least 1D, but they are {len(a)}D and {len(b)}D"
+    if len(a) == len(b) == 1:
+        return (f"inconsistent tensor size, expected tensor [{a[0]}] and src [{b[0]}] to have the same number of "
+                f"elements, but got {a[0]} and {b[0]} elements respectively")
+    if len(b) <= 2:                 # a folds to one matrix (its rows, every batch's): mv or mm
+        rows = math.prod(a[:-1]) if len(a) > 1 else 1
+        if len(b) == 1:
+            return f"size mismatch, got input ({rows}), mat ({rows}x{a[-1]}), vec ({b[0]})"
+        return f"mat1 and mat2 shapes cannot be multiplied ({rows}x{a[-1]} and {b[0]}x{b[1]})"
+    batch_a, batch_b = a[:-2], b[:-2]
+    refused = broadcast_refusal([batch_a, batch_b])
+    if refused:
+        return refused
+    batch = math.prod(np.broadcast_shapes(batch_a, batch_b))
+    return (f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, {a[-1]}] but got: "
+            f"[{batch}, {b[-2]}].")
+
+
+def check_output_gradients(outputs, gradients):
+    """PyTorch's RuntimeErrors for output gradients that cannot seed a backward: a missing one of a non-scalar
+    output, or one of another shape."""
+    for i, (out, g) in enumerate(zip(outputs, gradients)):
+        if g is None:
+            if out.requires_grad and storage(out).size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        elif isinstance(g, _EngineTensor) and tuple(g.shape) != tuple(out.shape):
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g.shape)} and "
+                               f"output[{i}] has a shape of {Size(out.shape)}.")
+
+
+def broadcast_shape(*shapes):
+    """The shape the shapes broadcast to, or PyTorch's RuntimeError naming the first dimension that clashes."""
+    refused = broadcast_refusal(shapes)
+    if refused:
+        raise RuntimeError(refused)
+    return np.broadcast_shapes(*shapes)
+
+
+def broadcast_refusal(shapes):
+    """PyTorch's words where shapes do not broadcast (its infer_size, operand by operand from the last
+    dimension), else None."""
+    out = ()
+    for shape in shapes:
+        n = max(len(out), len(shape))
+        a, b = (1,) * (n - len(out)) + tuple(out), (1,) * (n - len(shape)) + tuple(shape)
+        for i in reversed(range(n)):
+            if a[i] != b[i] and a[i] != 1 and b[i] != 1:
+                return (f"The size of tensor a ({a[i]}) must match the size of tensor b ({b[i]}) at non-singleton "
+                        f"dimension {i}")
+        out = tuple(x if y == 1 else y for x, y in zip(a, b))
+    return None
 
 
 def maximum(input, other):

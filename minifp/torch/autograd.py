@@ -5,6 +5,7 @@ import functools
 
 from .. import engine
 from ..engine import gradients, grad_mode, made_like, Tensor as _EngineTensor
+from ._tensor import check_output_gradients
 
 __all__ = ["no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "is_inference_mode_enabled", "grad",
            "Variable", "set_detect_anomaly", "detect_anomaly"]
@@ -116,6 +117,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for o in outputs:
         if not o.requires_grad:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+    check_output_gradients(outputs, grad_outputs if grad_outputs is not None else [None] * len(outputs))
     found = gradients(outputs, inputs, grad_outputs)
     result = []
     for i, x in enumerate(inputs):

@@ -101,6 +101,9 @@ def linear(input, weight, bias=None):
     """input @ weight.T + bias as one op: under autocast the bias joins the float32 sum before the one rounding."""
     _must_be_tensor(input, "linear(): argument 'input'")
     _must_be_tensor(weight, "linear(): argument 'weight'")
+    if not input.ndim or not weight.ndim:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {input.ndim}D and "
+                           f"{weight.ndim}D")
     if input.shape[-1] != weight.shape[-1]:
         rows = int(np.prod(input.shape[:-1])) if input.ndim > 1 else 1
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} and "
@@ -345,6 +348,10 @@ def _unbatched(out, was):
 def _check_pooled_size(x, k, s, p, d, ceil_mode):
     """PyTorch's error for a window larger than the (padded) input: no output position."""
     c, h, w = x.shape[1:]
+    if 0 in s:
+        raise RuntimeError("stride should not be zero")
+    if min(s) < 0:
+        raise RuntimeError(f"stride should be greater than zero, but got dH: {s[0]} dW: {s[1]}")
     out = []
     for size, ki, si, pi, di in zip((h, w), k, s, p, d):
         span = size + 2 * pi - di * (ki - 1) - 1
@@ -522,12 +529,7 @@ def _soft_cross_entropy(lp, target, weight, reduction, label_smoothing, ignore_i
 
 def _broadcast_shape(a, b):
     """The shape a and b broadcast to, or PyTorch's error naming the first dim (from the right) that clashes."""
-    sa, sb = tuple(a.shape), tuple(b.shape)
-    for k in range(1, min(len(sa), len(sb)) + 1):
-        if sa[-k] != sb[-k] and 1 not in (sa[-k], sb[-k]):
-            raise RuntimeError(f"The size of tensor a ({sa[-k]}) must match the size of tensor b ({sb[-k]}) at "
-                               f"non-singleton dimension {max(len(sa), len(sb)) - k}")
-    return np.broadcast_shapes(sa, sb)
+    return _tensor.broadcast_shape(tuple(a.shape), tuple(b.shape))
 
 
 def _same_size(input, target):
@@ -1071,7 +1073,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """sum((x1 / ||x1||) * (x2 / ||x2||)) over dim, each norm at least eps (PyTorch's formula, after broadcasting)."""
     from ..linalg import vector_norm
-    shape = np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
+    shape = _broadcast_shape(x1, x2)
     a, b = x1.expand(*shape), x2.expand(*shape)
     d = _tensor._dim(dim, len(shape)) if shape else None
     na = vector_norm(a, 2, d, keepdim=True).clamp(min=eps)

@@ -11,7 +11,7 @@ from ...engine import generator as _engine_generator
 from .._generator import Generator
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "zeros_", "ones_", "eye_",
-           "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_"]
+           "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_"]
 
 _LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
 
@@ -56,7 +56,24 @@ def uniform_(tensor, a=0.0, b=1.0, generator=None):
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     return _fill(tensor, _generator(generator).normal(mean, std, tuple(tensor.shape)))
+
+
+def orthogonal_(tensor, gain=1, generator=None):
+    """A (semi-)orthogonal matrix, of the tensor's first dimension by the rest, times gain: the Q of a normal
+    matrix's QR decomposition (in float64), its columns signed by R's diagonal, as PyTorch makes it."""
+    if tensor.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if _numel(tensor) == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = _numel(tensor) // rows
+    flat = _generator(generator).normal(0.0, 1.0, (rows, cols))
+    q, r = np.linalg.qr(flat.T if rows < cols else flat)
+    q = q * np.sign(np.diag(r))
+    return _fill(tensor, gain * (q.T if rows < cols else q).reshape(tuple(tensor.shape)))
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):

@@ -255,6 +255,15 @@ class Embedding(Module):
         else:
             self.weight = Parameter(_weight, requires_grad=not _freeze)
 
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
+                        scale_grad_by_freq=False, sparse=False):
+        """An Embedding over the given (num_embeddings, embedding_dim) weights, frozen unless freeze=False."""
+        assert embeddings.dim() == 2, "Embeddings parameter is expected to be 2-dimensional"
+        rows, cols = embeddings.shape
+        return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse, _weight=embeddings,
+                   _freeze=freeze)
+
     def reset_parameters(self):
         init.normal_(self.weight)
         if self.padding_idx is not None:

@@ -35,14 +35,16 @@ class _Call(Module):
         return ", ".join(f"{k}={getattr(self, k)!r}" for k in self._settings)
 
 
-def _layer(name, fn, signature, doc, takes_training=False):
+def _layer(name, fn, signature, doc, takes_training=False, check=None):
     """A _Call layer class `name` calling fn, built from the arguments of `signature` (a function whose parameters
-    are the layer's, named as fn's keywords)."""
+    are the layer's, named as fn's keywords); check(**arguments), where given, refuses bad ones first."""
     sig = inspect.signature(signature)
 
     def __init__(self, *args, **kwargs):
         bound = sig.bind(*args, **kwargs)
         bound.apply_defaults()
+        if check is not None:
+            check(**bound.arguments)
         _Call.__init__(self, **bound.arguments)
 
     __init__.__signature__ = sig.replace(parameters=[inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)]
@@ -137,7 +139,7 @@ _layer("RReLU", F.rrelu, lambda lower=1.0 / 8, upper=1.0 / 3, inplace=False: Non
 for _n, _f in (("AlphaDropout", F.alpha_dropout), ("FeatureAlphaDropout", F.feature_alpha_dropout),
                ("Dropout1d", F.dropout1d), ("Dropout2d", F.dropout2d), ("Dropout3d", F.dropout3d)):
     _layer(_n, _f, lambda p=0.5, inplace=False: None, f"F.{_f.__name__} in training, the identity in evaluation.",
-           takes_training=True)
+           takes_training=True, check=lambda p, inplace: F._dropout_checked(p))
 _layer("LocalResponseNorm", F.local_response_norm, lambda size, alpha=1e-4, beta=0.75, k=1.0: None,
        "Each value over the mean square of its neighbouring channels.")
 _layer("Unfold", F.unfold, lambda kernel_size, dilation=1, padding=0, stride=1: None, "im2col: sliding blocks.")

@@ -1,0 +1,91 @@
+"""Record what PyTorch raises for bad input that training scripts commonly hit (shapes that do not broadcast or
+multiply, cat and stack, in-place results of another shape, gradients of the wrong shape, scalars of many
+elements, negative sizes, pooling strides, dropout probabilities), into tests/fixtures/pytorch/errors_more.json:
+{snippet: [exception type, first line of its message] or ["ok", null]}. tests/torch/test_errors_fixtures.py runs
+the same snippets through minifp.torch.
+
+Run by hand with a real PyTorch (not the project's environment): python tools/record_torch_errors.py
+"""
+import json
+import sys
+from pathlib import Path
+
+OUT = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "pytorch" / "errors_more.json"
+
+# Every snippet sees torch, nn, F, x = zeros(2, 3), p = zeros(2, requires_grad=True), Z = torch.zeros.
+CASES = [
+    # broadcasting
+    "x + Z(3, 2)", "x * Z(4)", "Z(2, 1, 3) - Z(4, 2)", "torch.where(x > 0, x, Z(4))",
+    "x.masked_fill(Z(3, 2, dtype=torch.bool), 0)", "torch.normal(Z(2), torch.ones(3))",
+    "F.cosine_similarity(Z(2, 3), Z(2, 4))", "F.mse_loss(Z(2, 3), Z(2, 4))", "x.masked_select(Z(3, 2, dtype=torch.bool))",
+    "torch.maximum(x, Z(3))",
+    # products
+    "Z(2, 3) @ Z(2, 3)", "torch.mm(Z(2, 3), Z(4, 5))", "Z(2, 3) @ Z(4)", "Z(3) @ Z(4, 5)", "Z(3) @ Z(4)",
+    "torch.matmul(torch.tensor(1.), Z(3))", "Z(2, 3, 4) @ Z(3, 5, 6)", "Z(2, 3, 4) @ Z(2, 5, 6)", "Z(2, 3, 4) @ Z(5, 6)",
+    "Z(3, 4) @ Z(2, 5, 6)", "Z(2, 2, 3, 4) @ Z(5, 4, 2)", "Z(2, 3, 4) @ Z(5)", "Z(5) @ Z(2, 4, 3)",
+    "torch.bmm(Z(2, 3, 4), Z(3, 4, 5))", "torch.bmm(Z(2, 3, 4), Z(2, 5, 6))", "torch.bmm(Z(3, 4), Z(4, 5))",
+    "torch.mm(Z(2, 3, 4), Z(4, 5))", "torch.mv(Z(2, 3), Z(2))", "torch.dot(Z(3), Z(4))", "x.mm(Z(2, 3))",
+    "F.linear(Z(2, 3), Z(4, 5))", "nn.Linear(3, 2)(torch.tensor(1.))",
+    # cat and stack
+    "torch.cat([Z(2, 3), Z(2, 4)])", "torch.cat([Z(2, 3), Z(3, 3)], dim=1)", "torch.cat([Z(2, 3), Z(3)])",
+    "torch.cat([x, 1])", "torch.cat(x)", "torch.cat([])", "torch.cat([torch.tensor(1.), torch.tensor(2.)])",
+    "torch.cat([Z(0), Z(2, 3)]).shape", "torch.stack([Z(2), Z(3)])", "torch.stack([Z(2, 3), Z(2, 3), Z(3, 3)])",
+    "torch.stack(x)", "torch.stack([])", "torch.hstack([Z(2, 3), Z(3, 3)])", "torch.vstack([Z(2, 3), Z(2, 4)])",
+    # in place
+    "y = Z(3); y += Z(2, 3)", "Z(3).add_(Z(2, 3))", "Z(3).mul_(Z(2, 1))", "Z(3).clamp_(Z(2, 3))",
+    "Z(3).masked_fill_(Z(2, 3, dtype=torch.bool), 1)",
+    # gradients
+    "torch.autograd.grad(p * 2, p)", "(p * 2).backward()", "(p * 2).backward(torch.ones(3))",
+    "(p * 2).sum().backward(gradient=torch.ones(2))", "torch.autograd.grad(p * 2, p, grad_outputs=torch.ones(3))",
+    "(p * 2).sum().backward(inputs=[])", "q = torch.ones(2, requires_grad=True); (p * q).sum().backward(inputs=[p]); "
+    "assert q.grad is None and p.grad.tolist() == [1.0, 1.0]", "Z(2).retain_grad()",
+    "w = nn.Parameter(Z(2)); w.grad = Z(3)", "w = nn.Parameter(Z(2)); w.grad = Z(2, dtype=torch.float16)",
+    "w = nn.Parameter(Z(2)); w.grad = 5",
+    # scalars
+    "int(Z(2))", "float(Z(2))", "bool(Z(2))", "bool(Z(0))", "Z(2).item()", "iter(torch.tensor(1.))",
+    "len(torch.tensor(1.))",
+    # sizes, layers
+    "torch.zeros(2, -1)", "torch.ones(2, -1)", "torch.empty(2, -3)", "torch.randn(-2)", "torch.rand(2, -1)",
+    "torch.full((2, -1), 1.0)", "torch.randint(0, 3, (2, -1))", "x.new_zeros(-1)", "x.flatten(1, 0)",
+    "nn.Dropout2d(2.0)", "nn.Dropout1d(-0.1)", "nn.AlphaDropout(1.5)", "nn.Dropout(1.5)",
+    "nn.MaxPool2d(0)(Z(1, 1, 4, 4))", "nn.AvgPool2d(2, stride=0)(Z(1, 1, 4, 4))", "nn.MaxPool2d(2, stride=-1)(Z(1, 1, 4, 4))",
+    "nn.MaxPool2d(5)(Z(1, 1, 4, 4))",
+    # threads
+    "torch.set_num_threads(0)", "torch.set_num_threads(2.0)", "torch.set_num_threads(True)",
+    # what older scripts call
+    "assert x.type() == 'torch.FloatTensor' and x.type(torch.int64).type() == 'torch.LongTensor'", "x.type('foo')",
+    "assert x.type('torch.HalfTensor').dtype == torch.float16", "assert x.mm(Z(3, 2)).shape == (2, 2)",
+    "e = nn.Embedding.from_pretrained(torch.tensor([[1., 2.], [3., 4.]])); "
+    "assert not e.weight.requires_grad and e(torch.tensor([1])).tolist() == [[3.0, 4.0]]",
+    "nn.Embedding.from_pretrained(Z(3))", "w = torch.empty(3, 5); nn.init.orthogonal_(w); "
+    "assert torch.allclose(w @ w.T, torch.eye(3), atol=1e-5)", "nn.init.orthogonal_(Z(3))",
+    "nn.init.normal_(Z(3), std=-1)",
+]
+
+
+def run(torch, nn, F):
+    """{snippet: [type name, first message line] or ["ok", None]} under the given modules."""
+    out = {}
+    for case in CASES:
+        env = {"torch": torch, "nn": nn, "F": F, "Z": torch.zeros, "x": torch.zeros(2, 3),
+               "p": torch.zeros(2, requires_grad=True)}
+        try:
+            exec(case, env)
+            out[case] = ["ok", None]
+        except Exception as e:      # noqa: BLE001 (every exception is what is recorded)
+            out[case] = [type(e).__name__, (str(e).splitlines() or [""])[0]]
+    return out
+
+
+def main():
+    import warnings
+
+    import torch
+    warnings.simplefilter("ignore")
+    got = run(torch, torch.nn, torch.nn.functional)
+    OUT.write_text(json.dumps({"torch": torch.__version__, "cases": got}, indent=1) + "\n")
+    print(f"{OUT}: {len(got)} cases ({sum(v[0] != 'ok' for v in got.values())} raise)", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
