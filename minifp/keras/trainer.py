@@ -298,11 +298,11 @@ class Trainer:
         from . import optimizers as optimizers_module
         checks.integer("steps_per_execution", steps_per_execution, lo=1, where="compile(): ")
         if metrics is not None and not isinstance(metrics, (list, tuple, dict)):
-            raise TypeError(f"Expected `metrics` argument to be a list, tuple, or dict. Received instead: "
-                            f"metrics={metrics} of type {type(metrics)}")
+            raise ValueError(f"Expected `metrics` argument to be a list, tuple, or dict. Received instead: "
+                             f"metrics={metrics} of type {type(metrics)}")
         if weighted_metrics is not None and not isinstance(weighted_metrics, (list, tuple, dict)):
-            raise TypeError(f"Expected `weighted_metrics` argument to be a list, tuple, or dict. Received instead: "
-                            f"weighted_metrics={weighted_metrics} of type {type(weighted_metrics)}")
+            raise ValueError(f"Expected `weighted_metrics` argument to be a list, tuple, or dict. Received instead: "
+                             f"weighted_metrics={weighted_metrics} of type {type(weighted_metrics)}")
         loss_fn = _resolve_loss(loss, loss_weights, self._tf_keras) if loss is not None else None
         compile_metrics = _CompileMetrics(metrics, weighted_metrics) if metrics is not None \
             or weighted_metrics is not None else None

@@ -12,11 +12,32 @@ from ... import linear
 from ...engine import apply, generator, storage
 from .. import activations, backend, constraints, initializers, regularizers
 from .._tensor import as_dtype, convert_to_tensor
+from .convolutional import standardize_data_format
 from .layer import InputSpec, KerasTensor, Layer, Node, check_axis
 from .merging import Add, Concatenate  # noqa: F401  (their home is merging.py; kept importable here)
 
 __all__ = ["InputLayer", "Input", "Dense", "Activation", "Dropout", "Flatten", "Reshape", "Embedding", "ReLU",
            "Add", "Concatenate", "LayerNormalization", "Lambda"]
+
+
+def standardize_shape(shape):
+    """shape as a tuple of sizes (None: unknown), refused as Keras refuses it: no sequence, a size that is no
+    integer, a negative size."""
+    if not isinstance(shape, tuple):
+        if shape is None:
+            raise ValueError("Undefined shapes are not supported.")
+        if not hasattr(shape, "__iter__"):
+            raise ValueError(f"Cannot convert '{shape}' to a shape.")
+        shape = tuple(shape)
+    for d in shape:
+        if d is None:
+            continue
+        if isinstance(d, bool) or not isinstance(d, numbers.Integral):
+            raise ValueError(f"Cannot convert '{shape}' to a shape. Found invalid dimension '{d}' of type "
+                             f"'{type(d)}'. ")     # (Keras's trailing space)
+        if d < 0:
+            raise ValueError(f"Cannot convert '{shape}' to a shape. Negative dimensions are not allowed.")
+    return tuple(None if d is None else int(d) for d in shape)
 
 
 class InputLayer(Layer):
@@ -32,9 +53,8 @@ class InputLayer(Layer):
         if shape is None and batch_shape is None:
             raise ValueError("You must pass a `shape` argument.")
         if shape is not None:
-            shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
-            batch_shape = (batch_size,) + shape
-        self._batch_shape = tuple(batch_shape)
+            batch_shape = (batch_size,) + standardize_shape(shape)
+        self._batch_shape = standardize_shape(batch_shape)
         self._dtype = as_dtype(dtype or backend.floatx())
         self.sparse, self.optional = bool(sparse), optional
         self.built = True
@@ -164,7 +184,7 @@ class Flatten(Layer):
 
     def __init__(self, data_format=None, **kwargs):
         super().__init__(**kwargs)
-        self.data_format = data_format or backend.image_data_format()
+        self.data_format = standardize_data_format(data_format)
         self.built = True
 
     def call(self, inputs):
@@ -201,6 +221,10 @@ class Embedding(Layer):
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", embeddings_regularizer=None,
                  embeddings_constraint=None, mask_zero=False, weights=None, lora_rank=None, **kwargs):
         super().__init__(**{k: v for k, v in kwargs.items() if k != "input_length"})
+        for name, value in (("input_dim", input_dim), ("output_dim", output_dim)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
+                raise ValueError(f"`{name}` must be a positive integer. Received: {name}={value} (of type "
+                                 f"{type(value).__name__}).")
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         self.embeddings_initializer = initializers.get(embeddings_initializer)
         self.mask_zero = mask_zero
@@ -274,6 +298,8 @@ class LayerNormalization(Layer):
                  beta_initializer="zeros", gamma_initializer="ones", beta_regularizer=None, gamma_regularizer=None,
                  beta_constraint=None, gamma_constraint=None, **kwargs):
         super().__init__(**kwargs)
+        if not isinstance(axis, (list, tuple, int)):
+            raise TypeError(f"Expected an int or a list/tuple of ints for the argument 'axis', but received: {axis!r}")
         self.axis = list(axis) if isinstance(axis, (list, tuple)) else axis
         self.epsilon, self.center, self.scale, self.rms_scaling = epsilon, center, scale, rms_scaling
         if rms_scaling:

@@ -498,6 +498,27 @@ class Layer:
         self.build(shapes)
         self.built = True
 
+    def _inputs_by_name(self, kwargs):
+        """((call()'s first argument,), the other keyword arguments) where it is given by name; Python's TypeError
+        where it is not given at all (missing a required argument: 'inputs')."""
+        signature = inspect.signature(self.call)
+        signature.bind(**kwargs)
+        first = next(iter(signature.parameters), None)
+        if first in kwargs:
+            kwargs = dict(kwargs)
+            return (kwargs.pop(first),), kwargs
+        return (), kwargs
+
+    def _check_positional(self, args, kwargs):
+        """Keras's refusal of a positional argument that is no tensor (numbers, strings, lists of them: keyword
+        arguments), except in layers that take data of their own kind (models, preprocessing)."""
+        if self._allow_non_tensor_positional_args:
+            return
+        for x in _flatten(args):
+            if x is not None and not isinstance(x, (_EngineTensor, KerasTensor)):
+                raise ValueError(f"Only input tensors may be passed as positional arguments. The following argument "
+                                 f"value should be passed as a keyword argument: {x} (of type {type(x)})")
+
     def _convert(self, x):
         """Arrays become tensors; floating ones are cast to the compute dtype (Keras's convert_input)."""
         if isinstance(x, KerasTensor):
@@ -517,6 +538,8 @@ class Layer:
         return t
 
     def __call__(self, *args, **kwargs):
+        if not args:        # call(inputs=x): the inputs as Keras takes them, positionally
+            args, kwargs = self._inputs_by_name(kwargs)
         flat = _flatten((args, kwargs))
         if any(isinstance(t, KerasTensor) for t in flat):
             return self._symbolic_call(args, kwargs)
@@ -528,8 +551,12 @@ class Layer:
         if self._convert_input_args:
             args = map_structure(self._convert, args)
             kwargs = {k: map_structure(self._convert, v) for k, v in kwargs.items()}
+        self._check_positional(args, kwargs)
         if self.input_spec is not None and args:
             for i, (spec, x) in enumerate(zip(_flatten(self.input_spec), _flatten(args[0]))):
+                if spec is not None and x is None:
+                    raise ValueError(f"Inputs to a layer should be tensors. Got '{x}' (of type {type(x)}) as input "
+                                     f"for layer '{self.name}'.")
                 if spec is not None and _shape_of(x) is not None:
                     _check_spec(spec, _shape_of(x), self.name, i)
         with _BUILD_LOCK:
@@ -617,6 +644,7 @@ class Layer:
                 self.add_loss(loss)
 
     _convert_input_args = True
+    _allow_non_tensor_positional_args = False     # (Keras's: models and preprocessing layers take data)
 
     def _autocast_plan(self):
         """(the Format this layer autocasts to, None if it does not; whether its compute and variable dtypes

@@ -6,6 +6,8 @@ by the number of input values in each window (padding not counted), as TensorFlo
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ...engine import apply
 from .. import ops
 from .convolutional import output_size, spatial_padding, standardize_data_format, standardize_padding, \
@@ -29,6 +31,7 @@ class _Pooling2D(Layer):
         self.built = True
 
     def call(self, inputs):
+        self.compute_output_shape(tuple(inputs.shape))      # (Keras's errors for strides and windows)
         layout = "NHWC" if self.data_format == "channels_last" else "NCHW"
         spatial = inputs.shape[1:3] if layout == "NHWC" else inputs.shape[2:4]
         pads = spatial_padding(self.padding, spatial, self.pool_size, self.strides)
@@ -39,9 +42,15 @@ class _Pooling2D(Layer):
                      count_include_pad=False, layout=layout)
 
     def compute_output_shape(self, input_shape):
+        """The output's shape; Keras's ValueError for a zero stride or a window no output position fits."""
+        standardize_tuple(self.strides, 2, "strides")
         last = self.data_format == "channels_last"
         spatial = input_shape[1:3] if last else input_shape[2:4]
         out = tuple(output_size(n, k, s, self.padding) for n, k, s in zip(spatial, self.pool_size, self.strides))
+        if any(n is not None and n <= 0 for n in out):
+            raise ValueError(f"Computed output size would be zero or negative. Received: `inputs.shape="
+                             f"{np.array(input_shape)}`, `pool_size={np.array(self.pool_size)}`, `strides="
+                             f"{self.strides}`, `padding={self.padding}`.")
         return (input_shape[0],) + out + (input_shape[3],) if last else tuple(input_shape[:2]) + out
 
     def get_config(self):
@@ -59,6 +68,9 @@ class AveragePooling2D(_Pooling2D):
     """The mean over each pool_size window (strides default to pool_size), accumulated in float32."""
 
     _mode = "average"
+
+    def __init__(self, pool_size, strides=None, padding="valid", data_format=None, name=None, **kwargs):
+        super().__init__(pool_size, strides, padding, data_format, name, **kwargs)     # (no default pool_size)
 
 
 class _GlobalPooling2D(Layer):

@@ -48,6 +48,8 @@ def _weight(w):
 class _ImageLayer(Layer):
     """Image layers: data_format, batched (4-D) or single (3-D) images, float results in the compute dtype."""
 
+    _allow_non_tensor_positional_args = True
+
     def __init__(self, data_format=None, **kwargs):
         super().__init__(**kwargs)
         self.data_format = data_format or backend.image_data_format()
@@ -391,6 +393,8 @@ def _as_array(x, strings):
 class _IndexLookup(Layer):
     """StringLookup and IntegerLookup: tokens to indices (mask, OOV indices, then the vocabulary), or back."""
 
+    _allow_non_tensor_positional_args = True
+
     _strings = True
 
     def __init__(self, max_tokens, num_oov_indices, mask_token, oov_token, vocabulary_dtype, vocabulary=None,
@@ -685,6 +689,8 @@ _WHITESPACE = re.compile(r"[ \t\n\r\v\f]+")
 class TextVectorization(Layer):
     """Strings to token indices (or multi-hot / count / tf-idf vectors): standardize, split, ngrams, then look up
     in a vocabulary learned by adapt() or given (index 0 the padding "", 1 the OOV token "[UNK]" in int mode)."""
+
+    _allow_non_tensor_positional_args = True
 
     def __init__(self, max_tokens=None, standardize="lower_and_strip_punctuation", split="whitespace", ngrams=None,
                  output_mode="int", output_sequence_length=None, pad_to_max_tokens=False, vocabulary=None,

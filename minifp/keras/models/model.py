@@ -102,6 +102,10 @@ class Model(Trainer, Layer):
             self.built = True
 
     def count_params(self):
+        """How many numbers the weights hold; Keras's ValueError before the model is built."""
+        if not self.built:
+            raise ValueError(f"You tried to call `count_params` on layer '{self.name}', but the layer isn't built. "
+                             f"You can build it manually via: `layer.build(input_shape)`.")
         return int(sum(int(np.prod(v.shape)) for v in self.weights))
 
     def get_config(self):
@@ -112,6 +116,7 @@ class Functional(Model):
     """A model made from a graph of layers: Model(inputs, outputs)."""
 
     _convert_input_args = False      # inputs take the dtypes of the model's Input tensors, not the policy's
+    _allow_non_tensor_positional_args = True
 
     def __init__(self, inputs, outputs, name=None, **kwargs):
         Layer.__init__(self, name=name, **kwargs)
@@ -130,6 +135,7 @@ class Functional(Model):
                                  f"including invalid value {t} of type {type(t)}")
         self._inputs_struct, self._outputs_struct = inputs, outputs
         self.inputs, self.outputs = _flatten(inputs), _flatten(outputs)
+        functional.check_connected(self.inputs, outputs)
         self._nodes, layers = functional.graph(self.inputs, self.outputs)
         object.__setattr__(self, "_layers", [])
         for layer in layers:
