@@ -17,11 +17,13 @@ CASES = [
     # broadcasting
     "x + Z(3, 2)", "x * Z(4)", "Z(2, 1, 3) - Z(4, 2)", "torch.where(x > 0, x, Z(4))",
     "x.masked_fill(Z(3, 2, dtype=torch.bool), 0)", "torch.normal(Z(2), torch.ones(3))",
-    "F.cosine_similarity(Z(2, 3), Z(2, 4))", "F.mse_loss(Z(2, 3), Z(2, 4))", "x.masked_select(Z(3, 2, dtype=torch.bool))",
+    "F.cosine_similarity(Z(2, 3), Z(2, 4))",
+    "F.mse_loss(Z(2, 3), Z(2, 4))", "x.masked_select(Z(3, 2, dtype=torch.bool))",
     "torch.maximum(x, Z(3))",
     # products
     "Z(2, 3) @ Z(2, 3)", "torch.mm(Z(2, 3), Z(4, 5))", "Z(2, 3) @ Z(4)", "Z(3) @ Z(4, 5)", "Z(3) @ Z(4)",
-    "torch.matmul(torch.tensor(1.), Z(3))", "Z(2, 3, 4) @ Z(3, 5, 6)", "Z(2, 3, 4) @ Z(2, 5, 6)", "Z(2, 3, 4) @ Z(5, 6)",
+    "torch.matmul(torch.tensor(1.), Z(3))", "Z(2, 3, 4) @ Z(3, 5, 6)",
+    "Z(2, 3, 4) @ Z(2, 5, 6)", "Z(2, 3, 4) @ Z(5, 6)",
     "Z(3, 4) @ Z(2, 5, 6)", "Z(2, 2, 3, 4) @ Z(5, 4, 2)", "Z(2, 3, 4) @ Z(5)", "Z(5) @ Z(2, 4, 3)",
     "torch.bmm(Z(2, 3, 4), Z(3, 4, 5))", "torch.bmm(Z(2, 3, 4), Z(2, 5, 6))", "torch.bmm(Z(3, 4), Z(4, 5))",
     "torch.mm(Z(2, 3, 4), Z(4, 5))", "torch.mv(Z(2, 3), Z(2))", "torch.dot(Z(3), Z(4))", "x.mm(Z(2, 3))",
@@ -48,7 +50,8 @@ CASES = [
     "torch.zeros(2, -1)", "torch.ones(2, -1)", "torch.empty(2, -3)", "torch.randn(-2)", "torch.rand(2, -1)",
     "torch.full((2, -1), 1.0)", "torch.randint(0, 3, (2, -1))", "x.new_zeros(-1)", "x.flatten(1, 0)",
     "nn.Dropout2d(2.0)", "nn.Dropout1d(-0.1)", "nn.AlphaDropout(1.5)", "nn.Dropout(1.5)",
-    "nn.MaxPool2d(0)(Z(1, 1, 4, 4))", "nn.AvgPool2d(2, stride=0)(Z(1, 1, 4, 4))", "nn.MaxPool2d(2, stride=-1)(Z(1, 1, 4, 4))",
+    "nn.MaxPool2d(0)(Z(1, 1, 4, 4))",
+    "nn.AvgPool2d(2, stride=0)(Z(1, 1, 4, 4))", "nn.MaxPool2d(2, stride=-1)(Z(1, 1, 4, 4))",
     "nn.MaxPool2d(5)(Z(1, 1, 4, 4))",
     # threads
     "torch.set_num_threads(0)", "torch.set_num_threads(2.0)", "torch.set_num_threads(True)",
@@ -60,6 +63,23 @@ CASES = [
     "nn.Embedding.from_pretrained(Z(3))", "w = torch.empty(3, 5); nn.init.orthogonal_(w); "
     "assert torch.allclose(w @ w.T, torch.eye(3), atol=1e-5)", "nn.init.orthogonal_(Z(3))",
     "nn.init.normal_(Z(3), std=-1)",
+    # targets, conditions, attention inputs
+    "F.cross_entropy(Z(4, 3), torch.tensor([0., 1., 2., 1.]))",
+    "F.cross_entropy(Z(4, 3), torch.tensor([0, 1, 2, 1]).int())",
+    "assert abs(F.cross_entropy(Z(4, 3), torch.tensor([0, 1, 2, 1]).to(torch.uint8)).item() - 1.0986) < 1e-4",
+    "F.cross_entropy(Z(4, 3), Z(4, 3, dtype=torch.long))", "F.cross_entropy(Z(4, 3), Z(4, 2))",
+    "F.cross_entropy(Z(4, 3), Z(4, 1, dtype=torch.long))", "F.cross_entropy(Z(4, 3), Z(5, dtype=torch.long))",
+    "F.cross_entropy(Z(4, 3), torch.tensor([0, 1, 3, 1]))", "F.nll_loss(Z(4, 3), Z(4, dtype=torch.float16))",
+    "F.cross_entropy(Z(2, 3, 4, 4), Z(2, 4, 5, dtype=torch.long))", "F.cross_entropy(Z(2, 3, 4, 4), Z(2, 4, 4))",
+    "F.cross_entropy(Z(2, 3, 4), Z(2, 5, dtype=torch.long))", "F.cross_entropy(Z(3), torch.tensor(1.))",
+    "torch.where(Z(2, 3), Z(2, 3), Z(2, 3))", "torch.where(Z(2, 3, dtype=torch.long), Z(2, 3), Z(2, 3))",
+    "assert [t.tolist() for t in torch.where(torch.tensor([[0., 1.], [2., 0.]]))] == [[0, 1], [1, 0]]",
+    "nn.MultiheadAttention(8, 2)(Z(3, 1, 6), Z(3, 1, 6), Z(3, 1, 6))",
+    "nn.MultiheadAttention(8, 2, batch_first=True)(Z(2, 3, 8), Z(2, 4, 8), Z(2, 5, 8))",
+    "nn.MultiheadAttention(8, 2, kdim=4)(Z(3, 1, 8), Z(3, 1, 8), Z(3, 1, 8))",
+    "nn.MultiheadAttention(8, 2)(Z(3, 8), Z(3, 1, 8), Z(3, 1, 8))",
+    "nn.MultiheadAttention(8, 2)(Z(1, 3, 1, 8), Z(3, 1, 8), Z(3, 1, 8))",
+    "nn.MultiheadAttention(8, 2, kdim=4, vdim=6)(Z(3, 1, 8), Z(5, 1, 4), Z(4, 1, 6))",
 ]
 
 

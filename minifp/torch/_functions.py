@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine import apply, finfo as _finfo, Tensor as _EngineTensor
-from ._tensor import Tensor, _dim, _weak_out, as_dtype, format_of, matmul, tensor
+from ..engine import apply, finfo as _finfo, storage, Tensor as _EngineTensor
+from ._tensor import Tensor, _dim, _type_name, _weak_out, as_dtype, format_of, matmul, tensor
 
 __all__ = ["cat", "concat", "stack", "where", "mm", "bmm", "add", "sub", "mul", "div", "neg", "pow", "exp", "log",
            "sqrt", "tanh", "sigmoid", "relu", "abs", "sum", "mean", "max", "min", "argmax", "argmin", "softmax",
@@ -67,8 +67,15 @@ def stack(tensors, dim=0):
     return cat([x.unsqueeze(d) for x in tensors], dim=d)
 
 
-def where(condition, input, other):
-    return apply("where", _t(condition), input, other, _out=_weak_out((input, other)))
+def where(condition, input=None, other=None):
+    """input where condition holds, else other; with the condition alone, its nonzero positions (a tuple)."""
+    condition = _t(condition)
+    if input is None and other is None:
+        return condition.nonzero(as_tuple=True)
+    if storage(condition).dtype not in (np.bool_, np.uint8):
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+                           f"{_type_name(condition)}")
+    return apply("where", condition, input, other, _out=_weak_out((input, other)))
 
 
 def mm(input, mat2):

@@ -768,11 +768,39 @@ class MultiheadAttention(Module):
         bs = [None] * 3 if b is None else [apply("getitem", b, index=slice(i * E, (i + 1) * E)) for i in range(3)]
         return ws, bs
 
+    def _check_inputs(self, query, key, value):
+        """PyTorch's AssertionErrors for inputs of the wrong rank or width (shapes in its (L, N, E) order)."""
+        ranks = (query.ndim, key.ndim, value.ndim)
+        if ranks[0] not in (2, 3):
+            raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received {ranks[0]}-D query "
+                                 f"tensor")
+        if ranks[1:] != (ranks[0],) * 2:
+            kind = "unbatched (2-D)" if ranks[0] == 2 else "batched (3-D)"
+            raise AssertionError(f"For {kind} `query`, expected `key` and `value` to be {ranks[0]}-D but found "
+                                 f"{ranks[1]}-D and {ranks[2]}-D tensors respectively")
+        if query.shape[-1] != self.embed_dim:
+            raise AssertionError(f"was expecting embedding dimension of {self.embed_dim}, but got {query.shape[-1]}")
+        k, v = key.shape, value.shape
+        if self.batch_first and ranks[0] == 3:
+            k, v = (type(k)((s[1], s[0], s[2])) for s in (k, v))
+        if self._qkv_same_embed_dim:
+            if k != v:
+                raise AssertionError(f"key shape {k} does not match value shape {v}")
+            return
+        if k[:-1] != v[:-1]:
+            raise AssertionError(f"key's sequence and batch dims {type(k)(k[:-1])} do not match value's "
+                                 f"{type(v)(v[:-1])}")
+        for name, width, weight in (("key", k[-1], self.k_proj_weight), ("value", v[-1], self.v_proj_weight)):
+            if width != weight.shape[1]:
+                raise AssertionError(f"expecting {name} weights shape of ({self.embed_dim}, {width}), but got "
+                                     f"{weight.shape}")
+
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
         if is_causal and attn_mask is None:         # is_causal is only a hint about attn_mask (PyTorch's check)
             raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
                                "method `generate_square_subsequent_mask` to create this mask.")
+        self._check_inputs(query, key, value)
         unbatched = query.ndim == 2
         if unbatched:
             query, key, value = (apply("reshape", t, shape=(1,) + tuple(t.shape)) for t in (query, key, value))
