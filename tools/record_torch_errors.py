@@ -80,6 +80,10 @@ CASES = [
     "nn.MultiheadAttention(8, 2)(Z(3, 8), Z(3, 1, 8), Z(3, 1, 8))",
     "nn.MultiheadAttention(8, 2)(Z(1, 3, 1, 8), Z(3, 1, 8), Z(3, 1, 8))",
     "nn.MultiheadAttention(8, 2, kdim=4, vdim=6)(Z(3, 1, 8), Z(5, 1, 4), Z(4, 1, 6))",
+    # the memory keywords scripts pass
+    "assert torch.zeros(2, layout=torch.strided, pin_memory=False).tolist() == [0.0, 0.0]",
+    "assert x.clone(memory_format=torch.contiguous_format).shape == (2, 3)",
+    "assert torch.ones_like(x, memory_format=torch.preserve_format).shape == (2, 3)",
 ]
 
 

@@ -436,7 +436,7 @@ class Tensor(_EngineTensor):
     def cpu(self):
         return self.to("cpu")
 
-    def clone(self):
+    def clone(self, *, memory_format=None):
         return apply("cast", self, _out=self.fmt) if self.fmt is not None else made_like(self, storage(self).copy(), None)
 
     # -- shapes ---------------------------------------------------------------------------------
@@ -700,6 +700,13 @@ def _filled(shape, value, dtype, device, requires_grad):
                   requires_grad=requires_grad)
 
 
+def _dense(layout):
+    """PyTorch's layout, pin_memory and memory_format arguments are accepted (minifp's tensors are dense and their
+    values do not depend on memory); a layout other than torch.strided is refused."""
+    if layout is not None and repr(layout) != "torch.strided":
+        raise NotImplementedError(f"layout={layout!r}: minifp's tensors are dense (torch.strided only)")
+
+
 def _sizes(shape, fn=None):
     """A factory's shape (f(2, 3) or f((2, 3))), refused as PyTorch refuses a negative size (zeros: its own words)."""
     shape = _shape_args(shape)
@@ -710,20 +717,25 @@ def _sizes(shape, fn=None):
     return shape
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False):
+def zeros(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    _dense(layout)
     _sizes(size, "zeros")
     return _filled(size, 0.0 if dtype is None else 0, dtype, device, requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False):
+def ones(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    _dense(layout)
     return _filled(size, 1.0 if dtype is None else 1, dtype, device, requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False):
+def empty(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
+          memory_format=None):
+    _dense(layout)
     return _filled(size, 0.0 if dtype is None else 0, dtype, device, requires_grad)
 
 
-def full(size, fill_value, dtype=None, device=None, requires_grad=False):
+def full(size, fill_value, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    _dense(layout)
     return _filled(size, fill_value, dtype, device, requires_grad)
 
 
@@ -732,30 +744,36 @@ def _like(fn, x, dtype, device, requires_grad, *args):
               requires_grad=requires_grad)
 
 
-def zeros_like(input, dtype=None, device=None, requires_grad=False):
+def zeros_like(input, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    _dense(layout)
     return _like(zeros, input, dtype, device, requires_grad)
 
 
-def ones_like(input, dtype=None, device=None, requires_grad=False):
+def ones_like(input, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    _dense(layout)
     return _like(ones, input, dtype, device, requires_grad)
 
 
-def empty_like(input, dtype=None, device=None, requires_grad=False):
+def empty_like(input, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    _dense(layout)
     return _like(zeros, input, dtype, device, requires_grad)
 
 
-def full_like(input, fill_value, dtype=None, device=None, requires_grad=False):
+def full_like(input, fill_value, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    _dense(layout)
     return _like(full, input, dtype, device, requires_grad, fill_value)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def randn(*size, generator=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """Standard normal samples from minifp's seeded generator (not PyTorch's stream: values differ)."""
+    _dense(layout)
     values = _rng(generator, "randn()", device).standard_normal(_sizes(size))
     return tensor(values, dtype=dtype or _default[0], device=device, requires_grad=requires_grad)
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def rand(*size, generator=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """Uniform samples in [0, 1) from minifp's seeded generator."""
+    _dense(layout)
     values = _rng(generator, "rand()", device).random(_sizes(size))
     return tensor(values, dtype=dtype or _default[0], device=device, requires_grad=requires_grad)
 
