@@ -452,29 +452,32 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 def _check_target(input, target, t):
     """PyTorch's refusals of class-index targets, in its order: the target's rank, the batch size, the dtype (Long
     or Byte only), the other sizes."""
+    shape = storage(input).shape
+    if len(shape) == 2 and t.ndim == 1 and t.shape[0] == shape[0] and t.dtype == np.int64:
+        return                                      # (the common case, at once)
+
     def dtype():
         if t.dtype not in (np.int64, np.uint8):
             name = _tensor._type_name(target) if isinstance(target, _EngineTensor) else str(t.dtype)
             raise RuntimeError(f"expected target dtype to be Long or Byte, but got {name}")
-    if input.ndim == 1:
+    if len(shape) == 1:
         dtype()
         if t.ndim != 0:
             raise ValueError(f"Expected target to be 0-dimensional for 1-dimensional input, got {t.ndim}D")
         return
-    if input.ndim == 2 and t.ndim > 1:
+    if len(shape) == 2 and t.ndim > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    if t.shape[:1] != tuple(input.shape[:1]):
-        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+    if t.shape[:1] != shape[:1]:
+        raise ValueError(f"Expected input batch_size ({shape[0]}) to match target batch_size "
                          f"({t.shape[0] if t.ndim else 0}).")
-    if input.ndim != 4:
-        if tuple(t.shape) != (input.shape[0],) + tuple(input.shape[2:]):
-            raise RuntimeError(f"Expected target size {[input.shape[0]] + list(input.shape[2:])}, got "
-                               f"{list(t.shape)}")
+    if len(shape) != 4:
+        if t.shape != shape[:1] + shape[2:]:
+            raise RuntimeError(f"Expected target size {list(shape[:1] + shape[2:])}, got {list(t.shape)}")
         dtype()
         return
     dtype()         # (the 2-D kernel's words for 4-D inputs)
-    if tuple(t.shape) != (input.shape[0],) + tuple(input.shape[2:]):
-        raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: {list(t.shape)}")
+    if t.shape != shape[:1] + shape[2:]:
+        raise RuntimeError(f"size mismatch (got input: {list(shape)} , target: {list(t.shape)}")
 
 
 def _check_class_weight(weight, n_classes):
@@ -499,12 +502,12 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         x = x.astype(_tensor.float32.fmt)             # CPU autocast lists cross_entropy_loss in float32
     dim = _class_dim(x)
     n_classes = x.shape[dim]
-    if isinstance(target, _EngineTensor) and tuple(target.shape) == tuple(input.shape):
-        if target.fmt is None:          # (a target of the input's shape holds class probabilities)
-            raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
-                               f"{_tensor._type_name(target)}")
-    elif isinstance(target, _EngineTensor) or np.asarray(target).ndim:
-        _check_target(input, target, storage(target) if isinstance(target, _EngineTensor) else np.asarray(target))
+    if isinstance(target, _EngineTensor) and storage(target).shape != storage(input).shape:
+        if target.fmt is not None:      # class indices of a float dtype: nll_loss's refusal, before the softmax
+            _check_target(input, target, storage(target))
+    elif isinstance(target, _EngineTensor) and target.fmt is None:      # (the input's shape: class probabilities)
+        raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                           f"{_tensor._type_name(target)}")
     lp = _softmax_in("log_softmax", x, dim, x.dtype)  # LossNLL.cpp: in the input's dtype, whatever autocast says
     if isinstance(target, _EngineTensor) and target.fmt is not None:
         return _soft_cross_entropy(lp, target, weight, reduction, label_smoothing, ignore_index, dim)
