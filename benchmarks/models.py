@@ -13,9 +13,9 @@ contender's min / median / max ms per step over the rounds, and each ratio as th
 (with the ratio of the minima beside it). Targets (issue 35): f32/torch <= 1.2x (<= 1.05x for the MLPs),
 f16/f32 <= 1.15x, bf16/f32 <= 1.10x.
 
-Thread counts are fixed at process start (OpenBLAS and Numba read OMP_NUM_THREADS / OPENBLAS_NUM_THREADS /
-NUMBA_NUM_THREADS when they load; minifp.torch.set_num_threads changes nothing), so each --threads setting
-runs in a subprocess of its own with those variables set, and PyTorch gets torch.set_num_threads too.
+Each --threads setting runs in a subprocess of its own with OMP_NUM_THREADS / OPENBLAS_NUM_THREADS /
+NUMBA_NUM_THREADS set (what OpenBLAS and Numba read when they load, the most threads Numba will use), and both
+PyTorch and minifp.torch get set_num_threads too.
 
 --quick: 2 rounds of 1 step, no warm-up, one thread (unless --threads is given): does it run. --profile MODEL:
 cProfile of minifp's step (float32 unless --profile-precision), the top 25 functions by cumulative and by own

@@ -53,8 +53,9 @@ class Gradient:
         return self.data if self.data is not None else SEAMS.rounded(self.values, self.tensor.fmt)
 
 
-def backward(root, gradient=None, retain_graph=None):
-    """Reverse-mode autodiff from `root`; leaves that require grad get .grad in their own format.
+def backward(root, gradient=None, retain_graph=None, inputs=None):
+    """Reverse-mode autodiff from `root`; leaves that require grad get .grad in their own format (only the tensors
+    in `inputs`, leaves or not, where it is given).
 
     As in PyTorch, the pass frees the values that gradients read (unless retain_graph): a second pass
     through an op that needs them raises before any gradient changes.
@@ -71,7 +72,7 @@ def backward(root, gradient=None, retain_graph=None):
     if any(t._node is not None and t._node.freed for t in order):
         raise RuntimeError(FREED)
     leaves = []
-    _sweep(order, [(root, g0)], leaves=leaves)
+    _sweep(order, [(root, g0)], leaves=leaves, only=None if inputs is None else {id(t) for t in inputs})
     if not retain_graph:
         for t in order:
             if t._node is not None and t._node.op.saves:
@@ -130,10 +131,10 @@ def _made_at(t):
     return t._node.seq
 
 
-def _sweep(order, seeds, leaves=None, collect=None):
+def _sweep(order, seeds, leaves=None, collect=None, only=None):
     """The reverse sweep from the seeded roots: pop each tensor's gradient, pass it to its inputs. Leaves get .grad
-    (and are listed in `leaves`), unless `collect` = (wanted ids, found dict) asks for the gradients of the wanted
-    tensors instead."""
+    (and are listed in `leaves`; with `only`, the ids of the tensors that may get one, those tensors), unless
+    `collect` = (wanted ids, found dict) asks for the gradients of the wanted tensors instead."""
     store, given = {}, set()        # id(tensor) -> its Gradient; ids of the arrays handed to leaves as .grad
     for t, g0 in seeds:
         _add(store, t, g0)
@@ -146,11 +147,11 @@ def _sweep(order, seeds, leaves=None, collect=None):
                 m.gradient(t, entry.wide(np.float32))
             if collect is not None and id(t) in collect[0]:
                 collect[1][id(t)] = entry.storage()
-            if t._node is not None:
-                _through(t._node, t, entry, store)
-            elif collect is None:
+            if collect is None and (only is None and t._node is None or only is not None and id(t) in only):
                 _give(t, entry.storage(), given)
                 leaves.append(t)
+            if t._node is not None:
+                _through(t._node, t, entry, store)
     _fp8.finish_backward()      # the output-gradient scales of the GEMMs this pass went through roll once
 
 

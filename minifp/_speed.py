@@ -163,12 +163,15 @@ def blas_threads(n=None):
 
 
 def set_threads(n):
-    """Run the speed module's parts on n threads from now on (their bits do not depend on it), and the process's
-    OpenBLAS on n (a float32 GEMM's low bits follow its split, as MKL's do under PyTorch's set_num_threads)."""
+    """Run the speed module's parts on n threads from now on (their bits do not depend on it), Numba's parallel
+    loops on as many as it has (at most n), and the process's OpenBLAS on n (a float32 GEMM's low bits follow its
+    split, as MKL's do under PyTorch's set_num_threads)."""
     global THREADS
     if n != THREADS and _POOL:
-        _POOL.pop().shutdown(wait=False)      # made again, of n - 1 threads, on the next call cut in parts
+        _POOL.clear()       # made again, of n - 1 threads, on the next call cut in parts; a call under way keeps
+        # the old pool, whose threads end when it is dropped
     THREADS = n
+    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
     blas_threads(n)
 
 

@@ -29,12 +29,16 @@ CASES = [
     "keras.Sequential([layers.Dense(2)], name='s').count_params()",
     "layers.Dense(4)('abc')", "layers.Dense(2)([[1.0, 2.0]])", "layers.Dense(2, name='d')(None)", "layers.Dense(2)()",
     "layers.Conv2D(2, 3)('abc')", "assert layers.Dense(2)(inputs=np.zeros((1, 3), 'float32')).shape == (1, 2)",
+    "assert layers.Flatten()(inputs=np.zeros((1, 2, 3), 'float32'), training=True).shape == (1, 6)",
+    "assert layers.MaxPooling2D(2)(keras.Input((None, None, 3))).shape == (None, None, None, 3)",
+    "i = keras.Input((4,)); x = i\nfor _ in range(400): x = layers.Dense(4)(x)\nkeras.Model(i, x)",
     MODEL + "m.compile(optimizer='adam', loss='mse', metrics='accuracy')",
     MODEL + "m.compile(optimizer='adam', loss='mse', weighted_metrics='mae')",
     TWO + "keras.Model(inputs=a, outputs=layers.Dense(2)(b))",
     TWO + "keras.Model(inputs=a, outputs=[layers.Dense(2)(a), layers.Dense(2)(b)])",
     TWO + "keras.Model(inputs=a, outputs={'x': layers.Dense(2)(b)})",
     TWO + "keras.Model(inputs=a, outputs=layers.Add()([layers.Dense(4)(a), b]))",
+    TWO + "keras.Model(inputs=a, outputs=[layers.Dense(2)(a), {'y': layers.Dense(2)(b)}])",
 ]
 
 

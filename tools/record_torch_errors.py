@@ -80,6 +80,19 @@ CASES = [
     "nn.MultiheadAttention(8, 2)(Z(3, 8), Z(3, 1, 8), Z(3, 1, 8))",
     "nn.MultiheadAttention(8, 2)(Z(1, 3, 1, 8), Z(3, 1, 8), Z(3, 1, 8))",
     "nn.MultiheadAttention(8, 2, kdim=4, vdim=6)(Z(3, 1, 8), Z(5, 1, 4), Z(4, 1, 6))",
+    # backward(inputs=), cat's empty tensors, more targets
+    "p.grad = None; (p * 2).sum().backward(inputs=[p, p]); assert p.grad.tolist() == [2.0, 2.0]",
+    "(p * Z(2)).sum().backward(inputs=[Z(2)])", "q = torch.ones(2, requires_grad=True); (p * 2).sum().backward("
+    "inputs=[q]); assert q.grad is None", "h = p * 2; (h * 3).sum().backward(inputs=[h]); "
+    "assert h.grad.tolist() == [3.0, 3.0] and p.grad is None",
+    "l = p.exp().sum(); l.backward(inputs=[p]); l.backward(inputs=[p])",
+    "assert torch.cat([Z(0), torch.ones(2, 3, dtype=torch.long)]).dtype == torch.float32",
+    "assert torch.cat([Z(0), Z(0)], dim=1).shape == (0,)",
+    "a = torch.zeros(0, requires_grad=True); torch.cat([a, torch.ones(2, 3)]).sum().backward(); "
+    "assert a.grad.shape == (0,)",
+    "F.cross_entropy(Z(2, 3, 4), Z(2, 4, dtype=torch.uint8))",
+    "F.cross_entropy(Z(2, 3, 4, 4), Z(2, 4, 4, dtype=torch.uint8))",
+    "F.cross_entropy(Z(3), torch.tensor([1, 2]))", "F.cross_entropy(Z(2, 3, 4, 4), Z(2, 4, dtype=torch.long))",
     # the memory keywords scripts pass
     "assert torch.zeros(2, layout=torch.strided, pin_memory=False).tolist() == [0.0, 0.0]",
     "assert x.clone(memory_format=torch.contiguous_format).shape == (2, 3)",

@@ -28,19 +28,22 @@ def _tensor_list(tensors, fn):
 
 
 def cat(tensors, dim=0):
-    """Tensors joined along dim; mixed float dtypes promote (PyTorch's cat). 1-D empty tensors are skipped, as
-    PyTorch's legacy rule says."""
+    """Tensors joined along dim; mixed float dtypes promote (PyTorch's cat). 1-D empty tensors join whatever the
+    others' shape, as PyTorch's legacy rule says."""
     tensors = _tensor_list(tensors, "cat")
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for i, x in enumerate(tensors):
         if not x.ndim:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
-    kept = [x for x in tensors if x.shape != (0,)] or tensors[:1]
-    first = kept[0]
+    shaped = [x for x in tensors if x.shape != (0,)]
+    if not shaped:
+        return apply("concatenate", *tensors, axis=0)
+    first = shaped[0]
     axis = _dim(dim, first.ndim)
+    empty = first.shape[:axis] + (0,) + first.shape[axis + 1:]
     for i, x in enumerate(tensors):
-        if x.shape == (0,) and len(kept) < len(tensors):
+        if x.shape == (0,):
             continue
         if x.ndim != first.ndim:
             raise RuntimeError(f"Tensors must have same number of dimensions: got {first.ndim} and {x.ndim}")
@@ -48,7 +51,8 @@ def cat(tensors, dim=0):
             if d != axis and a != b:
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {axis}. Expected size {a} but "
                                    f"got size {b} for tensor number {i} in the list.")
-    return apply("concatenate", *kept, axis=axis)
+    # (empty 1-D tensors take part as empty slices: in the dtype's promotion, and each gets its empty gradient)
+    return apply("concatenate", *[x.reshape(empty) if x.shape == (0,) else x for x in tensors], axis=axis)
 
 
 concat = cat

@@ -229,7 +229,8 @@ class Tensor(_EngineTensor):
     @classmethod
     def op_error(cls, name, shapes, error):
         """PyTorch's RuntimeError where the inputs' shapes do not broadcast, else the engine's words."""
-        refused = name != "matmul" and "broadcast" in str(error) and broadcast_refusal([s for s in shapes if s])
+        refused = name not in _NOT_BROADCAST and "broadcast" in str(error) and broadcast_refusal([s for s in shapes
+                                                                                               if s])
         return RuntimeError(refused) if refused else super().op_error(name, shapes, error)
 
     def is_floating_point(self):
@@ -295,23 +296,19 @@ class Tensor(_EngineTensor):
         return self.to(dtype)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        """Gradients of this tensor into the .grad of every leaf that requires one (of `inputs` only, where given:
-        their .grad gains the gradient, added in their dtype, and the graph is kept)."""
+        """Gradients of this tensor into the .grad of every leaf that requires one (of the tensors in `inputs`
+        only, leaves or not, where given)."""
         if create_graph:
             raise NotImplementedError("backward(create_graph=True): minifp's gradients are not differentiable (no "
                                       "higher-order gradients)")
         check_output_gradients([self], [gradient])
-        if inputs is None:
-            return engine.backward(self, gradient, retain_graph)
-        inputs = [inputs] if isinstance(inputs, _EngineTensor) else list(inputs)
-        if not inputs:
-            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
-        found = engine.gradients([self], inputs, [gradient])
-        with engine.no_grad():
-            for x in inputs:
-                if id(x) in found:
-                    g = made_like(x, found[id(x)], x.fmt)
-                    x.grad = g if x.grad is None else x.grad + g
+        if inputs is not None:
+            inputs = [inputs] if isinstance(inputs, _EngineTensor) else list(inputs)
+            if not inputs:
+                raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+            if not all(x.requires_grad for x in inputs):
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        engine.backward(self, gradient, retain_graph, inputs)
 
     def requires_grad_(self, requires_grad=True):
         if self.fmt is None and requires_grad:
@@ -957,6 +954,11 @@ def _matmul_refusal(a, b):
     batch = math.prod(np.broadcast_shapes(batch_a, batch_b))
     return (f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, {a[-1]}] but got: "
             f"[{batch}, {b[-2]}].")
+
+
+# Ops whose NumPy refusal may speak of broadcasting though PyTorch's words are others (a product's batch, a
+# value assigned into a tensor): they keep the engine's words (matmul gets PyTorch's from the face's matmul).
+_NOT_BROADCAST = {"matmul", "setitem"}
 
 
 def check_output_gradients(outputs, gradients):

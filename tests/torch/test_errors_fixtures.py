@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import minifp.torch as torch
+from minifp import _speed
 import minifp.torch.nn as nn
 import minifp.torch.nn.functional as F
 
@@ -16,18 +17,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 import record_torch_errors  # noqa: E402
 
 RECORDED = json.loads((Path(__file__).resolve().parents[1] / "fixtures" / "pytorch" / "errors_more.json").read_text())
-# Threads: the counts set by the cases are put back (they are process-wide)
-THREADS = torch.get_num_threads()
 
 
 @pytest.fixture(scope="module")
 def got():
+    threads, blas = _speed.THREADS, _speed.blas_threads()      # (the thread cases are refused: nothing changes)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        try:
-            return record_torch_errors.run(torch, nn, F)
-        finally:
-            torch.set_num_threads(THREADS)
+        out = record_torch_errors.run(torch, nn, F)
+    assert (_speed.THREADS, _speed.blas_threads()) == (threads, blas)
+    return out
 
 
 @pytest.mark.parametrize("case", list(RECORDED["cases"]))

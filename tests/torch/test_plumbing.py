@@ -99,13 +99,16 @@ def test_linalg_norms():
 
 
 def test_global_switches_read_back_what_was_set():
-    before = torch.get_num_threads()
+    from minifp import _speed
+    threads, blas = _speed.THREADS, _speed.blas_threads()       # (the worker's OpenBLAS may run one thread)
     try:
         torch.set_num_threads(3)
         torch.use_deterministic_algorithms(True)
         assert torch.get_num_threads() == 3 and torch.are_deterministic_algorithms_enabled()
     finally:
-        torch.set_num_threads(before)
+        _speed.set_threads(threads)
+        if blas is not None:
+            _speed.blas_threads(blas)
         torch.use_deterministic_algorithms(False)
     assert torch.zeros(2, 3).contiguous(memory_format=torch.channels_last).shape == (2, 3)
 

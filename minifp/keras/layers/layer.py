@@ -501,12 +501,14 @@ class Layer:
     def _inputs_by_name(self, kwargs):
         """((call()'s first argument,), the other keyword arguments) where it is given by name; Python's TypeError
         where it is not given at all (missing a required argument: 'inputs')."""
-        signature = inspect.signature(self.call)
-        signature.bind(**kwargs)
-        first = next(iter(signature.parameters), None)
-        if first in kwargs:
+        first = next(iter(inspect.signature(self.call).parameters.values()), None)
+        if first is None:
+            return (), kwargs
+        if first.name in kwargs:
             kwargs = dict(kwargs)
-            return (kwargs.pop(first),), kwargs
+            return (kwargs.pop(first.name),), kwargs
+        if first.default is first.empty and first.kind not in (first.VAR_POSITIONAL, first.VAR_KEYWORD):
+            raise TypeError(f"missing a required argument: '{first.name}'")
         return (), kwargs
 
     def _check_positional(self, args, kwargs):

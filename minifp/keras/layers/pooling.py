@@ -30,8 +30,15 @@ class _Pooling2D(Layer):
         self.input_spec = InputSpec(ndim=4)
         self.built = True
 
+    def _symbolic_call(self, args, kwargs):
+        """Keras's error for a window no output position fits, where the sizes are known (the eager probes that
+        infer shapes put 1 and 2 for unknown ones)."""
+        if args:
+            self.compute_output_shape(args[0].shape)
+        return super()._symbolic_call(args, kwargs)
+
     def call(self, inputs):
-        self.compute_output_shape(tuple(inputs.shape))      # (Keras's errors for strides and windows)
+        standardize_tuple(self.strides, 2, "strides")      # (Keras's error for a zero stride)
         layout = "NHWC" if self.data_format == "channels_last" else "NCHW"
         spatial = inputs.shape[1:3] if layout == "NHWC" else inputs.shape[2:4]
         pads = spatial_padding(self.padding, spatial, self.pool_size, self.strides)

@@ -10,29 +10,29 @@ __all__ = ["check_connected", "graph", "run"]
 def check_connected(inputs, outputs):
     """Keras's ValueError for an output some of whose Input tensors are not among the model's inputs."""
     input_ids = {id(t) for t in inputs}
-
-    def connected(t, seen):
-        if id(t) in input_ids or id(t) in seen or t._keras_history is None:
-            return True
-        seen.add(id(t))
-        layer, node_index, _ = t._keras_history
-        parents = layer._inbound_nodes[node_index].input_tensors
-        return bool(parents) and all(connected(p, seen) for p in parents if isinstance(p, KerasTensor))
-
-    for path, t in _paths(outputs):
-        if not connected(t, set()):
-            raise ValueError(f"Output with path `{path}` is not connected to `inputs`")
+    for path, out in _paths(outputs):
+        stack, seen = [out], set()
+        while stack:        # (a stack, not recursion: models may be hundreds of layers deep)
+            t = stack.pop()
+            if id(t) in input_ids or id(t) in seen or t._keras_history is None:
+                continue
+            seen.add(id(t))
+            layer, node_index, _ = t._keras_history
+            parents = [p for p in layer._inbound_nodes[node_index].input_tensors if isinstance(p, KerasTensor)]
+            if not parents:         # an Input the model was not given
+                raise ValueError(f"Output with path `{path}` is not connected to `inputs`")
+            stack.extend(parents)
 
 
 def _paths(struct, prefix=""):
-    """(path, leaf) of a nested structure as Keras names them: '' alone, '0', 'key', '0/key' inside."""
+    """(path, leaf) of a nested structure as Keras names them: '' alone, '0', 'key', '0.key' inside."""
     if isinstance(struct, dict):
         items = sorted(struct.items())
     elif isinstance(struct, (list, tuple)):
         items = enumerate(struct)
     else:
         return [(prefix, struct)]
-    return [p for k, v in items for p in _paths(v, f"{prefix}/{k}" if prefix else str(k))]
+    return [p for k, v in items for p in _paths(v, f"{prefix}.{k}" if prefix else str(k))]
 
 
 def graph(inputs, outputs):

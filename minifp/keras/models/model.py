@@ -101,13 +101,6 @@ class Model(Trainer, Layer):
             self._build_shapes = None
             self.built = True
 
-    def count_params(self):
-        """How many numbers the weights hold; Keras's ValueError before the model is built."""
-        if not self.built:
-            raise ValueError(f"You tried to call `count_params` on layer '{self.name}', but the layer isn't built. "
-                             f"You can build it manually via: `layer.build(input_shape)`.")
-        return int(sum(int(np.prod(v.shape)) for v in self.weights))
-
     def get_config(self):
         return {"name": self.name, "trainable": self.trainable}
 

@@ -451,33 +451,40 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 
 def _check_target(input, target, t):
     """PyTorch's refusals of class-index targets, in its order: the target's rank, the batch size, the dtype (Long
-    or Byte only), the other sizes."""
+    or Byte; Long only for spatial inputs, whose kernel reads no other), the other sizes."""
     shape = storage(input).shape
     if len(shape) == 2 and t.ndim == 1 and t.shape[0] == shape[0] and t.dtype == np.int64:
         return                                      # (the common case, at once)
+    name = _tensor._type_name(target) if isinstance(target, _EngineTensor) else str(t.dtype)
 
-    def dtype():
+    def dtype(long_only=False):
         if t.dtype not in (np.int64, np.uint8):
-            name = _tensor._type_name(target) if isinstance(target, _EngineTensor) else str(t.dtype)
             raise RuntimeError(f"expected target dtype to be Long or Byte, but got {name}")
+        if long_only and t.dtype != np.int64:
+            raise RuntimeError(f"expected scalar type Long but found {name}")
     if len(shape) == 1:
         dtype()
-        if t.ndim != 0:
-            raise ValueError(f"Expected target to be 0-dimensional for 1-dimensional input, got {t.ndim}D")
+        if t.ndim > 1 or t.size != 1:
+            raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {t.size}")
         return
     if len(shape) == 2 and t.ndim > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     if t.shape[:1] != shape[:1]:
         raise ValueError(f"Expected input batch_size ({shape[0]}) to match target batch_size "
                          f"({t.shape[0] if t.ndim else 0}).")
+    if len(shape) == 2:
+        return dtype()
     if len(shape) != 4:
         if t.shape != shape[:1] + shape[2:]:
             raise RuntimeError(f"Expected target size {list(shape[:1] + shape[2:])}, got {list(t.shape)}")
-        dtype()
-        return
-    dtype()         # (the 2-D kernel's words for 4-D inputs)
+        return dtype(long_only=True)
+    dtype()         # (the spatial kernel's words for 4-D inputs)
+    if t.ndim != 3:
+        raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got targets of dimension: "
+                           f"{t.ndim}")
     if t.shape != shape[:1] + shape[2:]:
         raise RuntimeError(f"size mismatch (got input: {list(shape)} , target: {list(t.shape)}")
+    dtype(long_only=True)
 
 
 def _check_class_weight(weight, n_classes):
