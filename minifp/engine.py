@@ -18,7 +18,8 @@ Tensors
     memory_held, memory_peak, reset_memory_peak   the bytes tensors' storages hold on a device, and the peak
     round_to, widen, MODES            rounding and widening of arrays
 Autodiff and state of the thread
-    backward, gradients               .grad from a root; gradients of targets without touching .grad (a tape)
+    backward, gradients               .grad from a root (of given inputs only: inputs=); gradients of targets without
+                                      touching .grad (a tape)
     grad_mode, no_grad, enable_grad, is_grad_enabled, Autocast, autocast_scope, current_autocast, training_scope,
     current_training (a layer call's training flag, passed down to the layers it calls),
     float32_products, set_float32_products (TF32 switches), layer_scope, watched_call, unwatched, is_layer
