@@ -147,11 +147,14 @@ def _sweep(order, seeds, leaves=None, collect=None, only=None):
                 m.gradient(t, entry.wide(np.float32))
             if collect is not None and id(t) in collect[0]:
                 collect[1][id(t)] = entry.storage()
-            if collect is None and (only is None and t._node is None or only is not None and id(t) in only):
+            if t._node is not None:
+                if only is not None and id(t) in only and collect is None:     # backward(inputs=[a non-leaf])
+                    _give(t, entry.storage(), given)
+                    leaves.append(t)
+                _through(t._node, t, entry, store)
+            elif collect is None and (only is None or id(t) in only):
                 _give(t, entry.storage(), given)
                 leaves.append(t)
-            if t._node is not None:
-                _through(t._node, t, entry, store)
     _fp8.finish_backward()      # the output-gradient scales of the GEMMs this pass went through roll once
 
 
