@@ -17,7 +17,7 @@ import numpy as np
 from .. import engine
 from ..engine import apply, become, made_by, made_like, rewrap, set_storage, storage, Tensor as _EngineTensor, to_numpy
 from .linalg import vector_norm
-from ._tensor import Tensor, _dim, _dims, _shape_args, _type_name, empty, full, ones, tensor, zeros
+from ._tensor import Tensor, _dim, _dims, _shape_args, _type_name, empty, full, ones, tensor
 
 __all__ = ["check_grad", "topk", "sort", "argsort", "split", "chunk", "unbind", "tril", "triu", "flip", "gather", "var", "std",
            "cumsum", "masked_fill", "broadcast_to", "count_nonzero", "amax", "amin", "norm"]

@@ -2,8 +2,6 @@
 a subclass defines `call`. Training comes from the Trainer mixin (minifp/keras/trainer.py)."""
 from __future__ import annotations
 
-import numpy as np
-
 from ..layers.layer import KerasTensor, Layer, _flatten
 from ..trainer import Trainer
 from . import summary_utils
