@@ -298,3 +298,41 @@ def test_optimizer_pickles():
     a.grad = minifp.tensor(np.ones(2, np.float32))
     opt.step()
     assert pickle.loads(pickle.dumps(opt.state_dict()))["state"][0]["step"].item() == 1.0
+
+
+def test_named_parameters_as_pytorch_2_takes_them():
+    from minifp.torch import nn
+    m = nn.Linear(3, 2)
+    opt = optim.SGD(m.named_parameters(), lr=0.1, momentum=0.9)
+    group = opt.param_groups[0]
+    assert group["params"] == [m.weight, m.bias] and group["param_names"] == ["weight", "bias"]
+    assert list(group)[:2] == ["params", "param_names"]       # PyTorch's key order: then the defaults
+    m(minifp.torch.ones(1, 3)).sum().backward()
+    opt.step()
+    saved = opt.state_dict()
+    assert saved["param_groups"][0]["param_names"] == ["weight", "bias"] and saved["param_groups"][0]["params"] == [0, 1]
+    # A saved group without names keeps the optimizer's; one with names brings its own
+    unnamed = {"state": saved["state"], "param_groups": [{k: v for k, v in saved["param_groups"][0].items()
+                                                          if k != "param_names"}]}
+    opt.load_state_dict(unnamed)
+    assert opt.param_groups[0]["param_names"] == ["weight", "bias"]
+    renamed = {**saved, "param_groups": [{**saved["param_groups"][0], "param_names": ["w", "b"]}]}
+    opt.load_state_dict(renamed)
+    assert opt.param_groups[0]["param_names"] == ["w", "b"]
+    g = optim.Adam([{"params": m.named_parameters(), "lr": 0.2}])
+    assert g.param_groups[0]["param_names"] == ["weight", "bias"] and g.param_groups[0]["lr"] == 0.2
+
+
+def test_named_parameters_all_or_none_with_pytorchs_errors():
+    a, b = p(), p()
+    with pytest.raises(ValueError, match="all optimizer params should be with/without names. Some param names are "
+                                         "missing"):
+        optim.SGD([("a", a), b], lr=0.1)
+    opt = optim.SGD([("a", a)], lr=0.1)
+    with pytest.raises(ValueError, match="all optimizer param groups should be with/without names. cannot add param "
+                                         "group without names to the optimizer"):
+        opt.add_param_group({"params": [b]})
+    opt = optim.SGD([a], lr=0.1)
+    with pytest.raises(ValueError, match="cannot add param group with names to the optimizer"):
+        opt.add_param_group({"params": [("b", b)]})
+    assert len(opt.param_groups) == 1

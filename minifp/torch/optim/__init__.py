@@ -126,12 +126,17 @@ class Optimizer:
                             "of tensors in sets will change between runs. Please use a list instead.")
         else:
             params = list(params)
+        named = [p for p in params if isinstance(p, tuple)]     # named_parameters(): (name, tensor) pairs
+        if named and len(named) != len(params):
+            raise ValueError("all optimizer params should be with/without names. Some param names are missing")
+        names = [name for name, _ in named]
+        params = [p for _, p in named] if named else params
         for p in params:
             if not isinstance(p, Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is " + _typename(p))
             if not self.defaults.get("differentiable") and not (p.is_leaf or getattr(p, "retains_grad", False)):
                 raise ValueError("can't optimize a non-leaf Tensor")
-        group = {**param_group, "params": params}
+        group = {**param_group, "params": params, **({"param_names": names} if names else {})}
         for name, default in self.defaults.items():
             if default is required and name not in group:
                 raise ValueError("parameter group didn't specify a value of required optimization parameter "
@@ -141,6 +146,10 @@ class Optimizer:
             warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
                           "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
                           stacklevel=3)
+        for g in self.param_groups:
+            if ("param_names" in g) != bool(names):
+                raise ValueError("all optimizer param groups should be with/without names. cannot add param group "
+                                 f"{'with' if names else 'without'} names to the optimizer")
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in params):
             raise ValueError("some parameters appear in more than one parameter group")
@@ -248,7 +257,10 @@ class Optimizer:
             if not isinstance(values, dict):
                 raise TypeError(f"optimizer state dict: state {key!r} must be a dict, got {type(values).__name__}")
             state[p] = {name: _loaded(p, name, v, key) for name, v in values.items()}
-        groups = [{**saved, "params": group["params"]} for group, saved in zip(self.param_groups, saved_groups)]
+        # A saved group without names keeps the optimizer's (PyTorch's update_group)
+        groups = [{**saved, "params": group["params"], **({"param_names": group["param_names"]}
+                   if "param_names" in group and "param_names" not in saved else {})}
+                  for group, saved in zip(self.param_groups, saved_groups)]
         return state, groups
 
     # -- the engine's training-state protocol (minifp.checkpoint) -------------------------------------------
