@@ -1,6 +1,6 @@
 """Record what PyTorch raises for bad input that training scripts commonly hit (shapes that do not broadcast or
 multiply, cat and stack, in-place results of another shape, gradients of the wrong shape, scalars of many
-elements, negative sizes, pooling strides, dropout probabilities), into tests/fixtures/pytorch/errors_more.json:
+elements, negative sizes, pooling strides, dropout probabilities, recurrent layers' initial states, indices out of range), into tests/fixtures/pytorch/errors_more.json:
 {snippet: [exception type, first line of its message] or ["ok", null]}. tests/torch/test_errors_fixtures.py runs
 the same snippets through minifp.torch.
 
@@ -97,6 +97,18 @@ CASES = [
     "assert torch.zeros(2, layout=torch.strided, pin_memory=False).tolist() == [0.0, 0.0]",
     "assert x.clone(memory_format=torch.contiguous_format).shape == (2, 3)",
     "assert torch.ones_like(x, memory_format=torch.preserve_format).shape == (2, 3)",
+    # recurrent layers' initial states, as their forward reads them (hx[0], hx[1] for an LSTM)
+    "nn.LSTM(4, 8)(Z(5, 1, 4), Z(1, 1, 8))", "nn.LSTM(4, 8)(Z(5, 1, 4), Z(2, 1, 8))",
+    "nn.LSTM(4, 8)(Z(5, 1, 4), (Z(1, 1, 8),))",
+    "assert nn.LSTM(4, 8)(Z(5, 1, 4), [Z(1, 1, 8), Z(1, 1, 8)])[1][1].shape == (1, 1, 8)",
+    "nn.LSTM(4, 8)(Z(5, 1, 4), (Z(1, 8), Z(1, 8)))", "nn.LSTM(4, 8)(Z(5, 4), (Z(1, 1, 8), Z(1, 1, 8)))",
+    "nn.LSTM(4, 8)(Z(5, 1, 4), (Z(2, 1, 8), Z(1, 1, 8)))", "nn.LSTM(4, 8)(Z(5, 1, 4), (Z(1, 1, 8), Z(1, 2, 8)))",
+    "nn.LSTM(4, 8, proj_size=3)(Z(5, 1, 4), (Z(1, 1, 8), Z(1, 1, 8)))",
+    "assert nn.LSTM(4, 8)(Z(5, 4), (Z(1, 8), Z(1, 8)))[1][0].shape == (1, 8)",
+    "nn.GRU(4, 8)(Z(5, 1, 4), Z(2, 1, 8))", "nn.GRU(4, 8)(Z(5, 1, 4), Z(1, 8))", "nn.RNN(4, 8)(Z(5, 4), Z(1, 1, 8))",
+    "nn.GRU(4, 8)(Z(5, 1, 4), (Z(1, 1, 8),))",
+    # indices out of range
+    "x[5]", "x[:, 7]", "x[-3]", "x[torch.tensor([0, 4])]", "x[1, 2, 3]", "x[2] = 1.0",
 ]
 
 

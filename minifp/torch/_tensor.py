@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
+import re
 
 import ml_dtypes
 import numpy as np
@@ -228,10 +229,14 @@ class Tensor(_EngineTensor):
 
     @classmethod
     def op_error(cls, name, shapes, error):
-        """PyTorch's RuntimeError where the inputs' shapes do not broadcast, else the engine's words."""
+        """PyTorch's RuntimeError where the inputs' shapes do not broadcast, its words for an index out of range,
+        else the engine's words."""
         refused = name not in _NOT_BROADCAST and "broadcast" in str(error) and broadcast_refusal([s for s in shapes
                                                                                                if s])
-        return RuntimeError(refused) if refused else super().op_error(name, shapes, error)
+        if refused:
+            return RuntimeError(refused)
+        words = isinstance(error, IndexError) and _index_words(str(error))
+        return IndexError(words) if words else super().op_error(name, shapes, error)
 
     def is_floating_point(self):
         return self.fmt is not None
@@ -979,6 +984,15 @@ def broadcast_shape(*shapes):
     if refused:
         raise RuntimeError(refused)
     return np.broadcast_shapes(*shapes)
+
+
+def _index_words(message):
+    """PyTorch's words for NumPy's refusal of an index out of range or of too many indices, else None."""
+    found = re.fullmatch(r"index (-?\d+) is out of bounds for axis (\d+) with size (\d+)", message)
+    if found:
+        return "index {} is out of bounds for dimension {} with size {}".format(*found.groups())
+    found = re.fullmatch(r"too many indices for array: array is (\d+)-dimensional, but \d+ were indexed", message)
+    return found and f"too many indices for tensor of dimension {found.group(1)}"
 
 
 def broadcast_refusal(shapes):

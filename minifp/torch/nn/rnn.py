@@ -89,13 +89,14 @@ class _RNNBase(Module):
         return tuple(getattr(self, name + suffix, None) for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh",
                                                                       "weight_hr"))
 
-    def _initial(self, x, hx, directions, size):
-        """The initial state (num_layers * directions, N, size): zeros, or hx."""
+    def _initial(self, x, hx, directions, size, index=0):
+        """The initial state (num_layers * directions, N, size): zeros, or hx (the `index`th state given)."""
         shape = (self.num_layers * directions, x.shape[1], size)
         if hx is None:
             return _tensor.zeros(*shape, dtype=x.dtype, device=x.device)
         if tuple(hx.shape) != shape:
-            raise RuntimeError(f"Expected hidden size {shape}, got {tuple(hx.shape)}")
+            which = f"[{index}]" if self._n_states > 1 else ""
+            raise RuntimeError(f"Expected hidden{which} size {shape}, got {list(hx.shape)}")
         return hx
 
     def forward(self, input, hx=None):
@@ -120,12 +121,21 @@ class _RNNBase(Module):
     def _states(self, x, hx, batched):
         """The initial states, each (num_layers * directions, N, H)."""
         directions = 2 if self.bidirectional else 1
-        hx = [hx] if not isinstance(hx, tuple) else list(hx)
-        if not batched:
-            hx = [None if h is None else apply("reshape", h, shape=(h.shape[0], 1, h.shape[1])) for h in hx]
         sizes = [self.proj_size or self.hidden_size, self.hidden_size][:self._n_states]   # LSTM: (h, c)
-        return [self._initial(x, h, directions, size)
-                for h, size in zip(hx + [None] * (self._n_states - len(hx)), sizes)]
+        if hx is None:
+            return [self._initial(x, None, directions, size) for size in sizes]
+        if self._n_states == 1 and not isinstance(hx, _tensor.Tensor):
+            raise AttributeError(f"'{type(hx).__name__}' object has no attribute 'dim'")
+        hx = [hx[0], hx[1]] if self._n_states == 2 else [hx]    # (h_0, c_0) as PyTorch reads it: hx[0], hx[1]
+        rank = 3 if batched else 2
+        if any(h.ndim != rank for h in hx):
+            kind = "batched 3-D" if batched else "unbatched 2-D"
+            got = f"({hx[0].ndim}-D, {hx[1].ndim}-D) tensors" if len(hx) == 2 else f"{hx[0].ndim}-D tensor"
+            raise RuntimeError(f"For {kind} input, {'hx and cx' if len(hx) == 2 else 'hx'} should also be {rank}-D "
+                               f"but got {got}")
+        if not batched:
+            hx = [apply("reshape", h, shape=(h.shape[0], 1, h.shape[1])) for h in hx]
+        return [self._initial(x, h, directions, size, i) for i, (h, size) in enumerate(zip(hx, sizes))]
 
     def _run(self, x, states):
         """Every layer over the whole sequence x (L, N, H_in): (output of the last layer, final states)."""
