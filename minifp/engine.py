@@ -14,6 +14,7 @@ Tensors
     storage(t), values(t)             the storage array; the float32 values (exact)
     take(t, array), convert(t, fmt)   hand a fresh float32 array to t; re-store t in another format, in place
     detach_(t), made_by(t)            cut t from its graph in place; the name of the op that made t (None: a leaf)
+    made_of(t)                        that op's inputs and parameters (None: a leaf)
     become(t, new)                    t takes new's storage and place in the graph, in place (in-place ops)
     memory_held, memory_peak, reset_memory_peak   the bytes tensors' storages hold on a device, and the peak
     round_to, widen, MODES            rounding and widening of arrays
@@ -69,7 +70,7 @@ from ._state import FLOAT32_PRODUCTS, STATE, Autocast, Setting, autocast_scope, 
 from ._tensor import Tensor, check_storage, real, take, tensor
 
 __all__ = ["Tensor", "tensor", "apply", "op_function", "op_method", "install_names", "make", "rewrap", "made_like", "storage", "values", "take", "convert", "detach_",
-           "made_by", "round_to", "widen", "MODES", "backward", "gradients", "grad_mode", "no_grad", "enable_grad",
+           "made_by", "made_of", "round_to", "widen", "MODES", "backward", "gradients", "grad_mode", "no_grad", "enable_grad",
            "is_grad_enabled", "Autocast", "autocast_scope", "current_autocast", "training_scope", "current_training", "float32_products",
            "set_float32_products", "threads", "set_threads", "Device", "IDEAL", "H100", "CUBLAS", "device_numerics", "set_device_numerics", "set_storage", "become", "memory_held", "memory_peak", "reset_memory_peak", "layer_scope", "watched_call", "unwatched", "is_layer", "update_running_stats",
            "sgd_update", "adam_update", "rmsprop_update", "adagrad_update", "adagrad_state", "adadelta_update",
@@ -182,6 +183,12 @@ def detach_(t):
 def made_by(t):
     """The name of the op whose result t is, or None for a leaf."""
     return None if t._node is None else t._node.op.name
+
+
+def made_of(t):
+    """(the inputs of the op whose result t is, as it took them: tensors, numbers, None; its parameters), or None
+    for a leaf: the graph a face shows (PyTorch's grad_fn.next_functions)."""
+    return None if t._node is None else (tuple(t._node.inputs), dict(t._node.params))
 
 
 def memory_held(device):

@@ -1,6 +1,7 @@
 """Record what PyTorch raises for bad input that training scripts commonly hit (shapes that do not broadcast or
 multiply, cat and stack, in-place results of another shape, gradients of the wrong shape, scalars of many
-elements, negative sizes, pooling strides, dropout probabilities, recurrent layers' initial states, indices out of range), into tests/fixtures/pytorch/errors_more.json:
+elements, negative sizes, pooling strides, dropout probabilities, recurrent layers' initial states, indices out of range, Python numbers out of an integer dtype's
+range), into tests/fixtures/pytorch/errors_more.json:
 {snippet: [exception type, first line of its message] or ["ok", null]}. tests/torch/test_errors_fixtures.py runs
 the same snippets through minifp.torch.
 
@@ -109,6 +110,16 @@ CASES = [
     "nn.GRU(4, 8)(Z(5, 1, 4), (Z(1, 1, 8),))",
     # indices out of range
     "x[5]", "x[:, 7]", "x[-3]", "x[torch.tensor([0, 4])]", "x[1, 2, 3]", "x[2] = 1.0",
+    # Python numbers out of an integer dtype's range; x.new_*'s keywords
+    "torch.tensor(300, dtype=torch.uint8)", "torch.tensor([255, 256.0], dtype=torch.uint8)",
+    "torch.tensor(-0.5, dtype=torch.uint8)", "torch.tensor([-129], dtype=torch.int8)",
+    "torch.tensor(float('nan'), dtype=torch.int32)", "torch.tensor([1e10], dtype=torch.int32)",
+    "assert torch.tensor([1.7, -2.5], dtype=torch.int64).tolist() == [1, -2]",
+    "assert torch.tensor([True, 2], dtype=torch.bool).tolist() == [True, True]",
+    "assert x.new_zeros(2, pin_memory=False).tolist() == [0.0, 0.0]",
+    "assert x.new_ones((2,), layout=torch.strided, requires_grad=True).requires_grad",
+    "assert x.new_full((2,), 3., pin_memory=False).tolist() == [3.0, 3.0]",
+    "assert x.new_empty(2, dtype=torch.int64).dtype == torch.int64", "x.new_tensor([1, 2], pin_memory=False)",
 ]
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from .. import engine
 from ..engine import apply, become, made_by, made_like, rewrap, set_storage, storage, Tensor as _EngineTensor, to_numpy
 from .linalg import vector_norm
-from ._tensor import Tensor, _dim, _dims, _shape_args, _type_name, empty, full, ones, tensor
+from ._tensor import Tensor, _dense, _dim, _dims, _shape_args, _type_name, empty, full, ones, tensor
 
 __all__ = ["check_grad", "topk", "sort", "argsort", "split", "chunk", "unbind", "tril", "triu", "flip", "gather", "var", "std",
            "cumsum", "masked_fill", "broadcast_to", "count_nonzero", "amax", "amin", "norm"]
@@ -376,11 +376,16 @@ def _format(self, spec):
 
 
 def _new(fill):
-    """x.new_zeros(size) and the like: x's dtype and device unless told."""
-    def method(self, *size, dtype=None, device=None, requires_grad=False, **value):
-        return fill(_shape_args(size), *value.values(), dtype=dtype or self.dtype, device=device or self.device,
-                    requires_grad=requires_grad)
+    """x.new_zeros(size) and the like: x's dtype and device unless told (PyTorch's layout and pin_memory taken)."""
+    def method(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+        return fill(_shape_args(size), dtype=dtype or self.dtype, device=device or self.device,
+                    requires_grad=requires_grad, layout=layout)
     return method
+
+
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+    return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                requires_grad=requires_grad, layout=layout)
 
 
 def _logical(fn):
@@ -399,7 +404,8 @@ def _invert(self):
     return made_like(self, ~storage(self), None)
 
 
-def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+def new_tensor(self, data, dtype=None, device=None, requires_grad=False, layout=None):
+    _dense(layout)
     return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
 
@@ -418,8 +424,8 @@ for _name, _fn in {
         "logical_not": lambda self: made_like(self, np.logical_not(to_numpy(storage(self))), None),
         "__array__": lambda self, dtype=None, copy=None: self.numpy() if dtype is None else self.numpy().astype(dtype),
         "pin_memory": lambda self, device=None: self, "is_pinned": lambda self, device=None: False,
-        "new_tensor": _new_tensor, "new_zeros": _new(empty), "new_ones": _new(ones), "new_empty": _new(empty),
-        "new_full": lambda self, size, fill_value, **kw: _new(full)(self, size, fill_value=fill_value, **kw)}.items():
+        "new_tensor": new_tensor, "new_zeros": _new(empty), "new_ones": _new(ones), "new_empty": _new(empty),
+        "new_full": new_full}.items():
     setattr(Tensor, _name, _fn)
 Tensor.detach = _detach
 Tensor.data = property(_detach, _set_data, doc=_detach.__doc__)

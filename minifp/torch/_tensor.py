@@ -18,7 +18,7 @@ import numpy as np
 from .. import engine
 from ..engine import (apply, array_module, current_autocast, detach_, made_by, made_like, make, set_storage, storage,
     Tensor as _EngineTensor, tensor as _engine_tensor, to_numpy)
-from . import _device
+from . import _device, _graph
 from . import _generator
 from ._generator import stream
 
@@ -223,6 +223,8 @@ class Tensor(_EngineTensor):
     dtype = property(lambda self: as_dtype(self.fmt) if self.fmt is not None else _BY_NUMPY[storage(self).dtype])
     shape = property(lambda self: Size(storage(self).shape))
     is_cuda = property(lambda self: self.device == "cuda")
+    grad_fn = property(lambda self: _graph.grad_fn(self), doc="The autograd node that made this tensor (None: a "
+                                                               "leaf), as PyTorch shows it.")
 
     def __init__(self, *args, **kwargs):
         raise TypeError("use minifp.torch.tensor(data, dtype=...) to make a tensor")
@@ -581,13 +583,18 @@ class Tensor(_EngineTensor):
 
     def __repr__(self):
         values = to_numpy(self.float32() if self.fmt is not None else storage(self))
+        formatter = {"float_kind": _float_formatter(values)} if self.fmt is not None else \
+            {"bool": lambda v, w=5 if not values.all() else 4: str(bool(v)).rjust(w)}   # (as wide as needed)
         body = np.array2string(values, separator=", ", prefix="tensor(", threshold=1000, edgeitems=3,
-                               formatter={"float_kind": _float_formatter(values)} if self.fmt is not None else None)
+                               formatter=formatter).replace(", ..., ", ",  ..., ")     # (PyTorch's " ...")
         extras = [f"device='cuda:0'"] if self.device == "cuda" else []
-        if self.fmt is not None and not self.fmt.is_float32 or self.fmt is None and storage(self).dtype != np.int64:
+        if values.size == 0 and values.ndim != 1:
+            extras.append(f"size={values.shape}")
+        if self.fmt is not None and not self.fmt.is_float32 or self.fmt is None and (values.size == 0 or storage(
+                self).dtype not in (np.int64, np.bool_)):   # PyTorch names no default dtype, unless no value shows it
             extras.append(f"dtype={self.dtype}")
         if made_by(self) is not None:
-            extras.append(f"grad_fn=<{made_by(self).capitalize()}Backward>")
+            extras.append(f"grad_fn=<{_graph.grad_fn(self).name()}>")
         elif self.requires_grad:
             extras.append("requires_grad=True")
         return f"tensor({body}{''.join(', ' + e for e in extras)})"
@@ -655,6 +662,7 @@ def _on(t, device, requires_grad=False):
 def tensor(data, dtype=None, device=None, requires_grad=False):
     """A new tensor holding `data` (numbers, nested lists, arrays or tensors) rounded into `dtype`."""
     device = _device.parse(device) if device is not None else None
+    numbers_given = not isinstance(data, (_EngineTensor, np.ndarray))     # Python numbers (lists of them)
     if isinstance(data, _EngineTensor):
         source_device = data.device
         data = data.float32() if data.fmt is not None else storage(data)
@@ -666,6 +674,8 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     if fmt is None:
         if requires_grad:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        if numbers_given and d is not bool_ and arr.dtype.kind in "iuf" and not _fits(arr, d.numpy):
+            raise RuntimeError(f"value cannot be converted to type {np.dtype(d.numpy).name} without overflow")
         values = np.trunc(arr).astype(d.numpy) if arr.dtype.kind == "f" else np.array(arr, d.numpy)
         return make(Tensor, _device.array_on(values, device or source_device), None, False, device or source_device)
     t = _engine_tensor(arr, dtype=_CASTS.get(fmt, fmt))
@@ -674,6 +684,13 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
 
 
 as_tensor = tensor
+
+
+def _fits(arr, dtype):
+    """Whether every number (finite) lies in the integer dtype's range, as PyTorch checks the Python numbers it
+    converts (arrays wrap around, as NumPy's casts do)."""
+    info = np.iinfo(dtype)
+    return bool(np.all((arr >= info.min) & (arr <= info.max)))     # (NaN compares false)
 
 
 def _infer(arr):

@@ -1,0 +1,44 @@
+"""Record how PyTorch prints tensors (repr) for the cases scripts print most: whole floats, decimals, scientific
+notation, integers, bools, half dtypes, summaries of long tensors, empty tensors, grad_fn and requires_grad, into
+tests/fixtures/pytorch/reprs.json: {expression: repr}. tests/torch/test_reprs_fixtures.py prints the same
+expressions with minifp.torch.
+
+Run by hand with a real PyTorch (not the project's environment): python tools/record_torch_reprs.py
+"""
+import json
+import sys
+from pathlib import Path
+
+OUT = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "pytorch" / "reprs.json"
+
+# Every expression sees torch; values are fixed (no random draws: minifp's generator is not PyTorch's).
+CASES = [
+    "torch.zeros(2, 3)", "torch.tensor([1.5, -2.25, 3.0])", "torch.tensor([1e-5, 1.0, 1e5])", "torch.tensor(3.0)",
+    "torch.tensor([[1., 2.], [3., 4.]])", "torch.tensor([float('inf'), float('nan'), -1.0])",
+    "torch.arange(6).reshape(2, 3)", "torch.tensor([1, -20, 300])", "torch.tensor(7)",
+    "torch.tensor([1, 2], dtype=torch.int32)", "torch.tensor([1, 2], dtype=torch.uint8)",
+    "torch.tensor([True, False])", "torch.tensor([[True], [False]])", "torch.tensor([True, True])",
+    "torch.tensor(True)", "torch.tensor([0.1, 0.2], dtype=torch.float16)",
+    "torch.tensor([0.1, 0.2], dtype=torch.bfloat16)", "torch.zeros(3000)", "torch.arange(3000)",
+    "torch.zeros(3000, 2)", "torch.arange(3000.).reshape(3, 1000)", "torch.ones(2, 3000, dtype=torch.float16)",
+    "torch.zeros(1001, dtype=torch.bool)", "torch.zeros(0)", "torch.zeros(0, 3)",
+    "torch.zeros(2, 0, dtype=torch.int64)", "torch.zeros(0, dtype=torch.float16)", "torch.zeros(0, dtype=torch.bool)",
+    "torch.zeros(0, requires_grad=True)", "torch.ones(2, requires_grad=True)", "torch.ones(2, requires_grad=True) * 2",
+    "torch.ones(2, requires_grad=True).sum()", "torch.tensor([1.0, 2.0]) > 1",
+]
+
+
+def reprs(torch):
+    """{expression: repr(eval(expression))} under the given torch module."""
+    return {case: repr(eval(case, {"torch": torch})) for case in CASES}
+
+
+def main():
+    import torch
+    got = reprs(torch)
+    OUT.write_text(json.dumps({"torch": torch.__version__, "reprs": got}, indent=1) + "\n")
+    print(f"{OUT}: {len(got)} reprs", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
