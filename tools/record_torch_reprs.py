@@ -1,5 +1,5 @@
 """Record how PyTorch prints tensors (repr) for the cases scripts print most: whole floats, decimals, scientific
-notation, integers, bools, half dtypes, summaries of long tensors, empty tensors, grad_fn and requires_grad, into
+notation, integers (and the dtype their results keep), bools, half dtypes, summaries of long tensors, empty tensors, grad_fn and requires_grad, into
 tests/fixtures/pytorch/reprs.json: {expression: repr}. tests/torch/test_reprs_fixtures.py prints the same
 expressions with minifp.torch.
 
@@ -25,6 +25,15 @@ CASES = [
     "torch.zeros(2, 0, dtype=torch.int64)", "torch.zeros(0, dtype=torch.float16)", "torch.zeros(0, dtype=torch.bool)",
     "torch.zeros(0, requires_grad=True)", "torch.ones(2, requires_grad=True)", "torch.ones(2, requires_grad=True) * 2",
     "torch.ones(2, requires_grad=True).sum()", "torch.tensor([1.0, 2.0]) > 1",
+    # integer tensors keep their dtype through reductions that select, abs, sign, clamp and where
+    "torch.tensor([3, -5, 1]).max()", "torch.tensor([3, -5, 1]).min()", "torch.max(torch.tensor([3, -5, 1]))",
+    "torch.tensor([[1, 4], [3, 2]]).amax(1)", "torch.tensor([[1, 4], [3, 2]]).amin()",
+    "torch.tensor([1, 9], dtype=torch.uint8).max()", "torch.tensor([3, -5]).abs()", "torch.abs(torch.tensor([-2]))",
+    "torch.tensor([3, -5, 0]).sign()", "torch.tensor([3, -5, 1]).clamp(0, 2)", "torch.tensor([3, -5]).clamp(min=0)",
+    "torch.tensor([3, -5]).clamp(0, 2.5)", "torch.clamp(torch.tensor([3, -5]), max=1)",
+    "torch.where(torch.tensor([True, False]), torch.tensor([3, 4]), -100)",
+    "torch.where(torch.tensor([True, False]), 1, 0)", "torch.where(torch.tensor([True, False]), torch.tensor([3, 4]), 0.5)",
+    "torch.tensor([3, -5, 1]).nansum()", "torch.tensor([1.5, -2.0]).abs()", "torch.tensor([1.5, -2.0]).sign()",
 ]
 
 

@@ -14,7 +14,8 @@ import numpy as np
 
 from .. import engine
 from ..engine import apply, made_like, storage, Tensor as _EngineTensor, to_numpy
-from ._tensor import Tensor, _dim, _type_name, _weak_out, float32, int8, int16, tensor, uint8
+from ._tensor import (Tensor, _dim, _int_dtype, _integral, _numpy_result, _type_name, _weak_out, float32, int8,
+                      int16, tensor, uint8)
 from ._tensor import maximum as _maximum, minimum as _minimum
 from ._methods import _in_place
 
@@ -24,7 +25,8 @@ __all__ = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder
            "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "clamp_min",
            "clamp_max", "clamp", "clip", "isclose", "logit", "lerp", "addcmul", "addcdiv", "square", "float_power",
            "nan_to_num", "round", "eq", "ne", "lt", "le", "gt", "ge", "maximum", "minimum", "max", "min", "neg",
-           "negative", "positive", "frac", "deg2rad", "rad2deg", "signbit", "isposinf", "isneginf", "frexp", "pow"]
+           "negative", "positive", "frac", "deg2rad", "rad2deg", "signbit", "isposinf", "isneginf", "frexp", "pow", "abs",
+           "sign"]
 
 
 # -- argument checks and PyTorch's promotion of integers --------------------------------------------------------
@@ -37,37 +39,6 @@ def _tensors(name, *args, scalars=()):
                                                  not any(isinstance(b, _EngineTensor) for b in args)):
             what = ("input", "other")[i] if i < 2 else f"arg{i}"
             raise TypeError(f"{name}(): argument '{what}' (position {i + 1}) must be Tensor, not {type(a).__name__}")
-
-
-def _integral(*args):
-    """Whether every operand is an integer or bool tensor or Python int (no float takes part)."""
-    return all(a.fmt is None if isinstance(a, _EngineTensor) else
-               isinstance(a, (numbers.Integral, np.bool_)) for a in args)
-
-
-def _int_dtype(*args):
-    """PyTorch's result dtype of integer and bool operands: dimensioned tensors first, then 0-dim tensors, then
-    Python numbers, a later group counting only where it is of a higher category (bool < integer)."""
-    groups = ([storage(a).dtype for a in args if isinstance(a, _EngineTensor) and storage(a).ndim],
-              [storage(a).dtype for a in args if isinstance(a, _EngineTensor) and not storage(a).ndim],
-              [np.dtype(np.bool_ if isinstance(a, (bool, np.bool_)) else np.int64)
-               for a in args if not isinstance(a, _EngineTensor)])
-    out = None
-    for g in groups:
-        if g:
-            t = np.result_type(*g)
-            out = t if out is None else np.result_type(out, t) if out == np.bool_ else out
-    return out
-
-
-def _numpy_result(fn, *args, dtype=None):
-    """fn of the operands' storage (integers and bools) as a tensor of `dtype` (PyTorch's promotion by default)."""
-    like = next(a for a in args if isinstance(a, _EngineTensor))
-    dtype = _int_dtype(*args) if dtype is None else dtype
-    with np.errstate(all="ignore"):        # (a Python int past the dtype's range wraps, as in PyTorch)
-        arrays = [to_numpy(storage(a)).astype(dtype) if isinstance(a, _EngineTensor) else np.asarray(a).astype(dtype)
-                  for a in args]
-        return made_like(like, np.asarray(fn(*arrays)).astype(dtype, copy=False), None)
 
 
 def _values(t):
@@ -354,6 +325,9 @@ def clamp(input, min=None, max=None, *, out=None):
     """input clamped to [min, max] (numbers or tensors; either may be None)."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if _integral(input, *[v for v in (min, max) if v is not None]):      # integers keep their dtype
+        out = input if min is None else _numpy_result(np.maximum, input, min)
+        return out if max is None else _numpy_result(np.minimum, out, max)
     if not isinstance(min, _EngineTensor) and not isinstance(max, _EngineTensor):
         return _NUMBER_CLAMP(input, min, max)
     out = input if min is None else clamp_min(input, min)
@@ -557,6 +531,21 @@ def min(input, *args, **kwargs):
 _ENGINE_NEG = Tensor.neg
 
 
+def _integers_kept(name, np_fn, engine_fn):
+    """An elementwise op whose integer and bool results keep their dtype (NumPy on the storage); floats by the
+    engine's op."""
+    def op(input, *args, **kwargs):
+        if isinstance(input, _EngineTensor) and input.fmt is None:
+            return _numpy_result(np_fn, input)
+        return engine_fn(input, *args, **kwargs)
+    op.__name__, op.__doc__ = name, engine_fn.__doc__
+    return op
+
+
+abs = _integers_kept("abs", np.abs, Tensor.abs)
+sign = _integers_kept("sign", np.sign, engine.op_function("sign"))
+
+
 def neg(input, *, out=None):
     """-input; integer tensors stay integer, bool tensors are refused (as PyTorch)."""
     _tensors("neg", input)
@@ -704,7 +693,7 @@ for _name, _fn in {
         "clamp_min": clamp_min, "clamp_max": clamp_max, "clamp": clamp, "clip": clamp, "isclose": isclose,
         "logit": logit, "lerp": lerp, "addcmul": addcmul, "addcdiv": addcdiv, "square": square,
         "float_power": float_power, "nan_to_num": nan_to_num, "round": round, "maximum": maximum,
-        "minimum": minimum, "neg": neg, "negative": neg, "__neg__": neg, "positive": positive, "__pos__": positive,
+        "minimum": minimum, "neg": neg, "negative": neg, "__neg__": neg, "abs": abs, "__abs__": abs, "sign": sign, "positive": positive, "__pos__": positive,
         "frac": frac, "deg2rad": deg2rad, "rad2deg": rad2deg, "signbit": signbit, "isposinf": isposinf,
         "isneginf": isneginf, "frexp": frexp,
         "item": _item, "softmax": _softmax_method("softmax"), "log_softmax": _softmax_method("log_softmax"),

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine import apply, finfo as _finfo, storage, Tensor as _EngineTensor
-from ._tensor import Tensor, _dim, _type_name, _weak_out, as_dtype, format_of, matmul, tensor
+from ..engine import apply, finfo as _finfo, storage, Tensor as _EngineTensor, to_numpy
+from ._tensor import (Tensor, _dim, _integral, _numpy_result, _type_name, _weak_out, as_dtype, format_of, matmul,
+                      tensor)
 
 __all__ = ["cat", "concat", "stack", "where", "mm", "bmm", "add", "sub", "mul", "div", "neg", "pow", "exp", "log",
            "sqrt", "tanh", "sigmoid", "relu", "abs", "sum", "mean", "max", "min", "argmax", "argmin", "softmax",
@@ -79,6 +80,9 @@ def where(condition, input=None, other=None):
     if storage(condition).dtype not in (np.bool_, np.uint8):
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
                            f"{_type_name(condition)}")
+    if _integral(input, other):         # integers and bools keep their dtype (PyTorch's promotion)
+        keep = to_numpy(storage(condition)).astype(bool)
+        return _numpy_result(lambda a, b: np.where(keep, a, b), input, other, like=condition)
     return apply("where", condition, input, other, _out=_weak_out((input, other)))
 
 

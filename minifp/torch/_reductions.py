@@ -18,7 +18,8 @@ import numpy as np
 
 from ..engine import apply, made_like, storage, Tensor as _EngineTensor, to_numpy
 from . import linalg as _linalg
-from ._tensor import Tensor, _MaxResult, _dim, _dims, _type_name, check_same_dtype, format_of, matmul, tensor
+from ._tensor import (Tensor, _MaxResult, _dim, _dims, _numpy_result, _type_name, check_same_dtype, format_of,
+                      matmul, tensor)
 
 __all__ = ["all", "any", "prod", "nansum", "nanmean", "logsumexp", "var_mean", "std_mean", "aminmax", "amax", "amin",
            "quantile", "nanquantile", "cov", "corrcoef", "histc", "histogram", "histogramdd", "trapezoid", "trapz",
@@ -89,6 +90,8 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum over dim treating NaN as zero."""
     x = input.to(dtype) if dtype is not None else input
+    if x.fmt is None:           # (integers hold no NaN)
+        return _sum(x, dim, keepdim)
     return _sum(apply("where", x.isnan(), tensor(0.0, dtype=x.dtype), x), dim, keepdim)
 
 
@@ -148,12 +151,18 @@ def _reduced_dims(input, dim, name):
 
 def amax(input, dim=(), keepdim=False):
     """The largest values over dim (all dims when empty); ties share the gradient."""
-    return apply("max", input, axis=_reduced_dims(input, dim, "amax"), keepdims=keepdim and input.ndim > 0)
+    axis, keep = _reduced_dims(input, dim, "amax"), keepdim and input.ndim > 0
+    if input.fmt is None:       # integers and bools keep their dtype
+        return _numpy_result(lambda x: np.amax(x, axis=axis, keepdims=keep), input)
+    return apply("max", input, axis=axis, keepdims=keep)
 
 
 def amin(input, dim=(), keepdim=False):
     """The smallest values over dim (all dims when empty); ties share the gradient."""
-    return -apply("max", -input, axis=_reduced_dims(input, dim, "amin"), keepdims=keepdim and input.ndim > 0)
+    axis, keep = _reduced_dims(input, dim, "amin"), keepdim and input.ndim > 0
+    if input.fmt is None:
+        return _numpy_result(lambda x: np.amin(x, axis=axis, keepdims=keep), input)
+    return -apply("max", -input, axis=axis, keepdims=keep)
 
 
 def _max_or_min(method, arg, name):

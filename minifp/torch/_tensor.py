@@ -204,6 +204,41 @@ def _weak_out(args):
     return out if weak else None
 
 
+# -- integer and bool tensors: PyTorch keeps their dtype where no float takes part -----------------------------
+
+
+def _integral(*args):
+    """Whether every operand is an integer or bool tensor or Python int (no float takes part)."""
+    return all(a.fmt is None if isinstance(a, _EngineTensor) else
+               isinstance(a, (numbers.Integral, np.bool_)) for a in args)
+
+
+def _int_dtype(*args):
+    """PyTorch's result dtype of integer and bool operands: dimensioned tensors first, then 0-dim tensors, then
+    Python numbers, a later group counting only where it is of a higher category (bool < integer)."""
+    groups = ([storage(a).dtype for a in args if isinstance(a, _EngineTensor) and storage(a).ndim],
+              [storage(a).dtype for a in args if isinstance(a, _EngineTensor) and not storage(a).ndim],
+              [np.dtype(np.bool_ if isinstance(a, (bool, np.bool_)) else np.int64)
+               for a in args if not isinstance(a, _EngineTensor)])
+    out = None
+    for g in groups:
+        if g:
+            t = np.result_type(*g)
+            out = t if out is None else np.result_type(out, t) if out == np.bool_ else out
+    return out
+
+
+def _numpy_result(fn, *args, dtype=None, like=None):
+    """fn of the operands' storage (integers and bools) as a tensor of `dtype` (PyTorch's promotion by default), on
+    the device of `like` (by default the first tensor operand)."""
+    like = like if like is not None else next(a for a in args if isinstance(a, _EngineTensor))
+    dtype = _int_dtype(*args) if dtype is None else dtype
+    with np.errstate(all="ignore"):        # (a Python int past the dtype's range wraps, as in PyTorch)
+        arrays = [to_numpy(storage(a)).astype(dtype) if isinstance(a, _EngineTensor) else np.asarray(a).astype(dtype)
+                  for a in args]
+        return made_like(like, np.asarray(fn(*arrays)).astype(dtype, copy=False), None)
+
+
 def _binary(name):
     """A binary operator with PyTorch's promotion (a 0-dim tensor does not widen a dimensioned one)."""
     def op(self, other):
@@ -518,7 +553,7 @@ class Tensor(_EngineTensor):
         if isinstance(dim, _EngineTensor):
             return maximum(self, dim)
         if dim is None:
-            return apply("max", self)
+            return _numpy_result(np.max, self) if self.fmt is None and self.numel() else apply("max", self)
         d = _dim(dim, self.ndim)
         return _MaxResult((apply("max", self, axis=d, keepdims=keepdim), self.argmax(d, keepdim)))
 
@@ -526,7 +561,7 @@ class Tensor(_EngineTensor):
         if isinstance(dim, _EngineTensor):
             return minimum(self, dim)
         if dim is None:
-            return -apply("max", -self)
+            return _numpy_result(np.min, self) if self.fmt is None and self.numel() else -apply("max", -self)
         d = _dim(dim, self.ndim)
         return _MaxResult((-apply("max", -self, axis=d, keepdims=keepdim), self.argmin(d, keepdim)))
 
