@@ -120,6 +120,15 @@ CASES = [
     "assert x.new_ones((2,), layout=torch.strided, requires_grad=True).requires_grad",
     "assert x.new_full((2,), 3., pin_memory=False).tolist() == [3.0, 3.0]",
     "assert x.new_empty(2, dtype=torch.int64).dtype == torch.int64", "x.new_tensor([1, 2], pin_memory=False)",
+    # legacy constructors and tensor types
+    "assert torch.Tensor(2, 3).shape == (2, 3) and torch.Tensor(2, 3).dtype == torch.float32",
+    "assert torch.Tensor([1, 2]).tolist() == [1.0, 2.0] and torch.Tensor().shape == (0,)",
+    "assert torch.Tensor(torch.Size([2, 1])).shape == (2, 1)", "assert torch.LongTensor([1.7, 2]).tolist() == [1, 2]",
+    "assert isinstance(x, torch.FloatTensor) and not isinstance(x, torch.LongTensor)",
+    "assert x.type(torch.LongTensor).dtype == torch.int64", "torch.Tensor(2.5)", "torch.FloatTensor(torch.tensor([1, 2]))",
+    "assert torch.Tensor(torch.tensor([1, 2])).dtype == torch.int64",
+    "assert repr(torch.cuda.HalfTensor) == \"<class 'torch.cuda.HalfTensor'>\"",
+    "assert torch.BoolTensor([1, 0]).tolist() == [True, False] and torch.ByteTensor([1]).dtype == torch.uint8",
 ]
 
 

@@ -41,6 +41,9 @@ from . import utils, vision  # noqa: E402  (utils.data, torchvision's models, da
 from . import random  # noqa: E402,F401  (torch.random: seeds, states, fork_rng)
 from .serialization import load, save  # noqa: E402  (torch.save zip files, read without running code; safetensors)
 from . import _names
+from ._legacy import TYPES as _LEGACY_TYPES
+
+globals().update(_LEGACY_TYPES)      # torch.FloatTensor, torch.LongTensor, ... (legacy constructors and types)
 
 float, half, double, float64 = float32, float16, float32, float32     # minifp has no float64: see README
 long, int, short = int64, int32, int16
@@ -61,6 +64,7 @@ __all__ += [name[6:] for name in install_names(_names.NAMES, {"torch": _sys.modu
                                                                "F": nn.functional},
                                               lambda op, place: op_method(op) if place is Tensor else op_function(op))
             if name.startswith("torch.")]
+__all__ += list(_LEGACY_TYPES)
 del install_names, op_function, op_method
 __getattr__ = _missing("minifp.torch")
 _explain_missing_methods(Tensor)

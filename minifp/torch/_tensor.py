@@ -261,8 +261,18 @@ class Tensor(_EngineTensor):
     grad_fn = property(lambda self: _graph.grad_fn(self), doc="The autograd node that made this tensor (None: a "
                                                                "leaf), as PyTorch shows it.")
 
+    def __new__(cls, *args, **kwargs):
+        """torch.Tensor(data) or torch.Tensor(*sizes), PyTorch's legacy constructor (float32 by default)."""
+        if cls is not Tensor or not (args or kwargs):       # (the engine's bare instances, and torch.Tensor())
+            return super().__new__(cls)
+        from ._legacy import construct
+        return construct(None, "cpu", *args, **kwargs)
+
     def __init__(self, *args, **kwargs):
-        raise TypeError("use minifp.torch.tensor(data, dtype=...) to make a tensor")
+        try:
+            storage(self)
+        except AttributeError:          # torch.Tensor(): an empty float tensor
+            _EngineTensor.__init__(self, np.zeros(0, _default[0].fmt.storage), _default[0].fmt)
 
     @classmethod
     def op_error(cls, name, shapes, error):
@@ -328,6 +338,9 @@ class Tensor(_EngineTensor):
         in dtype (a dtype, or a type's name)."""
         if dtype is None:
             return f"torch.{'cuda.' if self.device == 'cuda' else ''}{_type_name(self)}Tensor"
+        dtype = getattr(dtype, "_name", dtype)          # torch.LongTensor and its kin: their names
+        if isinstance(dtype, str) and dtype.startswith("torch.cuda."):
+            return self.to("cuda").type(dtype.replace("cuda.", "", 1))
         if isinstance(dtype, str):
             name = dtype.removeprefix("torch.").removeprefix("cuda.").removesuffix("Tensor")
             by_name = {**{v: k for k, v in _INT_NAMES.items()}, "Float": "float32", "Half": "float16",

@@ -16,6 +16,9 @@ import numpy as np
 from .._device import is_emulated
 from ...engine import (get_random_state, manual_seed, memory_held, memory_peak, reset_memory_peak, set_random_state)
 from . import amp
+from .._legacy import CUDA_TYPES
+
+globals().update(CUDA_TYPES)     # torch.cuda.FloatTensor and its kin (legacy)
 
 __all__ = ["amp", "is_available", "is_emulated", "device_count", "current_device", "set_device", "get_device_name",
            "get_device_properties", "get_device_capability", "is_bf16_supported", "is_initialized", "init",
