@@ -129,6 +129,28 @@ CASES = [
     "assert torch.Tensor(torch.tensor([1, 2])).dtype == torch.int64",
     "assert repr(torch.cuda.HalfTensor) == \"<class 'torch.cuda.HalfTensor'>\"",
     "assert torch.BoolTensor([1, 0]).tolist() == [True, False] and torch.ByteTensor([1]).dtype == torch.uint8",
+    # PyTorch's import paths; parameter containers; a replaced parameter or layer keeps its place
+    "m = __import__('importlib').import_module(torch.__name__ + '.nn.modules.batchnorm'); "
+    "assert isinstance(nn.BatchNorm2d(3), m._BatchNorm)",
+    "m = __import__('importlib').import_module(torch.__name__ + '.nn.modules.loss'); "
+    "assert issubclass(nn.MSELoss, m._Loss) and m.CrossEntropyLoss is nn.CrossEntropyLoss",
+    "m = __import__('importlib').import_module(torch.__name__ + '.nn.modules.utils'); assert m._pair(3) == (3, 3)",
+    "m = __import__('importlib').import_module(torch.__name__ + '.nn.modules.conv'); "
+    "assert isinstance(nn.Conv1d(1, 1, 1), m._ConvNd)",
+    "m = __import__('importlib').import_module(torch.__name__ + '.nn.modules.module'); assert m.Module is nn.Module",
+    "m = __import__('importlib').import_module(torch.__name__ + '.nn.parameter'); assert m.Parameter is nn.Parameter",
+    "m = __import__('importlib').import_module(torch.__name__ + '.optim.optimizer'); "
+    "assert m.Optimizer is torch.optim.Optimizer",
+    "pl = nn.ParameterList([nn.Parameter(torch.ones(2)), torch.zeros(3)]); pl.append(torch.ones(4)); "
+    "assert len(pl) == 3 and [n for n, _ in pl.named_parameters()] == ['0', '1', '2'] and "
+    "type(pl[1]) is nn.Parameter and pl[-1].shape == (4,)",
+    "pd = nn.ParameterDict({'a': torch.ones(2), 'b': nn.Parameter(torch.zeros(1))}); "
+    "assert list(pd) == ['a', 'b'] and [n for n, _ in pd.named_parameters()] == ['a', 'b'] and 'a' in pd",
+    "l = nn.Linear(2, 3); l.weight = nn.Parameter(torch.zeros(3, 2)); "
+    "assert [n for n, _ in l.named_parameters()] == ['weight', 'bias']",
+    "s = nn.Sequential(nn.Linear(1, 1), nn.ReLU()); s[0] = nn.Linear(1, 2); "
+    "assert list(s.state_dict()) == ['0.weight', '0.bias']",
+    "pl = nn.ParameterList([nn.Parameter(torch.ones(1))]); pl[3]",
 ]
 
 

@@ -34,6 +34,9 @@ CASES = [
     "torch.where(torch.tensor([True, False]), torch.tensor([3, 4]), -100)",
     "torch.where(torch.tensor([True, False]), 1, 0)", "torch.where(torch.tensor([True, False]), torch.tensor([3, 4]), 0.5)",
     "torch.tensor([3, -5, 1]).nansum()", "torch.tensor([1.5, -2.0]).abs()", "torch.tensor([1.5, -2.0]).sign()",
+    # parameter containers
+    "torch.nn.ParameterList([torch.nn.Parameter(torch.ones(2)), torch.zeros(3, 2)])",
+    "torch.nn.ParameterDict({'a': torch.nn.Parameter(torch.ones(2, 3)), 'b': torch.zeros(1)})",
 ]
 
 

@@ -20,3 +20,28 @@ __all__ = ["Module", "Parameter", "attention", "functional", "init", "parallel",
 
 from .._missing import missing as _missing  # noqa: E402
 __getattr__ = _missing("minifp.torch.nn")
+
+
+def _paths():
+    """PyTorch's import paths under torch.nn.modules (torch.nn.modules.batchnorm, .loss, .conv, ...) that scripts
+    import from: each a module holding all of torch.nn, the layers' private bases and modules.utils's _pair."""
+    import itertools
+    import sys
+    import types
+    from . import layers, modules
+
+    def ntuple(n):
+        return lambda x: tuple(x) if isinstance(x, (list, tuple)) else tuple(itertools.repeat(x, n))
+    names = {n: globals()[n] for n in __all__}
+    names.update(_BatchNorm=modules._BatchNorm, _NormBase=modules._BatchNorm, _Loss=modules._Loss,
+                 _WeightedLoss=modules._WeightedLoss, _ConvNd=layers._ConvNd, _ntuple=ntuple, _single=ntuple(1),
+                 _pair=ntuple(2), _triple=ntuple(3), _quadruple=ntuple(4))
+    for path in ("activation", "batchnorm", "container", "conv", "dropout", "flatten", "linear", "loss", "module",
+                 "normalization", "padding", "pooling", "rnn", "sparse", "transformer", "upsampling", "utils"):
+        module = types.ModuleType(f"{__name__}.modules.{path}", f"torch.nn.modules.{path} (all of torch.nn).")
+        module.__dict__.update(names)
+        sys.modules[module.__name__] = module
+        setattr(modules, path, module)
+
+
+_paths()

@@ -178,7 +178,7 @@ class Module:
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, keep="_parameters")      # (a parameter replaced keeps its place)
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
@@ -188,7 +188,7 @@ class Module:
         elif isinstance(value, Module):
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, keep="_modules")
             modules[name] = value
         elif modules is not None and name in modules:
             if value is not None:
@@ -203,11 +203,13 @@ class Module:
         else:
             object.__setattr__(self, name, value)
 
-    def _forget(self, name):
-        """Remove `name` from every place an attribute may live, before it is registered anew."""
+    def _forget(self, name, keep=None):
+        """Remove `name` from every place an attribute may live but `keep` (where it is registered anew, in its
+        place: PyTorch's order of named_parameters and state_dict)."""
         self.__dict__.pop(name, None)
         for store in ("_parameters", "_buffers", "_modules"):
-            self.__dict__[store].pop(name, None)
+            if store != keep:
+                self.__dict__[store].pop(name, None)
         self._non_persistent_buffers_set.discard(name)
 
     def __getattr__(self, name):

@@ -12,7 +12,7 @@ from .. import _tensor
 from . import functional as F, init
 from .module import Module, Parameter
 
-__all__ = ["Identity", "Linear", "Conv2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "Embedding",
+__all__ = ["ParameterList", "ParameterDict", "Identity", "Linear", "Conv2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "Embedding",
            "Dropout", "ReLU", "ReLU6", "Hardtanh", "GELU", "SiLU", "LeakyReLU", "ELU", "SELU", "Softplus", "Mish",
            "Hardswish", "Hardsigmoid", "PReLU", "GLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
            "Flatten", "Unflatten", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "Sequential", "ModuleList",
@@ -701,6 +701,134 @@ class ModuleDict(Module):
     def update(self, modules):
         for key, module in (modules.items() if hasattr(modules, "items") else modules):
             self[key] = module
+
+
+def _as_parameter(value):
+    """A tensor put in a ParameterList or ParameterDict becomes a Parameter (other values stay as they are)."""
+    return Parameter(value) if isinstance(value, _tensor.Tensor) and not isinstance(value, Parameter) else value
+
+
+def _parameter_lines(items, type_name):
+    """PyTorch's repr lines of a parameter container: "  (key): Parameter containing: [torch.float32 of size 2x3]"
+    (its type's name where type_name: ParameterDict's)."""
+    lines = []
+    for key, p in items:
+        if isinstance(p, _tensor.Tensor):
+            kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
+            where = " (GPU 0)" if p.device == "cuda" else ""
+            lines.append(f"  ({key}): {kind} containing: [{p.type() if type_name else p.dtype} of size "
+                         f"{'x'.join(map(str, p.shape))}{where}]")
+        else:
+            lines.append(f"  ({key}): Object of type: {type(p).__name__}")
+    return "\n".join(lines)
+
+
+class ParameterList(Module):
+    """A list of parameters, registered under "0", "1", ... (tensors put in become Parameters)."""
+
+    def __init__(self, values=None):
+        super().__init__()
+        self._size = 0
+        if values is not None:
+            self.extend(values)
+
+    def _key(self, idx):
+        if not -self._size <= idx < self._size:
+            raise IndexError(f"index {idx} is out of range")
+        return str(idx % self._size)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return type(self)(list(self)[idx])
+        return getattr(self, self._key(idx))
+
+    def __setitem__(self, idx, value):
+        setattr(self, self._key(idx), _as_parameter(value))
+
+    def __len__(self):
+        return self._size
+
+    def __iter__(self):
+        return (self[i] for i in range(self._size))
+
+    def __iadd__(self, values):
+        return self.extend(values)
+
+    def append(self, value):
+        self._size += 1
+        self[self._size - 1] = value
+        return self
+
+    def extend(self, values):
+        for v in values:
+            self.append(v)
+        return self
+
+    def extra_repr(self):
+        return _parameter_lines(enumerate(self), False)
+
+
+class ParameterDict(Module):
+    """A dict of parameters, registered under their keys (tensors put in become Parameters)."""
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        self._keys = {}
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key):
+        return getattr(self, key)
+
+    def __setitem__(self, key, value):
+        self._keys[key] = None
+        setattr(self, key, _as_parameter(value))
+
+    def __delitem__(self, key):
+        del self._keys[key]
+        delattr(self, key)
+
+    def __len__(self):
+        return len(self._keys)
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __contains__(self, key):
+        return key in self._keys
+
+    def keys(self):
+        return self._keys.keys()
+
+    def values(self):
+        return [self[k] for k in self._keys]
+
+    def items(self):
+        return [(k, self[k]) for k in self._keys]
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
+
+    def setdefault(self, key, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def clear(self):
+        for k in list(self._keys):
+            del self[k]
+
+    def update(self, parameters):
+        for key, value in (parameters.items() if hasattr(parameters, "items") else parameters):
+            self[key] = value
+
+    def extra_repr(self):
+        return _parameter_lines(self.items(), True)
 
 
 # -- attention --------------------------------------------------------------------------------------------------
