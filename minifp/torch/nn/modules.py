@@ -732,7 +732,7 @@ class ParameterList(Module):
         if values is not None:
             self.extend(values)
 
-    def _key(self, idx):
+    def _name_at(self, idx):
         if not -self._size <= idx < self._size:
             raise IndexError(f"index {idx} is out of range")
         return str(idx % self._size)
@@ -740,10 +740,10 @@ class ParameterList(Module):
     def __getitem__(self, idx):
         if isinstance(idx, slice):
             return type(self)(list(self)[idx])
-        return getattr(self, self._key(idx))
+        return getattr(self, self._name_at(idx))
 
     def __setitem__(self, idx, value):
-        setattr(self, self._key(idx), _as_parameter(value))
+        setattr(self, self._name_at(idx), _as_parameter(value))
 
     def __len__(self):
         return self._size
