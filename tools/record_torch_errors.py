@@ -151,6 +151,14 @@ CASES = [
     "s = nn.Sequential(nn.Linear(1, 1), nn.ReLU()); s[0] = nn.Linear(1, 2); "
     "assert list(s.state_dict()) == ['0.weight', '0.bias']",
     "pl = nn.ParameterList([nn.Parameter(torch.ones(1))]); pl[3]",
+    # nn.utils.rnn
+    "p = nn.utils.rnn.pad_sequence([torch.ones(2, 3), Z(4, 3)]); assert p.shape == (4, 2, 3) and p[3, 0, 0] == 0",
+    "p = nn.utils.rnn.pad_sequence([torch.tensor([1, 2]), torch.tensor([3])], batch_first=True, padding_value=-1, "
+    "padding_side='left'); assert p.tolist() == [[1, 2], [-1, 3]] and p.dtype == torch.int64",
+    "nn.utils.rnn.pad_sequence([])", "nn.utils.rnn.pad_sequence([torch.ones(2, 3), torch.ones(2, 4)])",
+    "nn.utils.rnn.pad_sequence([x], padding_side='middle')",
+    "s = nn.utils.rnn.unpad_sequence(nn.utils.rnn.pad_sequence([torch.ones(2), Z(3)]), torch.tensor([2, 3])); "
+    "assert [t.shape[0] for t in s] == [2, 3]",
 ]
 
 
