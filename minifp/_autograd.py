@@ -8,6 +8,8 @@ that require gradients get `.grad` in their own format, accumulated there across
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from . import _fp8
@@ -23,7 +25,7 @@ from ._tensor import Tensor, real
 # is for its users' assignments, and the backward's own gradient passes its checks by construction.
 _set_grad = Tensor.grad.__set__
 
-__all__ = ["backward", "gradients", "FREED"]
+__all__ = ["backward", "gradients", "FREED", "add_gradient_hook"]
 
 _F32 = np.dtype(np.float32)
 FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they have "
@@ -109,6 +111,56 @@ def _seed(root, gradient, where):
     return g0
 
 
+# id(tensor) -> (a weak reference to it, its hooks, its last hook or None): functions of its gradient, run in turn
+# when that gradient is complete (before a leaf's .grad takes it); each returns None or the gradient to go on with
+_HOOKS = {}
+
+
+class _Handle:
+    """What add_gradient_hook returns: remove() takes the hook off again."""
+
+    def __init__(self, key, fn):
+        self._key, self._fn = key, fn
+
+    def remove(self):
+        entry = _HOOKS.get(self._key)
+        if entry is not None:
+            if self._fn in entry[1]:
+                entry[1].remove(self._fn)
+            if entry[2] is self._fn:
+                _HOOKS[self._key] = entry = (entry[0], entry[1], None)
+            if not entry[1] and entry[2] is None:
+                del _HOOKS[self._key]
+
+
+def add_gradient_hook(t, fn, last=False):
+    """Run fn(gradient) on t's gradient in every backward sweep, once it is complete (a tensor of t's class and
+    format; fn returns None or the gradient to go on with, of t's shape), after the hooks added before it; `last`:
+    the one hook that runs after all the others (PyTorch's retain_grad). Returns a handle whose remove() undoes it."""
+    key = id(t)
+    entry = _HOOKS.get(key)
+    if entry is None or entry[0]() is not t:
+        entry = (weakref.ref(t, lambda _, key=key, hooks=_HOOKS: hooks.pop(key, None)), [], None)
+    hooks, final = (entry[1], fn) if last else (entry[1] + [fn], entry[2])
+    _HOOKS[key] = (entry[0], hooks, final)
+    return _Handle(key, fn)
+
+
+def _hooked(t, entry):
+    """t's gradient entry after t's hooks."""
+    found = _HOOKS.get(id(t))
+    if found is None or found[0]() is not t:
+        return entry
+    for fn in found[1] + ([found[2]] if found[2] is not None else []):
+        g = t._like(entry.storage(), t.fmt)
+        out = fn(g)
+        if out is not None and out is not g:
+            if tuple(out.shape) != tuple(t.shape):
+                raise RuntimeError(f"hook '{getattr(fn, '__name__', fn)}' has changed the size of value")
+            entry = Gradient(t, round_to(wide(out, np.float32), t.fmt), None)
+    return entry
+
+
 def _topological(*roots):
     """Every tensor the roots depend on through tensors that require gradients: the leaves, then the others in the
     order their ops ran. The backward walks it from the end, latest op first, as PyTorch's engine does (its ready
@@ -143,6 +195,8 @@ def _sweep(order, seeds, leaves=None, collect=None, only=None):
             entry = store.pop(id(t), None)
             if entry is None:           # several roots: a tensor only some of them reach, and none of those did yet
                 continue
+            if _HOOKS:
+                entry = _hooked(t, entry)
             for m in STATE.monitors:
                 m.gradient(t, entry.wide(np.float32))
             if collect is not None and id(t) in collect[0]:

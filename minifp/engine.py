@@ -21,6 +21,7 @@ Tensors
 Autodiff and state of the thread
     backward, gradients               .grad from a root (of given inputs only: inputs=); gradients of targets without
                                       touching .grad (a tape)
+    add_gradient_hook(t, fn)          fn(gradient) run on t's gradient in each sweep (tensor hooks, retain_grad)
     grad_mode, no_grad, enable_grad, is_grad_enabled, Autocast, autocast_scope, current_autocast, training_scope,
     current_training (a layer call's training flag, passed down to the layers it calls),
     float32_products, set_float32_products (TF32 switches), layer_scope, watched_call, unwatched, is_layer
@@ -45,7 +46,7 @@ from __future__ import annotations
 import gc
 
 from . import _checks as checks, _memory, _speed
-from ._autograd import backward, gradients
+from ._autograd import add_gradient_hook, backward, gradients
 from ._backend import array_module, to_numpy
 from ._dispatch import apply
 from ._devices import CUBLAS, DEVICES, H100, IDEAL, Device, numerics as device_numerics
@@ -70,7 +71,7 @@ from ._state import FLOAT32_PRODUCTS, STATE, Autocast, Setting, autocast_scope, 
 from ._tensor import Tensor, check_storage, real, take, tensor
 
 __all__ = ["Tensor", "tensor", "apply", "op_function", "op_method", "install_names", "make", "rewrap", "made_like", "storage", "values", "take", "convert", "detach_",
-           "made_by", "made_of", "round_to", "widen", "MODES", "backward", "gradients", "grad_mode", "no_grad", "enable_grad",
+           "made_by", "made_of", "round_to", "widen", "MODES", "backward", "gradients", "add_gradient_hook", "grad_mode", "no_grad", "enable_grad",
            "is_grad_enabled", "Autocast", "autocast_scope", "current_autocast", "training_scope", "current_training", "float32_products",
            "set_float32_products", "threads", "set_threads", "Device", "IDEAL", "H100", "CUBLAS", "device_numerics", "set_device_numerics", "set_storage", "become", "memory_held", "memory_peak", "reset_memory_peak", "layer_scope", "watched_call", "unwatched", "is_layer", "update_running_stats",
            "sgd_update", "adam_update", "rmsprop_update", "adagrad_update", "adagrad_state", "adadelta_update",

@@ -159,6 +159,35 @@ CASES = [
     "nn.utils.rnn.pad_sequence([x], padding_side='middle')",
     "s = nn.utils.rnn.unpad_sequence(nn.utils.rnn.pad_sequence([torch.ones(2), Z(3)]), torch.tensor([2, 3])); "
     "assert [t.shape[0] for t in s] == [2, 3]",
+    # tensor hooks and retain_grad
+    "w = torch.ones(3, requires_grad=True); h = w.register_hook(lambda g: g * 10); (w * 2).sum().backward(); "
+    "assert w.grad.tolist() == [20.0] * 3; h.remove(); w.grad = None; (w * 2).sum().backward(); "
+    "assert w.grad.tolist() == [2.0] * 3",
+    "w = torch.ones(2, requires_grad=True); y = w * 3; y.retain_grad(); (y * y).sum().backward(); "
+    "assert y.grad.tolist() == [6.0, 6.0] and y.retains_grad and not w.retains_grad",
+    "w = torch.ones(2, requires_grad=True); y = w * 3; y.register_hook(lambda g: g + 1); y.retain_grad(); "
+    "y.register_hook(lambda g: g * 2); y.sum().backward(); assert y.grad.tolist() == [4.0, 4.0]",
+    "w = torch.ones(2, requires_grad=True); y = w * 3; y.retain_grad(); y.sum().backward(retain_graph=True); "
+    "y.sum().backward(); assert y.grad.tolist() == [2.0, 2.0] and w.grad.tolist() == [6.0, 6.0]",
+    "Z(2).register_hook(lambda g: g)",
+    "w = torch.ones(2, requires_grad=True); y = w * 2; y.register_hook(lambda g: torch.ones(3)); y.sum().backward()",
+    # module hooks
+    "m = nn.Linear(3, 2); seen = []; h = m.register_forward_hook(lambda mod, i, o: seen.append(tuple(o.shape))); "
+    "m(Z(4, 3)); h.remove(); m(Z(4, 3)); assert seen == [(4, 2)]",
+    "m = nn.Linear(3, 2); m.register_forward_hook(lambda mod, i, o: o * 0); assert m(torch.ones(1, 3)).tolist() == "
+    "[[0.0, 0.0]]",
+    "m = nn.Identity(); m.register_forward_pre_hook(lambda mod, a: a[0] * 2); assert m(torch.ones(2)).tolist() == "
+    "[2.0, 2.0]",
+    "m = nn.Identity(); m.register_forward_pre_hook(lambda mod, a, k: ((a[0] + 1,), k), with_kwargs=True); "
+    "assert m(torch.ones(2)).tolist() == [2.0, 2.0]",
+    "m = nn.Linear(2, 2); nn.init.ones_(m.weight); nn.init.zeros_(m.bias); seen = []; "
+    "m.register_full_backward_hook(lambda mod, gi, go: seen.append((gi[0].tolist(), go[0].tolist()))); "
+    "m(torch.ones(1, 2, requires_grad=True)).sum().backward(); assert seen == [([[2.0, 2.0]], [[1.0, 1.0]])]",
+    "m = nn.Linear(2, 2); seen = []; m.register_full_backward_hook(lambda mod, gi, go: seen.append(gi)); "
+    "m(torch.ones(1, 2)).sum().backward(); assert seen == [(None,)]",
+    "a = torch.ones(1, 2, requires_grad=True); m = nn.Linear(2, 2); "
+    "m.register_full_backward_hook(lambda mod, gi, go: (gi[0] * 0,)); m(a).sum().backward(); "
+    "assert a.grad.tolist() == [[0.0, 0.0]]",
 ]
 
 

@@ -34,6 +34,9 @@ CASES = [
     "torch.where(torch.tensor([True, False]), torch.tensor([3, 4]), -100)",
     "torch.where(torch.tensor([True, False]), 1, 0)", "torch.where(torch.tensor([True, False]), torch.tensor([3, 4]), 0.5)",
     "torch.tensor([3, -5, 1]).nansum()", "torch.tensor([1.5, -2.0]).abs()", "torch.tensor([1.5, -2.0]).sign()",
+    # widths: zeros, infinities and NaN do not widen the columns
+    "torch.tensor([-0.0, 0.0])", "torch.tensor([-0.0, 0.0, 12.0])", "torch.tensor([0.0, float('inf'), -1.5])",
+    "torch.tensor([float('nan'), 0.0, 1.0])", "torch.tensor([-1e-5, 0.0, 1.0])", "torch.zeros(2, 2) * -1",
     # parameter containers
     "torch.nn.ParameterList([torch.nn.Parameter(torch.ones(2)), torch.zeros(3, 2)])",
     "torch.nn.ParameterDict({'a': torch.nn.Parameter(torch.ones(2, 3)), 'b': torch.zeros(1)})",

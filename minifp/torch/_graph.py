@@ -68,7 +68,7 @@ def _shown(t, make):
     if hit is not None and hit[0]() is t and hit[1] == mark:
         return hit[2]
     node, key = make(t), id(t)
-    _SHOWN[key] = (weakref.ref(t, lambda _, key=key: _SHOWN.pop(key, None)), mark, node)
+    _SHOWN[key] = (weakref.ref(t, lambda _, key=key, shown=_SHOWN: shown.pop(key, None)), mark, node)
     return node
 
 

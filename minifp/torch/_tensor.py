@@ -11,6 +11,7 @@ import dataclasses
 import math
 import numbers
 import re
+import weakref
 
 import ml_dtypes
 import numpy as np
@@ -73,6 +74,7 @@ _BY_FORMAT = {d.fmt: d for d in DTYPES.values() if d.fmt is not None}
 _BY_NUMPY = {d.numpy: d for d in DTYPES.values() if d.fmt is None}
 _VALID = ", ".join(f"torch.{n}" for n in DTYPES) + " (or a minifp.Format such as minifp.tf32)"
 _default = [float32]
+_RETAINED = {}      # id(tensor) -> a weak reference to it: the non-leaf tensors retain_grad() was called on
 
 
 def as_dtype(x, arg="dtype"):
@@ -372,9 +374,31 @@ class Tensor(_EngineTensor):
         return self
 
     def retain_grad(self):
-        """Accepted (minifp's backward keeps no non-leaf gradient), refused where no gradient flows, as in PyTorch."""
+        """Keep this non-leaf tensor's gradient in .grad at each backward (after its other hooks), as a leaf's."""
         if not self.requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if made_by(self) is None or self.retains_grad:
+            return
+        ref = weakref.ref(self)
+
+        def keep(g):
+            t = ref()
+            t.grad = g if t.grad is None else t.grad + g
+        engine.add_gradient_hook(self, keep, last=True)
+        _RETAINED[id(self)] = weakref.ref(self, lambda _, key=id(self), kept=_RETAINED: kept.pop(key, None))
+
+    @property
+    def retains_grad(self):
+        """Whether retain_grad() was called on this (non-leaf) tensor."""
+        found = _RETAINED.get(id(self))
+        return found is not None and found() is self
+
+    def register_hook(self, hook):
+        """Run hook(grad) on this tensor's gradient in each backward, once it is complete; a tensor it returns
+        takes the gradient's place. Returns a handle whose remove() takes the hook off."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        return engine.add_gradient_hook(self, hook)
 
     def zero_(self):
         return self.assign(np.zeros(storage(self).shape, np.float32))
@@ -661,13 +685,15 @@ def _float_formatter(values):
         for axis in range(values.ndim):
             if values.shape[axis] > 6:
                 values = np.concatenate([np.take(values, range(3), axis), np.take(values, range(-3, 0), axis)], axis)
-    finite = np.abs(values[np.isfinite(values) & (values != 0)]).astype(np.float64)
+    shown = values[np.isfinite(values) & (values != 0)]
+    finite = np.abs(shown).astype(np.float64)
     whole = bool(np.all(np.ceil(finite) == finite))
     big, small = (finite.max(), finite.min()) if finite.size else (1.0, 1.0)
     sci = big / small > 1000 or big > 1e8 or (not whole and small < 1e-4)
     spec = "{:.4e}" if sci else "{:.0f}." if whole else "{:.4f}"
     text = lambda v: spec.format(v) if np.isfinite(v) else str(float(v))
-    width = max((len(text(v)) for v in values.reshape(-1)[:2000]), default=0)
+    # One width, that of the widest nonzero finite value (PyTorch's _Formatter: zeros, inf and NaN count not)
+    width = max((len(text(v)) for v in shown[:2000]), default=1)
     return lambda v: text(v).rjust(width)
 
 

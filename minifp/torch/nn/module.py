@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ...engine import convert, make, set_storage, storage, Tensor as _EngineTensor, watched_call
+from ...engine import convert, is_grad_enabled as grad_mode, make, set_storage, storage, Tensor as _EngineTensor, watched_call
 from .. import _device
 from .._methods import check_grad
 from .._tensor import Size, Tensor, as_dtype, bfloat16, float16, float32, format_of, parse_to
@@ -101,6 +101,97 @@ def _recast(t, fmt, device):
         _recast(t.grad, fmt, device)
 
 
+class _Handle:
+    """What a module's register_*_hook returns (PyTorch's RemovableHandle): remove() takes the hook off."""
+
+    _ids = iter(range(1 << 62))
+
+    def __init__(self, hooks):
+        self.hooks, self.id = hooks, next(self._ids)
+
+    @classmethod
+    def add(cls, hooks, hook, prepend=False):
+        handle = cls(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def remove(self):
+        self.hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def _hooked_call(module, args, kwargs):
+    """module(*args, **kwargs) with its hooks: forward pre-hooks, the forward, forward hooks, and the backward hooks
+    set up on identity copies of its tensor inputs and outputs (their gradients are the module's own)."""
+    for hook, with_kwargs in list(module._forward_pre_hooks.values()):
+        out = hook(module, args, kwargs) if with_kwargs else hook(module, args)
+        if out is not None:
+            if with_kwargs:
+                if not (isinstance(out, tuple) and len(out) == 2):
+                    raise RuntimeError(f"forward pre-hook must return None or a tuple of (new_args, new_kwargs), "
+                                       f"but got {out}.")
+                args, kwargs = out
+            else:
+                args = out if isinstance(out, tuple) else (out,)
+    backward = list(module._backward_hooks.values()) if grad_mode() else []
+    if backward:
+        args = tuple(_copy(a) for a in args)
+    result = watched_call(module, module.forward, *args, **kwargs)
+    for hook, with_kwargs in list(module._forward_hooks.values()):
+        out = hook(module, args, kwargs, result) if with_kwargs else hook(module, args, result)
+        if out is not None:
+            result = out
+    if backward:
+        result = _backward_hooked(module, backward, args, result)
+    return result
+
+
+def _copy(a):
+    """A tensor that requires a gradient as an identity copy of itself (a node of its own), else a as it is."""
+    return a.clone() if isinstance(a, Tensor) and a.requires_grad else a
+
+
+def _backward_hooked(module, hooks, args, result):
+    """result (a tensor or a tuple) with the module's full backward hooks set on its outputs' and inputs' copies."""
+    outputs = result if isinstance(result, tuple) else (result,)
+    outputs = tuple(_copy(o) for o in outputs)
+    inputs = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
+    grads = {"out": [None] * len(outputs), "in": [None] * len(inputs), "pending": len(inputs)}
+
+    def call(grad_input):
+        for hook in hooks:
+            out = hook(module, grad_input, tuple(grads["out"]))
+            grad_input = tuple(out) if out is not None else grad_input
+        return grad_input
+
+    def output_hook(i):
+        def keep(g):
+            grads["out"][i] = g
+            if not inputs and i == min(k for k, o in enumerate(outputs) if isinstance(o, Tensor) and o.requires_grad):
+                call((None,) * sum(isinstance(a, Tensor) for a in args))
+        return keep
+
+    def input_hook(i):
+        def keep(g):
+            grads["in"][i], grads["pending"] = g, grads["pending"] - 1
+            if grads["pending"] == 0:       # the last of them: every input's gradient is known
+                return call(tuple(grads["in"]))[i]
+        return keep
+    for i, o in enumerate(outputs):
+        if isinstance(o, Tensor) and o.requires_grad:
+            o.register_hook(output_hook(i))
+    for i, a in enumerate(inputs):
+        a.register_hook(input_hook(i))
+    return outputs if isinstance(result, tuple) else outputs[0]
+
+
 class Module:
     """Base class of every layer: PyTorch's nn.Module."""
 
@@ -111,14 +202,36 @@ class Module:
         if args or kwargs:
             raise TypeError(f"{type(self).__name__}.__init__() got unexpected arguments")
         for name, value in (("training", True), ("_parameters", OrderedDict()), ("_buffers", OrderedDict()),
-                            ("_non_persistent_buffers_set", set()), ("_modules", OrderedDict())):
+                            ("_non_persistent_buffers_set", set()), ("_modules", OrderedDict()),
+                            ("_forward_pre_hooks", OrderedDict()), ("_forward_hooks", OrderedDict()),
+                            ("_backward_hooks", OrderedDict())):
             object.__setattr__(self, name, value)
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
+        d = self.__dict__
+        if d.get("_forward_pre_hooks") or d.get("_forward_hooks") or d.get("_backward_hooks"):
+            return _hooked_call(self, args, kwargs)
         return watched_call(self, self.forward, *args, **kwargs)
+
+    # -- hooks ------------------------------------------------------------------------------------
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """hook(module, args) (with_kwargs: hook(module, args, kwargs)) before each forward; what it returns (not
+        None) replaces the arguments."""
+        return _Handle.add(self._forward_pre_hooks, (hook, with_kwargs), prepend)
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
+        """hook(module, args, output) (with_kwargs: hook(module, args, kwargs, output)) after each forward; what it
+        returns (not None) replaces the output."""
+        return _Handle.add(self._forward_hooks, (hook, with_kwargs), prepend)
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """hook(module, grad_input, grad_output) in each backward, once the gradients of the module's tensor inputs
+        are known (grad_input all None where no input requires one); a tuple it returns replaces grad_input (of the
+        module's first input taking part, where several do)."""
+        return _Handle.add(self._backward_hooks, hook, prepend)
 
     def _engine_layers(self):
         return self.named_modules()
