@@ -1354,6 +1354,14 @@ LAYERS_MORE = {
     "GRU(4, 6, num_layers=2)": ({"x": (4, 2, 4)}, "m(x)"),
     "GRU(4, 5, batch_first=True, bidirectional=True, bias=False)": ({"x": (3, 5, 4), "y": (2, 3, 5)}, "m(x, y)"),
     "RNN(4, 6, nonlinearity='relu', bidirectional=True)": ({"x": (5, 3, 4)}, "m(x)"),
+    "UpsamplingNearest2d(scale_factor=2)": ({"x": (1, 3, 4, 5)}, "m(x)"),
+    "UpsamplingBilinear2d(size=(7, 9))": ({"x": (1, 3, 4, 5)}, "m(x)"),
+    "RNNCell(4, 6)": ({"x": (3, 4), "y": (3, 6)}, "m(x, y)"),
+    "RNNCell(4, 6, nonlinearity='relu', bias=False)": ({"x": (4,)}, "m(x)"),
+    "LSTMCell(4, 6)": ({"x": (3, 4), "y": (3, 6), "z": (3, 6)}, "m(x, (y, z))"),
+    "LSTMCell(4, 5, bias=False)": ({"x": (4,)}, "m(x)"),
+    "GRUCell(4, 6)": ({"x": (3, 4), "y": (3, 6)}, "m(x, y)"),
+    "GRUCell(4, 5)": ({"x": (2, 4)}, "m(x)"),
 }
 
 
@@ -1366,7 +1374,8 @@ def flat_outputs(y):
 
 def record_layers_more():
     """layers_more.json: outputs, input and parameter gradients, state_dict keys and reprs of Conv1d,
-    ConvTranspose2d, InstanceNorm2d, RMSNorm, PixelShuffle, PixelUnshuffle, Upsample, LSTM, GRU and RNN."""
+    ConvTranspose2d, InstanceNorm2d, RMSNorm, PixelShuffle, PixelUnshuffle, Upsample (and its two fixed-mode
+    kin), LSTM, GRU and RNN, and their cells."""
     out, specs = {}, {}
     for ci, (ctor, (shapes, call)) in enumerate(LAYERS_MORE.items()):
         m = eval(ctor, {"nn": nn}, vars(nn))     # noqa: S307 - the table's own source

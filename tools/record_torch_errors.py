@@ -188,6 +188,39 @@ CASES = [
     "a = torch.ones(1, 2, requires_grad=True); m = nn.Linear(2, 2); "
     "m.register_full_backward_hook(lambda mod, gi, go: (gi[0] * 0,)); m(a).sum().backward(); "
     "assert a.grad.tolist() == [[0.0, 0.0]]",
+    # in-place activations
+    "t = torch.tensor([-1.5, 2.0]); y = F.relu(t, inplace=True); assert y is t and t.tolist() == [0.0, 2.0]",
+    "t = torch.tensor([-1.5, 2.0]); nn.LeakyReLU(0.5, inplace=True)(t); assert t.tolist() == [-0.75, 2.0]",
+    "t = torch.tensor([-1.5, 2.0]); F.relu_(t); nn.Hardtanh(inplace=True)(t); assert t.tolist() == [0.0, 1.0]",
+    "F.relu(torch.ones(2, requires_grad=True), inplace=True)",
+    "w = torch.tensor([-1.0, 2.0], requires_grad=True); F.relu(w * 1, inplace=True).sum().backward(); "
+    "assert w.grad.tolist() == [0.0, 1.0]",
+    # methods and functions scripts reach for
+    "assert x.is_contiguous() and not x.t().is_contiguous() and x.stride() == (3, 1) and x.itemsize == 4",
+    "assert torch.arange(6.).reshape(2, 3).sum(axis=0).tolist() == [3.0, 5.0, 7.0] and x.mean(axis=1).shape == (2,)",
+    "assert torch.tensor([[1, 2]]).tile(2, 1).shape == (2, 2) and x.view(torch.int32).dtype == torch.int32",
+    "assert torch.tensor([1.0]).view(torch.int32).tolist() == [1065353216]",
+    "t = torch.ones(2, 1); t.squeeze_(); t.unsqueeze_(0); assert t.shape == (1, 2); t.t_(); assert t.shape == (2, 1)",
+    "assert torch.ones(2).lerp_(Z(2), 0.5).tolist() == [0.5, 0.5] and torch.ones(2, 2).fill_diagonal_(0).tolist() "
+    "== [[0.0, 1.0], [1.0, 0.0]]",
+    "assert torch.tensor([3., 1., 2.]).msort().tolist() == [1.0, 2.0, 3.0] and x.new(2, 3).shape == (2, 3)",
+    "assert torch.iinfo(torch.int32).max == 2147483647 and torch.iinfo(torch.uint8).bits == 8",
+    "torch.iinfo(torch.float32)", "assert torch.is_floating_point(x) and not torch.is_autocast_enabled()",
+    "assert torch.get_autocast_dtype('cuda') == torch.float16 and torch.is_nonzero(torch.tensor([2.]))",
+    "torch.is_nonzero(Z(2))", "assert x.shape[1:] == (3,) and x.shape[1:].numel() == 3",
+    "assert nn.Linear(2, 3).get_parameter('weight').shape == (3, 2)", "nn.Linear(2, 3).get_parameter('nope')",
+    "m = nn.Linear(2, 3); v = nn.utils.parameters_to_vector(m.parameters()); assert v.shape == (9,); "
+    "nn.utils.vector_to_parameters(torch.arange(9.), m.parameters()); assert m.bias.tolist() == [6.0, 7.0, 8.0]",
+    "o = torch.optim.SGD(nn.Linear(1, 1).parameters(), lr=1.0); s = torch.optim.lr_scheduler.MultiplicativeLR(o, "
+    "lambda e: 0.5); o.step(); s.step(); o.step(); s.step(); assert s.get_last_lr() == [0.25]",
+    "c = nn.LSTMCell(3, 4); h, cc = c(torch.ones(2, 3)); assert h.shape == cc.shape == (2, 4)",
+    "assert nn.GRUCell(3, 4)(torch.ones(3)).shape == (4,) and nn.RNNCell(3, 4)(torch.ones(2, 3)).shape == (2, 4)",
+    "nn.GRUCell(3, 4)(torch.ones(2, 3), Z(2, 5))", "nn.RNNCell(3, 4)(torch.ones(2, 2))",
+    "assert [n for n, _ in nn.LSTMCell(3, 4).named_parameters()] == ['weight_ih', 'weight_hh', 'bias_ih', 'bias_hh']",
+    "assert nn.UpsamplingNearest2d(scale_factor=2)(torch.ones(1, 1, 2, 2)).shape == (1, 1, 4, 4)",
+    "assert F.gumbel_softmax(Z(2, 3), hard=True).sum(1).tolist() == [1.0, 1.0]",
+    "cp = __import__('importlib').import_module(torch.__name__ + '.utils.checkpoint'); "
+    "assert cp.checkpoint(lambda a: a * 2, torch.ones(2), use_reentrant=False).tolist() == [2.0, 2.0]",
 ]
 
 

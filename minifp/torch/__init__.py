@@ -35,7 +35,7 @@ from ._globals import __all__ as _global_names
 from ._missing import explain_missing_methods as _explain_missing_methods, missing as _missing
 from .version import __version__
 from .autograd import enable_grad, inference_mode, is_inference_mode_enabled, no_grad, set_grad_enabled
-from .amp import autocast
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision
 from . import utils, vision  # noqa: E402  (utils.data, torchvision's models, datasets and transforms)
 from . import random  # noqa: E402,F401  (torch.random: seeds, states, fork_rng)
@@ -64,7 +64,7 @@ __all__ += [name[6:] for name in install_names(_names.NAMES, {"torch": _sys.modu
                                                                "F": nn.functional},
                                               lambda op, place: op_method(op) if place is Tensor else op_function(op))
             if name.startswith("torch.")]
-__all__ += list(_LEGACY_TYPES)
+__all__ += list(_LEGACY_TYPES) + ["get_autocast_dtype", "is_autocast_enabled"]
 del install_names, op_function, op_method
 __getattr__ = _missing("minifp.torch")
 _explain_missing_methods(Tensor)

@@ -89,3 +89,4 @@ Tensor.log_normal_ = _fill_with("log_normal_", lambda g, shape, mean=1.0, std=2.
                                 lambda mean=1.0, std=2.0: std > 0,
                                 lambda mean=1.0, std=2.0: f"std > 0.0, but found std={std:g}")
 Tensor.ravel = ravel
+Tensor.msort = msort

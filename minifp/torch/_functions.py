@@ -7,7 +7,7 @@ from ..engine import apply, finfo as _finfo, storage, Tensor as _EngineTensor, t
 from ._tensor import (Tensor, _dim, _integral, _numpy_result, _type_name, _weak_out, as_dtype, format_of, matmul,
                       tensor)
 
-__all__ = ["cat", "concat", "stack", "where", "mm", "bmm", "add", "sub", "mul", "div", "neg", "pow", "exp", "log",
+__all__ = ["iinfo", "is_floating_point", "is_nonzero", "cat", "concat", "stack", "where", "mm", "bmm", "add", "sub", "mul", "div", "neg", "pow", "exp", "log",
            "sqrt", "tanh", "sigmoid", "relu", "abs", "sum", "mean", "max", "min", "argmax", "argmin", "softmax",
            "log_softmax", "clamp", "clip", "flatten", "reshape", "transpose", "permute", "unsqueeze", "squeeze",
            "allclose", "equal", "isfinite", "isnan", "isinf", "finfo", "numel", "t"]
@@ -142,6 +142,33 @@ class finfo:
     def __repr__(self):
         return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
                 f"smallest_normal={self.tiny:g}, tiny={self.tiny:g}, dtype={str(self.dtype)[6:]})")
+
+
+class iinfo:
+    """torch.iinfo(dtype): bits, max, min of an integer (or bool) dtype."""
+
+    def __init__(self, type):
+        d = as_dtype(type)
+        if format_of(d) is not None:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'")
+        info = np.iinfo(d.numpy) if d.numpy != np.bool_ else np.iinfo(np.uint8)
+        self.dtype, self.bits, self.max, self.min = str(d)[6:], info.bits, int(info.max), int(info.min)
+
+    def __repr__(self):
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
+
+
+def is_floating_point(input):
+    """Whether input's dtype is a floating one."""
+    return input.is_floating_point()
+
+
+def is_nonzero(input):
+    """Whether the one value of a one-element tensor is not zero."""
+    if input.numel() != 1:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous" if input.numel() == 0 else
+                           "Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input.item() != 0)
 
 
 Tensor.add, Tensor.sub, Tensor.mul, Tensor.div = add, sub, mul, div

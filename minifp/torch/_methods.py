@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import engine
 from ..engine import apply, become, made_by, made_like, rewrap, set_storage, storage, Tensor as _EngineTensor, to_numpy
+from ._legacy import construct
 from .linalg import vector_norm
 from ._tensor import Tensor, _dense, _dim, _dims, _shape_args, _type_name, empty, full, ones, tensor
 
@@ -404,6 +405,50 @@ def _invert(self):
     return made_like(self, ~storage(self), None)
 
 
+def _is_contiguous(self, memory_format=None):
+    """Whether the storage is laid out in C order (channels_last: in NHWC order), as its strides tell."""
+    data = storage(self)
+    if memory_format is not None and "channels_last" in repr(memory_format):
+        return data.ndim == 4 and data.transpose(0, 2, 3, 1).flags.c_contiguous
+    return bool(data.flags.c_contiguous)
+
+
+def _stride(self, dim=None):
+    """The storage's strides in elements (all of them, or dim's)."""
+    data = storage(self)
+    strides = tuple(s // data.itemsize for s in data.strides)
+    return strides if dim is None else strides[_dim(dim, self.ndim)]
+
+
+def _shape_in_place(method):
+    """x.squeeze_(), x.unsqueeze_(d), x.t_(), x.transpose_(a, b): the shape op, x itself taking its result."""
+    def in_place(self, *args, **kwargs):
+        return _in_place_shape(self, getattr(Tensor, method)(self, *args, **kwargs))
+    in_place.__name__ = method + "_"
+    return in_place
+
+
+def _in_place_shape(t, new):
+    """t becomes new (a view of t in another shape), as PyTorch's in-place shape ops make t."""
+    if t.requires_grad and made_by(t) is None and engine.is_grad_enabled():
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    requires_grad = t.requires_grad
+    become(t, new)
+    if made_by(t) is None:
+        t.requires_grad = requires_grad
+    return t
+
+
+def _fill_diagonal_(self, fill_value, wrap=False):
+    """The main diagonal (every dim's index equal) set to fill_value, in place; wrap: on down past a tall matrix's
+    square, as NumPy's fill_diagonal."""
+    values = self.float32().copy() if self.fmt is not None else to_numpy(storage(self)).copy()
+    if values.ndim > 2 and len(set(values.shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    np.fill_diagonal(values, fill_value, wrap=wrap)
+    return _in_place(self, lambda t: tensor(values, dtype=t.dtype, device=t.device))
+
+
 def new_tensor(self, data, dtype=None, device=None, requires_grad=False, layout=None):
     _dense(layout)
     return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
@@ -424,6 +469,12 @@ for _name, _fn in {
         "logical_not": lambda self: made_like(self, np.logical_not(to_numpy(storage(self))), None),
         "__array__": lambda self, dtype=None, copy=None: self.numpy() if dtype is None else self.numpy().astype(dtype),
         "pin_memory": lambda self, device=None: self, "is_pinned": lambda self, device=None: False,
+        "is_contiguous": _is_contiguous, "stride": _stride, "itemsize": property(Tensor.element_size),
+        "data_ptr": lambda self: int(to_numpy(storage(self)).ctypes.data),
+        "squeeze_": _shape_in_place("squeeze"), "unsqueeze_": _shape_in_place("unsqueeze"),
+        "t_": _shape_in_place("t"), "transpose_": _shape_in_place("transpose"),
+        "fill_diagonal_": _fill_diagonal_,
+        "new": lambda self, *args, **kwargs: construct(self.dtype, self.device, *args, **kwargs),
         "new_tensor": new_tensor, "new_zeros": _new(empty), "new_ones": _new(ones), "new_empty": _new(empty),
         "new_full": new_full}.items():
     setattr(Tensor, _name, _fn)

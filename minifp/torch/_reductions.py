@@ -58,8 +58,10 @@ def _logical_reduction(fn):
 all, any = _logical_reduction(np.all), _logical_reduction(np.any)
 
 
-def _sum(self, dim=None, keepdim=False, dtype=None):
-    """Sum over dim (every dim for None or an empty list); integer and bool tensors sum into int64."""
+def _sum(self, dim=None, keepdim=False, dtype=None, *, axis=None):
+    """Sum over dim (every dim for None or an empty list; `axis` NumPy's name for it, as PyTorch takes it); integer
+    and bool tensors sum into int64."""
+    dim = axis if dim is None else dim
     x = self.to(dtype) if dtype is not None else self
     axes = _axes(dim, x.ndim)
     if x.fmt is None:
@@ -67,7 +69,8 @@ def _sum(self, dim=None, keepdim=False, dtype=None):
     return apply("sum", x, axis=axes, keepdims=keepdim)
 
 
-def _mean(self, dim=None, keepdim=False, dtype=None):
+def _mean(self, dim=None, keepdim=False, dtype=None, *, axis=None):
+    dim = axis if dim is None else dim
     if dtype is not None and format_of(dtype) is None:
         raise RuntimeError(f"mean(): could not infer output dtype. Optional dtype must be either a floating point "
                            f"or complex dtype. Got: {str(dtype)[6:].capitalize()}")

@@ -474,9 +474,10 @@ dstack = _stacker("dstack", atleast_3d, 2)
 column_stack = _stacker("column_stack", lambda t: t.reshape(-1, 1) if t.ndim <= 1 else t, 1)
 
 
-def tile(input, dims):
-    """input repeated dims times along each dim (leading ones added to the shorter of the two)."""
-    dims = tuple(dims)
+def tile(input, *dims):
+    """input repeated dims times along each dim (leading ones added to the shorter of the two); dims a sequence or
+    several ints."""
+    dims = tuple(dims[0]) if len(dims) == 1 and not isinstance(dims[0], int) else dims
     return input.repeat((1,) * (input.ndim - len(dims)) + dims)
 
 

@@ -116,6 +116,10 @@ def set_default_dtype(d):
 class Size(tuple):
     """A tensor's shape, as PyTorch prints it."""
 
+    def __getitem__(self, index):
+        got = tuple.__getitem__(self, index)
+        return Size(got) if isinstance(index, slice) else got
+
     def numel(self):
         return int(np.prod(self, dtype=np.int64))
 
@@ -146,6 +150,17 @@ def _dims(dim, ndim):
 def _shape_args(shape):
     """f(2, 3) and f((2, 3)) alike."""
     return tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)) else tuple(shape)
+
+
+def _bits_as(t, d):
+    """t's storage bits read as dtype d (x.view(torch.int32)): the last dim scaled by the ratio of the sizes."""
+    data = to_numpy(storage(t))
+    target = np.dtype(d.fmt.storage if d.fmt is not None else d.numpy)
+    if data.itemsize != target.itemsize and (not data.ndim or data.shape[-1] * data.itemsize % target.itemsize):
+        raise RuntimeError(f"self.size(-1) must be divisible by {target.itemsize // data.itemsize or 1} to view "
+                           f"{t.dtype} as {d} (different element sizes), but got {data.shape[-1] if data.ndim else 1}")
+    bits = np.ascontiguousarray(data).view(target)
+    return make(type(t) if type(t) is Tensor else Tensor, _device.array_on(bits, t.device), d.fmt, False, t.device)
 
 
 def _new_shape(t, shape):
@@ -517,6 +532,8 @@ class Tensor(_EngineTensor):
 
     # -- shapes ---------------------------------------------------------------------------------
     def view(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], (dtype, engine.Format)):
+            return _bits_as(self, as_dtype(shape[0]))
         return apply("reshape", self, shape=_new_shape(self, shape))
 
     def reshape(self, *shape):

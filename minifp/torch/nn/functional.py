@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import numbers
 import warnings
@@ -12,9 +13,10 @@ import numpy as np
 from ...engine import (apply, array_module, autocast_scope, current_autocast, device_numerics, made_like, rng,
     storage, Tensor as _EngineTensor, float32 as _FLOAT32, to_numpy, update_running_stats)
 from .. import _functions, _tensor
+from .._methods import _in_place
 from .._reductions import dist
 
-__all__ = ["linear", "conv2d", "relu", "relu6", "hardtanh", "gelu", "silu", "leaky_relu", "elu", "selu", "softplus",
+__all__ = ["linear", "conv2d", "relu", "relu_", "gumbel_softmax", "relu6", "hardtanh", "gelu", "silu", "leaky_relu", "elu", "selu", "softplus",
            "mish", "hardswish", "hardsigmoid", "prelu", "glu", "sigmoid", "tanh", "softmax",
            "log_softmax", "dropout", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "layer_norm", "group_norm", "batch_norm", "max_pool2d", "avg_pool2d",
@@ -149,16 +151,39 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 # -- activations -------------------------------------------------------------------------------------
 
 
+def _in_place_able(fn):
+    """fn(input, ..., inplace=False) whose inplace=True writes the result into input and returns input (PyTorch's
+    in-place activations and dropouts; a leaf that requires grad is refused, as every in-place op)."""
+    signature = inspect.signature(fn)
+    position = list(signature.parameters).index("inplace")
+
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        if not kwargs.get("inplace", len(args) > position and args[position]):
+            return fn(*args, **kwargs)
+        bound = signature.bind(*args, **kwargs)
+        bound.arguments["inplace"] = False
+        return _in_place(bound.args[0], lambda t: fn(t, *bound.args[1:], **bound.kwargs))
+    return wrapped
+
+
+@_in_place_able
 def relu(input, inplace=False):
     return apply("relu", input)
 
 
+def relu_(input):
+    return relu(input, inplace=True)
+
+
+@_in_place_able
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     return apply("hardtanh", input, min_val=float(min_val), max_val=float(max_val))
 
 
+@_in_place_able
 def relu6(input, inplace=False):
     return hardtanh(input, 0.0, 6.0)
 
@@ -169,20 +194,24 @@ def gelu(input, approximate="none"):
     return apply("gelu", input, approximate=approximate)
 
 
+@_in_place_able
 def silu(input, inplace=False):
     return apply("silu", input)
 
 
+@_in_place_able
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """x where x > 0, else negative_slope * x (one op)."""
     return apply("leaky_relu", input, negative_slope=float(negative_slope))
 
 
+@_in_place_able
 def elu(input, alpha=1.0, inplace=False):
     """x where x > 0, else alpha * expm1(x) (one op)."""
     return apply("elu", input, alpha=float(alpha))
 
 
+@_in_place_able
 def selu(input, inplace=False):
     """scale * elu(x, alpha) with the self-normalising constants (one op)."""
     return apply("selu", input)
@@ -193,16 +222,19 @@ def softplus(input, beta=1.0, threshold=20.0):
     return apply("softplus", input, beta=float(beta), threshold=float(threshold))
 
 
+@_in_place_able
 def mish(input, inplace=False):
     """x * tanh(softplus(x)) (one op)."""
     return apply("mish", input)
 
 
+@_in_place_able
 def hardswish(input, inplace=False):
     """x * relu6(x + 3) / 6 (one op)."""
     return apply("hardswish", input)
 
 
+@_in_place_able
 def hardsigmoid(input, inplace=False):
     """relu6(x + 3) / 6 (one op)."""
     return apply("hardsigmoid", input)
@@ -267,6 +299,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     return _softmax_in("log_softmax", input, dim, dtype)
 
 
+@_in_place_able
 def dropout(input, p=0.5, training=True, inplace=False):
     """Each element kept with probability 1 - p and scaled by 1 / (1 - p) (one op: one rounding)."""
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 <= p <= 1:
@@ -1278,6 +1311,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
 # -- activations ------------------------------------------------------------------------------------------------------
 
 
+@_in_place_able
 def threshold(input, threshold, value, inplace=False):
     """input where input > threshold, else value (selects: exact)."""
     return _functions.where(input > threshold, input, _tensor.full_like(input, value))
@@ -1311,6 +1345,7 @@ def logsigmoid(input):
     return apply("log_sigmoid", input)
 
 
+@_in_place_able
 def celu(input, alpha=1.0, inplace=False):
     """max(0, x) + min(0, alpha * expm1(x / alpha)) (one op)."""
     if alpha == 0:
@@ -1318,6 +1353,7 @@ def celu(input, alpha=1.0, inplace=False):
     return apply("celu", input, alpha=float(alpha))
 
 
+@_in_place_able
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """Evaluation: leaky_relu with the mean slope (lower + upper) / 2; training draws a slope per element."""
     if lower > upper:
@@ -1334,6 +1370,7 @@ def _dropout_checked(p):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
+@_in_place_able
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
     """SELU-preserving dropout; identity when not training."""
     _dropout_checked(p)
@@ -1342,6 +1379,7 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
     return _alpha_dropout(input, p, tuple(input.shape))
 
 
+@_in_place_able
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
     """alpha_dropout that drops whole channels; identity when not training."""
     _dropout_checked(p)
@@ -1358,16 +1396,19 @@ def _alpha_dropout(input, p, mask_shape):
     return (input * keep + alpha * (1 - keep)) * a + b
 
 
+@_in_place_able
 def dropout1d(input, p=0.5, training=True, inplace=False):
     """Whole channels of (N, C, L) zeroed with probability p, the rest scaled by 1 / (1 - p)."""
     return _channel_dropout(input, p, training, 3, "dropout1d")
 
 
+@_in_place_able
 def dropout2d(input, p=0.5, training=True, inplace=False):
     """Whole channels of (N, C, H, W) zeroed with probability p, the rest scaled by 1 / (1 - p)."""
     return _channel_dropout(input, p, training, 4, "dropout2d")
 
 
+@_in_place_able
 def dropout3d(input, p=0.5, training=True, inplace=False):
     """Whole channels of (N, C, D, H, W) zeroed with probability p, the rest scaled by 1 / (1 - p)."""
     return _channel_dropout(input, p, training, 5, "dropout3d")
@@ -1850,6 +1891,18 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     if swap:
         d_neg = _tensor.minimum(d_neg, dist_fn(positive, negative))
     return _reduced((margin + d_pos - d_neg).clamp(min=0), reduction)
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """softmax((logits + g) / tau) along dim, g Gumbel(0, 1) noise from minifp's generator; hard: the one-hot of its
+    argmax in the forward, the soft sample's gradient in the backward (y_hard - y_soft.detach() + y_soft)."""
+    gumbels = -_tensor.empty_like(logits).exponential_().log()
+    y_soft = softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y_soft
+    index = y_soft.argmax(dim, keepdim=True)
+    y_hard = _tensor.zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
 
 
 def one_hot(tensor, num_classes=-1):

@@ -9,7 +9,8 @@ from .. import _tensor
 from . import functional as F, init
 from .module import Module, Parameter
 
-__all__ = ["Conv1d", "ConvTranspose2d", "InstanceNorm2d", "RMSNorm", "PixelShuffle", "PixelUnshuffle", "Upsample"]
+__all__ = ["Conv1d", "ConvTranspose2d", "InstanceNorm2d", "RMSNorm", "PixelShuffle", "PixelUnshuffle", "Upsample",
+           "UpsamplingNearest2d", "UpsamplingBilinear2d"]
 
 
 def _empty(shape, device=None, dtype=None):
@@ -219,3 +220,17 @@ class Upsample(Module):
     def extra_repr(self):
         info = f"scale_factor={self.scale_factor!r}" if self.scale_factor is not None else f"size={self.size!r}"
         return info + f", mode={self.mode!r}"
+
+
+class UpsamplingNearest2d(Upsample):
+    """Upsample with mode 'nearest'."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """Upsample with mode 'bilinear' and align_corners=True (PyTorch's)."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)

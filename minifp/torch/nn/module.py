@@ -405,6 +405,16 @@ class Module:
                 raise AttributeError("`" + item + "` is not an nn.Module")
         return mod
 
+    def get_parameter(self, target):
+        """The parameter at dotted path `target` ("layer.weight")."""
+        path, _, name = target.rpartition(".")
+        mod = self.get_submodule(path)
+        if not hasattr(mod, name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
+        if name not in mod._parameters:
+            raise AttributeError("`" + name + "` is not an nn.Parameter")
+        return mod._parameters[name]
+
     def apply(self, fn):
         """Call fn on every child (recursively), then on this module; returns self."""
         for child in self.children():

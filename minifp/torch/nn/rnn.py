@@ -12,7 +12,7 @@ from .. import _tensor
 from . import functional as F, init
 from .module import Module, Parameter
 
-__all__ = ["RNN", "LSTM", "GRU"]
+__all__ = ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
 
 
 def _step(x, t):
@@ -240,3 +240,83 @@ class GRU(_RNNBase):
 
     def _pack(self, finals):
         return finals[0]
+
+
+class _CellBase(Module):
+    """One step of RNN, LSTM or GRU (RNNCell, LSTMCell, GRUCell): weight_ih, weight_hh, bias_ih, bias_hh, and the
+    layer's own cell math."""
+
+    _layer = None       # the layer class whose _cell a step is
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        gates = self._layer._gates
+        shapes = {"weight_ih": (gates * hidden_size, input_size), "weight_hh": (gates * hidden_size, hidden_size)}
+        if bias:
+            shapes.update(bias_ih=(gates * hidden_size,), bias_hh=(gates * hidden_size,))
+        for name, shape in shapes.items():
+            setattr(self, name, Parameter(_tensor.empty(*shape, dtype=dtype, device=device)))
+        if not bias:
+            self.bias_ih = self.bias_hh = None
+        _RNNBase.reset_parameters(self)
+
+    def forward(self, input, hx=None):
+        if input.ndim not in (1, 2):
+            raise ValueError(f"{type(self).__name__}: Expected input to be 1D or 2D, got {input.ndim}D instead")
+        batched = input.ndim == 2
+        x = input if batched else input.unsqueeze(0)
+        n_states = self._layer._n_states
+        if x.shape[1] != self.input_size:
+            raise RuntimeError(f"input has inconsistent input_size: got {x.shape[1]} expected {self.input_size}")
+        if hx is None:
+            states = [_tensor.zeros(x.shape[0], self.hidden_size, dtype=x.dtype, device=x.device)] * n_states
+        else:
+            states = list(hx) if n_states == 2 else [hx]
+            if any(s.ndim not in (1, 2) for s in states):
+                raise ValueError(f"{type(self).__name__}: Expected hidden to be 1D or 2D, got "
+                                 f"{next(s.ndim for s in states if s.ndim not in (1, 2))}D instead")
+            states = [s if batched else s.unsqueeze(0) for s in states]
+            for k, s in enumerate(states):          # (the step's checks, in PyTorch's order and words)
+                if s.shape[0] != x.shape[0]:
+                    raise RuntimeError(f"Input batch size {x.shape[0]} doesn't match hidden{k} batch size "
+                                       f"{s.shape[0]}")
+                if s.shape[1] != self.hidden_size:
+                    raise RuntimeError(f"hidden{k} has inconsistent hidden_size: got {s.shape[1]}, expected "
+                                       f"{self.hidden_size}")
+        xw = F.linear(x, self.weight_ih, self.bias_ih)
+        out = self._layer._cell(self, xw, states, self.weight_hh, self.bias_hh)
+        out = out if batched else [s.squeeze(0) for s in out]
+        return tuple(out) if n_states == 2 else out[0]
+
+    def extra_repr(self):
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if getattr(self, "nonlinearity", "tanh") != "tanh":
+            s += f", nonlinearity={self.nonlinearity}"
+        return s
+
+
+class RNNCell(_CellBase):
+    """h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh) (or relu), one step."""
+
+    _layer = RNN
+
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None, dtype=None):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
+        self.nonlinearity = nonlinearity
+        super().__init__(input_size, hidden_size, bias, device, dtype)
+
+
+class LSTMCell(_CellBase):
+    """One LSTM step: returns (h', c')."""
+
+    _layer = LSTM
+
+
+class GRUCell(_CellBase):
+    """One GRU step: returns h'."""
+
+    _layer = GRU

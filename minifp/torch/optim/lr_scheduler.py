@@ -13,7 +13,7 @@ from collections import Counter
 
 __all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LambdaLR", "LinearLR",
            "ConstantLR", "PolynomialLR", "OneCycleLR", "ReduceLROnPlateau", "CosineAnnealingWarmRestarts",
-           "SequentialLR", "ChainedScheduler", "CyclicLR"]
+           "SequentialLR", "ChainedScheduler", "CyclicLR", "MultiplicativeLR"]
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where possible. Please use "
@@ -247,6 +247,15 @@ class LambdaLR(LRScheduler):
         for fn, saved in zip(self.lr_lambdas, lambdas):
             if saved is not None:
                 fn.__dict__.update(saved)
+
+
+class MultiplicativeLR(LambdaLR):
+    """lr times lr_lambda(epoch) every epoch after the first (one function, or one per param group)."""
+
+    def _lrs(self):
+        if self.last_epoch > 0:
+            return [lr * fn(self.last_epoch) for fn, lr in zip(self.lr_lambdas, self._group_lrs())]
+        return self._group_lrs()
 
 
 class LinearLR(LRScheduler):
