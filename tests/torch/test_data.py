@@ -102,7 +102,7 @@ def test_default_collate_follows_pytorch_per_type():
     assert floats.dtype is getattr(torch, "float64", torch.float32)       # PyTorch: float64
     np.testing.assert_array_equal(floats.numpy(), [0.0, 0.5, 1.0])
     assert arrays.dtype is torch.float32 and arrays.shape == (3, 3)
-    assert strings == ["s0", "s1", "s2"]
+    assert strings == ("s0", "s1", "s2")        # a column of strings: the tuple zip made, as PyTorch gives
     bools = default_collate([True, False])
     assert bools.dtype is torch.bool
 
@@ -202,7 +202,7 @@ def test_shuffle_is_a_permutation_repeatable_by_seed_and_new_each_epoch():
 def test_loader_over_a_map_style_dataset_with_mixed_samples():
     loader = DataLoader(Squares(5), batch_size=2)
     ints, floats, arrays, strings = next(iter(loader))
-    assert ints.numpy().tolist() == [0, 1] and strings == ["s0", "s1"] and arrays.shape == (2, 3)
+    assert ints.numpy().tolist() == [0, 1] and strings == ("s0", "s1") and arrays.shape == (2, 3)
     assert len(loader) == 3
 
 

@@ -92,7 +92,7 @@ class ConcatDataset(Dataset):
         for d in self.datasets:
             if isinstance(d, IterableDataset):
                 raise ValueError("ConcatDataset does not support IterableDataset")
-        self.cumulative_sizes = list(np.cumsum([len(d) for d in self.datasets]))
+        self.cumulative_sizes = [int(n) for n in np.cumsum([len(d) for d in self.datasets])]
 
     def __len__(self):
         return int(self.cumulative_sizes[-1])
@@ -343,7 +343,7 @@ def default_collate(batch):
             raise RuntimeError("each element in list of batch should be of equal size")
         if isinstance(elem, tuple) and hasattr(elem, "_fields"):
             return type(elem)(*(default_collate(s) for s in zip(*batch)))
-        columns = [default_collate(list(s)) for s in zip(*batch)]
+        columns = [default_collate(s) for s in zip(*batch)]     # (each a tuple: a column of strings stays one)
         if isinstance(elem, tuple):
             return columns                               # PyTorch returns a list here (backwards compatibility)
         return _rebuilt(elem, columns)
