@@ -207,7 +207,7 @@ CASES = [
     "assert torch.iinfo(torch.int32).max == 2147483647 and torch.iinfo(torch.uint8).bits == 8",
     "torch.iinfo(torch.float32)", "assert torch.is_floating_point(x) and not torch.is_autocast_enabled()",
     "assert torch.get_autocast_dtype('cuda') == torch.float16 and torch.is_nonzero(torch.tensor([2.]))",
-    "torch.is_nonzero(Z(2))", "assert x.shape[1:] == (3,) and x.shape[1:].numel() == 3",
+    "torch.is_nonzero(Z(2))",
     "assert nn.Linear(2, 3).get_parameter('weight').shape == (3, 2)", "nn.Linear(2, 3).get_parameter('nope')",
     "m = nn.Linear(2, 3); v = nn.utils.parameters_to_vector(m.parameters()); assert v.shape == (9,); "
     "nn.utils.vector_to_parameters(torch.arange(9.), m.parameters()); assert m.bias.tolist() == [6.0, 7.0, 8.0]",

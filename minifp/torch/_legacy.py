@@ -21,6 +21,8 @@ def construct(dtype, device, /, *args, **kwargs):
         if dtype is not None and args[0].dtype != dtype:
             raise TypeError(f"expected {_options(dtype, device)} (got {_options(args[0].dtype, args[0].device)})")
         return args[0].detach()
+    if not args:
+        return empty(0, dtype=dtype or _default[0], device=device)
     if len(args) == 1 and isinstance(args[0], Size) or all(
             isinstance(a, numbers.Integral) and not isinstance(a, bool) for a in args):
         return empty(*args, dtype=dtype or _default[0], device=device)

@@ -116,10 +116,6 @@ def set_default_dtype(d):
 class Size(tuple):
     """A tensor's shape, as PyTorch prints it."""
 
-    def __getitem__(self, index):
-        got = tuple.__getitem__(self, index)
-        return Size(got) if isinstance(index, slice) else got
-
     def numel(self):
         return int(np.prod(self, dtype=np.int64))
 
@@ -266,7 +262,18 @@ def _binary(name):
     return op, rop
 
 
-class Tensor(_EngineTensor):
+class _TensorType(type):
+    """torch.Tensor's class: torch.Tensor(data) or torch.Tensor(*sizes) is PyTorch's legacy constructor (float32 by
+    default). The engine makes its tensors with cls.__new__ alone, which stays the C one (no Python call per op)."""
+
+    def __call__(cls, *args, **kwargs):
+        if cls is not Tensor:
+            return super().__call__(*args, **kwargs)
+        from ._legacy import construct
+        return construct(None, "cpu", *args, **kwargs)
+
+
+class Tensor(_EngineTensor, metaclass=_TensorType):
     """A tensor with PyTorch's methods; its values are exactly what the GPU would hold."""
 
     __slots__ = ()
@@ -277,19 +284,6 @@ class Tensor(_EngineTensor):
     is_cuda = property(lambda self: self.device == "cuda")
     grad_fn = property(lambda self: _graph.grad_fn(self), doc="The autograd node that made this tensor (None: a "
                                                                "leaf), as PyTorch shows it.")
-
-    def __new__(cls, *args, **kwargs):
-        """torch.Tensor(data) or torch.Tensor(*sizes), PyTorch's legacy constructor (float32 by default)."""
-        if cls is not Tensor or not (args or kwargs):       # (the engine's bare instances, and torch.Tensor())
-            return super().__new__(cls)
-        from ._legacy import construct
-        return construct(None, "cpu", *args, **kwargs)
-
-    def __init__(self, *args, **kwargs):
-        try:
-            storage(self)
-        except AttributeError:          # torch.Tensor(): an empty float tensor
-            _EngineTensor.__init__(self, np.zeros(0, _default[0].fmt.storage), _default[0].fmt)
 
     @classmethod
     def op_error(cls, name, shapes, error):

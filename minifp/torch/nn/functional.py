@@ -167,8 +167,9 @@ def _in_place_able(fn):
     return wrapped
 
 
-@_in_place_able
 def relu(input, inplace=False):
+    if inplace:         # (written out, not _in_place_able: relu is on every step's path)
+        return _in_place(input, lambda t: apply("relu", t))
     return apply("relu", input)
 
 

@@ -110,7 +110,8 @@ class _Handle:
         self.hooks, self.id = hooks, next(self._ids)
 
     @classmethod
-    def add(cls, hooks, hook, prepend=False):
+    def add(cls, module, hooks, hook, prepend=False):
+        module.__dict__["_hooked"] = True
         handle = cls(hooks)
         hooks[handle.id] = hook
         if prepend:
@@ -211,8 +212,7 @@ class Module:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
-        d = self.__dict__
-        if d.get("_forward_pre_hooks") or d.get("_forward_hooks") or d.get("_backward_hooks"):
+        if "_hooked" in self.__dict__:      # (set by the first hook registered: one test on every other call)
             return _hooked_call(self, args, kwargs)
         return watched_call(self, self.forward, *args, **kwargs)
 
@@ -220,18 +220,18 @@ class Module:
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
         """hook(module, args) (with_kwargs: hook(module, args, kwargs)) before each forward; what it returns (not
         None) replaces the arguments."""
-        return _Handle.add(self._forward_pre_hooks, (hook, with_kwargs), prepend)
+        return _Handle.add(self, self._forward_pre_hooks, (hook, with_kwargs), prepend)
 
     def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
         """hook(module, args, output) (with_kwargs: hook(module, args, kwargs, output)) after each forward; what it
         returns (not None) replaces the output."""
-        return _Handle.add(self._forward_hooks, (hook, with_kwargs), prepend)
+        return _Handle.add(self, self._forward_hooks, (hook, with_kwargs), prepend)
 
     def register_full_backward_hook(self, hook, prepend=False):
         """hook(module, grad_input, grad_output) in each backward, once the gradients of the module's tensor inputs
         are known (grad_input all None where no input requires one); a tuple it returns replaces grad_input (of the
         module's first input taking part, where several do)."""
-        return _Handle.add(self._backward_hooks, hook, prepend)
+        return _Handle.add(self, self._backward_hooks, hook, prepend)
 
     def _engine_layers(self):
         return self.named_modules()
