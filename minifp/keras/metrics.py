@@ -135,17 +135,24 @@ class Metric:
         return self._dtype
 
     def add_variable(self, shape=(), initializer="zeros", dtype=None, name=None):
-        """A state value (a float32 NumPy scalar here), zero to start, listed in `variables`."""
-        self._variables[name] = np.zeros(shape, np.float32)
-        return name
+        """A state variable (non-trainable; assign, assign_add, ...), made by `initializer`, listed in `variables`
+        and zeroed by reset_state: a custom metric's state, as the Keras guides make it."""
+        from . import initializers
+        from .layers.layer import Variable
+        v = Variable(initializers.get(initializer), shape=shape, dtype=dtype or self.dtype, trainable=False,
+                     name=name)
+        self.__dict__.setdefault("_added", []).append(v)
+        return v
 
     @property
     def variables(self):
-        return [_out(v) for v in self._variables.values()]
+        return [_out(v) for v in self._variables.values()] + list(self.__dict__.get("_added", ()))
 
     def reset_state(self):
         for key, v in self._variables.items():
             self._variables[key] = np.zeros_like(v)
+        for v in self.__dict__.get("_added", ()):
+            v.assign(np.zeros(tuple(v.shape), np.float32))
 
     def update_state(self, *args, **kwargs):
         raise NotImplementedError
@@ -201,7 +208,7 @@ class Sum(Metric):
 
     def __init__(self, name="sum", dtype=None):
         super().__init__(name=name, dtype=dtype)
-        self.add_variable(name="total")
+        self._variables["total"] = np.float32(0)
 
     def update_state(self, values, sample_weight=None):
         values, _ = _reduce_to_samplewise(values, sample_weight, np.sum)
@@ -216,8 +223,7 @@ class Mean(Metric):
 
     def __init__(self, name="mean", dtype=None):
         super().__init__(name=name, dtype=dtype)
-        self.add_variable(name="total")
-        self.add_variable(name="count")
+        self._variables.update(total=np.float32(0), count=np.float32(0))
 
     def update_state(self, values, sample_weight=None):
         values, sample_weight = _reduce_to_samplewise(values, sample_weight)

@@ -1,0 +1,43 @@
+"""A custom Metric as the Keras guides write one: its state from add_variable (a Variable with assign_add),
+read by result(), zeroed by reset_state, through fit's history."""
+import numpy as np
+
+from minifp import keras
+from minifp.keras import layers, ops
+
+
+class CategoricalTruePositives(keras.metrics.Metric):
+    def __init__(self, name="categorical_true_positives", **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.true_positives = self.add_variable(shape=(), name="ctp", initializer="zeros")
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        y_pred = ops.reshape(ops.argmax(y_pred, axis=1), (-1, 1))
+        values = ops.cast(ops.cast(y_true, "int32") == ops.cast(y_pred, "int32"), "float32")
+        self.true_positives.assign_add(ops.sum(values))
+
+    def result(self):
+        return self.true_positives
+
+
+def test_the_guides_custom_metric_counts_through_fit():
+    # Both logits equal (kernel of ones): argmax 0 everywhere, and 3 of the 8 labels are 0. Keras 3.15 (torch
+    # backend) prints {'categorical_true_positives': [3.0, 3.0], 'loss': [0.6931, 0.6931]} for this script.
+    x = np.arange(16, dtype="float32").reshape(8, 2) / 10
+    y = np.array([[0], [1], [0], [1], [1], [1], [0], [1]])
+    model = keras.Sequential([keras.Input((2,)), layers.Dense(2, kernel_initializer="ones")])
+    metric = CategoricalTruePositives()
+    model.compile(optimizer=keras.optimizers.SGD(0.0),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=[metric])
+    h = model.fit(x, y, batch_size=4, epochs=2, verbose=0)
+    assert h.history["categorical_true_positives"] == [3.0, 3.0]
+    assert [round(v, 4) for v in h.history["loss"]] == [0.6931, 0.6931]
+
+
+def test_added_variables_are_listed_and_reset():
+    m = keras.metrics.Metric(name="m")
+    v = m.add_variable(shape=(2,), name="acc", initializer="ones")
+    v.assign_add(np.array([1.0, 2.0], "float32"))
+    assert np.asarray(v).tolist() == [2.0, 3.0] and any(w is v for w in m.variables)
+    m.reset_state()
+    assert np.asarray(v).tolist() == [0.0, 0.0]
