@@ -119,4 +119,5 @@ def run(model, inputs, training=None):
         out = node.operation(*args, **kwargs)
         for kt, value in zip(_flatten(node.outputs), _flatten(out)):
             values[id(kt)] = value
-    return map_structure(lambda t: values[id(t)], model._outputs_struct)
+    out = map_structure(lambda t: values[id(t)], model._outputs_struct)
+    return out[0] if isinstance(out, (list, tuple)) and len(out) == 1 else out     # (Keras's unpack_singleton)

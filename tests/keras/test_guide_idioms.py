@@ -1,5 +1,5 @@
-"""A custom Metric as the Keras guides write one: its state from add_variable (a Variable with assign_add),
-read by result(), zeroed by reset_state, through fit's history."""
+"""Keras guide idioms: a custom Metric with add_variable state (a Variable with assign_add, read by result(), zeroed by
+reset_state) through fit's history; a one-element output list unpacked as Keras unpacks it."""
 import numpy as np
 
 from minifp import keras
@@ -41,3 +41,12 @@ def test_added_variables_are_listed_and_reset():
     assert np.asarray(v).tolist() == [2.0, 3.0] and any(w is v for w in m.variables)
     m.reset_state()
     assert np.asarray(v).tolist() == [0.0, 0.0]
+
+
+def test_a_one_element_output_list_is_unpacked():
+    # Keras's Functional.call ends with unpack_singleton: Model(inp, [out]) predicts an array, calls give a tensor
+    inp = keras.Input((3,))
+    model = keras.Model(inp, [layers.Dense(2, kernel_initializer="ones")(inp)])
+    p = model.predict(np.ones((4, 3), "float32"), verbose=0)
+    assert isinstance(p, np.ndarray) and p.shape == (4, 2) and p.tolist() == [[3.0, 3.0]] * 4
+    assert tuple(model(np.ones((1, 3), "float32")).shape) == (1, 2)
