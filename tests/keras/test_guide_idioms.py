@@ -50,3 +50,17 @@ def test_a_one_element_output_list_is_unpacked():
     p = model.predict(np.ones((4, 3), "float32"), verbose=0)
     assert isinstance(p, np.ndarray) and p.shape == (4, 2) and p.tolist() == [[3.0, 3.0]] * 4
     assert tuple(model(np.ones((1, 3), "float32")).shape) == (1, 2)
+
+
+def test_merge_layers_and_their_functional_forms():
+    # The functional-API guide's layers.concatenate / add / ...: one layer each, folded left to right
+    a, b = keras.Input((3,)), keras.Input((3,))
+    x, y = np.array([[1., -2., 3.]], "float32"), np.array([[0.5, 4., -1.]], "float32")
+    want = {"add": [[1.5, 2.0, 2.0]], "multiply": [[0.5, -8.0, -3.0]], "subtract": [[0.5, -6.0, 4.0]],
+            "average": [[0.75, 1.0, 1.0]], "maximum": [[1.0, 4.0, 3.0]], "minimum": [[0.5, -2.0, -1.0]],
+            "concatenate": [[1.0, -2.0, 3.0, 0.5, 4.0, -1.0]]}
+    for name, values in want.items():
+        model = keras.Model([a, b], getattr(layers, name)([a, b]))
+        assert model.predict([x, y], verbose=0).tolist() == values, name
+    with np.testing.assert_raises_regex(ValueError, "A `Subtract` layer should be called on exactly 2 inputs"):
+        layers.Subtract()([a, b, a])

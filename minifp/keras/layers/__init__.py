@@ -14,7 +14,8 @@ from .rnn import (GRU, GRUCell, LSTM, LSTMCell, RNN, Bidirectional, SimpleRNN, S
                   TimeDistributed)
 from .activations import ELU, LeakyReLU, PReLU, Softmax
 from .convolutional_extra import Conv1D, Conv2DTranspose, Convolution1D, Convolution2DTranspose
-from .merging import Multiply
+from .merging import (Average, Maximum, Minimum, Multiply, Subtract, add, average, concatenate, maximum, minimum,
+                      multiply, subtract)
 from .pooling import GlobalAveragePooling1D, GlobalAvgPool1D, GlobalMaxPool1D, GlobalMaxPooling1D, MaxPool1D, \
     MaxPooling1D
 from .reshaping import Cropping2D, UpSampling2D
@@ -33,6 +34,8 @@ __all__ += ["SimpleRNN", "SimpleRNNCell", "StackedRNNCells"]
 __all__ += ["ELU", "LeakyReLU", "PReLU", "Softmax", "Conv1D", "Conv2DTranspose", "Convolution1D",
             "Convolution2DTranspose", "Multiply", "GlobalAveragePooling1D", "GlobalAvgPool1D", "GlobalMaxPool1D",
             "GlobalMaxPooling1D", "MaxPool1D", "MaxPooling1D", "Cropping2D", "UpSampling2D"]
+__all__ += ["Subtract", "Average", "Maximum", "Minimum", "add", "multiply", "subtract", "average", "maximum", "minimum",
+            "concatenate"]
 
 __all__ += ["serialize", "deserialize", "Masking"]
 

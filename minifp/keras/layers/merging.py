@@ -1,5 +1,6 @@
-"""Keras 3's merging layers: Add, Multiply, Concatenate, each called on a list of tensors (or KerasTensors in a
-functional model). Add and Multiply fold the list left to right, one rounding per pair, as Keras does."""
+"""Keras 3's merging layers: Add, Multiply, Subtract, Average, Maximum, Minimum, Concatenate, each called on a list
+of tensors (or KerasTensors in a functional model), and their functional forms (layers.add(...), ...). The
+elementwise ones fold the list left to right, one rounding per pair, as Keras does."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,7 +10,8 @@ from .._errors import InvalidArgumentError
 from .._tensor import convert_to_tensor
 from .layer import Layer
 
-__all__ = ["Add", "Multiply", "Concatenate"]
+__all__ = ["Add", "Multiply", "Subtract", "Average", "Maximum", "Minimum", "Concatenate", "add", "multiply",
+           "subtract", "average", "maximum", "minimum", "concatenate"]
 
 
 def _is_shape_list(input_shape):
@@ -90,6 +92,47 @@ class Multiply(_Merge):
         return a * b
 
 
+class Subtract(_Merge):
+    """The first of two inputs minus the second."""
+
+    def build(self, input_shape):
+        super().build(input_shape)
+        if len(input_shape) != 2:
+            raise ValueError(f"A `Subtract` layer should be called on exactly 2 inputs. Received: "
+                             f"input_shape={input_shape}")
+
+    @staticmethod
+    def _merge(a, b):
+        return a - b
+
+
+class Average(_Merge):
+    """The elementwise mean of a list of inputs: their sum (folded left to right), divided by their number."""
+
+    def call(self, inputs):
+        return super().call(inputs) / len(inputs)
+
+    @staticmethod
+    def _merge(a, b):
+        return a + b
+
+
+class Maximum(_Merge):
+    """The elementwise maximum of a list of inputs."""
+
+    @staticmethod
+    def _merge(a, b):
+        return apply("maximum", a, b)
+
+
+class Minimum(_Merge):
+    """The elementwise minimum of a list of inputs."""
+
+    @staticmethod
+    def _merge(a, b):
+        return apply("minimum", a, b)
+
+
 class Concatenate(Layer):
     """A list of inputs joined along `axis` (default -1); their other dimensions must match."""
 
@@ -145,3 +188,21 @@ class Concatenate(Layer):
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis}
+
+
+def _functional(layer):
+    """Keras's functional form of a merge layer: layers.add(inputs, **kwargs) is Add(**kwargs)(inputs)."""
+    def merge(inputs, **kwargs):
+        return layer(**kwargs)(inputs)
+    merge.__name__ = layer.__name__.lower()
+    merge.__doc__ = f"{layer.__name__}(**kwargs)(inputs)."
+    return merge
+
+
+add, multiply, subtract, average, maximum, minimum = (_functional(c) for c in (Add, Multiply, Subtract, Average,
+                                                                                 Maximum, Minimum))
+
+
+def concatenate(inputs, axis=-1, **kwargs):
+    """Concatenate(axis=axis, **kwargs)(inputs)."""
+    return Concatenate(axis=axis, **kwargs)(inputs)
