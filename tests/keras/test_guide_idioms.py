@@ -64,3 +64,14 @@ def test_merge_layers_and_their_functional_forms():
         assert model.predict([x, y], verbose=0).tolist() == values, name
     with np.testing.assert_raises_regex(ValueError, "A `Subtract` layer should be called on exactly 2 inputs"):
         layers.Subtract()([a, b, a])
+
+
+def test_keras_config_is_the_global_settings():
+    assert keras.config.floatx() == "float32" and keras.config.epsilon() == 1e-7
+    assert keras.config.image_data_format() == "channels_last" and keras.config.dtype_policy().name == "float32"
+    keras.config.set_dtype_policy("mixed_bfloat16")
+    try:
+        assert keras.mixed_precision.global_policy().name == "mixed_bfloat16"
+        assert layers.Dense(2).compute_dtype == "bfloat16"
+    finally:
+        keras.config.set_dtype_policy("float32")
