@@ -6,7 +6,7 @@ from __future__ import annotations
 import numbers
 
 from ..engine import Tensor as _EngineTensor
-from ._tensor import Size, Tensor, _default, _type_name, as_dtype, empty, tensor
+from ._tensor import _CPP_NAMES, Size, Tensor, _TensorType, _default, _type_name, as_dtype, empty, tensor
 
 __all__ = ["TYPES", "CUDA_TYPES", "construct"]
 
@@ -34,13 +34,12 @@ def construct(dtype, device, /, *args, **kwargs):
 
 def _options(dtype, device):
     """PyTorch's words for a dtype on a device (its C++ TensorOptions)."""
-    from ._methods import _CPP_NAMES
     name = _type_name(empty(0, dtype=dtype))
     return (f"TensorOptions(dtype={_CPP_NAMES.get(name, name)}, device={device}, layout=Strided, requires_grad=false "
             f"(default), pinned_memory=false (default), memory_format=(nullopt))")
 
 
-class _TensorType(type):
+class _LegacyType(type):
     """torch.FloatTensor and its kin: each a dtype on a device, which constructs and is checked against."""
 
     def __call__(cls, *args, **kwargs):
@@ -55,7 +54,7 @@ class _TensorType(type):
 
 def _type(name, dtype, device):
     full = f"torch.{'cuda.' if device == 'cuda' else ''}{name}Tensor"
-    return _TensorType(f"{name}Tensor", (), {"dtype": as_dtype(dtype), "_device": device, "_name": full,
+    return _LegacyType(f"{name}Tensor", (), {"dtype": as_dtype(dtype), "_device": device, "_name": full,
                                              "__doc__": f"{full}: a {dtype} tensor on {device} (legacy)."})
 
 
@@ -63,3 +62,4 @@ _NAMES = {"Float": "float32", "Double": "float64", "Half": "float16", "BFloat16"
           "Int": "int32", "Short": "int16", "Char": "int8", "Byte": "uint8", "Bool": "bool"}
 TYPES = {f"{n}Tensor": _type(n, d, "cpu") for n, d in _NAMES.items()}
 CUDA_TYPES = {f"{n}Tensor": _type(n, d, "cuda") for n, d in _NAMES.items()}
+_TensorType.legacy = staticmethod(construct)       # torch.Tensor(...) is this constructor

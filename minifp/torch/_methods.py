@@ -18,7 +18,7 @@ from .. import engine
 from ..engine import apply, become, made_by, made_like, rewrap, set_storage, storage, Tensor as _EngineTensor, to_numpy
 from ._legacy import construct
 from .linalg import vector_norm
-from ._tensor import Tensor, _dense, _dim, _dims, _shape_args, _type_name, empty, full, ones, tensor
+from ._tensor import Tensor, _CPP_NAMES, _dense, _dim, _dims, _shape_args, _type_name, empty, full, ones, tensor
 
 __all__ = ["check_grad", "topk", "sort", "argsort", "split", "chunk", "unbind", "tril", "triu", "flip", "gather", "var", "std",
            "cumsum", "masked_fill", "broadcast_to", "count_nonzero", "amax", "amin", "norm"]
@@ -101,9 +101,6 @@ def _refuse_on_leaf(method):
 
 
 # C++'s names of dtypes, in PyTorch's error for a gradient of another dtype than its tensor's
-_CPP_NAMES = {"Float": "float", "Half": "c10::Half", "BFloat16": "c10::BFloat16", "Double": "double", "Long": "long int",
-              "Int": "int", "Short": "short int", "Char": "signed char", "Byte": "unsigned char", "Bool": "bool"}
-
 
 def check_grad(p, g):
     """What p.grad = g must be: None or a tensor of p's dtype, device and shape (PyTorch's checks, in its order)."""

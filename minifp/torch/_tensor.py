@@ -180,6 +180,10 @@ _TYPE_NAMES = {engine.float32: "Float", engine.float16: "Half", engine.bfloat16:
 _INT_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
 
 
+_CPP_NAMES = {"Float": "float", "Half": "c10::Half", "BFloat16": "c10::BFloat16", "Double": "double", "Long": "long int",
+              "Int": "int", "Short": "short int", "Char": "signed char", "Byte": "unsigned char", "Bool": "bool"}
+
+
 def _type_name(t):
     return _TYPE_NAMES.get(t.fmt, str(t.fmt)) if t.fmt is not None else \
         _INT_NAMES.get(storage(t).dtype.name, storage(t).dtype.name)
@@ -266,11 +270,12 @@ class _TensorType(type):
     """torch.Tensor's class: torch.Tensor(data) or torch.Tensor(*sizes) is PyTorch's legacy constructor (float32 by
     default). The engine makes its tensors with cls.__new__ alone, which stays the C one (no Python call per op)."""
 
+    legacy = None       # minifp.torch._legacy.construct, which sets itself here
+
     def __call__(cls, *args, **kwargs):
         if cls is not Tensor:
             return super().__call__(*args, **kwargs)
-        from ._legacy import construct
-        return construct(None, "cpu", *args, **kwargs)
+        return _TensorType.legacy(None, "cpu", *args, **kwargs)
 
 
 class Tensor(_EngineTensor, metaclass=_TensorType):
