@@ -2,6 +2,7 @@
 reset_state) through fit's history; a one-element output list unpacked as Keras unpacks it."""
 import numpy as np
 
+import minifp.torch as torch
 from minifp import keras
 from minifp.keras import layers, ops
 
@@ -75,3 +76,38 @@ def test_keras_config_is_the_global_settings():
         assert layers.Dense(2).compute_dtype == "bfloat16"
     finally:
         keras.config.set_dtype_policy("float32")
+
+
+def test_the_torch_guides_train_step_with_zero_grad():
+    # Keras's "Customizing fit() with PyTorch" guide: zero_grad, backward, optimizer.apply on v.value.grad
+    class CustomModel(keras.Model):
+        def train_step(self, data):
+            x, y = data
+            self.zero_grad()
+            y_pred = self(x, training=True)
+            loss = self.compute_loss(y=y, y_pred=y_pred)
+            loss.backward()
+            weights = list(self.trainable_weights)
+            with torch.no_grad():
+                self.optimizer.apply([v.value.grad for v in weights], weights)
+            for metric in self.metrics:
+                metric.update_state(loss) if metric.name == "loss" else metric.update_state(y, y_pred)
+            return {m.name: m.result() for m in self.metrics}
+
+    def history(model_class):
+        inputs = keras.Input(shape=(4,))
+        model = model_class(inputs, layers.Dense(1, kernel_initializer="ones")(inputs))
+        model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse", metrics=["mae"])
+        x = np.linspace(-1, 1, 32, dtype="float32").reshape(8, 4)
+        return model.fit(x, x.sum(1, keepdims=True) * 0.5, epochs=3, batch_size=8, verbose=0).history
+
+    # Without zero_grad the gradients would pile up across steps and the losses part from fit's own train_step's.
+    # (The mae's last bit can differ by the tests run before this one in the process: noticed, not yet explained.)
+    custom, builtin = history(CustomModel), history(keras.Model)
+    assert custom["loss"] == builtin["loss"]
+    np.testing.assert_allclose(custom["mae"], builtin["mae"], rtol=2e-7)
+    model = keras.Sequential([keras.Input((2,)), layers.Dense(1)])
+    model(np.ones((1, 2), "float32")).sum().backward()
+    assert all(v.grad is not None for v in model.trainable_weights)
+    model.zero_grad()
+    assert all(v.grad is None for v in model.trainable_weights)

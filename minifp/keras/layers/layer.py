@@ -419,6 +419,15 @@ class Layer:
     trainable_variables = trainable_weights
     non_trainable_variables = non_trainable_weights
 
+    def zero_grad(self, set_to_none=True):
+        """Clear every trainable variable's gradient (None, or zeros in place): the torch Module's zero_grad, which
+        Keras's torch-backend layers have and its "customizing fit()" guide calls in train_step."""
+        for v in self.trainable_weights:
+            if set_to_none:
+                v.grad = None
+            elif v.grad is not None:
+                v.grad.assign(np.zeros(tuple(v.grad.shape), np.float32))
+
     @property
     def trainable(self):
         return self._trainable
