@@ -156,7 +156,7 @@ def _bits_as(t, d):
         raise RuntimeError(f"self.size(-1) must be divisible by {target.itemsize // data.itemsize or 1} to view "
                            f"{t.dtype} as {d} (different element sizes), but got {data.shape[-1] if data.ndim else 1}")
     bits = np.ascontiguousarray(data).view(target)
-    return make(type(t) if type(t) is Tensor else Tensor, _device.array_on(bits, t.device), d.fmt, False, t.device)
+    return make(Tensor, _device.array_on(bits, t.device), d.fmt, False, t.device)
 
 
 def _new_shape(t, shape):

@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ...engine import convert, is_grad_enabled as grad_mode, make, set_storage, storage, Tensor as _EngineTensor, watched_call
+from ...engine import convert, is_grad_enabled, make, set_storage, storage, Tensor as _EngineTensor, watched_call
 from .. import _device
 from .._methods import check_grad
 from .._tensor import Size, Tensor, as_dtype, bfloat16, float16, float32, format_of, parse_to
@@ -141,7 +141,7 @@ def _hooked_call(module, args, kwargs):
                 args, kwargs = out
             else:
                 args = out if isinstance(out, tuple) else (out,)
-    backward = list(module._backward_hooks.values()) if grad_mode() else []
+    backward = list(module._backward_hooks.values()) if is_grad_enabled() else []
     if backward:
         args = tuple(_copy(a) for a in args)
     result = watched_call(module, module.forward, *args, **kwargs)
@@ -165,6 +165,7 @@ def _backward_hooked(module, hooks, args, result):
     outputs = tuple(_copy(o) for o in outputs)
     inputs = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
     grads = {"out": [None] * len(outputs), "in": [None] * len(inputs), "pending": len(inputs)}
+    flowing = [k for k, o in enumerate(outputs) if isinstance(o, Tensor) and o.requires_grad]
 
     def call(grad_input):
         for hook in hooks:
@@ -175,7 +176,7 @@ def _backward_hooked(module, hooks, args, result):
     def output_hook(i):
         def keep(g):
             grads["out"][i] = g
-            if not inputs and i == min(k for k, o in enumerate(outputs) if isinstance(o, Tensor) and o.requires_grad):
+            if not inputs and i == flowing[0]:      # (the first output's gradient is the sweep's last)
                 call((None,) * sum(isinstance(a, Tensor) for a in args))
         return keep
 
@@ -185,9 +186,8 @@ def _backward_hooked(module, hooks, args, result):
             if grads["pending"] == 0:       # the last of them: every input's gradient is known
                 return call(tuple(grads["in"]))[i]
         return keep
-    for i, o in enumerate(outputs):
-        if isinstance(o, Tensor) and o.requires_grad:
-            o.register_hook(output_hook(i))
+    for i in flowing:
+        outputs[i].register_hook(output_hook(i))
     for i, a in enumerate(inputs):
         a.register_hook(input_hook(i))
     return outputs if isinstance(result, tuple) else outputs[0]
