@@ -15,9 +15,42 @@ from ._rounding import round_to, widen
 from ._seams import SEAMS, seam
 from ._memory import WATCHED, note as _note_storage
 
-__all__ = ["Tensor", "tensor", "real", "values"]
+__all__ = ["Tensor", "tensor", "real", "values", "Place", "CPU", "CUDA", "place"]
 
 _F32 = np.dtype(np.float32)
+
+
+class Place(str):
+    """Where a tensor's storage lives: "cpu", or "cuda" (a GPU's memory through CuPy, or the host's emulating one).
+    A str that compares and hashes as its name, with the type, index and printing of torch.device."""
+
+    def __new__(cls, kind, index=None):
+        place = super().__new__(cls, kind)
+        place.index = index
+        return place
+
+    type = property(str.__str__)        # the plain name
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __repr__(self):
+        return f"device(type='{self.type}'" + (")" if self.index is None else f", index={self.index})")
+
+    def __reduce__(self):
+        return Place, (self.type, self.index)
+
+
+CPU, CUDA = Place("cpu"), Place("cuda", 0)
+_PLACES = {"cpu": CPU, "cuda": CUDA}
+
+
+def place(name):
+    """The Place named `name` ("cpu", "cuda" or a Place)."""
+    found = _PLACES.get(name) if isinstance(name, str) else None
+    if found is None:
+        raise ValueError(f"device: expected 'cpu' or 'cuda', got {name!r}")
+    return found
 
 
 class Tensor:
@@ -33,7 +66,7 @@ class Tensor:
         self._data, self.fmt, self._node, self.requires_grad, self.grad, self.name = data, fmt, None, requires_grad, \
             None, None
         self._float32 = None
-        self.device = device or device_of(data)
+        self.device = _PLACES[device] if device else device_of(data)
         if WATCHED and self.device in WATCHED:
             _note_storage(data, self.device)
 
@@ -43,7 +76,7 @@ class Tensor:
         t = cls.__new__(cls)
         t._data, t.fmt, t._node, t.requires_grad, t.grad, t.name, t._float32 = data, fmt, node, requires_grad, None, \
             None, None
-        t.device = device or device_of(data)
+        t.device = _PLACES[device] if device else device_of(data)
         if WATCHED and t.device in WATCHED:       # (torch.cuda's memory statistics: see _memory.py)
             _note_storage(data, t.device)
         return t
@@ -145,8 +178,8 @@ def result_class(cls):
 
 
 def device_of(data):
-    """Where an array lives: "cpu" for host arrays, "cuda" for CuPy's."""
-    return "cpu" if type(data) is np.ndarray or isinstance(data, np.ndarray) else "cuda"
+    """Where an array lives: CPU for host arrays, CUDA for CuPy's."""
+    return CPU if type(data) is np.ndarray or isinstance(data, np.ndarray) else CUDA
 
 
 def check_storage(data, fmt):

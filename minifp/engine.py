@@ -17,6 +17,8 @@ Tensors
     made_of(t)                        that op's inputs and parameters (None: a leaf)
     become(t, new)                    t takes new's storage and place in the graph, in place (in-place ops)
     memory_held, memory_peak, reset_memory_peak   the bytes tensors' storages hold on a device, and the peak
+    Place, place(name), CPU, CUDA     where a tensor's storage lives (t.device): a str "cpu" or "cuda" with torch.device's
+                                      type, index and printing
     round_to, widen, MODES            rounding and widening of arrays
 Autodiff and state of the thread
     backward, gradients               .grad from a root (of given inputs only: inputs=); gradients of targets without
@@ -68,9 +70,9 @@ from ._random import (STREAM_STATE_BYTES, generator, get_state as get_random_sta
 from ._rounding import MODES, round_to, widen
 from ._seams import SEAMS
 from ._state import FLOAT32_PRODUCTS, STATE, Autocast, Setting, autocast_scope, grad_mode, layer_scope, training_scope
-from ._tensor import Tensor, check_storage, real, take, tensor
+from ._tensor import CPU, CUDA, Place, Tensor, check_storage, place, real, take, tensor
 
-__all__ = ["Tensor", "tensor", "apply", "op_function", "op_method", "install_names", "make", "rewrap", "made_like", "storage", "values", "take", "convert", "detach_",
+__all__ = ["Tensor", "tensor", "apply", "Place", "place", "CPU", "CUDA", "op_function", "op_method", "install_names", "make", "rewrap", "made_like", "storage", "values", "take", "convert", "detach_",
            "made_by", "made_of", "round_to", "widen", "MODES", "backward", "gradients", "add_gradient_hook", "grad_mode", "no_grad", "enable_grad",
            "is_grad_enabled", "Autocast", "autocast_scope", "current_autocast", "training_scope", "current_training", "float32_products",
            "set_float32_products", "threads", "set_threads", "Device", "IDEAL", "H100", "CUBLAS", "device_numerics", "set_device_numerics", "set_storage", "become", "memory_held", "memory_peak", "reset_memory_peak", "layer_scope", "watched_call", "unwatched", "is_layer", "update_running_stats",
@@ -160,7 +162,7 @@ def set_storage(t, data, fmt, device=None):
     check_storage(data, fmt)
     t._data, t.fmt, t._float32 = data, fmt, None
     if device is not None:
-        t.device = device
+        t.device = place(device)
     if _memory.WATCHED and t.device in _memory.WATCHED:
         _memory.note(data, t.device)
     return t

@@ -8,46 +8,40 @@ import warnings
 
 import numpy as np
 
-from ..engine import apply, make, set_storage, storage, to_numpy
+from ..engine import Place, apply, make, set_storage, storage, to_numpy
 
 __all__ = ["device", "is_emulated"]
 
 TYPES = ("cpu", "cuda")
 
 
-class device:
-    """torch.device("cuda"), torch.device("cuda:0"), torch.device("cpu")."""
+class _DeviceType(type):
+    """torch.device's type: calling it gives the engine's Place, which every tensor's .device is."""
 
-    __slots__ = ("type", "index")
+    def __call__(cls, type, index=None):
+        kind = parse(type if index is None or ":" in str(type) else f"{type}:{index}")
+        given = type.index if isinstance(type, Place) else index if index is not None else \
+            (str(type).partition(":")[2] or None)
+        return Place(kind, None if given is None else int(given))
 
-    def __init__(self, type, index=None):
-        name = parse(type if index is None or ":" in str(type) else f"{type}:{index}")
-        self.type = name
-        self.index = 0 if name == "cuda" else None
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Place)
 
-    def __repr__(self):
-        return f"device(type='{self.type}'" + (f", index={self.index})" if self.index is not None else ")")
 
-    def __str__(self):
-        return self.type if self.index is None else f"{self.type}:{self.index}"
-
-    def __eq__(self, other):
-        return isinstance(other, device) and self.type == other.type or isinstance(other, str) and \
-            self.type == parse(other)
-
-    def __hash__(self):
-        return hash(self.type)
+class device(metaclass=_DeviceType):
+    """torch.device("cuda"), torch.device("cuda:0"), torch.device("cpu"): a str "cpu" or "cuda" with .type and
+    .index, as tensors' .device is."""
 
 
 def parse(d):
     """A device argument ("cuda", "cuda:0", torch.device, 0) as "cpu" or "cuda"."""
-    if isinstance(d, device):
+    if isinstance(d, Place):
         return d.type
     if isinstance(d, int) and not isinstance(d, bool):
         d = f"cuda:{d}"
     if isinstance(d, str):
         kind, _, index = d.partition(":")
-        if kind in TYPES and (not index or (index == "0" and kind == "cuda")):
+        if kind in TYPES and (not index or index == "0"):
             return kind
         if kind == "cuda" and index.isdigit():
             raise RuntimeError(f"CUDA error: invalid device ordinal (minifp has one device, cuda:0; got {d!r})")

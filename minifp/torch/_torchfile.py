@@ -143,12 +143,12 @@ class _Pickler:
             self._int(obj, where)
         elif isinstance(obj, float):
             out += b"G" + struct.pack(">d", obj)
+        elif isinstance(obj, _face_types()):      # (before str: a device is one)
+            self._face_value(obj)
         elif isinstance(obj, str):
             self._str(obj)
         elif isinstance(obj, Tensor):
             self._tensor(obj)
-        elif isinstance(obj, _face_types()):
-            self._face_value(obj)
         elif isinstance(obj, (dict, list, tuple)):
             if id(obj) in self._open:
                 raise ValueError(f"save(): {where} contains itself; torch.save files hold no cycles minifp writes")

@@ -241,7 +241,11 @@ def test_devices_and_moves():
     x = torch.ones(2, 3)
     assert x.device == "cpu" and x.cuda().device == "cuda" and x.to("cuda:0").is_cuda
     assert torch.cuda.is_available() and torch.cuda.is_emulated() is (type(x.cuda()._data) is np.ndarray)
-    assert repr(torch.device("cuda")) == "device(type='cuda', index=0)"
+    assert repr(torch.device("cuda")) == "device(type='cuda')" and str(torch.device("cuda")) == "cuda"
+    assert repr(x.cuda().device) == "device(type='cuda', index=0)" and str(x.cuda().device) == "cuda:0"
+    assert x.device.type == "cpu" and x.cuda().device.type == "cuda" and x.device.index is None
+    assert isinstance(x.device, torch.device) and x.device == torch.device("cpu")
+    assert repr(torch.device("cpu", 0)) == "device(type='cpu', index=0)"
     with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
         x.cuda() + x
     w = torch.ones(3, requires_grad=True)

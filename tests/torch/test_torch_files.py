@@ -44,8 +44,10 @@ def encode(obj):
         return [encode(v) for v in obj]
     if isinstance(obj, float) and not np.isfinite(obj):
         return {"__float__": repr(obj)}
-    if isinstance(obj, (torch.dtype, torch.device)):
-        return {"__" + type(obj).__name__ + "__": str(obj) if isinstance(obj, torch.device) else repr(obj)}
+    if isinstance(obj, torch.device):       # (minifp's is a str with a device's type, index and printing)
+        return {"__device__": str(obj)}
+    if isinstance(obj, torch.dtype):
+        return {"__dtype__": repr(obj)}
     return obj
 
 
@@ -97,7 +99,7 @@ def test_a_checkpoint_dict_round_trips_with_every_type_exactly(tmp_path):
     assert type(back["od"]) is collections.OrderedDict
     assert list(back["od"]) == ["b", "a"] and type(back["model"]) is collections.OrderedDict
     assert back["dtypes"] == [torch.bfloat16, torch.int64, torch.float8_e4m3fn]
-    assert back["devices"] == [torch.device("cuda")] and repr(back["devices"][0]) == "device(type='cuda', index=0)"
+    assert back["devices"] == [torch.device("cuda")] and repr(back["devices"][0]) == "device(type='cuda')"
     assert back["ints"][-1] == -2 ** 70 and str(back["floats"][1]) == "-0.0"
     assert isinstance(back["model"]["0.weight"], torch.Tensor)
     assert back["model"]["1.num_batches_tracked"].dtype is torch.int64

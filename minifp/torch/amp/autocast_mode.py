@@ -52,8 +52,9 @@ class autocast:
     """torch.autocast(device_type, dtype=None, enabled=True, cache_enabled=None): a context manager or decorator."""
 
     def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
-        if not isinstance(device_type, str):
-            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        if not isinstance(device_type, str) or isinstance(device_type, _device.device):    # (a device is a str here)
+            kind = "<class 'torch.device'>" if isinstance(device_type, _device.device) else type(device_type)
+            raise ValueError(f"Expected `device_type` of type `str`, got: `{kind}`")
         if device_type not in LISTS:
             raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}'")
         self.device = device_type
