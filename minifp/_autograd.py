@@ -15,10 +15,11 @@ import numpy as np
 from . import _fp8
 from ._backend import array_module
 from ._compute import ON_NUMPY, OWNED_MIN, in_format, owned, round_counted, route, unbroadcast, wide
-from ._dispatch import CAST
+from ._dispatch import CAST, Node
+from ._ops import Op
 from ._rounding import round_to
 from ._seams import SEAMS
-from ._state import STATE
+from ._state import STATE, grad_mode
 from ._tensor import Tensor, real
 
 # The backward sets a leaf's .grad through the slot itself: a face's checking property (a Parameter's p.grad = g)
@@ -221,6 +222,9 @@ def _through(node, t, entry, store):
         if inputs[0].requires_grad:
             _add(store, inputs[0], g, node)
         return
+    if op is FUNCTION:
+        _through_function(node, t, entry, store)
+        return
     xp = np if type(g) is np.ndarray else array_module(g)
     compute = route(op, t.fmt, [t, *inputs], xp, t.device, node) if op.routed or xp is not np else ON_NUMPY
     args = [compute.operand(a, dtype) for a in inputs]
@@ -239,6 +243,39 @@ def _through(node, t, entry, store):
         exact = (op.masks or gi is g) and a.fmt is t.fmt     # (g: values of t's format)
         _add(store, a, gi, node, exact,
              not exact and not a.fmt.is_float32 and _own(compute, gi, g, ans, args, params))
+
+
+FUNCTION = Op("function", lambda xp, *inputs: None, (), "A face's custom function (function_node).",
+              function=False, method=False, saves=False)
+
+
+def function_node(outputs, inputs, backward):
+    """Make `outputs`, float tensors computed from `inputs` without recording the graph, the results of one node:
+    the sweep calls backward(*gradients) once, with a gradient for every output (None where none flowed), under
+    no_grad, and passes on what it returns, one gradient per input (a tensor, an array or None)."""
+    node = Node(FUNCTION, tuple(inputs), {"backward": backward, "outputs": [weakref.ref(t) for t in outputs]})
+    for t in outputs:
+        t._node, t.requires_grad = node, True
+    return outputs
+
+
+def _through_function(node, t, entry, store):
+    """Call a function node's backward with every output's gradient (the first output the sweep reaches takes the
+    others' entries: nothing made later adds to them), then add what it gives into the inputs' entries."""
+    grads = []
+    for ref in node.params["outputs"]:
+        o = ref()
+        e = entry if o is t else None if o is None else store.pop(id(o), None)
+        if e is not None and o is not t and _HOOKS:
+            e = _hooked(o, e)
+        grads.append(None if e is None else o._like(e.storage(), o.fmt))
+    with grad_mode(False):
+        given = list(node.params["backward"](*grads))
+    for a, gi in zip(node.inputs, given):
+        if isinstance(a, Tensor) and a.requires_grad and gi is not None:
+            gi = (wide(gi, np.float32) if isinstance(gi, Tensor) else gi).astype(np.float32)     # (a copy: ours)
+            _add(store, a, unbroadcast(array_module(gi), gi, a._data.shape) if gi.shape != a._data.shape else gi,
+                 node)
 
 
 def _own(compute, gi, g, ans, args, params):

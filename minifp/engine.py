@@ -24,6 +24,8 @@ Autodiff and state of the thread
     backward, gradients               .grad from a root (of given inputs only: inputs=); gradients of targets without
                                       touching .grad (a tape)
     add_gradient_hook(t, fn)          fn(gradient) run on t's gradient in each sweep (tensor hooks, retain_grad)
+    function_node(outputs, inputs, backward)   outputs computed outside the graph become one node's, whose
+                                      gradient is backward(*output gradients) (a face's custom autograd functions)
     grad_mode, no_grad, enable_grad, is_grad_enabled, Autocast, autocast_scope, current_autocast, training_scope,
     current_training (a layer call's training flag, passed down to the layers it calls),
     float32_products, set_float32_products (TF32 switches), layer_scope, watched_call, unwatched, is_layer
@@ -48,7 +50,7 @@ from __future__ import annotations
 import gc
 
 from . import _checks as checks, _memory, _speed
-from ._autograd import add_gradient_hook, backward, gradients
+from ._autograd import add_gradient_hook, backward, function_node, gradients
 from ._backend import array_module, to_numpy
 from ._dispatch import apply
 from ._devices import CUBLAS, DEVICES, H100, IDEAL, Device, numerics as device_numerics
@@ -72,7 +74,7 @@ from ._seams import SEAMS
 from ._state import FLOAT32_PRODUCTS, STATE, Autocast, Setting, autocast_scope, grad_mode, layer_scope, training_scope
 from ._tensor import CPU, CUDA, Place, Tensor, check_storage, place, real, take, tensor
 
-__all__ = ["Tensor", "tensor", "apply", "Place", "place", "CPU", "CUDA", "op_function", "op_method", "install_names", "make", "rewrap", "made_like", "storage", "values", "take", "convert", "detach_",
+__all__ = ["Tensor", "tensor", "apply", "function_node", "Place", "place", "CPU", "CUDA", "op_function", "op_method", "install_names", "make", "rewrap", "made_like", "storage", "values", "take", "convert", "detach_",
            "made_by", "made_of", "round_to", "widen", "MODES", "backward", "gradients", "add_gradient_hook", "grad_mode", "no_grad", "enable_grad",
            "is_grad_enabled", "Autocast", "autocast_scope", "current_autocast", "training_scope", "current_training", "float32_products",
            "set_float32_products", "threads", "set_threads", "Device", "IDEAL", "H100", "CUBLAS", "device_numerics", "set_device_numerics", "set_storage", "become", "memory_held", "memory_peak", "reset_memory_peak", "layer_scope", "watched_call", "unwatched", "is_layer", "update_running_stats",

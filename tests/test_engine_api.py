@@ -4,6 +4,7 @@ import ast
 import inspect
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import minifp
@@ -87,3 +88,24 @@ def _violations_of(source, as_path):
         def read_text(self):
             return source
     return _violations(Fake(as_path))
+
+
+def test_a_function_node_passes_its_outputs_gradients_to_backward_once():
+    seen = []
+
+    def backward(g_sum, g_twice):
+        seen.append((g_sum, g_twice))
+        return engine.tensor(np.full(2, g_sum.float32() * np.float32(3.0), np.float32)), None
+
+    w = engine.tensor([1.0, 2.0], dtype="bfloat16", requires_grad=True)
+    with engine.no_grad():
+        total, twice = engine.apply("sum", w), engine.apply("mul", w, 2.0)
+    engine.function_node([total, twice], [w, 7], backward)
+    assert total.requires_grad and engine.made_by(twice) == "function"
+    engine.backward(engine.apply("mul", total, 1.0 / 3.0))
+    [(g_sum, g_twice)] = seen              # once, and None for the output no gradient reached
+    # the gradient of a bfloat16 output is bfloat16: 1/3 rounded there
+    assert g_twice is None and g_sum.fmt is engine.bfloat16 and g_sum.float32() == np.float32(0.333984375)
+    # backward's float32 gradient, 1.00195..., rounded into w's format (bfloat16) as any gradient is
+    want = engine.round_to(np.full(2, np.float32(0.333984375) * np.float32(3.0), np.float32), engine.bfloat16)
+    assert np.array_equal(engine.storage(w.grad), want)

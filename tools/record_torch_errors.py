@@ -13,6 +13,11 @@ from pathlib import Path
 
 OUT = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "pytorch" / "errors_more.json"
 
+# A custom autograd function some snippets build on
+FN = ("class Scale(torch.autograd.Function):\n @staticmethod\n def forward(ctx, a, k=2.0):\n"
+      "  ctx.save_for_backward(a); ctx.k = k; return a * k\n"
+      " @staticmethod\n def backward(ctx, g):\n  a, = ctx.saved_tensors; return g * ctx.k, None\n")
+
 # Every snippet sees torch, nn, F, x = zeros(2, 3), p = zeros(2, requires_grad=True), Z = torch.zeros.
 CASES = [
     # broadcasting
@@ -221,6 +226,46 @@ CASES = [
     "assert F.gumbel_softmax(Z(2, 3), hard=True).sum(1).tolist() == [1.0, 1.0]",
     "cp = __import__('importlib').import_module(torch.__name__ + '.utils.checkpoint'); "
     "assert cp.checkpoint(lambda a: a * 2, torch.ones(2), use_reentrant=False).tolist() == [2.0, 2.0]",
+    # custom autograd functions
+    FN + "w = torch.ones(2, requires_grad=True); y = Scale.apply(w, 3.0); y.sum().backward(); "
+    "assert w.grad.tolist() == [3.0, 3.0] and y.grad_fn.name() == 'ScaleBackward' and "
+    "type(y.grad_fn).__name__ == 'ScaleBackward' and len(y.grad_fn.next_functions) == 1",
+    FN + "w = torch.ones(2, requires_grad=True); y = Scale.apply(w, k=0.5); y.sum().backward(); "
+    "assert w.grad.tolist() == [0.5, 0.5]",
+    FN + "y = Scale.apply(torch.ones(2)); assert not y.requires_grad and y.grad_fn is None",
+    FN + "w = torch.ones(2, requires_grad=True)\nwith torch.no_grad(): y = Scale.apply(w)\nassert not y.requires_grad",
+    FN + "Scale()(torch.ones(2))",
+    FN + "class Wrong(Scale):\n @staticmethod\n def backward(ctx, g): return g, g, g\n"
+    "Wrong.apply(torch.ones(2, requires_grad=True), 2.0).sum().backward()",
+    FN + "class Wrong(Scale):\n @staticmethod\n def backward(ctx, g): return torch.ones(3), None\n"
+    "Wrong.apply(torch.ones(2, requires_grad=True), 2.0).sum().backward()",
+    FN + "class Wrong(Scale):\n @staticmethod\n def backward(ctx, g): return g, g\n"
+    "Wrong.apply(torch.ones(2, requires_grad=True), 2.0).sum().backward()",
+    FN + "class Wide(Scale):\n @staticmethod\n def backward(ctx, g): return torch.ones(3, 2), None, None\n"
+    "w = torch.ones(2, requires_grad=True); Wide.apply(w, 2.0).sum().backward(); assert w.grad.tolist() == [3.0, 3.0]",
+    "class Two(torch.autograd.Function):\n @staticmethod\n def forward(ctx, a):\n"
+    "  ctx.set_materialize_grads(False); return a * 2, a.argmax()\n"
+    " @staticmethod\n def backward(ctx, g, gi):\n  assert gi is None; return g * 2\n"
+    "w = torch.ones(2, requires_grad=True); u, i = Two.apply(w); assert u.requires_grad and not i.requires_grad; "
+    "u.sum().backward(); assert w.grad.tolist() == [2.0, 2.0]",
+    "class Two(torch.autograd.Function):\n @staticmethod\n def forward(ctx, a):\n  return a * 2, a * 3\n"
+    " @staticmethod\n def backward(ctx, g1, g2):\n  return g1 + 10 * g2\n"
+    "w = torch.ones(2, requires_grad=True); u, v = Two.apply(w); assert u.grad_fn is v.grad_fn; "
+    "(u.sum() + (v * v).sum()).backward(); assert w.grad.tolist() == [61.0, 61.0]",
+    "class Same(torch.autograd.Function):\n @staticmethod\n def forward(ctx, a): return a\n"
+    " @staticmethod\n def backward(ctx, g): return g * 2\n"
+    "w = torch.ones(2, requires_grad=True); y = Same.apply(w); assert y is not w and w.grad_fn is None; "
+    "y.sum().backward(); assert w.grad.tolist() == [2.0, 2.0]",
+    "class New(torch.autograd.Function):\n @staticmethod\n def forward(a, k): return a * k\n"
+    " @staticmethod\n def setup_context(ctx, inputs, output): ctx.k = inputs[1]\n"
+    " @staticmethod\n def backward(ctx, g): return g * ctx.k, None\n"
+    "w = torch.ones(2, requires_grad=True); New.apply(w, 5.0).sum().backward(); assert w.grad.tolist() == [5.0, 5.0]",
+    "class H(torch.autograd.Function):\n @staticmethod\n def forward(ctx, a): return a.half() * 3\n"
+    " @staticmethod\n def backward(ctx, g):\n  assert g.dtype == torch.float16; return g.half() / 3\n"
+    "w = torch.ones(2, requires_grad=True); H.apply(w).float().sum().backward(); "
+    "assert w.grad.dtype == torch.float32 and w.grad.tolist() == [0.333251953125] * 2",
+    "m = __import__('importlib').import_module(torch.__name__ + '.autograd.function'); "
+    "assert m.Function is torch.autograd.Function and m.once_differentiable and m.FunctionCtx",
 ]
 
 

@@ -1,13 +1,15 @@
-"""torch.autograd: grad modes as context managers and decorators, and autograd.grad."""
+"""torch.autograd: grad modes as context managers and decorators, autograd.grad, custom Functions."""
 from __future__ import annotations
 
 import functools
 
-from .. import engine
-from ..engine import gradients, grad_mode, made_like, Tensor as _EngineTensor
-from ._tensor import check_output_gradients
+from ... import engine
+from ...engine import gradients, grad_mode, made_like, Tensor as _EngineTensor
+from .._tensor import check_output_gradients
+from . import function
+from .function import Function
 
-__all__ = ["no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "is_inference_mode_enabled", "grad",
+__all__ = ["Function", "function", "no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "is_inference_mode_enabled", "grad",
            "Variable", "set_detect_anomaly", "detect_anomaly"]
 
 
