@@ -117,6 +117,14 @@ def mish(x):
     return mf.mish(x)
 
 
+# Called on KerasTensors, an activation records a node of the functional graph
+from .layers.operation import symbolic as _symbolic  # noqa: E402
+
+(relu, relu6, leaky_relu, elu, selu, sigmoid, hard_sigmoid, tanh, softmax, log_softmax, gelu, silu, softplus,
+ softsign, exponential, mish, hard_silu) = [_symbolic(f) for f in (
+    relu, relu6, leaky_relu, elu, selu, sigmoid, hard_sigmoid, tanh, softmax, log_softmax, gelu, silu, softplus,
+    softsign, exponential, mish, hard_silu)]
+
 ALL_OBJECTS_DICT = {f.__name__: f for f in (relu, relu6, leaky_relu, elu, selu, sigmoid, hard_sigmoid, tanh,
                                              softmax, log_softmax, linear, gelu, silu, softplus, softsign,
                                              exponential, mish, hard_silu)}

@@ -158,9 +158,42 @@ class KerasTensor:
             return self._shape[0]
         raise TypeError("len() of a KerasTensor whose first dimension is unknown")
 
+    # Operators record ops of the functional graph (keras.ops under the names Keras gives them)
+    __add__ = lambda self, other: _ops().add(self, other)
+    __radd__ = lambda self, other: _ops().add(other, self)
+    __sub__ = lambda self, other: _ops().subtract(self, other)
+    __rsub__ = lambda self, other: _ops().subtract(other, self)
+    __mul__ = lambda self, other: _ops().multiply(self, other)
+    __rmul__ = lambda self, other: _ops().multiply(other, self)
+    __truediv__ = lambda self, other: _ops().true_divide(self, other)
+    __rtruediv__ = lambda self, other: _ops().true_divide(other, self)
+    __floordiv__ = lambda self, other: _ops().floor_divide(self, other)
+    __rfloordiv__ = lambda self, other: _ops().floor_divide(other, self)
+    __mod__ = lambda self, other: _ops().mod(self, other)
+    __rmod__ = lambda self, other: _ops().mod(other, self)
+    __pow__ = lambda self, other: _ops().power(self, other)
+    __rpow__ = lambda self, other: _ops().power(other, self)
+    __matmul__ = lambda self, other: _ops().matmul(self, other)
+    __rmatmul__ = lambda self, other: _ops().matmul(other, self)
+    __lt__ = lambda self, other: _ops().less(self, other)
+    __le__ = lambda self, other: _ops().less_equal(self, other)
+    __gt__ = lambda self, other: _ops().greater(self, other)
+    __ge__ = lambda self, other: _ops().greater_equal(self, other)
+    __and__ = lambda self, other: _ops().logical_and(self, other)
+    __or__ = lambda self, other: _ops().logical_or(self, other)
+    __neg__ = lambda self: _ops().negative(self)
+    __abs__ = lambda self: _ops().absolute(self)
+    __invert__ = lambda self: _ops().logical_not(self)
+    __getitem__ = lambda self, key: _ops().get_item(self, key)
+
     def __array__(self, *args, **kwargs):
         raise ValueError("A KerasTensor is symbolic: it's a placeholder for a shape and a dtype. It doesn't have "
                          "any actual numerical value. You cannot convert it to a NumPy array.")
+
+
+def _ops():
+    from .. import ops      # (keras.ops imports this module)
+    return ops
 
 
 def is_keras_tensor(x):
@@ -878,9 +911,11 @@ def _infer_outputs(layer, args, kwargs):
     """KerasTensors for a layer's outputs: shapes from runs on zero batches (sizes unknown in the inputs
     found by running with two fills), the batch axis unknown."""
     inputs = [t for t in _flatten((args, kwargs)) if isinstance(t, KerasTensor)]
-    one = _run_probe(layer, args, kwargs, 1)
-    unknown_inner = any(d is None for t in inputs for d in t.shape[1:])
-    two = _run_probe(layer, args, kwargs, 2) if unknown_inner else None
+    # an op may reduce or index the batch axis too: its unknown sizes are found by two fills, neither of them 1
+    operation = getattr(layer, "_is_operation", False)
+    one = _run_probe(layer, args, kwargs, 2 if operation else 1)
+    unknown_inner = operation or any(d is None for t in inputs for d in t.shape[1:])
+    two = _run_probe(layer, args, kwargs, 3 if operation else 2) if unknown_inner else None
     batch_known = inputs and inputs[0].shape and inputs[0].shape[0] is not None
     flat_two = _flatten(two) if two is not None else None
 

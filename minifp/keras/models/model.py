@@ -127,10 +127,12 @@ class Functional(Model):
         self._inputs_struct, self._outputs_struct = inputs, outputs
         self.inputs, self.outputs = _flatten(inputs), _flatten(outputs)
         functional.check_connected(self.inputs, outputs)
-        self._nodes, layers = functional.graph(self.inputs, self.outputs)
+        self._nodes, operations = functional.graph(self.inputs, self.outputs)
+        object.__setattr__(self, "_operations", operations)     # ops on KerasTensors too: the summary's rows
         object.__setattr__(self, "_layers", [])
-        for layer in layers:
-            self._layers.append(layer)
+        for layer in operations:
+            if not getattr(layer, "_is_operation", False):
+                self._layers.append(layer)
         self.built = True
 
     @property

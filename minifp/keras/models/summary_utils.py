@@ -152,7 +152,7 @@ def _connections(model, layer):
 def print_summary(model, line_length=None, positions=None, print_fn=None, expand_nested=False,
                   show_trainable=False, layer_range=None):
     """Print (or pass to print_fn as one string) the summary Keras 3 prints for this model."""
-    layers = model._layers if _functional(model) else model.layers
+    layers = model._operations if _functional(model) else model.layers
     sequential_like = _sequential_like(model, layers)
     if sequential_like:
         default_length, positions = 88, positions or [0.45, 0.80, 1.0]

@@ -45,6 +45,14 @@ from .numpy import *  # noqa: E402,F401,F403
 
 __all__ += [n for n in _numpy.__all__ if n not in __all__]
 
+# Called on KerasTensors, every op records a node of the functional graph (what is no op on tensors stays as it is)
+from ..layers.operation import symbolic as _symbolic  # noqa: E402
+
+for _name in set(__all__) - {"shape", "ndim", "dtype", "size", "result_type", "is_tensor", "convert_to_numpy",
+                             "convert_to_tensor", "cond", "fori_loop", "while_loop", "scan", "map", "vectorized_map",
+                             "switch"}:
+    globals()[_name] = _symbolic(globals()[_name], _name)
+
 from .._missing import missing as _missing  # noqa: E402
 
 __getattr__ = _missing("minifp.keras.ops")
