@@ -182,9 +182,9 @@ def _stored(variable):
     """(array, dtype attribute or None): the variable's values as they go into the file."""
     values = _EngineTensor.numpy(variable)
     if variable.fmt is None or values.dtype in _HDF5_NATIVE:
-        return np.ascontiguousarray(values), None
+        return np.asarray(values, order="C"), None          # (ascontiguousarray makes 0-d arrays 1-d)
     if variable.fmt.name == "bfloat16":          # Keras's way: the 2-byte values as opaque data
-        return np.ascontiguousarray(values), "bfloat16"
+        return np.asarray(values, order="C"), "bfloat16"
     return _EngineTensor.float32(variable), variable.fmt.name   # exact: every format fits float32
 
 

@@ -8,7 +8,7 @@ from .normalization import BatchNormalization
 from .pooling import (AveragePooling2D, AvgPool2D, GlobalAveragePooling2D, GlobalAvgPool2D, GlobalMaxPool2D,
                       GlobalMaxPooling2D, MaxPool2D, MaxPooling2D)
 from .reshaping import ZeroPadding2D
-from .preprocessing import (IntegerLookup, RandomFlip, RandomRotation, Rescaling, Resizing, StringLookup,
+from .preprocessing import (IntegerLookup, Normalization, RandomFlip, RandomRotation, Rescaling, Resizing, StringLookup,
                             TextVectorization)
 from .rnn import (GRU, GRUCell, LSTM, LSTMCell, RNN, Bidirectional, SimpleRNN, SimpleRNNCell, StackedRNNCells,
                   TimeDistributed)
@@ -26,7 +26,7 @@ __all__ = ["Activation", "Add", "Concatenate", "Dense", "Dropout", "Embedding", 
            "MultiHeadAttention", "Conv2D", "Convolution2D", "DepthwiseConv2D", "SeparableConv2D", "BatchNormalization",
            "AveragePooling2D", "AvgPool2D", "GlobalAveragePooling2D", "GlobalAvgPool2D", "GlobalMaxPool2D",
            "GlobalMaxPooling2D", "MaxPool2D", "MaxPooling2D", "ZeroPadding2D"]
-__all__ += ["IntegerLookup", "RandomFlip", "RandomRotation", "Rescaling", "Resizing", "StringLookup",
+__all__ += ["IntegerLookup", "Normalization", "RandomFlip", "RandomRotation", "Rescaling", "Resizing", "StringLookup",
             "TextVectorization"]
 __all__ += ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "Bidirectional", "TimeDistributed"]
 __all__ += ["SimpleRNN", "SimpleRNNCell", "StackedRNNCells"]

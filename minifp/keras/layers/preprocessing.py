@@ -10,6 +10,7 @@ their integer results are int64 tensors, StringLookup(invert=True) gives a NumPy
 """
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 import re
@@ -17,7 +18,7 @@ from collections import Counter
 
 import numpy as np
 
-from ...engine import apply, current_training, generator, new_stream, storage, Tensor as _EngineTensor
+from ...engine import apply, current_training, generator, new_stream, storage, values, Tensor as _EngineTensor
 from .. import backend
 from .._tensor import convert_to_tensor
 from ._farmhash import fingerprint64
@@ -818,3 +819,149 @@ class TextVectorization(Layer):
                 "vocabulary": vocab.tolist() if isinstance(vocab, np.ndarray) else vocab,
                 "idf_weights": lookup.input_idf_weights, "encoding": self._encoding,
                 "vocabulary_size": self.vocabulary_size()}
+
+
+# -- Normalization: a mean and variance given, or learned by adapt() -------------------------------------------------
+
+class Normalization(Layer):
+    """(x - mean) / max(sqrt(variance), epsilon) per index of the kept axes (invert: mean + x * that), the mean
+    and variance given or learned by adapt(), as Keras 3's layer computes them."""
+
+    def __init__(self, axis=-1, mean=None, variance=None, invert=False, **kwargs):
+        super().__init__(**kwargs)
+        self.axis = () if axis is None else (axis,) if isinstance(axis, int) else tuple(axis)
+        self.input_mean, self.input_variance, self.invert = mean, variance, invert
+        self.supports_masking = True
+        self._build_input_shape = None
+        if (mean is not None) != (variance is not None):
+            raise ValueError(f"When setting values directly, both `mean` and `variance` must be set. Received: "
+                             f"mean={mean} and variance={variance}")
+        if mean is not None:
+            if np.shape(mean) != np.shape(variance):
+                raise ValueError(f"When setting values directly, `mean` and `variance` must have the same shape. "
+                                 f"Received: mean shape {np.shape(mean)} and variance shape {np.shape(variance)}")
+            if len(np.shape(mean)) > len(self.axis):
+                raise ValueError(f"The rank of `mean` must be less than or equal to the number of axes "
+                                 f"({len(self.axis)}). Received: mean shape {np.shape(mean)} for axis {self.axis}")
+
+    def build(self, input_shape):
+        if input_shape is None:
+            return
+        ndim = len(input_shape)
+        self._build_input_shape = tuple(input_shape)
+        if any(a < -ndim or a >= ndim for a in self.axis):
+            raise ValueError(f"All `axis` values must be in the range [-ndim, ndim). Received inputs with "
+                             f"ndim={ndim}, while axis={self.axis}")
+        self._keep_axis = tuple(sorted(d % ndim for d in self.axis))
+        for d in self._keep_axis:
+            if input_shape[d] is None:
+                raise ValueError(f"All `axis` values to be kept must have a known shape. Received axis={self.axis}, "
+                                 f"inputs.shape={tuple(input_shape)}, with unknown axis at index {d}")
+        self._reduce_axis = tuple(d for d in range(ndim) if d not in self._keep_axis)
+        self._broadcast_shape = tuple(input_shape[d] if d in self._keep_axis else 1 for d in range(ndim))
+        self._mean_and_var_shape = tuple(input_shape[d] for d in self._keep_axis)
+        if self.input_mean is None:
+            self.adapt_mean = self.add_weight(name="mean", shape=self._mean_and_var_shape, initializer="zeros",
+                                              trainable=False)
+            self.adapt_variance = self.add_weight(name="variance", shape=self._mean_and_var_shape,
+                                                  initializer="ones", trainable=False)
+            self.count = self.add_weight(name="count", shape=(), dtype="int", initializer="zeros", trainable=False)
+        else:
+            # the given values broadcast over the kept axes (trailing ones first), as Keras places them
+            mean, variance = np.asarray(self.input_mean, np.float32), np.asarray(self.input_variance, np.float32)
+            if mean.ndim:
+                expanded = [1] * ndim
+                for i in range(1, mean.ndim + 1):
+                    expanded[self._keep_axis[-i]] = mean.shape[-i]
+                mean, variance = mean.reshape(expanded), variance.reshape(expanded)
+            self._given = (np.broadcast_to(mean, self._broadcast_shape), np.broadcast_to(variance,
+                                                                                        self._broadcast_shape))
+        self.built = True
+
+    def adapt(self, data):
+        """Learn the mean and variance of `data` (an array, a tensor, a PyDataset or an iterable of batches) over
+        every axis but the kept ones; batches are combined as Keras combines them."""
+        if isinstance(data, (np.ndarray, _EngineTensor)):
+            batches, shape = None, tuple(data.shape)
+        elif hasattr(data, "__getitem__") and hasattr(data, "__len__") and hasattr(data, "on_epoch_end"):
+            batches = (_first(data[i]) for i in range(len(data)))       # a PyDataset
+            shape = tuple(_first(data[0]).shape)
+        elif hasattr(data, "__iter__"):
+            items = iter(data)
+            first = next(items, None)
+            if first is None:
+                raise ValueError("adapt() received an empty iterable (no batches). Expected at least one batch. Pass "
+                                 "a non-empty iterable of arrays or tensors, e.g. layer.adapt([x]) or "
+                                 "layer.adapt(list_of_batches).")
+            first = _first(first)
+            if getattr(first, "shape", None) is None:
+                raise TypeError(f"adapt() expects an iterable that yields arrays or tensors with a `.shape` attribute "
+                                f"(e.g. numpy arrays or backend tensors). Got an element of type "
+                                f"{type(first).__name__}. Ensure each yielded element is array-like with a `.shape` "
+                                f"attribute.")
+            batches, shape = itertools.chain([first], items), tuple(first.shape)
+        else:
+            raise TypeError(f"Unsupported data type: {type(data)}. `adapt` supports `np.ndarray`, backend tensors, "
+                            f"`tf.data.Dataset`, `keras.utils.PyDataset`, and iterables of batches (e.g. list, "
+                            f"generator).")
+        if not self.built:
+            self.build(shape)
+        elif any(shape[d] != self._build_input_shape[d] for d in self._keep_axis):
+            raise ValueError(f"The layer was built with input_shape={self._build_input_shape}, but adapt() is being "
+                             f"called with data with an incompatible shape, data.shape={shape}")
+        if batches is None:
+            values = data if isinstance(data, np.ndarray) else _values(data)
+            mean, var = np.mean(values, axis=self._reduce_axis), np.var(values, axis=self._reduce_axis)
+        else:
+            mean, var = self._combined(batches)
+        self.adapt_mean.assign(mean)
+        self.adapt_variance.assign(var)
+
+    def _combined(self, batches):
+        """Mean and variance of the batches by Keras's running formula (a lack-of-fit sum of squares), in float32."""
+        mean = var = np.zeros(self._mean_and_var_shape, np.float32)
+        count = 0
+        for batch in batches:
+            batch = _values(convert_to_tensor(_first(batch), dtype=self.compute_dtype))
+            for d in self._keep_axis:
+                if batch.shape[d] != self._build_input_shape[d]:
+                    raise ValueError(f"adapt() yielded a batch with incompatible shape. Expected "
+                                     f"{self._build_input_shape}, got {tuple(batch.shape)}.")
+            batch_mean, batch_var = np.mean(batch, axis=self._reduce_axis), np.var(batch, axis=self._reduce_axis)
+            size = math.prod(batch.shape[d] for d in self._reduce_axis)
+            count += size
+            new, old = np.float32(float(size) / count), np.float32(1.0 - float(size) / count)
+            new_mean = mean * old + batch_mean * new
+            var = (var + (mean - new_mean) ** 2) * old + (batch_var + (batch_mean - new_mean) ** 2) * new
+            mean = new_mean
+        return mean, var
+
+    def call(self, inputs):
+        x = convert_to_tensor(inputs, dtype=self.compute_dtype)
+        if self.input_mean is not None:
+            mean, variance = (convert_to_tensor(v, dtype=self.compute_dtype) for v in self._given)
+        else:
+            mean, variance = (convert_to_tensor(apply("reshape", v.value, shape=self._broadcast_shape),
+                                                dtype=self.compute_dtype)
+                              for v in (self.adapt_mean, self.adapt_variance))
+        scale = apply("maximum", apply("sqrt", variance), backend.epsilon())
+        if self.invert:
+            return apply("add", mean, apply("mul", x, scale))
+        return apply("div", apply("sub", x, mean), scale)
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis, "invert": self.invert,
+                "mean": np.array(self.input_mean).tolist(), "variance": np.array(self.input_variance).tolist()}
+
+
+def _first(batch):
+    """A batch's inputs: x of an (x, y) or (x, y, sample_weight) tuple."""
+    return batch[0] if isinstance(batch, tuple) else batch
+
+
+def _values(t):
+    """A tensor's values as a NumPy array (float32 for floats)."""
+    return values(t) if t.fmt is not None else storage(t)
