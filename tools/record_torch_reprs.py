@@ -43,9 +43,28 @@ CASES = [
 ]
 
 
+# (torch.set_printoptions arguments, expression): printed under those options, then the default profile again
+WITH_OPTIONS = [
+    ({"precision": 2}, "torch.tensor([1.23456, 2.5])"), ({"precision": 2}, "torch.tensor([1e-5, 1.])"),
+    ({"precision": 6}, "torch.tensor([1 / 3, 2.0])"), ({"sci_mode": False}, "torch.tensor([1e-5, 1.])"),
+    ({"sci_mode": False}, "torch.tensor([1e10, 1.])"), ({"sci_mode": True}, "torch.tensor([1.5, 1.])"),
+    ({"sci_mode": True}, "torch.tensor([2., 1.])"), ({"precision": 3, "linewidth": 30}, "torch.arange(12.) / 7"),
+    ({"profile": "short"}, "torch.arange(2000.) / 3"), ({"threshold": 5, "edgeitems": 1}, "torch.arange(10.)"),
+    ({"profile": "full"}, "torch.arange(1200).reshape(2, 600)[:, :4]"), ({"profile": "full"}, "torch.arange(1002)"),
+]
+
+
 def reprs(torch):
-    """{expression: repr(eval(expression))} under the given torch module."""
-    return {case: repr(eval(case, {"torch": torch})) for case in CASES}
+    """{expression: repr(eval(expression))} under the given torch module, and {options | expression: repr} for
+    WITH_OPTIONS."""
+    out = {case: repr(eval(case, {"torch": torch})) for case in CASES}
+    for options, case in WITH_OPTIONS:
+        torch.set_printoptions(**options)
+        try:
+            out[f"{options} | {case}"] = repr(eval(case, {"torch": torch}))
+        finally:
+            torch.set_printoptions(profile="default", sci_mode=None)
+    return out
 
 
 def main():

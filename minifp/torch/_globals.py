@@ -4,10 +4,12 @@ others are kept so that a script's own reads of them give back what it set."""
 from __future__ import annotations
 
 import os
+import sys
 
 import numpy as np
 
 from ..engine import set_threads, threads
+from . import _tensor
 
 __all__ = ["memory_format", "channels_last", "contiguous_format", "preserve_format", "channels_last_3d", "compile",
            "set_num_threads", "get_num_threads", "set_num_interop_threads", "get_num_interop_threads",
@@ -86,9 +88,18 @@ def is_deterministic_algorithms_warn_only_enabled():
     return _settings["warn_only"]
 
 
+_PROFILES = {"default": {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80},
+             "short": {"precision": 2, "threshold": 1000, "edgeitems": 2, "linewidth": 80},
+             "full": {"precision": 4, "threshold": sys.maxsize, "edgeitems": 3, "linewidth": 80}}
+
+
 def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None,
                      sci_mode=None):
-    """Accepted; tensors print as PyTorch's defaults do."""
+    """How tensors print: a profile ("default", "short", "full"), then any setting given; sci_mode None: automatic."""
+    if profile is not None:
+        _tensor.PRINT.update(_PROFILES[profile])
+    given = {"precision": precision, "threshold": threshold, "edgeitems": edgeitems, "linewidth": linewidth}
+    _tensor.PRINT.update({k: v for k, v in given.items() if v is not None}, sci_mode=sci_mode)
 
 
 def set_flush_denormal(mode):

@@ -673,8 +673,8 @@ class Tensor(_EngineTensor, metaclass=_TensorType):
         values = to_numpy(self.float32() if self.fmt is not None else storage(self))
         formatter = {"float_kind": _float_formatter(values)} if self.fmt is not None else \
             {"bool": lambda v, w=5 if not values.all() else 4: str(bool(v)).rjust(w)}   # (as wide as needed)
-        body = np.array2string(values, separator=", ", prefix="tensor(", threshold=1000, edgeitems=3,
-                               formatter=formatter).replace(", ..., ", ",  ..., ")     # (PyTorch's " ...")
+        body = np.array2string(values, separator=", ", prefix="tensor(", threshold=PRINT["threshold"],
+                               edgeitems=PRINT["edgeitems"], max_line_width=PRINT["linewidth"], formatter=formatter).replace(", ..., ", ",  ..., ")     # (PyTorch's " ...")
         extras = [f"device='cuda:0'"] if self.device == "cuda" else []
         if values.size == 0 and values.ndim != 1:
             extras.append(f"size={values.shape}")
@@ -694,19 +694,27 @@ for _name in ("exp", "log", "sqrt", "tanh", "sigmoid", "relu", "abs", "neg"):
     setattr(Tensor, _name, getattr(_EngineTensor, _name))
 
 
+# torch.set_printoptions' settings (its "default" profile)
+PRINT = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
+
+
 def _float_formatter(values):
-    """PyTorch's way of printing floats: "17." when every value is whole, else 4 decimals, or 4 significant digits
-    in scientific notation when the magnitudes span more than 1000x (or pass 1e8, or fall under 1e-4); one width."""
-    if values.size > 1000:                  # only the values printed count, as PyTorch's summary
+    """PyTorch's way of printing floats: "17." when every value is whole, else `precision` decimals, or scientific
+    notation when the magnitudes span more than 1000x (or pass 1e8, or fall under 1e-4) unless sci_mode says;
+    one width."""
+    edge, precision = PRINT["edgeitems"], PRINT["precision"]
+    if values.size > PRINT["threshold"]:    # only the values printed count, as PyTorch's summary
         for axis in range(values.ndim):
-            if values.shape[axis] > 6:
-                values = np.concatenate([np.take(values, range(3), axis), np.take(values, range(-3, 0), axis)], axis)
+            if values.shape[axis] > 2 * edge:
+                values = np.concatenate([np.take(values, range(edge), axis), np.take(values, range(-edge, 0), axis)],
+                                        axis)
     shown = values[np.isfinite(values) & (values != 0)]
     finite = np.abs(shown).astype(np.float64)
     whole = bool(np.all(np.ceil(finite) == finite))
     big, small = (finite.max(), finite.min()) if finite.size else (1.0, 1.0)
     sci = big / small > 1000 or big > 1e8 or (not whole and small < 1e-4)
-    spec = "{:.4e}" if sci else "{:.0f}." if whole else "{:.4f}"
+    sci = sci if PRINT["sci_mode"] is None else PRINT["sci_mode"]
+    spec = f"{{:.{precision}e}}" if sci else "{:.0f}." if whole else f"{{:.{precision}f}}"
     text = lambda v: spec.format(v) if np.isfinite(v) else str(float(v))
     # One width, that of the widest nonzero finite value (PyTorch's _Formatter: zeros, inf and NaN count not)
     width = max((len(text(v)) for v in shown[:2000]), default=1)
