@@ -5,7 +5,7 @@ the release the face's fixtures were recorded from, and says it is minifp.
 """
 from ..engine import install_names as _install_names
 from . import (_names, activations, applications, backend, callbacks, config, constraints, datasets, initializers,
-               layers, losses, metrics, mixed_precision, models, ops, optimizers, regularizers, saving, utils)
+               layers, losses, metrics, mixed_precision, models, ops, optimizers, random, regularizers, saving, utils)
 from ._version import __version__, version
 from ._tensor import DType, Tensor, convert_to_tensor
 from .layers import Input, InputSpec, KerasTensor, Layer, Variable
@@ -13,7 +13,7 @@ from .mixed_precision import DTypePolicy
 from .models import Model, Sequential
 
 __all__ = ["activations", "applications", "ops", "backend", "callbacks", "config", "constraints", "datasets", "initializers",
-           "layers", "losses", "metrics", "mixed_precision", "models", "optimizers", "regularizers", "saving", "utils",
+           "layers", "losses", "metrics", "mixed_precision", "models", "optimizers", "random", "regularizers", "saving", "utils",
            "DType", "DTypePolicy", "Input", "InputSpec", "KerasTensor", "Layer", "Model", "Sequential", "Tensor",
            "Variable", "convert_to_tensor", "__version__", "version"]
 

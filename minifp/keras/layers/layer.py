@@ -327,6 +327,7 @@ class Layer:
             object.__setattr__(self, "_trainable_variables", [])
             object.__setattr__(self, "_non_trainable_variables", [])
             object.__setattr__(self, "_losses", [])
+            object.__setattr__(self, "_seed_generators", [])
 
     def __setattr__(self, name, value):
         # Sub-layers and variables assigned as attributes are tracked, as Keras's auto-tracking does.
@@ -337,6 +338,8 @@ class Layer:
                     self._layers.append(v)
                 elif isinstance(v, Variable):
                     self._track_variable(v)
+                elif getattr(v, "_is_seed_generator", False) and all(v is not g for g in self._seed_generators):
+                    self._seed_generators.append(v)     # its state is one of the layer's variables, as in Keras
         object.__setattr__(self, name, value)
 
     def _track_variable(self, v):
@@ -439,7 +442,11 @@ class Layer:
                 out.append(v)
         return out
 
-    variables = weights
+    @property
+    def variables(self):
+        """The weights, then the states of the seed generators (this layer's and its layers')."""
+        layers = [self] + self._flatten_layers()
+        return self.weights + [g.state for layer in layers for g in layer.__dict__.get("_seed_generators", ())]
 
     @property
     def trainable_weights(self):
@@ -450,7 +457,10 @@ class Layer:
         return [v for v in self.weights if not v.trainable] if self.trainable else self.weights
 
     trainable_variables = trainable_weights
-    non_trainable_variables = non_trainable_weights
+
+    @property
+    def non_trainable_variables(self):
+        return [v for v in self.variables if not v.trainable or not self.trainable]
 
     def zero_grad(self, set_to_none=True):
         """Clear every trainable variable's gradient (None, or zeros in place): the torch Module's zero_grad, which
@@ -876,6 +886,9 @@ class _Null:
 _NULL = _Null()
 
 
+PROBING = [0]       # how many shape probes are running (keras.random's seed generators stand still meanwhile)
+
+
 def _probe_value(kt, fill):
     """A concrete batch for a KerasTensor: unknown sizes set to `fill`, zeros of its dtype."""
     shape = tuple(fill if d is None else d for d in kt.shape)
@@ -900,10 +913,12 @@ def _run_probe(layer, args, kwargs, fill):
     if "training" in params:
         kw["training"] = False
     state = get_random_state()
+    PROBING[0] += 1         # (seed generators do not advance: Keras's symbolic build draws nothing)
     try:
         with grad_mode(False), unwatched(), training_scope(False):
             return Layer.__call__(layer, *a, **kw)
     finally:
+        PROBING[0] -= 1
         set_random_state(state)
 
 
