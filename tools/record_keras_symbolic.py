@@ -1,5 +1,5 @@
 """Record what Keras 3 does with ops on KerasTensors in functional models (`inputs / 255.0`, ops.mean(x, axis=1),
-x[:, 0], activations on symbolic tensors) into tests/fixtures/keras/symbolic_ops.json: the outputs' shapes and
+x[:, 0], activations on symbolic tensors) and with inputs of unknown lengths into tests/fixtures/keras/symbolic_ops.json: the outputs' shapes and
 dtypes, model.layers, the summary, predictions and a short fit's losses. tests/keras/test_symbolic_ops.py runs the
 same CASES through minifp.keras.
 
@@ -82,7 +82,32 @@ def fit(keras):
     return {"loss": values(history.history["loss"]), "weights": [values(w) for w in model.get_weights()]}
 
 
-CASES = {"mixed": mixed, "dtypes": dtypes, "shapes": shapes, "fit": fit}
+def variable_length(keras):
+    """Inputs with unknown lengths or sides: embeddings with masks into recurrent layers, convolutions, pooling,
+    attention (the "text classification from scratch" and "masking and padding" guides' models)."""
+    layers = keras.layers
+    tokens = keras.Input(shape=(None,), dtype="int32")
+    embedded = layers.Embedding(input_dim=50, output_dim=16, mask_zero=True)(tokens)
+    last = layers.LSTM(8)(embedded)
+    masked = keras.Model(tokens, last)
+    images = keras.Input((None, None, 3))
+    conv = layers.Conv2D(8, 3)(images)
+    text = keras.Input((None,), dtype="int64")
+    x = layers.Conv1D(16, 7, strides=3, padding="valid")(layers.Embedding(100, 16)(text))
+    x = layers.GlobalMaxPooling1D()(layers.Conv1D(16, 7, strides=3)(x))
+    classifier = keras.Model(text, layers.Dense(1)(x))
+    seq = keras.Input((None, 4))
+    recurrent = layers.LSTM(5, return_sequences=True)(seq)
+    found = {"embedded": embedded, "last": last, "conv": conv, "pooled": layers.MaxPooling2D()(conv),
+             "global": layers.GlobalAveragePooling2D()(conv), "text": x, "recurrent": recurrent,
+             "bidirectional": layers.Bidirectional(layers.GRU(3))(recurrent),
+             "attention": layers.MultiHeadAttention(2, 4)(seq, seq), "dense": layers.Dense(3)(seq)}
+    return {"shapes": {k: list(v.shape) for k, v in found.items()},
+            "predict": [list(masked.predict(np.array([[1, 2, 0, 0]]), verbose=0).shape),
+                        list(classifier.predict(np.ones((2, 50), "int64"), verbose=0).shape)]}
+
+
+CASES = {"mixed": mixed, "dtypes": dtypes, "shapes": shapes, "fit": fit, "variable_length": variable_length}
 
 
 def run(keras):

@@ -20,7 +20,7 @@ def got():
     return record_keras_symbolic.run(keras)
 
 
-@pytest.mark.parametrize("case", ["mixed", "dtypes", "shapes"])
+@pytest.mark.parametrize("case", ["mixed", "dtypes", "shapes", "variable_length"])
 def test_ops_on_keras_tensors_do_what_keras_does(case, got):
     assert got[case] == RECORDED["cases"][case]         # shapes, dtypes, layers, the summary text, predictions
 

@@ -890,16 +890,17 @@ PROBING = [0]       # how many shape probes are running (keras.random's seed gen
 
 
 def _probe_value(kt, fill):
-    """A concrete batch for a KerasTensor: unknown sizes set to `fill`, zeros of its dtype."""
-    shape = tuple(fill if d is None else d for d in kt.shape)
+    """A concrete batch for a KerasTensor: unknown sizes set to fill = (batch size, any other size), zeros of its
+    dtype."""
+    sizes = lambda shape: tuple(fill[i > 0] if d is None else d for i, d in enumerate(shape))
     fmt = format_of(kt.dtype)
     if fmt is None:
-        value = convert_to_tensor(np.zeros(shape, str(kt.dtype)))
+        value = convert_to_tensor(np.zeros(sizes(kt.shape), str(kt.dtype)))
     else:
-        value = convert_to_tensor(np.zeros(shape, np.float32), dtype=kt.dtype)
+        value = convert_to_tensor(np.zeros(sizes(kt.shape), np.float32), dtype=kt.dtype)
     mask = kt._keras_mask
     if mask is not None:            # a masked input: a mask keeping everything (a call may divide by its count)
-        _with_mask(value, np.ones(tuple(fill if d is None else d for d in mask.shape), bool))
+        _with_mask(value, np.ones(sizes(mask.shape), bool))
     return value
 
 
@@ -922,30 +923,42 @@ def _run_probe(layer, args, kwargs, fill):
         set_random_state(state)
 
 
+# Unknown sizes in the probes: the batch (1, or 2 and 3 for an op, which may reduce or index it), and the others
+# (a sequence's length, an image's side) long enough for any kernel or pooling window, then twice that
+_PROBE_FILLS = {False: ((1, 32), (1, 64)), True: ((2, 32), (3, 64))}
+
+
 def _infer_outputs(layer, args, kwargs):
-    """KerasTensors for a layer's outputs: shapes from runs on zero batches (sizes unknown in the inputs
-    found by running with two fills), the batch axis unknown."""
+    """KerasTensors for a layer's outputs: shapes from runs on zero batches (sizes that depend on unknown input
+    sizes found by running with two fills), the batch axis unknown."""
     inputs = [t for t in _flatten((args, kwargs)) if isinstance(t, KerasTensor)]
-    # an op may reduce or index the batch axis too: its unknown sizes are found by two fills, neither of them 1
     operation = getattr(layer, "_is_operation", False)
-    one = _run_probe(layer, args, kwargs, 2 if operation else 1)
+    fills = _PROBE_FILLS[operation]
+    one = _run_probe(layer, args, kwargs, fills[0])
     unknown_inner = operation or any(d is None for t in inputs for d in t.shape[1:])
-    two = _run_probe(layer, args, kwargs, 3 if operation else 2) if unknown_inner else None
+    two = _run_probe(layer, args, kwargs, fills[1]) if unknown_inner else None
     batch_known = inputs and inputs[0].shape and inputs[0].shape[0] is not None
     flat_two = _flatten(two) if two is not None else None
+
+    def known(a, b):
+        """A shape whose sizes that differ between the two runs are unknown (a layer's batch axis too, unless
+        given: its runs share a batch of 1)."""
+        shape = list(a)
+        if b is not None:
+            shape = [None if x != y else x for x, y in zip(shape, b)]
+        if shape and not batch_known and not operation:
+            shape[0] = None
+        return shape
 
     def make(t, i):
         if not isinstance(t, _EngineTensor):
             return t
-        shape = list(t.shape)
-        if flat_two is not None:
-            shape = [None if a != b else a for a, b in zip(shape, flat_two[i].shape)]
-        elif shape and not batch_known:
-            shape[0] = None
-        out = KerasTensor(shape, t.dtype)
+        other = flat_two[i] if flat_two is not None else None
+        out = KerasTensor(known(t.shape, None if other is None else other.shape), t.dtype)
         mask = _mask_of(t)
         if mask is not None:
-            out._keras_mask = KerasTensor((None,) + tuple(mask.shape[1:]), "bool")
+            mask_two = _mask_of(other) if other is not None else None
+            out._keras_mask = KerasTensor(known(mask.shape, None if mask_two is None else mask_two.shape), "bool")
         return out
 
     counter = iter(range(10 ** 9))
