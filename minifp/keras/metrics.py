@@ -6,14 +6,17 @@ added to `total`; `count` grows by the batch size or by the sum of the sample we
 total / count (0 when count is 0), a float32 0-d tensor. Metric functions see y_pred in its own format (a
 float16 output is compared or scored in float16, as in Keras); the state is float32 whatever it is.
 Metrics are not differentiable (Keras's are not either); they are computed without recording gradients.
+The confusion-matrix metrics (TruePositives ... FalseNegatives, Precision, Recall, AUC, SensitivityAtSpecificity
+and its kin, F1Score, FBetaScore) keep Keras's variables instead (`true_positives`, ... per threshold, float32) and
+update them with Keras's float32 arithmetic (see their section below).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .. import engine
-from ..engine import make, no_grad, storage, Tensor as _EngineTensor
-from . import _registry, losses as _losses
+from ..engine import apply, make, no_grad, storage, Tensor as _EngineTensor
+from . import _registry, backend as _backend, losses as _losses
 from .losses import (_face_class, _like, _tensor, binary_crossentropy, categorical_crossentropy, huber,
                      mean_absolute_error, mean_squared_error, sparse_categorical_crossentropy,
                      squeeze_or_expand_to_same_rank)
@@ -21,7 +24,10 @@ from .losses import (_face_class, _like, _tensor, binary_crossentropy, categoric
 __all__ = ["Metric", "Mean", "Sum", "MeanMetricWrapper", "Accuracy", "BinaryAccuracy", "CategoricalAccuracy",
            "SparseCategoricalAccuracy", "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy",
            "MeanSquaredError", "MeanAbsoluteError", "RootMeanSquaredError", "BinaryCrossentropy",
-           "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "accuracy", "binary_accuracy",
+           "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "TruePositives", "FalsePositives",
+           "TrueNegatives", "FalseNegatives", "Precision", "Recall", "AUC", "SensitivityAtSpecificity",
+           "SpecificityAtSensitivity", "PrecisionAtRecall", "RecallAtPrecision", "FBetaScore", "F1Score",
+           "accuracy", "binary_accuracy",
            "categorical_accuracy", "sparse_categorical_accuracy", "top_k_categorical_accuracy",
            "sparse_top_k_categorical_accuracy", "mean_squared_error", "mean_absolute_error", "mse", "mae", "huber",
            "binary_crossentropy", "categorical_crossentropy", "sparse_categorical_crossentropy", "get", "resolve",
@@ -126,7 +132,7 @@ class Metric:
     """Keras's Metric base: update_state accumulates, result reads, reset_state zeroes the state."""
 
     def __init__(self, dtype=None, name=None):
-        self.name = name or _losses._auto_name(type(self).__name__)
+        self.name = name or _backend.auto_name(type(self).__name__)     # AUC -> auc, auc_1 (Keras's counter)
         self._dtype = "float32" if dtype is None else _losses._dtype_name(dtype)
         self._variables = {}
 
@@ -134,13 +140,14 @@ class Metric:
     def dtype(self):
         return self._dtype
 
-    def add_variable(self, shape=(), initializer="zeros", dtype=None, name=None):
+    def add_variable(self, shape=(), initializer="zeros", dtype=None, aggregation="sum", name=None):
         """A state variable (non-trainable; assign, assign_add, ...), made by `initializer`, listed in `variables`
         and zeroed by reset_state: a custom metric's state, as the Keras guides make it."""
         from . import initializers
         from .layers.layer import Variable
         v = Variable(initializers.get(initializer), shape=shape, dtype=dtype or self.dtype, trainable=False,
-                     name=name)
+                     aggregation=aggregation, name=name)
+        v.path = f"{self.name.replace('/', '>')}/{v.name}"          # Keras creates it in the metric's name scope
         self.__dict__.setdefault("_added", []).append(v)
         return v
 
@@ -336,15 +343,538 @@ class RootMeanSquaredError(Mean):
         return _scalar(np.sqrt(_f32(super().result())))
 
 
+# -- the confusion-matrix metrics (Keras's confusion_metrics.py, metrics_utils.py, f_score_metrics.py) -------
+#
+# Keras's float32 arithmetic in NumPy: labels are true where nonzero; a prediction counts as positive where it is
+# above (`>`) a threshold rounded to float32; weights are summed in float32. Evenly spaced thresholds take Keras's
+# bucket path instead (bucket = ceil(p * (n - 1)) - 1 with a float32 product, then a cumulative sum from the top),
+# which places a prediction within a rounding of a threshold where Keras places it, not where `>` would.
+
+_NEG_INF = -1e10         # metrics_utils.NEG_INF: the threshold under top_k, and the score of the classes outside it
+_COUNTS = ("true_positives", "false_positives", "true_negatives", "false_negatives")
+
+
+def _threshold_list(thresholds, default):
+    """Keras's parse_init_thresholds: a list (anything else is one threshold), each in [0, 1]."""
+    listed = thresholds if isinstance(thresholds, list) else [default if thresholds is None else thresholds]
+    if thresholds is not None:
+        bad = [t for t in listed if t is None or t < 0 or t > 1]
+        if bad:
+            raise ValueError(f"Threshold values must be in [0, 1]. Received: {bad}")
+    return listed
+
+
+def _evenly_spaced(thresholds):
+    """Keras's is_evenly_distributed_thresholds: three or more, close to 0, 1/(n-1), ..., 1."""
+    n = len(thresholds)
+    return n >= 3 and bool(np.allclose(thresholds, np.arange(n, dtype=np.float32) / (n - 1),
+                                       atol=_backend.epsilon()))
+
+
+def _divide_no_nan(x, y):
+    """x / y in float32, 0 where y is 0."""
+    y_safe = np.where(y == 0, np.float32(1), y)
+    return np.where(y == 0, np.float32(0), x / y_safe).astype(np.float32)
+
+
+def _filter_top_k(x, k):
+    """Keras's _filter_top_k: the k highest scores of the last axis kept, the others NEG_INF (ties: the lower
+    index is in, as TensorFlow's top_k)."""
+    top = np.argsort(-x, axis=-1, kind="stable")[..., :k]
+    mask = np.zeros_like(x)
+    np.put_along_axis(mask, top, np.float32(1), axis=-1)
+    return x * mask + np.float32(_NEG_INF) * (1 - mask)
+
+
+def _update_confusion(variables, y_true, y_pred, thresholds, evenly, top_k=None, class_id=None,
+                      sample_weight=None, multi_label=False, label_weights=None):
+    """Keras's update_confusion_matrix_variables: add each threshold's weighted counts to `variables`
+    ({"true_positives": variable, ...}, any of the four)."""
+    y_pred, y_true = _same_rank(_f32(y_pred), _f32(y_true))
+    if sample_weight is not None:
+        sample_weight = _f32(sample_weight)[..., None]
+        if sample_weight.ndim == y_true.ndim + 1:          # Keras expands it, then squeezes it to y_true's rank
+            sample_weight = sample_weight[..., 0]
+    if top_k is not None:
+        y_pred = _filter_top_k(y_pred, top_k)
+    if class_id is not None:
+        if y_pred.ndim == 1:
+            raise ValueError(f"When class_id is provided, y_pred must be a 2D array with shape (num_samples, "
+                             f"num_classes), found shape: {y_pred.shape}")
+        y_true, y_pred = y_true[..., class_id, None], y_pred[..., class_id, None]
+    weights = _confusion_weights(y_pred.shape, sample_weight, label_weights)
+    if evenly:
+        with_epsilon = thresholds[0] < 0.0 or thresholds[-1] > 1.0
+        counts = _bucket_counts(y_true, y_pred, len(thresholds), with_epsilon, weights, multi_label)
+    else:
+        counts = _threshold_counts(y_true, y_pred, np.asarray(thresholds, np.float32), weights, multi_label)
+    for name, variable in variables.items():
+        variable.assign(_f32(variable) + counts[name])
+
+
+def _confusion_weights(shape, sample_weight, label_weights):
+    """Each prediction's weight: sample_weight times label_weights (per last-axis index), float32; None if
+    neither is given."""
+    weights = None if sample_weight is None else np.broadcast_to(sample_weight, shape)
+    if label_weights is not None:
+        label_weights = np.broadcast_to(label_weights[None], shape)
+        weights = label_weights if weights is None else weights * label_weights
+    return weights
+
+
+def _threshold_counts(y_true, y_pred, thresholds, weights, multi_label):
+    """Keras's general path: the weighted number of predictions above each threshold, by label and outcome."""
+    truth = y_true != 0
+    if not multi_label:                                    # one flat list of label-prediction pairs
+        truth, y_pred = truth.reshape(-1), y_pred.reshape(-1)
+        weights = None if weights is None else weights.reshape(-1)
+    above = y_pred[None] > thresholds.reshape((-1,) + (1,) * y_pred.ndim)
+    truth = truth[None]
+
+    def total(cond):
+        values = cond.astype(np.float32) if weights is None else np.where(cond, weights, np.float32(0))
+        return np.sum(values, axis=1, dtype=np.float32)
+
+    return {"true_positives": total(truth & above), "false_positives": total(~truth & above),
+            "true_negatives": total(~truth & ~above), "false_negatives": total(truth & ~above)}
+
+
+def _bucket_counts(y_true, y_pred, n, with_epsilon, weights, multi_label):
+    """Keras's path for evenly spaced thresholds: each prediction's weight goes to bucket ceil(p * (n - 1)) - 1
+    (the last threshold it is above) and the buckets are summed from the top. Predictions are clipped to [0, 1];
+    a 0 falls in no bucket unless the end thresholds carry epsilons (AUC's)."""
+    weights = np.float32(1) if weights is None else weights
+    truth = (y_true != 0).astype(np.float32)
+    if not multi_label:
+        truth, y_pred = truth.reshape(-1), y_pred.reshape(-1)
+        weights = np.reshape(weights, -1) if np.ndim(weights) else weights
+    positive, negative = truth * weights, (np.float32(1) - truth) * weights
+    bucket = np.ceil(np.clip(y_pred, 0, 1) * np.float32(n - 1)) - 1
+    if with_epsilon:
+        bucket = np.maximum(bucket, 0)
+    bucket = bucket.astype(np.int32)
+    tp, fp = (np.flip(np.cumsum(np.flip(_segment_sum(v, bucket, n), 0), axis=0, dtype=np.float32), 0)
+              for v in (positive, negative))
+    return {"true_positives": tp, "false_positives": fp,
+            "true_negatives": np.sum(negative, axis=0, dtype=np.float32) - fp,
+            "false_negatives": np.sum(positive, axis=0, dtype=np.float32) - tp}
+
+
+def _segment_sum(values, segments, n):
+    """ops.segment_sum along the first axis (column by column for 2-D values), in float32, in order; negative
+    segments are dropped."""
+    values = np.broadcast_to(values, segments.shape)
+    out = np.zeros((n,) + segments.shape[1:], np.float32)
+    keep = segments >= 0
+    np.add.at(out, (segments[keep],) + np.nonzero(keep)[1:], values[keep])
+    return out
+
+
+def _one_or_all(values, thresholds):
+    """A metric's result: a 0-d tensor for one threshold, else one value per threshold."""
+    return _out(values[0] if len(thresholds) == 1 else values)
+
+
+class _ConfusionMatrixConditionCount(Metric):
+    """The weighted count of one confusion-matrix outcome at each threshold, in the variable `accumulator`."""
+
+    _condition = None
+
+    def __init__(self, thresholds=None, name=None, dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        self.init_thresholds = thresholds
+        self.thresholds = _threshold_list(thresholds, 0.5)
+        self._thresholds_distributed_evenly = _evenly_spaced(self.thresholds)
+        self.accumulator = self.add_variable((len(self.thresholds),), "zeros", name="accumulator")
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        _update_confusion({self._condition: self.accumulator}, y_true, y_pred, self.thresholds,
+                          self._thresholds_distributed_evenly, sample_weight=sample_weight)
+
+    def result(self):
+        return _one_or_all(_f32(self.accumulator), self.thresholds)
+
+    def get_config(self):
+        return {**super().get_config(), "thresholds": self.init_thresholds}
+
+
+class TruePositives(_ConfusionMatrixConditionCount):
+    """The weighted number of true labels predicted above the threshold(s)."""
+    _condition = "true_positives"
+
+
+class FalsePositives(_ConfusionMatrixConditionCount):
+    """The weighted number of false labels predicted above the threshold(s)."""
+    _condition = "false_positives"
+
+
+class TrueNegatives(_ConfusionMatrixConditionCount):
+    """The weighted number of false labels predicted at or below the threshold(s)."""
+    _condition = "true_negatives"
+
+
+class FalseNegatives(_ConfusionMatrixConditionCount):
+    """The weighted number of true labels predicted at or below the threshold(s)."""
+    _condition = "false_negatives"
+
+
+class _PrecisionRecall(Metric):
+    """Precision's and Recall's common part: true_positives and one other count, by threshold, top_k, class_id."""
+
+    _other = None
+
+    def __init__(self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        self.init_thresholds, self.top_k, self.class_id = thresholds, top_k, class_id
+        self.thresholds = _threshold_list(thresholds, 0.5 if top_k is None else _NEG_INF)
+        self._thresholds_distributed_evenly = _evenly_spaced(self.thresholds)
+        for name in ("true_positives", self._other):
+            setattr(self, name, self.add_variable((len(self.thresholds),), "zeros", name=name))
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        _update_confusion({n: getattr(self, n) for n in ("true_positives", self._other)}, y_true, y_pred,
+                          self.thresholds, self._thresholds_distributed_evenly, top_k=self.top_k,
+                          class_id=self.class_id, sample_weight=sample_weight)
+
+    def result(self):
+        tp = _f32(self.true_positives)
+        return _one_or_all(_divide_no_nan(tp, tp + _f32(getattr(self, self._other))), self.thresholds)
+
+    def get_config(self):
+        return {**super().get_config(), "thresholds": self.init_thresholds, "top_k": self.top_k,
+                "class_id": self.class_id}
+
+
+class Precision(_PrecisionRecall):
+    """tp / (tp + fp): how many of the predictions above the threshold (or in the top_k) are true."""
+    _other = "false_positives"
+
+
+class Recall(_PrecisionRecall):
+    """tp / (tp + fn): how many of the true labels are predicted above the threshold (or in the top_k)."""
+    _other = "false_negatives"
+
+
+def _unit_interval(name, value):
+    if value < 0 or value > 1:
+        raise ValueError(f"Argument `{name}` must be in the range [0, 1]. Received: {name}={value}")
+    return value
+
+
+def _even_thresholds(n):
+    """Keras's n thresholds from 0 to 1: 0, 1/(n-1), ..., 1 (Python floats)."""
+    return [0.0] + [(i + 1) * 1.0 / (n - 1) for i in range(n - 2)] + [1.0]
+
+
+class _SensitivitySpecificityBase(Metric):
+    """The best `_dependent` rate among the thresholds whose `_constrained` rate is at least `value` (0 if none):
+    all four counts at num_thresholds evenly spaced thresholds (one, 0.5, for num_thresholds=1)."""
+
+    _constrained = _dependent = None
+
+    def __init__(self, value, num_thresholds=200, class_id=None, name=None, dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        if num_thresholds <= 0:
+            raise ValueError(f"Argument `num_thresholds` must be an integer > 0. Received: "
+                             f"num_thresholds={num_thresholds}")
+        self.value, self.class_id, self.num_thresholds = value, class_id, num_thresholds
+        self.thresholds = [0.5] if num_thresholds == 1 else _even_thresholds(num_thresholds)
+        self._thresholds_distributed_evenly = num_thresholds != 1
+        for name in _COUNTS:
+            setattr(self, name, self.add_variable((len(self.thresholds),), "zeros", name=name))
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        _update_confusion({n: getattr(self, n) for n in _COUNTS}, y_true, y_pred, self.thresholds,
+                          self._thresholds_distributed_evenly, class_id=self.class_id, sample_weight=sample_weight)
+
+    def result(self):
+        tp, fp, tn, fn = (_f32(getattr(self, n)) for n in _COUNTS)
+        rates = {"sensitivity": _divide_no_nan(tp, tp + fn), "specificity": _divide_no_nan(tn, tn + fp),
+                 "precision": _divide_no_nan(tp, tp + fp)}
+        feasible = rates[self._constrained] >= np.float32(self.value)
+        return _scalar(np.max(np.where(feasible, rates[self._dependent], np.float32(0)), initial=np.float32(0)))
+
+    def get_config(self):
+        return {**super().get_config(), "class_id": self.class_id}
+
+
+class SensitivityAtSpecificity(_SensitivitySpecificityBase):
+    """The best sensitivity tp / (tp + fn) where the specificity tn / (tn + fp) is at least `specificity`."""
+    _constrained, _dependent = "specificity", "sensitivity"
+
+    def __init__(self, specificity, num_thresholds=200, class_id=None, name=None, dtype=None):
+        self.specificity = _unit_interval("specificity", specificity)
+        super().__init__(specificity, num_thresholds, class_id, name, dtype)
+
+    def get_config(self):
+        return {**super().get_config(), "num_thresholds": self.num_thresholds, "specificity": self.specificity}
+
+
+class SpecificityAtSensitivity(_SensitivitySpecificityBase):
+    """The best specificity tn / (tn + fp) where the sensitivity tp / (tp + fn) is at least `sensitivity`."""
+    _constrained, _dependent = "sensitivity", "specificity"
+
+    def __init__(self, sensitivity, num_thresholds=200, class_id=None, name=None, dtype=None):
+        self.sensitivity = _unit_interval("sensitivity", sensitivity)
+        super().__init__(sensitivity, num_thresholds, class_id, name, dtype)
+
+    def get_config(self):
+        return {**super().get_config(), "num_thresholds": self.num_thresholds, "sensitivity": self.sensitivity}
+
+
+class PrecisionAtRecall(_SensitivitySpecificityBase):
+    """The best precision tp / (tp + fp) where the recall tp / (tp + fn) is at least `recall`."""
+    _constrained, _dependent = "sensitivity", "precision"
+
+    def __init__(self, recall, num_thresholds=200, class_id=None, name=None, dtype=None):
+        self.recall = _unit_interval("recall", recall)
+        super().__init__(recall, num_thresholds, class_id, name, dtype)
+
+    def get_config(self):
+        return {**super().get_config(), "num_thresholds": self.num_thresholds, "recall": self.recall}
+
+
+class RecallAtPrecision(_SensitivitySpecificityBase):
+    """The best recall tp / (tp + fn) where the precision tp / (tp + fp) is at least `precision`."""
+    _constrained, _dependent = "precision", "sensitivity"
+
+    def __init__(self, precision, num_thresholds=200, class_id=None, name=None, dtype=None):
+        self.precision = _unit_interval("precision", precision)
+        super().__init__(precision, num_thresholds, class_id, name, dtype)
+
+    def get_config(self):
+        return {**super().get_config(), "num_thresholds": self.num_thresholds, "precision": self.precision}
+
+
+def _choice(kind, key, values, title=str.capitalize):
+    """Keras's AUCCurve / AUCSummationMethod.from_str: the canonical value that `key` names."""
+    for value in values:
+        if key in (value.lower(), title(value)):
+            return value
+    listed = ", ".join(f'"{v}"' for v in values)
+    raise ValueError(f'Invalid AUC {kind} value: "{key}". Expected values are [{listed}]')
+
+
+class AUC(Metric):
+    """The area under the ROC (or PR, or PR-gain) curve, a Riemann sum over thresholds: -epsilon, the
+    num_thresholds - 2 evenly spaced ones in (0, 1) or the `thresholds` given, 1 + epsilon."""
+
+    def __init__(self, num_thresholds=200, curve="ROC", summation_method="interpolation", name=None, dtype=None,
+                 thresholds=None, multi_label=False, num_labels=None, label_weights=None, from_logits=False):
+        self._init_from_thresholds = thresholds is not None
+        if thresholds is not None:
+            self.num_thresholds = len(thresholds) + 2
+            thresholds = sorted(thresholds)
+            self._thresholds_distributed_evenly = _evenly_spaced(np.array([0.0] + thresholds + [1.0]))
+        else:
+            if num_thresholds <= 1:
+                raise ValueError(f"Argument `num_thresholds` must be an integer > 1. Received: "
+                                 f"num_thresholds={num_thresholds}")
+            self.num_thresholds = num_thresholds
+            thresholds = _even_thresholds(num_thresholds)[1:-1]
+            self._thresholds_distributed_evenly = True
+        # End thresholds just outside [0, 1], so that predictions of exactly 0 and 1 are counted.
+        self._thresholds = np.array([0.0 - _backend.epsilon()] + thresholds + [1.0 + _backend.epsilon()])
+        self.curve = _choice("curve", curve, ("PR", "ROC", "PRGAIN"), str.upper)
+        self.summation_method = _choice("summation method", summation_method,
+                                        ("interpolation", "majoring", "minoring"))
+        super().__init__(name=name, dtype=dtype)
+        self.multi_label, self.num_labels = multi_label, num_labels
+        self.label_weights = None if label_weights is None else _out(_f32(label_weights))
+        self._from_logits = from_logits
+        self._built = False
+        if not multi_label and num_labels:
+            raise ValueError("`num_labels` is needed only when `multi_label` is True.")
+        if not multi_label or num_labels:
+            self._build([None, num_labels] if multi_label else None)
+
+    @property
+    def thresholds(self):
+        """The thresholds, the two end ones included."""
+        return list(self._thresholds)
+
+    def _build(self, shape):
+        if self.multi_label:
+            if len(shape) != 2:
+                raise ValueError(f"`y_pred` must have rank 2 when `multi_label=True`. Found rank {len(shape)}. "
+                                 f"Full shape received for `y_pred`: {shape}")
+            self._num_labels = shape[1]
+        variable_shape = (self.num_thresholds, self._num_labels) if self.multi_label else (self.num_thresholds,)
+        self._build_input_shape = shape
+        for name in _COUNTS:
+            setattr(self, name, self.add_variable(variable_shape, "zeros", name=name))
+        self._built = True
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        if not self._built:
+            self._build(tuple(y_pred.shape) if hasattr(y_pred, "shape") else np.shape(y_pred))
+        if self._from_logits:
+            with no_grad():
+                y_pred = apply("sigmoid", _tensor(y_pred))         # in y_pred's format, as Keras
+        label_weights = None if self.multi_label or self.label_weights is None else _f32(self.label_weights)
+        _update_confusion({n: getattr(self, n) for n in _COUNTS}, y_true, y_pred, self._thresholds,
+                          self._thresholds_distributed_evenly, sample_weight=sample_weight,
+                          multi_label=self.multi_label, label_weights=label_weights)
+
+    def result(self):
+        tp, fp, tn, fn = (_f32(getattr(self, n)) for n in _COUNTS)
+        if self.curve == "PR" and self.summation_method == "interpolation":
+            return _scalar(self._average(self._interpolated_pr_terms(tp, fp, fn)))
+        recall = _divide_no_nan(tp, tp + fn)
+        if self.curve == "ROC":
+            x, y = _divide_no_nan(fp, fp + tn), recall
+        elif self.curve == "PR":
+            x, y = recall, _divide_no_nan(tp, tp + fp)
+        else:
+            x, y = _pr_gains(tp, fp, tn, fn)
+        if self.summation_method == "interpolation":
+            heights = (y[:-1] + y[1:]) / np.float32(2)
+        else:
+            heights = (np.minimum if self.summation_method == "minoring" else np.maximum)(y[:-1], y[1:])
+        return _scalar(self._average((x[:-1] - x[1:]) * heights))
+
+    @staticmethod
+    def _interpolated_pr_terms(tp, fp, fn):
+        """Keras's interpolate_pr_auc (Davis & Goadrich 2006): between two thresholds the true and false positives
+        change linearly, and the precision is integrated along that line."""
+        dtp = tp[:-1] - tp[1:]
+        p = tp + fp
+        dp = p[:-1] - p[1:]
+        slope = _divide_no_nan(dtp, np.maximum(dp, 0))
+        intercept = tp[1:] - slope * p[1:]
+        both = (p[:-1] > 0) & (p[1:] > 0)
+        ratio = np.where(both, _divide_no_nan(p[:-1], np.maximum(p[1:], 0)), np.ones_like(p[1:]))
+        log = np.log(ratio.astype(np.float64)).astype(np.float32)     # rounded once, as a correctly rounded log
+        return _divide_no_nan(slope * (dtp + intercept * log), np.maximum(tp[1:] + fn[1:], 0))
+
+    def _average(self, terms):
+        """The sum of the Riemann terms; with multi_label, each label's, averaged (weighted by label_weights)."""
+        if not self.multi_label:
+            return np.sum(terms, dtype=np.float32)
+        by_label = np.sum(terms, axis=0, dtype=np.float32)
+        if self.label_weights is None:
+            return np.mean(by_label, dtype=np.float32)
+        weights = _f32(self.label_weights)
+        return _divide_no_nan(np.sum(by_label * weights, dtype=np.float32), np.sum(weights, dtype=np.float32))
+
+    def get_config(self):
+        config = {"num_thresholds": self.num_thresholds, "curve": self.curve,
+                  "summation_method": self.summation_method, "multi_label": self.multi_label,
+                  "num_labels": self.num_labels, "label_weights": self.label_weights,
+                  "from_logits": self._from_logits}
+        if self._init_from_thresholds:
+            config["thresholds"] = self.thresholds[1:-1]
+        return {**super().get_config(), **config}
+
+
+def _pr_gains(tp, fp, tn, fn):
+    """Keras's recall and precision gains (scaled by P / N; 0 and 1 where there are no true positives, the
+    recall gain at least 0)."""
+    scale = _divide_no_nan(tp + fn, tn + fp)
+    recall_gain = np.float32(1) - scale * _divide_no_nan(fn, tp)
+    precision_gain = np.float32(1) - scale * _divide_no_nan(fp, tp)
+    recall_gain = np.where(tp == 0, np.float32(0), recall_gain)
+    precision_gain = np.where(tp == 0, np.float32(1), precision_gain)
+    return np.maximum(recall_gain, np.float32(0)), precision_gain
+
+
+class FBetaScore(Metric):
+    """(1 + beta^2) * precision * recall / (beta^2 * precision + recall) per class, or averaged ("micro",
+    "macro", "weighted"); a prediction is positive above `threshold`, or (no threshold) where it is its row's
+    highest."""
+
+    def __init__(self, average=None, beta=1.0, threshold=None, name="fbeta_score", dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        if average not in (None, "micro", "macro", "weighted"):
+            raise ValueError("Invalid `average` argument value. Expected one of: {None, 'micro', 'macro', "
+                             f"'weighted'}}. Received: average={average}")
+        if not isinstance(beta, float):
+            raise ValueError(f"Invalid `beta` argument value. It should be a Python float. Received: beta={beta} "
+                             f"of type '{type(beta)}'")
+        if beta <= 0.0:
+            raise ValueError(f"Invalid `beta` argument value. It should be > 0. Received: beta={beta}")
+        if threshold is not None:
+            if not isinstance(threshold, float):
+                raise ValueError(f"Invalid `threshold` argument value. It should be a Python float. Received: "
+                                 f"threshold={threshold} of type '{type(threshold)}'")
+            if threshold > 1.0 or threshold <= 0.0:
+                raise ValueError(f"Invalid `threshold` argument value. It should verify 0 < threshold <= 1. "
+                                 f"Received: threshold={threshold}")
+        self.average, self.beta, self.threshold = average, beta, threshold
+        self.axis = None if average == "micro" else 0
+        self._built = False
+
+    def _build(self, y_true_shape, y_pred_shape):
+        if len(y_pred_shape) != 2 or len(y_true_shape) != 2:
+            raise ValueError(f"FBetaScore expects 2D inputs with shape (batch_size, output_dim). Received input "
+                             f"shapes: y_pred.shape={y_pred_shape} and y_true.shape={y_true_shape}.")
+        shape = () if self.average == "micro" else (y_pred_shape[-1],)
+        for name in ("true_positives", "false_positives", "false_negatives", "intermediate_weights"):
+            setattr(self, name, self.add_variable(shape, "zeros", name=name))
+        self._built = True
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        y_true, y_pred = _f32(y_true), _f32(y_pred)
+        if not self._built:
+            self._build(y_true.shape, y_pred.shape)
+        if self.threshold is None:       # the row's maximum, unless it is 0 ([0, 0, 0] stays all negative)
+            y_pred = (y_pred >= np.max(y_pred, axis=-1, keepdims=True)) & (np.abs(y_pred) > np.float32(1e-9))
+        else:
+            y_pred = y_pred > np.float32(self.threshold)
+        y_pred = y_pred.astype(np.float32)
+        weight = None if sample_weight is None else np.expand_dims(_f32(sample_weight), 1)
+
+        def add(variable, values):
+            values = values if weight is None else values * weight
+            variable.assign(_f32(variable) + np.sum(values, axis=self.axis, dtype=np.float32))
+
+        add(self.true_positives, y_pred * y_true)
+        add(self.false_positives, y_pred * (1 - y_true))
+        add(self.false_negatives, (1 - y_pred) * y_true)
+        add(self.intermediate_weights, y_true)
+
+    def result(self):
+        eps = np.float32(_backend.epsilon())
+        tp, fp, fn = _f32(self.true_positives), _f32(self.false_positives), _f32(self.false_negatives)
+        precision, recall = tp / (tp + fp + eps), tp / (tp + fn + eps)
+        beta2 = np.float32(self.beta ** 2)
+        f_score = precision * recall / (beta2 * precision + recall + eps) * np.float32(1 + self.beta ** 2)
+        if self.average == "weighted":
+            weights = _f32(self.intermediate_weights)
+            f_score = np.sum(f_score * (weights / (np.sum(weights, dtype=np.float32) + eps)), dtype=np.float32)
+        elif self.average is not None:
+            f_score = np.mean(f_score, dtype=np.float32)
+        return _out(f_score)
+
+    def get_config(self):
+        return {**super().get_config(), "average": self.average, "beta": self.beta, "threshold": self.threshold}
+
+
+class F1Score(FBetaScore):
+    """FBetaScore with beta = 1: 2 * precision * recall / (precision + recall)."""
+
+    def __init__(self, average=None, threshold=None, name="f1_score", dtype=None):
+        super().__init__(average=average, beta=1.0, threshold=threshold, name=name, dtype=dtype)
+
+    def get_config(self):
+        config = super().get_config()
+        del config["beta"]
+        return config
+
+
+_CONFUSION_CLASSES = (TruePositives, FalsePositives, TrueNegatives, FalseNegatives, Precision, Recall, AUC,
+                      SensitivityAtSpecificity, SpecificityAtSensitivity, PrecisionAtRecall, RecallAtPrecision,
+                      FBetaScore, F1Score)
+
+
 # -- lookup --------------------------------------------------------------------------------------------------
 
-def _snake(name):
-    return "".join("_" + c.lower() if c.isupper() and i else c.lower() for i, c in enumerate(name))
-
+_snake = _backend.to_snake_case        # Keras's: AUC -> auc, F1Score -> f1_score, FBetaScore -> f_beta_score
 
 _CLASSES = (Metric, Mean, Sum, MeanMetricWrapper, MeanSquaredError, RootMeanSquaredError, MeanAbsoluteError,
             BinaryCrossentropy, CategoricalCrossentropy, SparseCategoricalCrossentropy, Accuracy, BinaryAccuracy,
-            CategoricalAccuracy, SparseCategoricalAccuracy, TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy)
+            CategoricalAccuracy, SparseCategoricalAccuracy, TopKCategoricalAccuracy,
+            SparseTopKCategoricalAccuracy) + _CONFUSION_CLASSES
 ALL_OBJECTS = frozenset(_CLASSES)
 ALL_OBJECTS_DICT = {c.__name__: c for c in _CLASSES}
 ALL_OBJECTS_DICT.update({_snake(c.__name__): c for c in _CLASSES})

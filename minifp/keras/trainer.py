@@ -905,7 +905,20 @@ class _CompileMetrics:
             metric.reset_state()
 
     def result(self):
-        return {m.name: m.result() for m in self.metrics}
+        """{name: result}; a name already given is numbered as Keras 3's CompileMetrics.result numbers it (auc,
+        auc_1, ...; a weighted metric's becomes weighted_<name>, then weighted_<name>_1, ...)."""
+        results, given = {}, {}
+        for metric, weighted in self._built or []:
+            name = metric.name
+            if name in given and weighted:
+                name = f"weighted_{name}"
+            if name in given:
+                given[name] += 1
+                name = f"{name}_{given[name] - 1}"
+            else:
+                given[name] = 1
+            results[name] = metric.result()
+        return results
 
 
 def _metric_specs(metrics):
