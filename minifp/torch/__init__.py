@@ -39,6 +39,7 @@ from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision
 from . import utils, vision  # noqa: E402  (utils.data, torchvision's models, datasets and transforms)
 from . import random  # noqa: E402,F401  (torch.random: seeds, states, fork_rng)
+from . import distributions  # noqa: E402  (torch.distributions: Normal, Categorical, kl_divergence, ...)
 from .serialization import load, save  # noqa: E402  (torch.save zip files, read without running code; safetensors)
 from . import _names
 from ._legacy import TYPES as _LEGACY_TYPES
@@ -64,7 +65,7 @@ __all__ += [name[6:] for name in install_names(_names.NAMES, {"torch": _sys.modu
                                                                "F": nn.functional},
                                               lambda op, place: op_method(op) if place is Tensor else op_function(op))
             if name.startswith("torch.")]
-__all__ += list(_LEGACY_TYPES) + ["get_autocast_dtype", "is_autocast_enabled"]
+__all__ += list(_LEGACY_TYPES) + ["get_autocast_dtype", "is_autocast_enabled", "distributions"]
 del install_names, op_function, op_method
 __getattr__ = _missing("minifp.torch")
 _explain_missing_methods(Tensor)
