@@ -184,6 +184,17 @@ def masked_between(xp, g, x, lo, hi=None):
 
 defop("relu", lambda xp, x: SEAMS.relu(xp, x), lambda xp, g, ans, x: SEAMS.masked_between(xp, g, x, 0),
       doc="Elementwise max(x, 0).", selects=True, masks=True)
+
+
+def _clamp_grad(xp, g, ans, x, *, min=None, max=None):
+    keep = x == x if min is None else x >= min          # (NaN: no gradient, as PyTorch's and TF's masks)
+    return SEAMS.masked(xp, keep if max is None else keep & (x <= max), g)
+
+
+defop("clamp", lambda xp, x, *, min=None, max=None: xp.clip(x, min, max), _clamp_grad,
+      doc="Elementwise x limited to [min, max] (numbers; either may be None); the gradient passes where "
+          "min <= x <= max.", selects=lambda min=None, max=None: [v for v in (min, max) if v is not None],
+      masks=True, method=False, example=lambda rng: ((_u(rng, 3, 4),), {"min": 0.9, "max": 1.7}))
 defop("abs", lambda xp, x: xp.abs(x), lambda xp, g, ans, x: g * xp.sign(x), doc="Elementwise |x|.",
       operator="abs")
 defop("sin", lambda xp, x: xp.sin(x), lambda xp, g, ans, x: g * xp.cos(x), doc="Elementwise sine.")

@@ -253,7 +253,7 @@ REFERENCES = {
     "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "tanh": np.tanh, "abs": np.abs,
     "sin": np.sin, "cos": np.cos, "log1p": np.log1p, "expm1": np.expm1, "rsqrt": lambda x: 1 / np.sqrt(x),
     "floor": np.floor, "ceil": np.ceil, "round": np.round, "trunc": np.trunc, "sign": np.sign,
-    "relu": lambda x: np.maximum(x, 0), "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+    "relu": lambda x: np.maximum(x, 0), "clamp": lambda x, min=None, max=None: np.clip(x, min, max), "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
     "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "eq": np.equal,
     "ne": np.not_equal,
     "sum": lambda x, axis=None, keepdims=False: np.sum(x, axis=axis, keepdims=keepdims),

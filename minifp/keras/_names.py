@@ -15,7 +15,7 @@ NAMES = {
     "neg": ("ops.negative",), "pow": ("ops.power",), "maximum": ("ops.maximum",), "minimum": ("ops.minimum",),
     "where": ("ops.where",), "exp": ("ops.exp",), "log": ("ops.log",), "sqrt": ("ops.sqrt",),
     "tanh": ("ops.tanh", "activations.tanh"), "sigmoid": ("ops.sigmoid", "activations.sigmoid"),
-    "relu": ("ops.relu", "activations.relu"), "abs": ("ops.absolute", "ops.abs"),
+    "clamp": (), "relu": ("ops.relu", "activations.relu"), "abs": ("ops.absolute", "ops.abs"),
     "lt": ("ops.less",), "le": ("ops.less_equal",), "gt": ("ops.greater",), "ge": ("ops.greater_equal",),
     "eq": ("ops.equal",), "ne": ("ops.not_equal",),
     "sum": ("ops.sum",), "mean": ("ops.mean",), "max": ("ops.max",),

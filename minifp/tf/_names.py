@@ -16,7 +16,7 @@ NAMES = {
     "maximum": ("tf.maximum", "math.maximum"), "minimum": ("tf.minimum", "math.minimum"), "where": ("tf.where",),
     "exp": ("tf.exp", "math.exp"), "log": ("math.log",), "sqrt": ("tf.sqrt", "math.sqrt"),
     "tanh": ("tf.tanh", "math.tanh", "nn.tanh"), "sigmoid": ("tf.sigmoid", "math.sigmoid", "nn.sigmoid"),
-    "relu": ("nn.relu",), "abs": ("tf.abs", "math.abs"),
+    "clamp": (), "relu": ("nn.relu",), "abs": ("tf.abs", "math.abs"),
     "lt": ("tf.less", "math.less"), "le": ("tf.less_equal", "math.less_equal"),
     "gt": ("tf.greater", "math.greater"), "ge": ("tf.greater_equal", "math.greater_equal"),
     "eq": ("tf.equal", "math.equal"), "ne": ("tf.not_equal", "math.not_equal"),

@@ -108,6 +108,8 @@ def _overload(op, name, inputs, params):
         if any(isinstance(i, (np.ndarray, list, _EngineTensor)) for i in index):
             return "Index"
         return "Select" if isinstance(last, numbers.Integral) else "Unsqueeze" if last is None else "Slice"
+    if op == "clamp":
+        return "ClampBackward1"         # (the overload with number bounds)
     if op == "matmul":
         ranks = tuple(a.ndim for a in inputs)
         return {(1, 1): "Dot", (2, 1): "Mv"}.get(ranks, name)

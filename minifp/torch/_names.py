@@ -16,7 +16,7 @@ NAMES = {
     "where": ("torch.where",),
     "exp": ("torch.exp", "Tensor.exp"), "log": ("torch.log", "Tensor.log"), "sqrt": ("torch.sqrt", "Tensor.sqrt"),
     "tanh": ("torch.tanh", "Tensor.tanh", "F.tanh"), "sigmoid": ("torch.sigmoid", "Tensor.sigmoid", "F.sigmoid"),
-    "relu": ("torch.relu", "Tensor.relu", "F.relu"), "abs": ("torch.abs", "Tensor.abs"),
+    "clamp": (), "relu": ("torch.relu", "Tensor.relu", "F.relu"), "abs": ("torch.abs", "Tensor.abs"),
     "lt": ("torch.lt", "Tensor.lt"), "le": ("torch.le", "Tensor.le"), "gt": ("torch.gt", "Tensor.gt"),
     "ge": ("torch.ge", "Tensor.ge"), "eq": ("torch.eq", "Tensor.eq"), "ne": ("torch.ne", "Tensor.ne"),
     "sum": ("torch.sum", "Tensor.sum"), "mean": ("torch.mean", "Tensor.mean"), "max": ("torch.max", "Tensor.max"),

@@ -16,7 +16,7 @@ import numpy as np
 from ..engine import apply, made_like, storage, Tensor as _EngineTensor, to_numpy
 from ._functions import cat, stack
 from ._methods import _in_place, flip
-from ._tensor import Size, Tensor, broadcast_shape, _dim, _dims, _shape_args, _type_name, get_default_dtype, int64, tensor, zeros
+from ._tensor import Size, Tensor, broadcast_refusal, broadcast_shape, _dim, _dims, _shape_args, _type_name, get_default_dtype, int64, tensor, zeros
 from . import linalg as _linalg
 
 __all__ = ["linspace", "logspace", "eye", "meshgrid", "diagonal", "diag", "diag_embed", "diagflat", "narrow", "roll",
@@ -507,6 +507,9 @@ def broadcast_shapes(*shapes):
 
 def broadcast_tensors(*tensors):
     """The tensors broadcast to one shape."""
+    refused = broadcast_refusal([tuple(t.shape) for t in tensors])
+    if refused:
+        raise RuntimeError(refused)
     shape = broadcast_shapes(*[t.shape for t in tensors])
     return tuple(_broadcast(t, shape) if tuple(t.shape) != tuple(shape) else t for t in tensors)
 

@@ -633,6 +633,10 @@ class Tensor(_EngineTensor, metaclass=_TensorType):
         return apply("log_softmax", x, axis=_dim(dim, x.ndim) if x.ndim else None)
 
     def clamp(self, min=None, max=None):
+        if self.fmt is not None and not isinstance(min, _EngineTensor) and not isinstance(max, _EngineTensor) \
+                and (min is not None or max is not None):
+            return apply("clamp", self, min=None if min is None else float(min), max=None if max is None else
+                         float(max))        # one op: the gradient passes at the bounds too, as PyTorch's
         out = self if min is None else maximum(self, min)
         return out if max is None else minimum(out, max)
 

@@ -53,25 +53,14 @@ EXACT = {
 EXACT_KL = {"normal": ("grads",), "normal_vae": ("grads",), "independent": ("grads",), "uniform": ("grads",),
             "uniform_normal": ("grads",), "normal_uniform": ("value",)}
 
-# Where minifp differs from PyTorch outside this package (the recorded values stay; xfail below until fixed).
-KNOWN = {
-    ("uniform_outside", "cdf+grad/grads/high"): "Tensor.clamp with number bounds (minifp/torch/_tensor.py) gives "
-    "half the gradient at a bound (the tie rule of maximum/minimum); PyTorch's clamp passes all of it",
-    "D.Normal(torch.zeros(2), torch.ones(3))": "torch.broadcast_tensors (minifp/torch/_shapes.py) raises NumPy's "
-    "message, not PyTorch's 'The size of tensor a (2) must match ...'",
-}
-
-
 def _flags(values):
     a = np.asarray(values, np.float64)
     return np.isnan(a), np.where(np.isinf(a), a, 0)
 
 
-def _compare(path, got, want, exact, skip=()):
-    """got == want (recursively, but for the paths in skip), floating arrays bit for bit where exact(path), else
-    within RTOL of the array's largest finite magnitude with NaN and infinities in the same places."""
-    if path in skip:
-        return
+def _compare(path, got, want, exact):
+    """got == want (recursively), floating arrays bit for bit where exact(path), else within RTOL of the array's
+    largest finite magnitude with NaN and infinities in the same places."""
     if isinstance(want, dict) and "values" in want:
         assert isinstance(got, dict) and (got["dtype"], got["shape"]) == (want["dtype"], want["shape"]), path
         g, w = np.asarray(got["values"], np.float64), np.asarray(want["values"], np.float64)
@@ -85,7 +74,7 @@ def _compare(path, got, want, exact, skip=()):
     elif isinstance(want, dict):
         assert isinstance(got, dict) and sorted(got) == sorted(want), (path, got, want)
         for key in want:
-            _compare(f"{path}/{key}".lstrip("/"), got[key], want[key], exact, skip)
+            _compare(f"{path}/{key}".lstrip("/"), got[key], want[key], exact)
     else:
         assert got == want, (path, got, want)
 
@@ -94,8 +83,7 @@ def _compare(path, got, want, exact, skip=()):
 def test_a_distribution_computes_what_pytorch_computes(name):
     case = FIX["cases"][name]
     got = measure(torch, case["expression"], case["params"], case["value"], case["probs"])
-    _compare("", got, case["expected"], lambda path: path.startswith(EXACT[name]),
-             skip=[path for known, path in (k for k in KNOWN if isinstance(k, tuple)) if known == name])
+    _compare("", got, case["expected"], lambda path: path.startswith(EXACT[name]))
 
 
 @pytest.mark.parametrize("name", sorted(FIX["kl"]))
@@ -105,27 +93,9 @@ def test_kl_divergence_computes_what_pytorch_computes(name):
     _compare("", got, case["expected"], lambda path: path.startswith(EXACT_KL.get(name, ("-",))))
 
 
-@pytest.mark.parametrize("expression", sorted(e for e in FIX["errors"] if e not in KNOWN))
+@pytest.mark.parametrize("expression", sorted(FIX["errors"]))
 def test_errors_are_pytorchs(expression):
     assert error(torch, expression) == FIX["errors"][expression]
-
-
-@pytest.mark.parametrize("known", sorted(KNOWN, key=str), ids=str)
-def test_known_differences_outside_the_package(known):
-    """Pass once the face's clamp and broadcast_tensors behave as PyTorch's (then drop them from KNOWN)."""
-    if isinstance(known, str):
-        got, want = error(torch, known), FIX["errors"][known]
-        assert got[0] == want[0]           # the same exception type already
-    else:
-        name, path = known
-        case = FIX["cases"][name]
-        got = measure(torch, case["expression"], case["params"], case["value"], case["probs"])
-        want = case["expected"]
-        for part in path.split("/"):
-            got, want = got[part], want[part]
-    if got == want:
-        pytest.fail(f"no longer differs from PyTorch: remove {known!r} from KNOWN")
-    pytest.xfail(KNOWN[known])
 
 
 def test_the_import_paths_of_pytorch():

@@ -18,7 +18,6 @@ DIFFERENT = {
     "x.permute(1, 0)": "a 2-D permute is the engine's transpose, shown as x.t()'s TBackward0",
     "x.transpose(0, 1)": "likewise: TBackward0",
     "x.unsqueeze(0)": "unsqueeze is the engine's reshape: ViewBackward0",
-    "x.clamp(0, 1)": "clamp is the engine's maximum then minimum (two nodes, PyTorch's ClampBackward1 one)",
 }
 MINIFP = grad_fns(torch)
 

@@ -1165,6 +1165,9 @@ def clip(x, x_min, x_max):
     dtype = x.dtype
     if not _is_float(dtype) and builtins.any(isinstance(v, float) for v in (x_min, x_max)):
         raise TypeError(f"clip of a {dtype} tensor needs integer bounds, got {x_min!r}, {x_max!r}")
+    if _is_float(dtype) and builtins.all(isinstance(v, (int, float)) for v in (x_min, x_max)) and x_min <= x_max:
+        # one op: the gradient passes at the bounds too, as TensorFlow's and PyTorch's clip pass it
+        return _as_face(apply("clamp", x, min=float(x_min), max=float(x_max)))
     return _t(maximum(minimum(x, x_max), x_min), dtype)     # x_min wins where x_min > x_max, as TensorFlow's
 
 
