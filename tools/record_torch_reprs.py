@@ -40,6 +40,16 @@ CASES = [
     # parameter containers
     "torch.nn.ParameterList([torch.nn.Parameter(torch.ones(2)), torch.zeros(3, 2)])",
     "torch.nn.ParameterDict({'a': torch.nn.Parameter(torch.ones(2, 3)), 'b': torch.zeros(1)})",
+    # modules
+    "torch.nn.BatchNorm2d(4)", "torch.nn.BatchNorm1d(3, affine=False)", "torch.nn.LayerNorm(64)",
+    "torch.nn.LayerNorm((8,), elementwise_affine=False)", "torch.nn.GroupNorm(2, 4)",
+    "torch.nn.Conv2d(1, 4, 3, padding='same', bias=False)",
+    "torch.nn.ModuleList([torch.nn.Linear(1, 1), torch.nn.Linear(1, 1), torch.nn.ReLU(), torch.nn.Linear(1, 1)])",
+    "torch.nn.ModuleList([])", "torch.nn.TransformerEncoderLayer(8, 2, 16, batch_first=True)",
+    # torch.return_types
+    "torch.tensor([3., 1.]).max(0)", "torch.tensor([[3., 1.]]).min(1)", "torch.tensor([[3., 1.]]).sort(1)",
+    "torch.tensor([3., 1.]).topk(1)", "torch.aminmax(torch.tensor([3., 1.]))", "torch.tensor([3., 1., 2.]).median(0)",
+    "type(torch.tensor([3., 1.]).max(0)).__name__",
 ]
 
 

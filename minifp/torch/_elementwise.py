@@ -6,7 +6,6 @@ clamp_min, nan_to_num) compose `where`; integer and bool results are computed wi
 """
 from __future__ import annotations
 
-import collections
 import math
 import numbers
 
@@ -16,7 +15,7 @@ from .. import engine
 from ..engine import apply, made_like, storage, Tensor as _EngineTensor, to_numpy
 from ._tensor import (Tensor, _dim, _int_dtype, _integral, _numpy_result, _type_name, _weak_out, float32, int8,
                       int16, tensor, uint8)
-from ._tensor import maximum as _maximum, minimum as _minimum
+from ._tensor import maximum as _maximum, minimum as _minimum, return_type
 from ._methods import _in_place
 
 __all__ = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod", "rsub", "atan2",
@@ -595,7 +594,7 @@ def _bool_of_values(name, fn):
 signbit = _bool_of_values("signbit", np.signbit)
 isposinf = _bool_of_values("isposinf", lambda v: v == np.inf)
 isneginf = _bool_of_values("isneginf", lambda v: v == -np.inf)
-_frexp = collections.namedtuple("frexp", ("mantissa", "exponent"))      # torch.return_types.frexp
+_frexp = return_type("frexp", ("mantissa", "exponent"))
 
 
 def frexp(input, *, out=None):

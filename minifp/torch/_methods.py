@@ -8,7 +8,6 @@ PyTorch's shared storage does (old scripts update parameters through `p.data.add
 """
 from __future__ import annotations
 
-import collections
 import numbers
 import weakref
 
@@ -18,12 +17,12 @@ from .. import engine
 from ..engine import apply, become, made_by, made_like, rewrap, set_storage, storage, Tensor as _EngineTensor, to_numpy
 from ._legacy import construct
 from .linalg import vector_norm
-from ._tensor import Tensor, _CPP_NAMES, _dense, _dim, _dims, _shape_args, _type_name, empty, full, ones, tensor
+from ._tensor import Tensor, _CPP_NAMES, return_type, _dense, _dim, _dims, _shape_args, _type_name, empty, full, ones, tensor
 
 __all__ = ["check_grad", "topk", "sort", "argsort", "split", "chunk", "unbind", "tril", "triu", "flip", "gather", "var", "std",
            "cumsum", "masked_fill", "broadcast_to", "count_nonzero", "amax", "amin", "norm"]
 
-_sorted = collections.namedtuple("sorted", ("values", "indices"))       # torch.return_types.topk / sort
+_SORT, _TOPK = return_type("sort"), return_type("topk")
 
 
 def _as_operand(x, like):
@@ -220,10 +219,10 @@ def gather(input, dim, index, *, sparse_grad=False):
     return input[tuple(grid)]
 
 
-def _select(input, order, k, dim):
-    """(values, indices) of the first k positions of `order` (an argsort along dim) along dim."""
+def _select(input, order, k, dim, result):
+    """result(values, indices) of the first k positions of `order` (an argsort along dim) along dim."""
     idx = np.take(order, np.arange(k), axis=dim)
-    return _sorted(gather(input, dim, made_like(input, idx.astype(np.int64), None)),
+    return result(gather(input, dim, made_like(input, idx.astype(np.int64), None)),
                    made_like(input, idx.astype(np.int64), None))
 
 
@@ -242,15 +241,15 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
         raise RuntimeError("selected index k out of range")
     if input.ndim == 0:                 # a 0-dim tensor: its value, at position 0 (k == 1)
         pick = np.zeros(k, np.int64)
-        return _sorted(input.reshape(1)[pick].reshape(() if k else (0,)), made_like(input, pick.reshape(
+        return _TOPK(input.reshape(1)[pick].reshape(() if k else (0,)), made_like(input, pick.reshape(
             () if k else (0,)), None))
-    return _select(input, _order(input, d, largest), k, d)
+    return _select(input, _order(input, d, largest), k, d, _TOPK)
 
 
 def sort(input, dim=-1, descending=False, stable=False):
     """(values, indices) sorted along dim."""
     d = _dim(dim, input.ndim)
-    return _select(input, _order(input, d, descending), input.shape[d] if input.ndim else 1, d)
+    return _select(input, _order(input, d, descending), input.shape[d] if input.ndim else 1, d, _SORT)
 
 
 def argsort(input, dim=-1, descending=False, stable=False):

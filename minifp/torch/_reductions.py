@@ -11,14 +11,13 @@ nansum / count, as in ATen).
 from __future__ import annotations
 
 import builtins
-import collections
 import numbers
 
 import numpy as np
 
 from ..engine import apply, made_like, storage, Tensor as _EngineTensor, to_numpy
 from . import linalg as _linalg
-from ._tensor import (Tensor, _MaxResult, _dim, _dims, _numpy_result, _type_name, check_same_dtype, format_of,
+from ._tensor import (Tensor, return_type, _dim, _dims, _numpy_result, _type_name, check_same_dtype, format_of,
                       matmul, tensor)
 
 __all__ = ["all", "any", "prod", "nansum", "nanmean", "logsumexp", "var_mean", "std_mean", "aminmax", "amax", "amin",
@@ -26,8 +25,8 @@ __all__ = ["all", "any", "prod", "nansum", "nanmean", "logsumexp", "var_mean", "
            "cumulative_trapezoid", "renorm", "norm", "dist", "dot", "vdot", "inner", "outer", "ger", "mv",
            "addmm", "addmv", "addbmm", "baddbmm", "addr", "einsum", "tensordot", "kron", "trace", "cross"]
 
-_minmax = collections.namedtuple("aminmax", ("min", "max"))
-_hist = collections.namedtuple("histogram", ("hist", "bin_edges"))
+_minmax = return_type("aminmax", ("min", "max"))
+_hist = return_type("histogram", ("hist", "bin_edges"))
 
 
 def _axes(dim, ndim):
@@ -183,7 +182,8 @@ def _max_or_min(method, arg, name):
         values = gather(x, d, indices)
         if not keepdim or self.ndim == 0:
             values, indices = values.squeeze(d), indices.squeeze(d)
-        return _MaxResult((values, indices))
+        return result(values, indices)
+    result = return_type(name)
     return reduce
 
 
@@ -366,7 +366,7 @@ def _edges(values, bins, span):
     return np.linspace(lo, hi, int(bins) + 1).astype(np.float32)
 
 
-_histdd = collections.namedtuple("histogramdd", ("hist", "bin_edges"))
+_histdd = return_type("histogramdd", ("hist", "bin_edges"))
 
 
 def histogramdd(input, bins, *, range=None, weight=None, density=False):

@@ -6,7 +6,6 @@ bool tensors, which have no gradient, take the same index arrays through NumPy.
 """
 from __future__ import annotations
 
-import collections
 import itertools
 import math
 import numbers
@@ -16,7 +15,7 @@ import numpy as np
 from ..engine import apply, made_like, storage, Tensor as _EngineTensor, to_numpy
 from ._functions import cat, stack
 from ._methods import _in_place, flip
-from ._tensor import Size, Tensor, broadcast_refusal, broadcast_shape, _dim, _dims, _shape_args, _type_name, get_default_dtype, int64, tensor, zeros
+from ._tensor import Size, Tensor, broadcast_refusal, return_type, broadcast_shape, _dim, _dims, _shape_args, _type_name, get_default_dtype, int64, tensor, zeros
 from . import linalg as _linalg
 
 __all__ = ["linspace", "logspace", "eye", "meshgrid", "diagonal", "diag", "diag_embed", "diagflat", "narrow", "roll",
@@ -540,7 +539,7 @@ def reshape_as(self, other):
 
 # -- order statistics ------------------------------------------------------------------------------------
 
-_values_indices = {n: collections.namedtuple(n, ("values", "indices")) for n in ("kthvalue", "median", "nanmedian",
+_values_indices = {n: return_type(n) for n in ("kthvalue", "median", "nanmedian",
                                                                                   "mode")}
 
 
@@ -1099,7 +1098,7 @@ def logcumsumexp(input, dim, *, out=None):
     return _running("logcumsumexp", input, dim)
 
 
-_cum_extreme = {n: collections.namedtuple(n, ("values", "indices")) for n in ("cummax", "cummin")}
+_cum_extreme = {n: return_type(n) for n in ("cummax", "cummin")}
 
 
 def _cum_positions(v, larger):

@@ -7,6 +7,7 @@ autocast, reductions take dim=/keepdim=.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import math
 import numbers
@@ -311,6 +312,8 @@ class Tensor(_EngineTensor, metaclass=_TensorType):
     def dim(self):
         return storage(self).ndim
 
+    ndimension = dim
+
     def numel(self):
         return int(storage(self).size)
 
@@ -608,7 +611,7 @@ class Tensor(_EngineTensor, metaclass=_TensorType):
         if dim is None:
             return _numpy_result(np.max, self) if self.fmt is None and self.numel() else apply("max", self)
         d = _dim(dim, self.ndim)
-        return _MaxResult((apply("max", self, axis=d, keepdims=keepdim), self.argmax(d, keepdim)))
+        return _MAX(apply("max", self, axis=d, keepdims=keepdim), self.argmax(d, keepdim))
 
     def min(self, dim=None, keepdim=False):
         if isinstance(dim, _EngineTensor):
@@ -616,7 +619,7 @@ class Tensor(_EngineTensor, metaclass=_TensorType):
         if dim is None:
             return _numpy_result(np.min, self) if self.fmt is None and self.numel() else -apply("max", -self)
         d = _dim(dim, self.ndim)
-        return _MaxResult((-apply("max", -self, axis=d, keepdims=keepdim), self.argmin(d, keepdim)))
+        return _MIN(-apply("max", -self, axis=d, keepdims=keepdim), self.argmin(d, keepdim))
 
     def argmax(self, dim=None, keepdim=False):
         return _arg(np.argmax, self, dim, keepdim)
@@ -725,11 +728,15 @@ def _float_formatter(values):
     return lambda v: text(v).rjust(width)
 
 
-class _MaxResult(tuple):
-    """max(dim)'s (values, indices), also by name."""
+def return_type(name, fields=("values", "indices")):
+    """torch.return_types.<name>: a named tuple, printed as PyTorch prints its results."""
+    def __repr__(self):
+        return f"torch.return_types.{name}(\n" + ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self)) + ")"
+    return type(name, (collections.namedtuple(name, fields),), {"__slots__": (), "__repr__": __repr__,
+                                                               "__module__": "torch.return_types"})
 
-    values = property(lambda self: self[0])
-    indices = property(lambda self: self[1])
+
+_MAX, _MIN = return_type("max"), return_type("min")
 
 
 def _arg(fn, x, dim, keepdim):

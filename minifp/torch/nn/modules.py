@@ -10,7 +10,7 @@ import numpy as np
 from ...engine import apply, storage
 from .. import _tensor
 from . import functional as F, init
-from .module import Module, Parameter
+from .module import Module, Parameter, _addindent
 
 __all__ = ["ParameterList", "ParameterDict", "Identity", "Linear", "Conv2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "Embedding",
            "Dropout", "ReLU", "ReLU6", "Hardtanh", "GELU", "SiLU", "LeakyReLU", "ELU", "SELU", "Softplus", "Mish",
@@ -128,7 +128,7 @@ class Conv2d(Module):
     def extra_repr(self):
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
         if self.padding != (0, 0):
-            s += f", padding={self.padding!r}" if isinstance(self.padding, str) else f", padding={self.padding}"
+            s += f", padding={self.padding}"       # a string unquoted, as PyTorch prints it
         if self.dilation != (1, 1):
             s += f", dilation={self.dilation}"
         if self.groups != 1:
@@ -182,7 +182,7 @@ class _BatchNorm(Module):
 
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"track_running_stats={self.track_running_stats}")
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):
@@ -214,7 +214,8 @@ class LayerNorm(Module):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+                f"bias={self.bias is not None}")
 
 
 class GroupNorm(Module):
@@ -231,7 +232,7 @@ class GroupNorm(Module):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, bias={self.affine}"
 
 
 class Embedding(Module):
@@ -652,6 +653,19 @@ class ModuleList(Module):
 
     def insert(self, index, module):
         return Sequential.insert(self, index, module)
+
+    def __repr__(self):
+        """As PyTorch prints it: a run of equal modules on one line, "(0-1): 2 x Linear(...)"."""
+        runs = []           # [first index, last index, repr]
+        for i, m in enumerate(self):
+            if runs and repr(m) == runs[-1][2]:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, repr(m)])
+        if not runs:
+            return f"{type(self).__name__}()"
+        lines = [_addindent(f"({a}): {r}" if a == b else f"({a}-{b}): {b - a + 1} x {r}", 2) for a, b, r in runs]
+        return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
 
 
 
