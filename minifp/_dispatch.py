@@ -22,7 +22,7 @@ from ._ops import OPS
 from ._rounding import round_to, widen
 from ._seams import SEAMS
 from ._state import STATE
-from ._tensor import Tensor, result_class, tensor
+from ._tensor import CPU, Tensor, result_class, tensor
 
 __all__ = ["apply", "cast", "cast_in_mode", "Node", "CAST"]
 
@@ -95,7 +95,7 @@ def _operand(a, name):
 def _place(tensors):
     """(the device all the tensors live on, the module of their arrays: NumPy, or CuPy for a GPU's). 0-d tensors may
     come from the host, as in PyTorch."""
-    device, xp = tensors[0].device if tensors else "cpu", np
+    device, xp = tensors[0].device if tensors else CPU, np
     for t in tensors:
         if type(t._data) is not np.ndarray:
             xp = array_module(*[t._data for t in tensors])

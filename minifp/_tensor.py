@@ -66,7 +66,7 @@ class Tensor:
         self._data, self.fmt, self._node, self.requires_grad, self.grad, self.name = data, fmt, None, requires_grad, \
             None, None
         self._float32 = None
-        self.device = _PLACES[device] if device else device_of(data)
+        self.device = place(device) if device else device_of(data)
         if WATCHED and self.device in WATCHED:
             _note_storage(data, self.device)
 
@@ -76,7 +76,7 @@ class Tensor:
         t = cls.__new__(cls)
         t._data, t.fmt, t._node, t.requires_grad, t.grad, t.name, t._float32 = data, fmt, node, requires_grad, None, \
             None, None
-        t.device = _PLACES[device] if device else device_of(data)
+        t.device = device or device_of(data)        # (a Place: the engine hands on tensors' own, make() checks others)
         if WATCHED and t.device in WATCHED:       # (torch.cuda's memory statistics: see _memory.py)
             _note_storage(data, t.device)
         return t

@@ -119,7 +119,7 @@ def make(cls, data, fmt, requires_grad=False, device=None):
     an array of fmt's storage dtype holding only fmt's values (checked), or of integers or bools for fmt None."""
     fmt = None if fmt is None else as_format(fmt)
     check_storage(data, fmt)
-    return cls._wrap(data, fmt, bool(requires_grad), None, device)
+    return cls._wrap(data, fmt, bool(requires_grad), None, device and place(device))
 
 
 def rewrap(t, cls):
