@@ -99,15 +99,27 @@ def test_the_torch_guides_train_step_with_zero_grad():
         model = model_class(inputs, layers.Dense(1, kernel_initializer="ones")(inputs))
         model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse", metrics=["mae"])
         x = np.linspace(-1, 1, 32, dtype="float32").reshape(8, 4)
-        return model.fit(x, x.sum(1, keepdims=True) * 0.5, epochs=3, batch_size=8, verbose=0).history
+        # (unshuffled: a shuffle draws from the global stream, and the batch's order changes the float32 sums' last bit)
+        return model.fit(x, x.sum(1, keepdims=True) * 0.5, epochs=3, batch_size=8, shuffle=False, verbose=0).history
 
     # Without zero_grad the gradients would pile up across steps and the losses part from fit's own train_step's.
-    # (The mae's last bit can differ by the tests run before this one in the process: noticed, not yet explained.)
     custom, builtin = history(CustomModel), history(keras.Model)
-    assert custom["loss"] == builtin["loss"]
-    np.testing.assert_allclose(custom["mae"], builtin["mae"], rtol=2e-7)
+    assert custom["loss"] == builtin["loss"] and custom["mae"] == builtin["mae"]
     model = keras.Sequential([keras.Input((2,)), layers.Dense(1)])
     model(np.ones((1, 2), "float32")).sum().backward()
     assert all(v.grad is not None for v in model.trainable_weights)
     model.zero_grad()
     assert all(v.grad is None for v in model.trainable_weights)
+
+
+def test_floor_division_and_remainder_keep_keras_dtypes():
+    i = keras.ops.convert_to_tensor(np.array([1, 2, 7], "int32"))
+    f = keras.ops.convert_to_tensor(np.array([1.0, 2.0, 7.5], "float32"))
+    assert (i // 2).dtype == "int32" and (i // 2).numpy().tolist() == [0, 1, 3]
+    assert (7 // i).numpy().tolist() == [7, 3, 1] and (f % 2).numpy().tolist() == [1.0, 0.0, 1.5]
+
+
+def test_utils_clear_session_restarts_the_names():
+    keras.layers.Dense(2), keras.layers.Dense(2)
+    keras.utils.clear_session()
+    assert keras.layers.Dense(2).name == "dense"

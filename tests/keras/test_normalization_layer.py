@@ -67,3 +67,13 @@ def test_an_adapted_layer_saves_and_loads_its_statistics(tmp_path):
     other = keras.Sequential([keras.Input((3,)), keras.layers.Normalization(), keras.layers.Dense(1)])
     other.load_weights(tmp_path / "n.weights.h5")
     assert np.array_equal(other.predict(x, verbose=0), model.predict(x, verbose=0))
+
+
+def test_the_mean_and_variance_read_as_keras_exposes_them():
+    layer = keras.layers.Normalization(axis=-1)
+    assert layer.mean is None                               # unbuilt, as in Keras
+    layer.adapt(cases.DOC)
+    assert np.asarray(layer.mean).tolist() == [[1.0, 8.0, 5.0]] and np.asarray(layer.variance).tolist() == [[1.0] * 3]
+    given = keras.layers.Normalization(mean=3.0, variance=2.0)
+    given.build((None, 2))
+    assert np.asarray(given.mean).tolist() == [[3.0, 3.0]] and not given.weights

@@ -936,14 +936,21 @@ class Normalization(Layer):
             mean = new_mean
         return mean, var
 
+    def _statistic(self, k):
+        """The mean (k 0) or variance (1) in the input's broadcast shape and the compute dtype; None unbuilt."""
+        if not self.built:
+            return None
+        if self.input_mean is not None:
+            return convert_to_tensor(self._given[k], dtype=self.compute_dtype)
+        v = (self.adapt_mean, self.adapt_variance)[k]
+        return convert_to_tensor(apply("reshape", v.value, shape=self._broadcast_shape), dtype=self.compute_dtype)
+
+    mean = property(lambda self: self._statistic(0), doc="The mean, as the layer applies it (Keras's attribute).")
+    variance = property(lambda self: self._statistic(1), doc="The variance, likewise.")
+
     def call(self, inputs):
         x = convert_to_tensor(inputs, dtype=self.compute_dtype)
-        if self.input_mean is not None:
-            mean, variance = (convert_to_tensor(v, dtype=self.compute_dtype) for v in self._given)
-        else:
-            mean, variance = (convert_to_tensor(apply("reshape", v.value, shape=self._broadcast_shape),
-                                                dtype=self.compute_dtype)
-                              for v in (self.adapt_mean, self.adapt_variance))
+        mean, variance = self.mean, self.variance
         scale = apply("maximum", apply("sqrt", variance), backend.epsilon())
         if self.invert:
             return apply("add", mean, apply("mul", x, scale))
