@@ -670,8 +670,8 @@ class LearningRateScheduler(Callback):
 class ModelCheckpoint(MonitorCallback):
     """Save the weights after each epoch (or every save_freq batches), optionally only when the monitor improves.
 
-    minifp saves weights only: save_weights_only=True with a path ending in ".weights.h5" (Keras's rule);
-    save_weights_only=False (a whole .keras model) is refused when the callback is made.
+    save_weights_only=True writes a `.weights.h5` file, otherwise the whole model goes to a `.keras` file (Keras's
+    rules for the path; Keras's legacy whole-model `.h5` is refused when the callback is made).
     """
 
     _print_finished = True  # verbose: Keras 3 also says "finished saving model to ..." after each save
@@ -685,12 +685,16 @@ class ModelCheckpoint(MonitorCallback):
         if save_freq != "epoch" and not isinstance(save_freq, int):
             raise ValueError(f"Unrecognized save_freq: {save_freq}. Expected save_freq are 'epoch' or integer "
                              f"values")
-        if not save_weights_only:
-            raise ValueError("ModelCheckpoint: minifp saves weights only; pass save_weights_only=True and a filepath "
-                             f"ending in `.weights.h5`. Received: save_weights_only=False, filepath={self.filepath}")
-        if not self.filepath.endswith(".weights.h5"):
+        if save_weights_only and not self.filepath.endswith(".weights.h5"):
             raise ValueError("When using `save_weights_only=True` in `ModelCheckpoint`, the filepath provided must "
                              f"end in `.weights.h5` (Keras weights format). Received: filepath={self.filepath}")
+        if not save_weights_only and self.filepath.endswith(".h5"):
+            # Keras accepts .h5 here for its legacy whole-model HDF5 format, which minifp does not write
+            raise ValueError("ModelCheckpoint: minifp saves whole models in the `.keras` format only (not legacy "
+                             f"`.h5`). Received: filepath={self.filepath}")
+        if not save_weights_only and not self.filepath.endswith(".keras"):
+            raise ValueError(f"The filepath provided must end in `.keras` (Keras model format). Received: "
+                             f"filepath={self.filepath}")
 
     def on_train_batch_end(self, batch, logs=None):
         if self._should_save_on_batch(batch):
@@ -748,7 +752,10 @@ class ModelCheckpoint(MonitorCallback):
             dirname = os.path.dirname(filepath)
             if dirname:
                 os.makedirs(dirname, exist_ok=True)
-            self.model.save_weights(filepath)
+            if self.save_weights_only:
+                self.model.save_weights(filepath)
+            else:
+                self.model.save(filepath, overwrite=True)
             if self.verbose > 0 and self._print_finished:
                 _print(f"\nEpoch {epoch + 1}: finished saving model to {filepath}")
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..engine import atomic_file, Tensor as _EngineTensor
 
-__all__ = ["load_weights", "save_weights"]
+__all__ = ["load_weights", "save_weights", "save_model", "load_model"]   # (read_weights, write_weights: for saving_keras)
 
 _SUFFIX = ".weights.h5"
 _HDF5_NATIVE = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
@@ -229,9 +229,17 @@ def save_weights(model, filepath, overwrite=True):
     if os.path.exists(path) and not overwrite and not _ask_to_overwrite(path):
         return
     _check_built(model, "saving")
+    with atomic_file(path) as f:
+        write_weights(model, f)
+
+
+def write_weights(model, fileobj, extra=()):
+    """The model's weights in the `.weights.h5` layout, written to an open binary file (or BytesIO); extra:
+    more (group path, name, variables) groups, such as a `.keras` file's optimizer."""
     h5py = _h5py()
     plan = [(path_, layer.name, [_stored(v) for v in _own_variables(layer)]) for path_, layer in _entries(model)]
-    with atomic_file(path) as f, h5py.File(f, "w") as h5:
+    plan += [(path_, name, [_stored(v) for v in variables]) for path_, name, variables in extra]
+    with h5py.File(fileobj, "w") as h5:
         for group_path, name, arrays in plan:
             _write_group(h5, group_path, name, arrays)
 
@@ -276,13 +284,19 @@ def load_weights(model, filepath, skip_mismatch=False):
     if not isinstance(skip_mismatch, bool):
         raise TypeError(f"load_weights(): skip_mismatch must be True or False, got {skip_mismatch!r}")
     _check_built(model, "loading weights into")
-    h5py = _h5py()
+    _h5py()
     if not os.path.isfile(path):
         raise FileNotFoundError(f"load_weights(): no such file: {path!r}")
+    read_weights(model, path, skip_mismatch, where=repr(path))
+
+
+def read_weights(model, file, skip_mismatch=False, where="the weights"):
+    """Weights in the `.weights.h5` layout from a path or an open binary file into the model, all checked first."""
+    h5py = _h5py()
     try:
-        h5 = h5py.File(path, "r")
+        h5 = h5py.File(file, "r")
     except OSError as e:
-        raise ValueError(f"load_weights(): {path!r} is not an HDF5 file ({e})") from None
+        raise ValueError(f"load_weights(): {where} is not an HDF5 file ({e})") from None
     plan, errors = [], {}
     with h5:
         for group_path, layer in _entries(model):
@@ -372,6 +386,7 @@ def _report(errors, warn_only):
     else:
         raise ValueError(message)
 
+from .saving_keras import load_model, save_model  # noqa: E402  (it reads and writes weights with this module)
 from ._missing import missing as _missing  # noqa: E402
 
 __getattr__ = _missing("minifp.keras.saving")

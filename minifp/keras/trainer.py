@@ -303,8 +303,9 @@ class Trainer:
         if weighted_metrics is not None and not isinstance(weighted_metrics, (list, tuple, dict)):
             raise ValueError(f"Expected `weighted_metrics` argument to be a list, tuple, or dict. Received instead: "
                              f"weighted_metrics={weighted_metrics} of type {type(weighted_metrics)}")
-        loss_fn = _resolve_loss(loss, loss_weights, self._tf_keras) if loss is not None else None
-        compile_metrics = _CompileMetrics(metrics, weighted_metrics) if metrics is not None \
+        output_names = getattr(self, "output_names", None)
+        loss_fn = _CompileLoss(loss, loss_weights, output_names, self._tf_keras) if loss is not None else None
+        compile_metrics = _CompileMetrics(metrics, weighted_metrics, output_names) if metrics is not None \
             or weighted_metrics is not None else None
         opt = optimizer if _is_tf_keras_lso(optimizer) else optimizers_module.get(optimizer)
         if auto_scale_loss and self._policy_name() == "mixed_float16" and opt is not None \
@@ -343,9 +344,14 @@ class Trainer:
 
     @property
     def metrics(self):
-        """The loss tracker, then compile()'s metrics as one "compile_metrics" entry, as Keras 3 lists them."""
+        """The loss tracker, compile()'s metrics as one "compile_metrics" entry, then each output's loss tracker
+        (several outputs), as Keras 3 lists them."""
         found = [self._loss_tracker] if self.compiled and self._loss_tracker is not None else []
-        return found + ([self._compile_metrics] if self._compile_metrics is not None else [])
+        found += [self._compile_metrics] if self._compile_metrics is not None else []
+        return found + self._output_loss_trackers()
+
+    def _output_loss_trackers(self):
+        return list(getattr(self._compile_loss, "metrics", None) or [])
 
     @property
     def metrics_names(self):
@@ -598,7 +604,8 @@ class Trainer:
 
     def _flatten_metrics_in_order(self, logs):
         """logs as a list: the loss, compile()'s metrics in their order, other keys sorted; one value alone."""
-        names = [m.name for m in [self._loss_tracker] + self._compiled_metric_objects() if m is not None]
+        names = [m.name for m in [self._loss_tracker] + self._compiled_metric_objects()
+                 + self._output_loss_trackers() if m is not None]
         results = [logs[n] for n in names if n in logs] + [logs[k] for k in sorted(logs) if k not in names]
         return results[0] if len(results) == 1 else results
 
@@ -836,82 +843,220 @@ def _takes_name(cls):
 
 
 class _WeightedLoss:
-    """The compiled loss of a single-output model: loss(y, y_pred, sample_weight) times its weight; the Loss
-    object is made at the first batch (keras.losses.resolve: "crossentropy" needs the shapes)."""
+    """One output's loss: loss(y, y_pred, sample_weight) times its weight; the Loss object is made at the first
+    batch (keras.losses.resolve: "crossentropy" needs the shapes)."""
 
     def __init__(self, identifier, weight=None, tf_keras=False):
         self.identifier, self.weight, self.fn, self.tf_keras = identifier, weight, None, tf_keras
 
-    def __call__(self, y, y_pred, sample_weight=None):
-        if isinstance(y_pred, (list, tuple)) and len(y_pred) == 1:
-            y_pred = y_pred[0]
-        if isinstance(y, (list, tuple)) and len(y) == 1:
-            y = y[0]
+    def unweighted(self, y, y_pred, sample_weight=None):
+        """The loss before its weight, as a float32 scalar (Keras casts each output's loss to float32)."""
         if self.fn is None:
             from . import losses as losses_module
             self.fn = losses_module.resolve(self.identifier, y, y_pred, tf_keras=self.tf_keras)
         loss = self.fn(y, y_pred) if sample_weight is None else self.fn(y, y_pred, sample_weight=sample_weight)
+        if isinstance(loss, _EngineTensor) and loss.fmt is not None and loss.fmt != float32:
+            loss = apply("cast", loss, _out=float32)
+        return loss
+
+    def weighted(self, loss):
         return loss if self.weight is None else loss * float(self.weight)
 
+    def __call__(self, y, y_pred, sample_weight=None):
+        return self.weighted(self.unweighted(y, y_pred, sample_weight))
 
-def _resolve_loss(loss, loss_weights, tf_keras=False):
-    """compile()'s loss: a name, a Loss object or a callable (one output; a list/dict of one is accepted)."""
-    from . import losses as losses_module
-    if isinstance(loss, dict):
+
+def _outputs(y_pred, output_names):
+    """The model's outputs as (names, flat list): a dict by the model's output names when its keys are exactly
+    them, else by its sorted keys (Keras's rule); a list or tuple in order; one tensor alone."""
+    if isinstance(y_pred, dict):
+        names = list(output_names) if output_names and set(output_names) == set(y_pred) else sorted(y_pred)
+        return names, [y_pred[k] for k in names]
+    if isinstance(y_pred, (list, tuple)):
+        names = list(output_names) if output_names and len(output_names) == len(y_pred) else [None] * len(y_pred)
+        return names, list(y_pred)
+    return [None], [y_pred]
+
+
+def _star(struct):
+    """A structure with its leaves as '*' (how Keras's errors show y_true and y_pred)."""
+    return _map(lambda _: "*", struct)
+
+
+def _align_y(y, y_pred, names):
+    """The targets as a flat list in the outputs' order: a dict by output name, a list or tuple by position."""
+    if isinstance(y, dict) and all(n is not None for n in names) and set(y) == set(names):
+        return [y[k] for k in names]
+    if isinstance(y, (list, tuple)) and len(y) == len(names) and not isinstance(y_pred, dict):
+        return list(y)
+    raise ValueError(f"y_true and y_pred have different structures.\ny_true: {_star(y)}\n"
+                     f"y_pred: {_star(y_pred)}\n")
+
+
+class _CompileLoss:
+    """Keras 3's CompileLoss: one loss per output (a dict by output name, a list by position, or one loss for
+    every output), each reduced as its Loss reduces it, cast to float32, weighted, and summed in output order;
+    with several losses, a Mean "<output>_loss" of each unweighted loss. Built at the first batch, as Keras's."""
+
+    def __init__(self, loss, loss_weights, output_names=None, tf_keras=False):
+        from . import losses as losses_module
+        if loss_weights is not None and not isinstance(loss_weights, (list, tuple, dict)) \
+                and not checks.is_number(loss_weights):
+            raise ValueError(f"Expected `loss_weights` argument to be a float (single output case) or a list, tuple, "
+                             f"or dict (multiple output case). Received instead: loss_weights={loss_weights} of "
+                             f"type {type(loss_weights)}")
+        for leaf in _leaves(loss):       # an unknown name fails in compile(), before anything changes
+            if str(leaf).lower() not in ("crossentropy", "ce"):
+                losses_module.get(leaf)
+        self.loss, self.loss_weights, self.output_names, self.tf_keras = loss, loss_weights, output_names, tf_keras
+        self.metrics, self._flat, self._names = [], None, None
+
+    def _build(self, y_pred):
+        names, preds = _outputs(y_pred, self.output_names)
+        if len(preds) == 1:
+            self._flat = [_single_loss(self.loss, self.loss_weights, self.tf_keras)]
+        else:
+            losses, weights = _per_output(self.loss, self.loss_weights, names)
+            self._flat = [None if l is None else _WeightedLoss(l, w, self.tf_keras) for l, w in zip(losses, weights)]
+        self._names = names
+        named = [(i, names[i] or _loss_name(l.identifier)) for i, l in enumerate(self._flat) if l is not None]
+        if len(named) > 1:
+            self.metrics = [Mean(name=f"{name}_loss") for _, name in named]
+
+    def __call__(self, y, y_pred, sample_weight=None):
+        if self._flat is None:
+            self._build(y_pred)
+        if len(self._flat) == 1:
+            unwrap = lambda s: s[0] if isinstance(s, (list, tuple)) and len(s) == 1 else s
+            return self._flat[0](unwrap(y), unwrap(y_pred), sample_weight)
+        _, preds = _outputs(y_pred, self._names)
+        ys = _align_y(y, y_pred, self._names)
+        trackers, values = iter(self.metrics), []       # no trackers when only one output has a loss
+        for fn, y_t, y_p in zip(self._flat, ys, preds):
+            if fn is None:
+                continue
+            value = fn.unweighted(y_t, y_p, sample_weight)
+            tracker = next(trackers, None)
+            if tracker is not None:
+                tracker.update_state(value, sample_weight=y_p.shape[0])     # unweighted, as Keras records it
+            values.append(fn.weighted(value))
+        total = values[0]
+        for value in values[1:]:
+            total = total + value
+        return total
+
+
+def _single_loss(loss, loss_weights, tf_keras):
+    """The loss of a single-output model (a list/dict of one is accepted, as are its weights)."""
+    if isinstance(loss, (dict, list, tuple)):
         if len(loss) != 1:
-            raise ValueError("compile(): minifp supports one loss (one output); got a dict of "
-                             f"{len(loss)} losses: {list(loss)}")
-        loss = next(iter(loss.values()))
-    if isinstance(loss, (list, tuple)):
-        if len(loss) != 1:
-            raise ValueError(f"compile(): minifp supports one loss (one output); got a list of {len(loss)} losses")
-        loss = loss[0]
+            raise ValueError(f"`loss` must have one entry for a single-output model; got {len(loss)}: {loss!r}")
+        loss = next(iter(loss.values())) if isinstance(loss, dict) else loss[0]
     weight = loss_weights
-    if isinstance(weight, dict):
-        weight = next(iter(weight.values())) if len(weight) == 1 else weight
-    if isinstance(weight, (list, tuple)):
-        weight = weight[0] if len(weight) == 1 else weight
+    if isinstance(weight, (dict, list, tuple)) and len(weight) == 1:
+        weight = next(iter(weight.values())) if isinstance(weight, dict) else weight[0]
     if weight is not None and not checks.is_number(weight):
-        raise ValueError(f"compile(): loss_weights must be a number (or a list/dict of one) for a single-output "
-                         f"model, got {loss_weights!r}")
-    if str(loss).lower() not in ("crossentropy", "ce"):
-        losses_module.get(loss)             # an unknown name fails in compile(), before anything changes
+        raise ValueError(f"`loss_weights` must be a number (or a list/dict of one) for a single-output model, "
+                         f"got {loss_weights!r}")
     return _WeightedLoss(loss, weight, tf_keras)
+
+
+def _per_output(loss, loss_weights, names):
+    """(losses, weights) as lists in output order, by Keras's CompileLoss.build rules."""
+    n = len(names)
+    if isinstance(loss, dict):
+        if set(loss) != set(names):
+            raise ValueError(f"Expected keys {names} in loss dict, but found loss.keys()={list(loss.keys())}")
+        losses = [loss[k] for k in names]
+        if isinstance(loss_weights, dict):
+            loss_weights = [loss_weights[k] for k in names]
+    elif isinstance(loss, (list, tuple)):
+        if len(loss) > n:
+            raise KeyError(f"The path: ({n},) in the `loss` argument, can't be found in either the model's output "
+                           f"(`y_pred`) or in the labels (`y_true`).")
+        losses = list(loss) + [None] * (n - len(loss))     # Keras leaves the outputs past a short list without one
+    else:
+        losses = [loss] * n
+    return losses, _per_output_weights(loss, loss_weights, losses)
+
+
+def _per_output_weights(loss, loss_weights, losses):
+    if loss_weights is None:
+        return [None] * len(losses)
+    given = 1 if not isinstance(loss, (dict, list, tuple)) else len(loss)
+    if not isinstance(loss_weights, (dict, list, tuple)):
+        flat = [loss_weights]
+    else:
+        flat = [loss_weights[k] for k in sorted(loss_weights)] if isinstance(loss_weights, dict) \
+            else list(loss_weights)
+    if len(flat) != given:
+        raise ValueError(f"`loss_weights` must match the number of losses, got {given} losses and "
+                         f"{len(flat)} weights.")
+    return flat * len(losses) if given == 1 else flat + [None] * (len(losses) - len(flat))
+
+
+def _loss_name(identifier):
+    """The name Keras gives a loss with no output name: its Loss object's name, else the function's."""
+    return getattr(identifier, "name", None) or getattr(identifier, "__name__", None) or str(identifier)
 
 
 class _CompileMetrics:
     """compile()'s metrics and weighted_metrics as Keras 3's one "compile_metrics" entry of model.metrics; the
-    objects are made at the first batch, when y and y_pred show which accuracy is meant."""
+    objects are made at the first batch, when y and y_pred show which accuracy is meant. With several outputs,
+    metrics are a list per output or a dict by output name, and each result is named "<output>_<metric>"."""
 
     name = "compile_metrics"
 
-    def __init__(self, metrics, weighted_metrics):
-        self._specs = [(m, False) for m in _metric_specs(metrics)] + \
-            [(m, True) for m in _metric_specs(weighted_metrics)]
-        self._built = None
+    def __init__(self, metrics, weighted_metrics, output_names=None):
+        self._user = (metrics, weighted_metrics)
+        self.output_names = output_names
+        self._built = None          # [(output name or None, metric, weighted, output index)]
+        self._names = None
 
     @property
     def metrics(self):
-        return [m for m, _ in self._built or []]
+        return [m for _, m, _, _ in self._built or []]
+
+    def _build(self, y, y_pred):
+        names, preds = _outputs(y_pred, self.output_names)
+        self._names = names
+        ys = [y] if len(preds) == 1 else _align_y(y, y_pred, names)
+        built = []
+        for spec, weighted, argument in ((self._user[0], False, "metrics"),
+                                         (self._user[1], True, "weighted_metrics")):
+            if len(preds) == 1:
+                per_output = [_metric_specs(spec)]
+            else:
+                per_output = _metrics_per_output(spec, names, y_pred, self.output_names, argument)
+            for i, specs in enumerate(per_output):
+                name = names[i] if len(preds) > 1 else None
+                built += [(name, _resolve_metric(s, ys[i], preds[i]), weighted, i) for s in specs]
+        self._built = built
 
     def update_state(self, y, y_pred, sample_weight=None):
         if self._built is None:
-            self._built = [(_resolve_metric(spec, y, y_pred), weighted) for spec, weighted in self._specs]
-        for metric, weighted in self._built:
-            metric.update_state(y, y_pred, sample_weight=sample_weight if weighted else None)
+            self._build(y, y_pred)
+        if len(self._names) == 1:
+            ys, preds = [y], [y_pred]
+        else:
+            preds, ys = _outputs(y_pred, self._names)[1], _align_y(y, y_pred, self._names)
+        for _, metric, weighted, i in self._built:
+            metric.update_state(ys[i], preds[i], sample_weight=sample_weight if weighted else None)
 
     def reset_state(self):
         for metric in self.metrics:
             metric.reset_state()
 
     def result(self):
-        """{name: result}; a name already given is numbered as Keras 3's CompileMetrics.result numbers it (auc,
-        auc_1, ...; a weighted metric's becomes weighted_<name>, then weighted_<name>_1, ...)."""
+        """{name: result}, "<output>_" before each name with several outputs; a name already given is numbered
+        as Keras 3's CompileMetrics.result numbers it (auc, auc_1, ...; a weighted metric's becomes
+        weighted_<name>, then weighted_<name>_1, ...)."""
         results, given = {}, {}
-        for metric, weighted in self._built or []:
-            name = metric.name
+        for output, metric, weighted, _ in self._built or []:     # built in Keras's order: metrics, then weighted
+            prefix = f"{output}_" if output else ""
+            name = prefix + metric.name
             if name in given and weighted:
-                name = f"weighted_{name}"
+                name = f"{prefix}weighted_{metric.name}"
             if name in given:
                 given[name] += 1
                 name = f"{name}_{given[name] - 1}"
@@ -921,15 +1066,31 @@ class _CompileMetrics:
         return results
 
 
+def _metrics_per_output(metrics, names, y_pred, model_output_names, argument):
+    """A multi-output model's metrics as one list of identifiers per output (Keras's CompileMetrics rules)."""
+    if not metrics:
+        return [[] for _ in names]
+    if isinstance(metrics, (list, tuple)) and len(metrics) == len(names):
+        flat = list(metrics)
+    elif isinstance(metrics, dict) and all(n is not None for n in names) and set(metrics) <= set(names):
+        flat = [metrics.get(n) for n in names]
+    else:
+        problem = f"Node arity mismatch; expected {len(names)}, but got {len(metrics)}." \
+            if isinstance(metrics, (list, tuple)) else f"Invalid keys {sorted(metrics)} for outputs {names}."
+        should = f"either be a dict or a list matching the output names of the functional model " \
+            f"{model_output_names} or match" if model_output_names else "match"
+        raise ValueError(f"{problem}\nInvalid `{argument}`. `{argument}` should contain metrics objects and "
+                         f"{should} the output structure of the model: {_map(lambda _: 'X', y_pred)}.\n"
+                         f"Received: {argument}={metrics}")
+    return [[] if m is None else list(m) if isinstance(m, (list, tuple)) else [m] for m in flat]
+
+
 def _metric_specs(metrics):
-    """compile()'s metrics as a flat list of identifiers (a dict of one output's metrics is accepted)."""
+    """A single-output model's metrics as a flat list of identifiers (a dict of one output's is accepted)."""
     if metrics is None:
         return []
     if isinstance(metrics, dict):
-        if len(metrics) != 1:
-            raise ValueError(f"compile(): minifp supports metrics for one output; got a dict for {list(metrics)}")
-        metrics = next(iter(metrics.values()))
-        metrics = metrics if isinstance(metrics, (list, tuple)) else [metrics]
+        metrics = [m for v in metrics.values() for m in (v if isinstance(v, (list, tuple)) else [v])]
     specs = []
     for m in metrics:
         if m is None:

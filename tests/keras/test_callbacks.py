@@ -133,8 +133,11 @@ def test_model_checkpoint_saves_formatted_paths_only_on_improvement(tmp_path):
 
 
 def test_model_checkpoint_path_rules():
-    with pytest.raises(ValueError, match="minifp saves weights only; pass save_weights_only=True"):
-        C.ModelCheckpoint("m.keras")
+    C.ModelCheckpoint("m.keras")                 # a whole model (see tests/keras/test_keras_files.py)
+    with pytest.raises(ValueError, match=r"The filepath provided must end in `.keras`"):
+        C.ModelCheckpoint("m.weights")
+    with pytest.raises(ValueError, match=r"`.keras` format only \(not legacy `.h5`\)"):
+        C.ModelCheckpoint("m.h5")
     with pytest.raises(ValueError, match=r"the filepath provided must end in `.weights.h5`"):
         C.ModelCheckpoint("m.h5", save_weights_only=True)
     with pytest.raises(ValueError, match="Unrecognized save_freq: batch"):

@@ -2,8 +2,9 @@
 from .functional import graph  # noqa: F401  (the graph helpers, for other modules)
 from .model import Functional, Model
 from .sequential import Sequential
+from ..saving import load_model, save_model
 
-__all__ = ["Model", "Sequential", "Functional"]
+__all__ = ["Model", "Sequential", "Functional", "load_model", "save_model"]
 
 from .._missing import missing as _missing  # noqa: E402
 

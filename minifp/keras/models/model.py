@@ -70,6 +70,11 @@ class Model(Trainer, Layer):
         from .. import saving
         saving.save_weights(self, filepath, overwrite=overwrite)
 
+    def save(self, filepath, overwrite=True, zipped=None, **kwargs):
+        """Write the whole model to a `.keras` file that Keras 3 loads (minifp.keras.saving.save_model)."""
+        from .. import saving
+        saving.save_model(self, filepath, overwrite=overwrite, zipped=zipped, **kwargs)
+
     def load_weights(self, filepath, skip_mismatch=False):
         """Read weights saved by Keras 3 or minifp (`.weights.h5`); nothing changes unless all of them fit."""
         from .. import saving
@@ -126,6 +131,7 @@ class Functional(Model):
                                  f"including invalid value {t} of type {type(t)}")
         self._inputs_struct, self._outputs_struct = inputs, outputs
         self.inputs, self.outputs = _flatten(inputs), _flatten(outputs)
+        self.output_names = [t._keras_history[0].name for t in self.outputs]     # compile()'s per-output names
         functional.check_connected(self.inputs, outputs)
         self._nodes, operations = functional.graph(self.inputs, self.outputs)
         object.__setattr__(self, "_operations", operations)     # ops on KerasTensors too: the summary's rows
@@ -162,3 +168,14 @@ class Functional(Model):
 
     def compute_output_shape(self, input_shape):
         return self.output_shape
+
+    def get_config(self):
+        """Keras 3's config: the layers with their inbound nodes, the input and output layers."""
+        from ..saving_keras import functional_config
+        return functional_config(self)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """The functional model a get_config() describes (built-in layers, or custom_objects)."""
+        from ..saving_keras import model_from_config
+        return model_from_config({"class_name": "Functional", "config": config}, custom_objects)

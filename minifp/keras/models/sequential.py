@@ -112,5 +112,12 @@ class Sequential(Model):
         return self.output_shape
 
     def get_config(self):
-        return {"name": self.name, "trainable": self.trainable,
-                "layers": [{"class_name": type(l).__name__, "config": l.get_config()} for l in self._layers]}
+        """Keras 3's config: each layer serialized in full (InputLayer first) and build_input_shape."""
+        from ..saving_keras import sequential_config
+        return sequential_config(self)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """The Sequential model a get_config() (or a `.keras` file's config) describes; built-in layers only."""
+        from ..saving_keras import model_from_config
+        return model_from_config({"class_name": "Sequential", "config": config}, custom_objects)
