@@ -4,7 +4,7 @@ from .core import (Activation, Add, Concatenate, Dense, Dropout, Embedding, Flat
 from .layer import InputSpec, KerasTensor, Layer, Variable
 from .attention import MultiHeadAttention
 from .convolutional import Conv2D, Convolution2D, DepthwiseConv2D, SeparableConv2D
-from .normalization import BatchNormalization
+from .normalization import BatchNormalization, GroupNormalization
 from .pooling import (AveragePooling2D, AvgPool2D, GlobalAveragePooling2D, GlobalAvgPool2D, GlobalMaxPool2D,
                       GlobalMaxPooling2D, MaxPool2D, MaxPooling2D)
 from .reshaping import ZeroPadding2D
@@ -20,6 +20,9 @@ from .pooling import GlobalAveragePooling1D, GlobalAvgPool1D, GlobalMaxPool1D, G
     MaxPooling1D
 from .reshaping import Cropping2D, UpSampling2D
 from .masking import Masking
+from .simple import (CategoryEncoding, Cropping1D, GaussianDropout, GaussianNoise, Identity, Permute, RepeatVector,
+                     UpSampling1D, ZeroPadding1D)
+from .pooling import AveragePooling1D, AvgPool1D
 
 __all__ = ["Activation", "Add", "Concatenate", "Dense", "Dropout", "Embedding", "Flatten", "Input", "InputLayer",
            "InputSpec", "KerasTensor", "Lambda", "Layer", "LayerNormalization", "ReLU", "Reshape", "Variable",
@@ -38,6 +41,9 @@ __all__ += ["Subtract", "Average", "Maximum", "Minimum", "add", "multiply", "sub
             "concatenate"]
 
 __all__ += ["serialize", "deserialize", "Masking"]
+__all__ += ["Identity", "Permute", "RepeatVector", "ZeroPadding1D", "Cropping1D", "UpSampling1D", "GaussianNoise",
+            "GaussianDropout", "AveragePooling1D", "AvgPool1D", "GroupNormalization",
+            "CategoryEncoding"]
 
 _LAYERS = {name: obj for name, obj in globals().items() if isinstance(obj, type) and issubclass(obj, Layer)}
 

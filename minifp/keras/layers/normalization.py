@@ -1,4 +1,5 @@
-"""Keras 3's BatchNormalization: momentum 0.99, epsilon 1e-3, biased batch variance, statistics in float32.
+"""Keras 3's BatchNormalization and GroupNormalization (below). BatchNormalization: momentum 0.99, epsilon 1e-3,
+biased batch variance, statistics in float32.
 
 As Keras 3 does, the inputs are normalised in float32 whatever the compute dtype (float16 and bfloat16 inputs
 are widened first, exactly), gamma, beta and the moving statistics are read in their own dtype (never
@@ -10,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from ...engine import apply, update_running_stats
-from .. import initializers
+from .. import constraints, initializers, ops, regularizers
 from .layer import InputSpec, Layer, check_axis
 
-__all__ = ["BatchNormalization"]
+__all__ = ["BatchNormalization", "GroupNormalization"]
 
 
 class BatchNormalization(Layer):
@@ -106,3 +107,84 @@ class BatchNormalization(Layer):
                 "moving_mean_initializer": initializers.serialize(self.moving_mean_initializer),
                 "moving_variance_initializer": initializers.serialize(self.moving_variance_initializer),
                 "synchronized": False, "renorm": False, "renorm_clipping": None, "renorm_momentum": 0.99}
+
+
+class GroupNormalization(Layer):
+    """Normalise each group of channels along `axis` by its own mean and variance, then gamma * x + beta: Keras's
+    float32 steps (moments, rsqrt(variance + epsilon), x * inv + (beta - mean * inv)) as keras.ops, each rounded
+    once, and the result cast to the compute dtype."""
+
+    def __init__(self, groups=32, axis=-1, epsilon=1e-3, center=True, scale=True, beta_initializer="zeros",
+                 gamma_initializer="ones", beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
+                 gamma_constraint=None, **kwargs):
+        if not isinstance(groups, int) or (groups <= 0 and groups != -1):
+            raise ValueError("Received an invalid value for argument `groups`, expected a positive integer (or "
+                             f"`-1` for instance normalization). Received: groups={groups}")
+        super().__init__(**kwargs)
+        self.supports_masking = True
+        self.autocast = False
+        self.groups, self.axis, self.epsilon, self.center, self.scale = groups, axis, epsilon, center, scale
+        self.beta_initializer = initializers.get(beta_initializer)
+        self.gamma_initializer = initializers.get(gamma_initializer)
+        self.beta_regularizer = regularizers.get(beta_regularizer)
+        self.gamma_regularizer = regularizers.get(gamma_regularizer)
+        self.beta_constraint = constraints.get(beta_constraint)
+        self.gamma_constraint = constraints.get(gamma_constraint)
+
+    def build(self, input_shape):
+        dim = input_shape[self.axis]
+        if dim is None:
+            raise ValueError(f"Axis {self.axis} of input tensor should have a defined dimension but the layer "
+                             f"received an input with shape {input_shape}.")
+        if self.groups == -1:
+            self.groups = dim
+        if dim < self.groups:
+            raise ValueError(f"Number of groups ({self.groups}) cannot be more than the number of channels ({dim}).")
+        if dim % self.groups != 0:
+            raise ValueError(f"Number of groups ({self.groups}) must be a multiple of the number of channels "
+                             f"({dim}).")
+        self.input_spec = InputSpec(ndim=len(input_shape), axes={self.axis: dim})
+        self.gamma = self.add_weight(shape=(dim,), name="gamma", initializer=self.gamma_initializer,
+                                     regularizer=self.gamma_regularizer, constraint=self.gamma_constraint,
+                                     autocast=False) if self.scale else None
+        self.beta = self.add_weight(shape=(dim,), name="beta", initializer=self.beta_initializer,
+                                    regularizer=self.beta_regularizer, constraint=self.beta_constraint,
+                                    autocast=False) if self.center else None
+        self.built = True
+
+    def _group_shape(self, shape):
+        """shape with the channel axis split into (groups, channels // groups)."""
+        shape = list(shape)
+        axis = self.axis % len(shape)
+        return tuple(shape[:axis]) + (self.groups, shape[axis] // self.groups) + tuple(shape[axis + 1:])
+
+    def call(self, inputs):
+        shape = tuple(inputs.shape)
+        x = ops.cast(ops.reshape(inputs, self._group_shape(shape)), "float32")
+        axis = self.axis % len(shape)           # the groups' axis in x; every other but the batch is reduced
+        mean, variance = ops.moments(x, axes=[a for a in range(1, x.ndim) if a != axis], keepdims=True)
+        inv = ops.rsqrt(variance + self.epsilon)
+        broadcast = self._group_shape([n if a == axis else 1 for a, n in enumerate(shape)])
+        if self.scale:
+            inv = inv * ops.cast(ops.reshape(self.gamma, broadcast), "float32")
+        res = -mean * inv
+        if self.center:
+            res = res + ops.cast(ops.reshape(self.beta, broadcast), "float32")
+        out = ops.cast(x * inv + res, inputs.dtype)
+        return ops.cast(ops.reshape(out, shape), self.compute_dtype)
+
+    def compute_output_shape(self, input_shape):
+        if not -len(input_shape) <= self.axis < len(input_shape):
+            raise ValueError(f"Axis {self.axis} is out of bounds for input shape {input_shape}. "
+                             f"Received: axis={self.axis}")
+        return input_shape
+
+    def get_config(self):
+        return {**super().get_config(), "groups": self.groups, "axis": self.axis, "epsilon": self.epsilon,
+                "center": self.center, "scale": self.scale,
+                "beta_initializer": initializers.serialize(self.beta_initializer),
+                "gamma_initializer": initializers.serialize(self.gamma_initializer),
+                "beta_regularizer": regularizers.serialize(self.beta_regularizer),
+                "gamma_regularizer": regularizers.serialize(self.gamma_regularizer),
+                "beta_constraint": constraints.serialize(self.beta_constraint),
+                "gamma_constraint": constraints.serialize(self.gamma_constraint)}

@@ -1,5 +1,5 @@
 """Keras 3's pooling: MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D, and the 1-D
-MaxPooling1D (the 2-D op over a height of 1), GlobalAveragePooling1D, GlobalMaxPooling1D.
+MaxPooling1D and AveragePooling1D (the 2-D ops over a height of 1), GlobalAveragePooling1D, GlobalMaxPooling1D.
 
 "same" padding is TensorFlow's (the odd one at the end); max pooling pads with -inf, average pooling divides
 by the number of input values in each window (padding not counted), as TensorFlow's kernels do.
@@ -119,9 +119,10 @@ MaxPool2D, AvgPool2D, GlobalAvgPool2D, GlobalMaxPool2D = (MaxPooling2D, AverageP
                                                           GlobalMaxPooling2D)
 
 
-class MaxPooling1D(Layer):
-    """The maximum over each pool_size window of the steps axis (strides default to pool_size): max_pool2d
-    over a height of 1."""
+class _Pooling1D(Layer):
+    """Pooling over the steps axis as the 2-D op over a height of 1."""
+
+    _mode = "max"
 
     def __init__(self, pool_size=2, strides=None, padding="valid", data_format=None, name=None, **kwargs):
         super().__init__(name=name, **kwargs)
@@ -138,8 +139,10 @@ class MaxPooling1D(Layer):
         x = apply("reshape", inputs, shape=(n, 1) + tuple(inputs.shape[1:]) if last else
                   tuple(inputs.shape[:2]) + (1, steps))
         pads = spatial_padding(self.padding, (1, steps), (1,) + self.pool_size, (1,) + self.strides)
-        y = apply("max_pool2d", x, kernel_size=(1,) + self.pool_size, stride=(1,) + self.strides, padding=pads,
-                  layout="NHWC" if last else "NCHW")
+        window = dict(kernel_size=(1,) + self.pool_size, stride=(1,) + self.strides, padding=pads,
+                      layout="NHWC" if last else "NCHW")
+        y = (apply("max_pool2d", x, **window) if self._mode == "max" else
+             apply("avg_pool2d", x, count_include_pad=False, **window))
         return apply("reshape", y, shape=(n,) + (tuple(y.shape[2:]) if last else (y.shape[1], y.shape[3])))
 
     def compute_output_shape(self, input_shape):
@@ -150,6 +153,19 @@ class MaxPooling1D(Layer):
     def get_config(self):
         return {**super().get_config(), "pool_size": self.pool_size, "padding": self.padding,
                 "strides": self.strides, "data_format": self.data_format}
+
+
+class MaxPooling1D(_Pooling1D):
+    """The maximum over each pool_size window of the steps axis (strides default to pool_size)."""
+
+
+class AveragePooling1D(_Pooling1D):
+    """The mean over each pool_size window of the steps axis (padding not counted), accumulated in float32."""
+
+    _mode = "average"
+
+    def __init__(self, pool_size, strides=None, padding="valid", data_format=None, name=None, **kwargs):
+        super().__init__(pool_size, strides, padding, data_format, name, **kwargs)     # (no default pool_size)
 
 
 class _GlobalPooling1D(Layer):
@@ -205,6 +221,8 @@ class GlobalMaxPooling1D(_GlobalPooling1D):
     _op = "max"
 
 
-MaxPool1D, GlobalAvgPool1D, GlobalMaxPool1D = MaxPooling1D, GlobalAveragePooling1D, GlobalMaxPooling1D
-__all__ += ["MaxPooling1D", "GlobalAveragePooling1D", "GlobalMaxPooling1D", "MaxPool1D", "GlobalAvgPool1D",
+MaxPool1D, AvgPool1D, GlobalAvgPool1D, GlobalMaxPool1D = (MaxPooling1D, AveragePooling1D, GlobalAveragePooling1D,
+                                                          GlobalMaxPooling1D)
+__all__ += ["MaxPooling1D", "AveragePooling1D", "AvgPool1D",
+            "GlobalAveragePooling1D", "GlobalMaxPooling1D", "MaxPool1D", "GlobalAvgPool1D",
             "GlobalMaxPool1D"]
