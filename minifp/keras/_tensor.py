@@ -100,21 +100,10 @@ class Tensor(_EngineTensor):
         """A 0-d tensor formats as its number (TensorFlow hands the format to the NumPy value)."""
         return format(self.numpy()[()], spec) if self.ndim == 0 else super().__format__(spec)
 
-    # Keras's floor division and remainder, with its dtype rules (keras.ops, imported when first used)
-    __floordiv__ = lambda self, other: _ops().floor_divide(self, other)
-    __rfloordiv__ = lambda self, other: _ops().floor_divide(other, self)
-    __mod__ = lambda self, other: _ops().mod(self, other)
-    __rmod__ = lambda self, other: _ops().mod(other, self)
-
     def __repr__(self):
         vals = np.array2string(to_numpy(self.float32()) if self.fmt else to_numpy(storage(self)), precision=6,
                                separator=", ")
         return f"<Tensor shape={self.shape}, dtype={self.dtype}, numpy=\n{vals}>"
-
-
-def _ops():
-    from . import ops
-    return ops
 
 
 def is_tensor(x):

@@ -118,7 +118,7 @@ def mish(x):
 
 
 # Called on KerasTensors, an activation records a node of the functional graph
-from .layers.operation import symbolic as _symbolic  # noqa: E402
+from .ops._common import symbolic as _symbolic  # noqa: E402
 
 (relu, relu6, leaky_relu, elu, selu, sigmoid, hard_sigmoid, tanh, softmax, log_softmax, gelu, silu, softplus,
  softsign, exponential, mish, hard_silu) = [_symbolic(f) for f in (

@@ -18,7 +18,7 @@ import numpy as np
 from ..engine import make, new_stream, rng, round_to, storage, values, Tensor as _EngineTensor
 from . import backend, ops
 from ._tensor import Tensor, as_dtype, format_of
-from .layers import Variable, layer as _layer
+from .layers.layer import PROBING, Variable
 
 __all__ = ["SeedGenerator", "normal", "uniform", "truncated_normal", "randint", "categorical", "dropout", "shuffle",
            "gamma", "binomial", "beta"]
@@ -53,7 +53,7 @@ class SeedGenerator:
         jump to a near-unique pair below 933199 (the walk of Keras's global generator); not while a functional
         model works out its shapes."""
         now = storage(self.state).copy()
-        if _layer.PROBING[0]:
+        if PROBING[0]:
             return make(Tensor, now, None)
         # int32 arithmetic, wrapping where torch's does
         self.state.assign(now + np.array([0, 1], np.int32) if ordered else (now + 1) * np.int32(5387) % 933199)

@@ -20,9 +20,11 @@ import zipfile
 import numpy as np
 
 from ..engine import atomic_file
-from . import saving as _weights      # (saving imports this module last, for keras.saving's names)
+from . import _h5weights as _weights
 from .layers.layer import _INPUT_KWARGS, Layer as _Layer
 from ._version import __version__ as _keras_version
+
+MODELS = {}     # "Model", "Functional", "Sequential": the classes to rebuild, registered by keras.models
 
 __all__ = ["save_model", "load_model", "model_from_config", "serialize_layer", "sequential_config",
            "functional_config"]
@@ -65,7 +67,7 @@ def serialize_layer(layer):
     if getattr(layer, "_is_operation", False):
         raise ValueError(f"save_model(): minifp saves models made of layers; {layer.name!r} is a keras.ops "
                          f"operation. Wrap it in a layer")
-    from .models import Model
+    Model = MODELS["Model"]
     if isinstance(layer, Model):                # a model inside a model: as Keras writes a model
         return _model_entry(layer)
     entry = {"module": "keras.layers", "class_name": type(layer).__name__,
@@ -178,7 +180,7 @@ def _model_config(model):
 
 def _model_entry(model):
     """A Sequential or functional model serialized, without its compile config."""
-    from .models import Functional, Sequential
+    Functional, Sequential = MODELS["Functional"], MODELS["Sequential"]
     if isinstance(model, Sequential):
         entry = {"module": "keras", "class_name": "Sequential", "config": sequential_config(model),
                  "registered_name": None, "build_config": {"input_shape": list(model._layers[0].batch_shape)}}
@@ -380,7 +382,7 @@ def model_from_config(config, custom_objects=None):
     """A Sequential or functional model from its serialized form (config.json's), built-in layers only."""
     objects = dict(custom_objects or {})
     _refuse_code(config, True)
-    from .models import Sequential
+    Sequential = MODELS["Sequential"]
     name, inner = config.get("class_name"), config.get("config", {})
     if name in objects:             # a user's model class: minifp rebuilds Sequential and functional models only
         raise ValueError(f"load_model(): minifp rebuilds Sequential and functional models only; the file holds "
@@ -399,7 +401,7 @@ def model_from_config(config, custom_objects=None):
 def _functional_from_config(config, objects):
     """Keras's functional_from_config: make the layers, replay their nodes (deferring those whose inputs are not
     made yet), then Model(inputs, outputs)."""
-    from .models import Model
+    Model = MODELS["Model"]
     made, pending = {}, []          # (layer name, node index) -> that call's outputs, flat; calls to make
     for entry in config["layers"]:
         layer = _layer_from(entry, objects)

@@ -234,7 +234,7 @@ def test_filenames_and_atomic_save(tmp_path, monkeypatch):
     path = tmp_path / "m.keras"
     model.save(path)
     before = path.read_bytes()
-    from minifp.keras import saving
+    from minifp.keras import _h5weights as saving
 
     def fail(model, fileobj, extra=()):
         fileobj.write(b"partial")

@@ -8,7 +8,7 @@ import pytest
 h5py = pytest.importorskip("h5py")
 
 from minifp import keras  # noqa: E402
-from minifp.keras import saving  # noqa: E402
+from minifp.keras import _h5weights, saving  # noqa: E402
 
 FIXTURES = os.path.join(os.path.dirname(__file__), os.pardir, "fixtures", "keras", "weights")
 
@@ -143,8 +143,8 @@ def test_failed_save_leaves_the_previous_file(tmp_path, monkeypatch):
         if len(calls) == 2:                                    # midway: one group written, then a failure
             raise OSError("disk full")
         write(h5, group_path, name, arrays)
-    write = saving._write_group
-    monkeypatch.setattr(saving, "_write_group", failing)
+    write = _h5weights._write_group
+    monkeypatch.setattr(_h5weights, "_write_group", failing)
     with pytest.raises(OSError, match="disk full"):
         saving.save_weights(_mlp(seed=7), path)
     assert path.read_bytes() == before

@@ -67,3 +67,5 @@ def deserialize(config, custom_objects=None):
 from .._missing import missing as _missing  # noqa: E402
 
 __getattr__ = _missing("minifp.keras.layers")
+
+from . import operation  # noqa: E402,F401  (ops on KerasTensors become nodes of the functional graph)

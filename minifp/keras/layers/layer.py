@@ -135,7 +135,10 @@ def _values(x):
 
 
 class KerasTensor:
-    """A symbolic tensor of the functional API: a shape (None for unknown sizes), a dtype and its history."""
+    """A symbolic tensor of the functional API: a shape (None for unknown sizes), a dtype and its history; ops and
+    operators on it record nodes of the graph (layers/operation.py)."""
+
+    symbolic = True
 
     def __init__(self, shape, dtype="float32", name=None, sparse=False, ragged=False):
         self._shape = tuple(None if d is None else int(d) for d in shape)
@@ -158,42 +161,9 @@ class KerasTensor:
             return self._shape[0]
         raise TypeError("len() of a KerasTensor whose first dimension is unknown")
 
-    # Operators record ops of the functional graph (keras.ops under the names Keras gives them)
-    __add__ = lambda self, other: _ops().add(self, other)
-    __radd__ = lambda self, other: _ops().add(other, self)
-    __sub__ = lambda self, other: _ops().subtract(self, other)
-    __rsub__ = lambda self, other: _ops().subtract(other, self)
-    __mul__ = lambda self, other: _ops().multiply(self, other)
-    __rmul__ = lambda self, other: _ops().multiply(other, self)
-    __truediv__ = lambda self, other: _ops().true_divide(self, other)
-    __rtruediv__ = lambda self, other: _ops().true_divide(other, self)
-    __floordiv__ = lambda self, other: _ops().floor_divide(self, other)
-    __rfloordiv__ = lambda self, other: _ops().floor_divide(other, self)
-    __mod__ = lambda self, other: _ops().mod(self, other)
-    __rmod__ = lambda self, other: _ops().mod(other, self)
-    __pow__ = lambda self, other: _ops().power(self, other)
-    __rpow__ = lambda self, other: _ops().power(other, self)
-    __matmul__ = lambda self, other: _ops().matmul(self, other)
-    __rmatmul__ = lambda self, other: _ops().matmul(other, self)
-    __lt__ = lambda self, other: _ops().less(self, other)
-    __le__ = lambda self, other: _ops().less_equal(self, other)
-    __gt__ = lambda self, other: _ops().greater(self, other)
-    __ge__ = lambda self, other: _ops().greater_equal(self, other)
-    __and__ = lambda self, other: _ops().logical_and(self, other)
-    __or__ = lambda self, other: _ops().logical_or(self, other)
-    __neg__ = lambda self: _ops().negative(self)
-    __abs__ = lambda self: _ops().absolute(self)
-    __invert__ = lambda self: _ops().logical_not(self)
-    __getitem__ = lambda self, key: _ops().get_item(self, key)
-
     def __array__(self, *args, **kwargs):
         raise ValueError("A KerasTensor is symbolic: it's a placeholder for a shape and a dtype. It doesn't have "
                          "any actual numerical value. You cannot convert it to a NumPy array.")
-
-
-def _ops():
-    from .. import ops      # (keras.ops imports this module)
-    return ops
 
 
 def is_keras_tensor(x):

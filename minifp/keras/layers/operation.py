@@ -3,11 +3,10 @@ functional graph, as Keras 3's Operations are: listed in the summary under the o
 not in model.layers, without weights, replaying the op on the values when the model runs."""
 from __future__ import annotations
 
-import functools
-
+from ..ops import _common
 from .layer import _NULL, KerasTensor, Layer
 
-__all__ = ["Operation", "symbolic"]
+__all__ = ["Operation"]
 
 _CLASSES = {}       # op name -> its Operation subclass (named as Keras names the op's class)
 _CAMEL = {"relu": "ReLU", "relu6": "ReLU6"}     # where Keras's op class is not the name in CamelCase
@@ -46,21 +45,26 @@ def _class_of(name):
     return cls
 
 
-def _has_keras_tensor(args, kwargs):
-    """Whether a KerasTensor is among the arguments (or in a list or tuple of them): cheap for eager calls."""
-    for a in (*args, *kwargs.values()):
-        if isinstance(a, KerasTensor) or type(a) in (list, tuple) and any(isinstance(b, KerasTensor) for b in a):
-            return True
-    return False
+def _record(fn, name, args, kwargs):
+    """The Operation node of fn called on KerasTensors: its outputs' KerasTensors."""
+    return _class_of(name)(fn)(*args, **kwargs)
 
 
-def symbolic(fn, name=None):
-    """fn, which on KerasTensors records an Operation node (and gives its KerasTensors) instead of computing."""
-    op_name = name or fn.__name__
+_common.RECORD[0] = _record
 
-    @functools.wraps(fn)
-    def call(*args, **kwargs):
-        if _has_keras_tensor(args, kwargs):
-            return _class_of(op_name)(fn)(*args, **kwargs)
-        return fn(*args, **kwargs)
-    return call
+
+def _ops():
+    from .. import ops      # (keras.ops imports the layers it computes with)
+    return ops
+
+
+# Operators on KerasTensors are keras.ops under the names Keras gives them
+for _name, _op in {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
+                   "floordiv": "floor_divide", "mod": "mod", "pow": "power", "matmul": "matmul"}.items():
+    setattr(KerasTensor, f"__{_name}__", lambda self, other, _op=_op: getattr(_ops(), _op)(self, other))
+    setattr(KerasTensor, f"__r{_name}__", lambda self, other, _op=_op: getattr(_ops(), _op)(other, self))
+for _name, _op in {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal", "and": "logical_and",
+                   "or": "logical_or", "getitem": "get_item"}.items():
+    setattr(KerasTensor, f"__{_name}__", lambda self, other, _op=_op: getattr(_ops(), _op)(self, other))
+for _name, _op in {"neg": "negative", "abs": "absolute", "invert": "logical_not"}.items():
+    setattr(KerasTensor, f"__{_name}__", lambda self, _op=_op: getattr(_ops(), _op)(self))

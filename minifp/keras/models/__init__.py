@@ -2,7 +2,10 @@
 from .functional import graph  # noqa: F401  (the graph helpers, for other modules)
 from .model import Functional, Model
 from .sequential import Sequential
-from ..saving import load_model, save_model
+from .. import saving_keras
+from ..saving_keras import load_model, save_model
+
+saving_keras.MODELS.update(Model=Model, Functional=Functional, Sequential=Sequential)
 
 __all__ = ["Model", "Sequential", "Functional", "load_model", "save_model"]
 

@@ -8,7 +8,7 @@ core and math parts (and linalg's norm) live in nn.py, core.py and math.py, re-e
 from __future__ import annotations
 
 from ...engine import op_function, Tensor as _EngineTensor
-from .._tensor import _as_face, as_dtype, convert_to_tensor, format_of
+from .._tensor import Tensor as _Tensor, _as_face, as_dtype, convert_to_tensor, format_of
 
 from . import core, math, nn
 from .core import *  # noqa: F401,F403  (Keras 3's keras.ops.core)
@@ -46,12 +46,18 @@ from .numpy import *  # noqa: E402,F401,F403
 __all__ += [n for n in _numpy.__all__ if n not in __all__]
 
 # Called on KerasTensors, every op records a node of the functional graph (what is no op on tensors stays as it is)
-from ..layers.operation import symbolic as _symbolic  # noqa: E402
+from ._common import symbolic as _symbolic  # noqa: E402
 
 for _name in set(__all__) - {"shape", "ndim", "dtype", "size", "result_type", "is_tensor", "convert_to_numpy",
                              "convert_to_tensor", "cond", "fori_loop", "while_loop", "scan", "map", "vectorized_map",
                              "switch"}:
     globals()[_name] = _symbolic(globals()[_name], _name)
+
+# The face's tensors divide and take remainders as keras.ops do (Keras's dtype rules)
+_Tensor.__floordiv__ = lambda self, other: floor_divide(self, other)  # noqa: F405
+_Tensor.__rfloordiv__ = lambda self, other: floor_divide(other, self)  # noqa: F405
+_Tensor.__mod__ = lambda self, other: mod(self, other)  # noqa: F405
+_Tensor.__rmod__ = lambda self, other: mod(other, self)  # noqa: F405
 
 from .._missing import missing as _missing  # noqa: E402
 
