@@ -5,8 +5,8 @@ import math
 
 import numpy as np
 
-__all__ = ["LearningRateSchedule", "ExponentialDecay", "CosineDecay", "PiecewiseConstantDecay", "serialize",
-           "deserialize"]
+__all__ = ["LearningRateSchedule", "ExponentialDecay", "CosineDecay", "PiecewiseConstantDecay", "PolynomialDecay",
+           "InverseTimeDecay", "serialize", "deserialize"]
 
 _f32 = np.float32
 
@@ -110,7 +110,56 @@ class CosineDecay(LearningRateSchedule):
                 "warmup_steps": self.warmup_steps}
 
 
-_SCHEDULES = {cls.__name__: cls for cls in (ExponentialDecay, CosineDecay, PiecewiseConstantDecay)}
+class PolynomialDecay(LearningRateSchedule):
+    """From initial_learning_rate to end_learning_rate over decay_steps as (1 - step / decay_steps) ** power (cycle:
+    again over each next multiple of decay_steps)."""
+
+    def __init__(self, initial_learning_rate, decay_steps, end_learning_rate=0.0001, power=1.0, cycle=False,
+                 name="PolynomialDecay"):
+        super().__init__()
+        self.initial_learning_rate, self.decay_steps, self.end_learning_rate = (initial_learning_rate, decay_steps,
+                                                                                end_learning_rate)
+        self.power, self.cycle, self.name = power, cycle, name
+        _positive_steps(decay_steps)
+
+    def __call__(self, step):
+        initial, end, power = _f32(self.initial_learning_rate), _f32(self.end_learning_rate), _f32(self.power)
+        step, decay_steps = _f32(step), _f32(self.decay_steps)
+        if self.cycle:      # the first multiple of decay_steps past the step (1 at step 0)
+            decay_steps = decay_steps * (_f32(1.0) if step == 0 else np.ceil(step / decay_steps))
+        else:
+            step = np.minimum(step, decay_steps)
+        with np.errstate(all="ignore"):
+            return (initial - end) * (_f32(1) - step / decay_steps) ** power + end
+
+    def get_config(self):
+        return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
+                "end_learning_rate": self.end_learning_rate, "power": self.power, "cycle": self.cycle,
+                "name": self.name}
+
+
+class InverseTimeDecay(LearningRateSchedule):
+    """initial_learning_rate / (1 + decay_rate * step / decay_steps), the ratio floored when staircase."""
+
+    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name="InverseTimeDecay"):
+        super().__init__()
+        self.initial_learning_rate, self.decay_steps = initial_learning_rate, decay_steps
+        self.decay_rate, self.staircase, self.name = decay_rate, staircase, name
+        _positive_steps(decay_steps)
+
+    def __call__(self, step):
+        p = _f32(step) / _f32(self.decay_steps)
+        if self.staircase:
+            p = np.floor(p)
+        return _f32(self.initial_learning_rate) / (_f32(1) + _f32(self.decay_rate) * p)
+
+    def get_config(self):
+        return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
+                "decay_rate": self.decay_rate, "staircase": self.staircase, "name": self.name}
+
+
+_SCHEDULES = {cls.__name__: cls for cls in (ExponentialDecay, CosineDecay, PiecewiseConstantDecay, PolynomialDecay,
+                                            InverseTimeDecay)}
 
 
 def serialize(learning_rate_schedule):
