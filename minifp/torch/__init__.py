@@ -17,7 +17,7 @@ from ._tensor import (DTYPES as _DTYPES, Size, Tensor, arange, as_tensor, bfloat
 from ._functions import *  # noqa: F401,F403  (cat, stack, where, exp, sum, ... with PyTorch's signatures)
 from ._functions import __all__ as _function_names
 from ._methods import *  # noqa: F401,F403  (split, topk, tril, var, cumsum, ...: Tensor methods as functions)
-from ._methods import __all__ as _method_names
+from ._methods import __all__ as _method_names, watch_views as _watch_views
 from ._shapes import *  # noqa: F401,F403  (linspace, diagonal, roll, narrow, take, ...: shape and index ops)
 from ._shapes import __all__ as _shape_names
 from ._elementwise import *  # noqa: F401,F403  (atan2, fmax, bitwise_and, ...: the elementwise family)
@@ -67,5 +67,6 @@ __all__ += [name[6:] for name in install_names(_names.NAMES, {"torch": _sys.modu
             if name.startswith("torch.")]
 __all__ += list(_LEGACY_TYPES) + ["get_autocast_dtype", "is_autocast_enabled", "distributions"]
 del install_names, op_function, op_method
+_watch_views(Tensor)      # (after the ops' own methods are in place)
 __getattr__ = _missing("minifp.torch")
 _explain_missing_methods(Tensor)

@@ -20,7 +20,7 @@ __all__ = ["grad_fn"]
 _NAMES = {"cast": "ToCopy", "concatenate": "Cat", "reshape": "View", "matmul": "Mm", "nll_loss": "NllLoss",
           "mse_loss": "MseLoss", "layer_norm": "NativeLayerNorm", "batch_norm": "NativeBatchNorm",
           "conv2d": "Convolution", "max_pool2d": "MaxPool2DWithIndices", "broadcast_to": "Expand",
-          "vector_norm": "LinalgVectorNorm"}
+          "vector_norm": "LinalgVectorNorm", "setitem": "torch::autograd::CopySlices"}
 # Ops whose Python-number operands PyTorch wraps as tensors (an entry None in next_functions)
 _WRAPS_NUMBERS = {"add", "sub", "mul", "div"}
 _SHOWN = {}     # id(tensor) -> (a weak reference to it, what made it, its node): one node per tensor, as PyTorch's
@@ -87,7 +87,7 @@ def _made(t):
     name = _overload(op, name, inputs, params)
     kept = [a for a in inputs if not (isinstance(a, _EngineTensor) and a.fmt is None)     # (indices, conditions)
             and (a is None or isinstance(a, _EngineTensor) or op in _WRAPS_NUMBERS)]
-    return Node(name + ("" if name[-1].isdigit() else "Backward0"), tuple(kept))
+    return Node(name + ("" if name[-1].isdigit() or "::" in name else "Backward0"), tuple(kept))
 
 
 def _overload(op, name, inputs, params):

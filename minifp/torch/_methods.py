@@ -39,16 +39,22 @@ def _cast_refused(x, like):
 
 # -- assignment and in-place ops ---------------------------------------------------------------------------
 
-_ORIGINS = {}        # id(a .data alias) -> (a weak reference to it, the tensor whose values it shows)
+# id(an alias or a view) -> (a weak reference to it, the tensor it shows, where: None for an alias (.data, detach():
+# all of it), else the view's _Place in that tensor (PyTorch's views x[0], x.view(...), x.t(): NumPy views of x's
+# storage, found by their memory))
+_ORIGINS = {}
+
+
+def _alias_of(alias, origin, where=None):
+    key = id(alias)         # (tensors compare elementwise: no WeakKeyDictionary; the entry leaves with the alias)
+    _ORIGINS[key] = (weakref.ref(alias, lambda _, key=key: _ORIGINS.pop(key, None)), origin, where)
+    return alias
 
 
 def _detach(self):
     """The same values, cut from the graph (PyTorch's detach() and .data); in-place changes to it reach this
     tensor, as PyTorch's shared storage does."""
-    alias = _EngineTensor.detach(self)
-    key = id(alias)         # (tensors compare elementwise: no WeakKeyDictionary; the entry leaves with the alias)
-    _ORIGINS[key] = (weakref.ref(alias, lambda _, key=key: _ORIGINS.pop(key, None)), self)
-    return alias
+    return _alias_of(_EngineTensor.detach(self), self)
 
 
 def _set_data(self, new):
@@ -58,17 +64,99 @@ def _set_data(self, new):
     set_storage(self, storage(new), new.fmt, new.device)
 
 
-def _written(t):
-    """t's new values reach the tensors it is the .data of."""
+class _Place:
+    """Where a view's elements lie in its origin: worked out on the first write, from `flat()`, their flat
+    positions in an origin of `shape`."""
+
+    __slots__ = ("shape", "flat", "found")
+
+    def __init__(self, shape, flat):
+        self.shape, self.flat, self.found = shape, flat, None
+
+    def index(self):
+        """The index (a tuple of integer arrays) of the view's elements in the origin."""
+        if self.found is None:
+            self.found, self.flat = np.unravel_index(self.flat(), self.shape), None
+        return self.found
+
+
+def _positions(view, base):
+    """The flat index in `base` of every element of `view`, a NumPy view into base's memory."""
+    lo_b, hi_b = np.lib.array_utils.byte_bounds(base)
+    lo_v, hi_v = np.lib.array_utils.byte_bounds(view)
+    lo, item = min(lo_b, lo_v), base.itemsize
+    memory = np.zeros((max(hi_b, hi_v) - lo) // item, np.int64)
+
+    def laid(a):        # a's elements as places in `memory`
+        at = (a.__array_interface__["data"][0] - lo) // item
+        return np.lib.stride_tricks.as_strided(memory[at:], a.shape, [s // item * 8 for s in a.strides])
+    laid(base)[...] = np.arange(base.size).reshape(base.shape)
+    return laid(view).copy()
+
+
+def _viewing(method):
+    """A Tensor method whose result PyTorch makes a view of self: in-place changes to the result reach self."""
+    def view(self, *args, **kwargs):
+        out = method(self, *args, **kwargs)
+        data, base = storage(out), storage(self)
+        if type(data) is np.ndarray and type(base) is np.ndarray and data.size and np.may_share_memory(data, base):
+            _alias_of(out, self, _Place(base.shape, lambda: _positions(data, base)))
+        return out
+    view.__name__ = getattr(method, "__name__", "view")
+    return view
+
+
+def _basic(index):
+    """Whether an index is PyTorch's basic indexing (ints, slices, None, ...), whose result is a view."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(i is None or i is Ellipsis or type(i) in (int, slice) for i in parts)
+
+
+def _viewing_at(method, positions, viewing=lambda *args, **kwargs: True):
+    """A Tensor method whose result is a view of self's elements at positions(self's flat positions, *args,
+    **kwargs) where viewing(*args, **kwargs) (else a copy): worked out on the first write (__getitem__, diagonal)."""
+    def view(self, *args, **kwargs):
+        out = method(self, *args, **kwargs)
+        if storage(out).size and viewing(*args, **kwargs):
+            shape = tuple(self.shape)
+            _alias_of(out, self, _Place(shape, lambda: positions(np.arange(int(np.prod(shape))).reshape(shape),
+                                                                 *args, **kwargs)))
+        return out
+    view.__name__ = method.__name__
+    return view
+
+
+def _views_checked(t):
+    """PyTorch's refusal of an in-place change to a view of a leaf that requires grad (before anything changes)."""
     entry = _ORIGINS.get(id(t))
-    while entry is not None and entry[0]() is t:
+    while entry is not None and entry[0]() is t and entry[2] is not None:
         t = entry[1]
-        set_storage(t, storage(entry[0]()), entry[0]().fmt, entry[0]().device)
+        if t.requires_grad and made_by(t) is None and engine.is_grad_enabled():
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
         entry = _ORIGINS.get(id(t))
+
+
+def _written(t):
+    """t's new values reach the tensor it is the .data of, or a view of (its elements there written, as setitem)."""
+    entry = _ORIGINS.get(id(t))
+    if entry is None or entry[0]() is not t:
+        return
+    origin, where = entry[1], entry[2]
+    if where is None:
+        set_storage(origin, storage(t), t.fmt, t.device)
+        _written(origin)
+    elif tuple(origin.shape) == where.shape and not (engine.is_grad_enabled() and (origin.requires_grad or
+                                                                                t.requires_grad)):
+        # (Under autograd the graph holds the origin itself as the view's input, and a graph node cannot be
+        # pointed at the origin's old value: the write would cut its gradient. There the origin keeps its values;
+        # unless an in-place shape op has changed the origin's shape since the view was taken.)
+        index = where.index()
+        _in_place(origin, lambda o: apply("setitem", o, t, index=index))
 
 
 def _in_place(t, compute):
     """t becomes compute(t as it was), rounded into t's own dtype, as PyTorch's in-place ops (x.add_(y), x[i] = v)."""
+    _views_checked(t)
     if t.requires_grad and made_by(t) is None and engine.is_grad_enabled():
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     before = rewrap(t, type(t)) if t.requires_grad else t
@@ -90,6 +178,7 @@ def _in_place(t, compute):
 def _refuse_on_leaf(method):
     """fill_, zero_, copy_: values written straight in, refused on a leaf that requires grad as every in-place op."""
     def checked(self, *args, **kwargs):
+        _views_checked(self)
         if self.requires_grad and made_by(self) is None and engine.is_grad_enabled():
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         out = method(self, *args, **kwargs)
@@ -484,3 +573,26 @@ Tensor.tril_ = lambda self, diagonal=0: _in_place(self, lambda t: tril(t, diagon
 Tensor.triu_ = lambda self, diagonal=0: _in_place(self, lambda t: triu(t, diagonal))
 Tensor.__iadd__, Tensor.__isub__, Tensor.__imul__, Tensor.__itruediv__ = (Tensor.add_, Tensor.sub_, Tensor.mul_,
                                                                           Tensor.div_)
+
+
+def watch_views(cls):
+    """Make the results of cls's view methods (PyTorch's views of a tensor's storage) pass in-place changes back."""
+    cls.__getitem__ = _viewing_at(cls.__getitem__, lambda flat, index: flat[index], _basic)
+    cls.diagonal = _viewing_at(cls.diagonal, lambda flat, offset=0, dim1=0, dim2=1: flat.diagonal(offset, dim1, dim2))
+    for name in ("view", "reshape", "view_as", "reshape_as", "flatten", "unflatten", "squeeze",
+                 "unsqueeze", "permute", "transpose", "swapaxes", "swapdims", "movedim", "moveaxis", "t", "narrow",
+                 "select"):
+        setattr(cls, name, _viewing(getattr(cls, name)))
+    for name in ("split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit"):
+        setattr(cls, name, _viewing_each(getattr(cls, name)))
+    for name in ("T", "mT"):
+        setattr(cls, name, property(_viewing(getattr(cls, name).fget)))
+
+
+def _viewing_each(method):
+    """A Tensor method giving several views of self (split, chunk, unbind): each passes in-place changes back."""
+    def views(self, *args, **kwargs):
+        parts = method(self, *args, **kwargs)
+        return type(parts)(_viewing(lambda s, part=part: part)(self) for part in parts)
+    views.__name__ = method.__name__
+    return views

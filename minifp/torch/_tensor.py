@@ -123,6 +123,24 @@ class Size(tuple):
     def __repr__(self):
         return f"torch.Size({list(self)})"
 
+    # Slices, sums and repeats of a Size are Sizes, as PyTorch's are (a tuple on either side of + too).
+    def __getitem__(self, i):
+        got = tuple.__getitem__(self, i)
+        return Size(got) if isinstance(i, slice) else got
+
+    def __add__(self, other):
+        if not isinstance(other, tuple):
+            raise TypeError(f"can only concatenate tuple (not {type(other).__name__}) to torch.Size")
+        return Size(tuple(self) + other)
+
+    def __radd__(self, other):
+        return Size(other + tuple(self))
+
+    def __mul__(self, n):
+        return Size(tuple(self) * n)
+
+    __rmul__ = __mul__
+
 
 def _dim(d, ndim, arg="dim"):
     n = ndim if ndim > 1 else 1
@@ -418,10 +436,12 @@ class Tensor(_EngineTensor, metaclass=_TensorType):
         return engine.add_gradient_hook(self, hook)
 
     def zero_(self):
-        return self.assign(np.zeros(storage(self).shape, np.float32))
+        return self.fill_(0)
 
     def fill_(self, value):
-        return self.assign(np.full(storage(self).shape, value, np.float32))
+        # (an integer or bool tensor takes the value cast to its dtype, as PyTorch's fill_ does: 2.7 -> 2)
+        data = storage(self)
+        return self.assign(np.full(data.shape, value, np.float32 if self.fmt is not None else data.dtype))
 
     def uniform_(self, from_=0, to=1, *, generator=None):
         """Fill in place with uniform samples in [from_, to), rounded into the tensor's format."""
@@ -689,7 +709,7 @@ class Tensor(_EngineTensor, metaclass=_TensorType):
                 self).dtype not in (np.int64, np.bool_)):   # PyTorch names no default dtype, unless no value shows it
             extras.append(f"dtype={self.dtype}")
         if made_by(self) is not None:
-            extras.append(f"grad_fn=<{_graph.grad_fn(self).name()}>")
+            extras.append(f"grad_fn=<{_graph.grad_fn(self).name().rsplit('::', 1)[-1]}>")
         elif self.requires_grad:
             extras.append("requires_grad=True")
         return f"tensor({body}{''.join(', ' + e for e in extras)})"

@@ -153,3 +153,16 @@ def test_scatter_reduce_prod_through_a_zero_and_amin_ties_without_self():
     y = base.scatter_reduce(0, torch.tensor([0, 0, 1]), src, "amin", include_self=False)
     (y * torch.tensor([1.0, 2.0])).sum().backward()
     assert y.tolist() == [5.0, 1.0] and base.grad.tolist() == [0.0, 0.0] and src.grad.tolist() == [0.5, 0.5, 2.0]
+
+
+def test_a_sizes_slices_sums_and_repeats_are_sizes():
+    # What PyTorch 2.13 gives: a Size stays a Size through slicing, + (with a tuple either side) and *
+    s = torch.zeros(2, 3, 4).shape
+    cases = {"s[1:]": (3, 4), "s[::-1]": (4, 3, 2), "s + (5,)": (2, 3, 4, 5), "(5,) + s": (5, 2, 3, 4),
+             "s * 2": (2, 3, 4) * 2, "2 * s": (2, 3, 4) * 2, "s + s": (2, 3, 4) * 2}
+    for expr, want in cases.items():
+        got = eval(expr)
+        assert type(got) is torch.Size and got == want and repr(got) == f"torch.Size({list(want)})", expr
+    assert type(s[0]) is int and s[-1] == 4 and hash(s) == hash((2, 3, 4))
+    with pytest.raises(TypeError, match=r"can only concatenate tuple \(not list\) to torch.Size"):
+        s + [5]

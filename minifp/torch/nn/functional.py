@@ -106,7 +106,7 @@ def linear(input, weight, bias=None):
     if not input.ndim or not weight.ndim:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {input.ndim}D and "
                            f"{weight.ndim}D")
-    if input.shape[-1] != weight.shape[-1]:
+    if storage(input).shape[-1] != storage(weight).shape[-1]:      # (storage's shape: a plain tuple)
         rows = int(np.prod(input.shape[:-1])) if input.ndim > 1 else 1
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} and "
                            f"{weight.shape[-1]}x{weight.shape[0]})")
@@ -473,9 +473,10 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     x = input
     if input.ndim == 1:
         x, t = input.reshape(1, -1), t.reshape(1)
-    _check_class_weight(weight, x.shape[1])
-    in_range = t.size == 0 or 0 <= t.min() and t.max() < x.shape[1]     # (the common case, in two passes)
-    bad = None if in_range else (t != ignore_index) & ((t < 0) | (t >= x.shape[1]))
+    classes = storage(x).shape[1]
+    _check_class_weight(weight, classes)
+    in_range = t.size == 0 or 0 <= t.min() and t.max() < classes     # (the common case, in two passes)
+    bad = None if in_range else (t != ignore_index) & ((t < 0) | (t >= classes))
     if bad is not None and bad.any():
         raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds.")
     out = apply("nll_loss", x, target=t, weight=_array_for(x, weight), ignore_index=ignore_index,
@@ -542,7 +543,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if _listed("cross_entropy", x) and x.fmt != _tensor.float32.fmt:
         x = x.astype(_tensor.float32.fmt)             # CPU autocast lists cross_entropy_loss in float32
     dim = _class_dim(x)
-    n_classes = x.shape[dim]
+    n_classes = storage(x).shape[dim]
     if isinstance(target, _EngineTensor) and storage(target).shape != storage(input).shape:
         if target.fmt is not None:      # class indices of a float dtype: nll_loss's refusal, before the softmax
             _check_target(input, target, storage(target))

@@ -7,8 +7,9 @@ import warnings
 
 import numpy as np
 
-from ...engine import generator as _engine_generator
+from ...engine import generator as _engine_generator, no_grad
 from .._generator import Generator
+from .._methods import _written as written
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "zeros_", "ones_", "eye_",
            "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_"]
@@ -44,6 +45,8 @@ def _generator(generator):
 
 def _fill(tensor, values):
     tensor.assign(np.broadcast_to(np.asarray(values, np.float64), tuple(tensor.shape)))
+    with no_grad():         # (as PyTorch's init runs: a view's new values reach the tensor it shows, w[:, :2])
+        written(tensor)
     return tensor
 
 

@@ -1,0 +1,34 @@
+"""Views under in-place changes against real PyTorch 2.13: tests/fixtures/pytorch/views.json, recorded by
+tools/record_torch_views.py, whose programs run here with minifp.torch (x[0].fill_(1), x.t()[0].zero_(),
+p.data[:, 0].mul_(2), nn.init on a slice, ...): the same values and dtypes, or the same error."""
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+import minifp.torch as torch
+from minifp.torch import nn
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+from record_torch_views import run  # noqa: E402
+
+FIX = json.loads((Path(__file__).resolve().parents[1] / "fixtures" / "pytorch" / "views.json").read_text())["cases"]
+
+
+@pytest.mark.parametrize("name", sorted(FIX))
+def test_in_place_changes_to_views_reach_their_tensor(name):
+    case = FIX[name]
+    got = run(torch, nn, case["code"])
+    assert got == {k: v for k, v in case.items() if k != "code"}
+
+
+def test_under_autograd_a_view_of_a_tensor_that_requires_grad_leaves_it_as_it_was():
+    # minifp's graph holds the origin itself as the view's input: a write into the origin would cut the gradient
+    # (PyTorch rewrites the origin's history, CopySlices); so the origin keeps its values and gradients stay right
+    x = torch.ones(3, requires_grad=True)
+    y = x * 2
+    v = y[1:]
+    v.mul_(3)
+    (y.sum() + v.sum()).backward()
+    assert y.tolist() == [2.0, 2.0, 2.0] and v.tolist() == [6.0, 6.0] and x.grad.tolist() == [2.0, 8.0, 8.0]
