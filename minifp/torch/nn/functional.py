@@ -1800,23 +1800,44 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     return cols.reshape(tuple(cols.shape[1:])) if input.ndim == 3 else cols
 
 
-def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
-                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
-    """Each bag's rows of weight summed (weighted by per_sample_weights), averaged or maxed: a bag matrix times the
-    gathered rows, one float32 sum per bag (max: the largest row values, selected)."""
+def _check_embedding_bag(input, weight, offsets, mode, scale_grad_by_freq, sparse, per_sample_weights):
+    """embedding_bag's checks of its arguments, in PyTorch's order and words."""
+    if per_sample_weights is not None and input.shape != per_sample_weights.shape:
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, then it "
+                         f"must have the same shape as the input ({input.shape})")
+    if weight.ndim != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
+    if input.ndim == 2 and offsets is not None:
+        kind = "<class 'torch.Tensor'>" if isinstance(offsets, _tensor.Tensor) else str(type(offsets))
+        raise ValueError(f"if input is 2D, then offsets has to be None, as input is treated is a mini-batch of fixed "
+                         f"length sequences. However, found offsets of type {kind}")
+    if input.ndim == 1 and offsets is None:
+        raise ValueError("offsets has to be a 1D Tensor but got None")
+    if input.ndim == 1 and offsets.ndim != 1:
+        raise ValueError("offsets has to be a 1D Tensor")
+    if input.ndim not in (1, 2):
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
     if mode not in ("sum", "mean", "max"):
         raise ValueError("mode has to be one of sum, mean or max")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
                                   f"supported for mode='sum' (got mode='{mode}'). Please open a feature request "
                                   f"on GitHub.")
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """Each bag's rows of weight summed (weighted by per_sample_weights), averaged or maxed: a bag matrix times the
+    gathered rows, one float32 sum per bag (max: the largest row values, selected)."""
+    _check_embedding_bag(input, weight, offsets, mode, scale_grad_by_freq, sparse, per_sample_weights)
     if max_norm is not None:
         raise NotImplementedError("embedding_bag(max_norm=...) is not supported by minifp.torch")
     idx = np.asarray(to_numpy(storage(input)))
     if idx.ndim == 2:
-        if offsets is not None:
-            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
-                             "fixed length sequences.")
         starts = np.arange(0, idx.size, idx.shape[1]) if idx.shape[1] else np.zeros(idx.shape[0], np.int64)
     else:
         starts = np.asarray(to_numpy(storage(offsets))).astype(np.int64)
@@ -1836,12 +1857,14 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     member = np.zeros((bags, flat.size), np.float32)
     for bag, (a, b) in enumerate(zip(starts, ends)):
         member[bag, a:b] = keep[a:b]
-        if mode == "mean" and keep[a:b].any():
-            member[bag, a:b] /= keep[a:b].sum()
     m = _tensor.tensor(member, dtype=weight.dtype, device=weight.device)
     if per_sample_weights is not None:
         m = m * per_sample_weights.reshape(1, -1)
-    return m.matmul(rows)
+    if mode == "sum":
+        return m.matmul(rows)
+    # mean: each bag's sum divided by its size, as PyTorch divides (an empty bag's zero sum by 1)
+    sizes = np.maximum(member.sum(1, keepdims=True), 1)
+    return m.matmul(rows) / _tensor.tensor(sizes, dtype=weight.dtype, device=weight.device)
 
 
 def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None, reduction="mean",

@@ -13,6 +13,7 @@ from . import functional as F, init
 from .module import Module, Parameter, _addindent
 
 __all__ = ["ParameterList", "ParameterDict", "Identity", "Linear", "Conv2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "Embedding",
+           "EmbeddingBag",
            "Dropout", "ReLU", "ReLU6", "Hardtanh", "GELU", "SiLU", "LeakyReLU", "ELU", "SELU", "Softplus", "Mish",
            "Hardswish", "Hardsigmoid", "PReLU", "GLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
            "Flatten", "Unflatten", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "Sequential", "ModuleList",
@@ -279,6 +280,61 @@ class Embedding(Module):
     def extra_repr(self):
         s = f"{self.num_embeddings}, {self.embedding_dim}"
         return s + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
+
+
+class EmbeddingBag(Module):
+    """Bags of rows of weight (num_embeddings, embedding_dim), N(0, 1), summed, averaged or maxed (F.embedding_bag)
+    without the (indices, embedding_dim) tensor in between."""
+
+    def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                 mode="mean", sparse=False, _weight=None, include_last_offset=False, padding_idx=None, device=None,
+                 dtype=None):
+        super().__init__()
+        self.num_embeddings, self.embedding_dim, self.max_norm = num_embeddings, embedding_dim, max_norm
+        self.norm_type, self.scale_grad_by_freq = norm_type, scale_grad_by_freq
+        if padding_idx is not None and not -num_embeddings <= padding_idx < num_embeddings:
+            raise AssertionError("padding_idx must be within num_embeddings")
+        self.padding_idx = num_embeddings + padding_idx if padding_idx is not None and padding_idx < 0 else \
+            padding_idx
+        if _weight is None:
+            self.weight = _empty((num_embeddings, embedding_dim), device, dtype)
+            self.reset_parameters()
+        else:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
+            self.weight = Parameter(_weight)
+        self.mode, self.sparse, self.include_last_offset = mode, sparse, include_last_offset
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                        mode="mean", sparse=False, include_last_offset=False, padding_idx=None):
+        """An EmbeddingBag over the given (num_embeddings, embedding_dim) weights, frozen unless freeze=False."""
+        if embeddings.dim() != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        bag = cls(rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse, embeddings,
+                  include_last_offset, padding_idx)
+        bag.weight.requires_grad = not freeze
+        return bag
+
+    def reset_parameters(self):
+        Embedding.reset_parameters(self)        # N(0, 1), the padding row zero
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
+                               self.mode, self.sparse, per_sample_weights, self.include_last_offset,
+                               self.padding_idx)
+
+    def extra_repr(self):
+        s = f"{self.num_embeddings!r}, {self.embedding_dim!r}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm!r}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type!r}"
+        if self.scale_grad_by_freq is not False:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq!r}"
+        s += f", mode={self.mode!r}"
+        return s + (f", padding_idx={self.padding_idx!r}" if self.padding_idx is not None else "")
 
 
 class Dropout(Module):

@@ -1,7 +1,8 @@
 """torch.nn's recurrent layers RNN, LSTM and GRU, composed of the engine's ops in PyTorch's CPU order: the input
 projection of every time step at once, then per step the hidden projection and the gates (aten/src/ATen/native/
 RNN.cpp). Parameters are PyTorch's (weight_ih_l0, weight_hh_l0, bias_ih_l0, bias_hh_l0, ..._reverse), and so are
-the arguments, shapes, initialisation and errors."""
+the arguments, shapes, initialisation and errors. A PackedSequence input runs the same cell steps on the sequences
+still running at each step, as PyTorch's packed path does."""
 from __future__ import annotations
 
 import math
@@ -11,6 +12,7 @@ from ...engine import apply
 from .. import _tensor
 from . import functional as F, init
 from .module import Module, Parameter
+from .utils.rnn import PackedSequence
 
 __all__ = ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -27,6 +29,14 @@ def _chunk(x, n, i):
 def _stack(steps):
     """(L, N, H) from L tensors (N, H)."""
     return apply("concatenate", *[apply("reshape", s, shape=(1,) + tuple(s.shape)) for s in steps], axis=0)
+
+
+def _rows(x, start, stop=None):
+    return apply("getitem", x, index=slice(start, stop))
+
+
+def _cat_rows(parts):
+    return parts[0] if len(parts) == 1 else apply("concatenate", *parts, axis=0)
 
 
 class _RNNBase(Module):
@@ -89,9 +99,10 @@ class _RNNBase(Module):
         return tuple(getattr(self, name + suffix, None) for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh",
                                                                       "weight_hr"))
 
-    def _initial(self, x, hx, directions, size, index=0):
-        """The initial state (num_layers * directions, N, size): zeros, or hx (the `index`th state given)."""
-        shape = (self.num_layers * directions, x.shape[1], size)
+    def _initial(self, x, hx, directions, size, index=0, batch=None):
+        """The initial state (num_layers * directions, N, size): zeros, or hx (the `index`th state given); N is x's
+        batch (x is (L, N, H_in)) unless given."""
+        shape = (self.num_layers * directions, x.shape[1] if batch is None else batch, size)
         if hx is None:
             return _tensor.zeros(*shape, dtype=x.dtype, device=x.device)
         if tuple(hx.shape) != shape:
@@ -100,6 +111,8 @@ class _RNNBase(Module):
         return hx
 
     def forward(self, input, hx=None):
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         batched = input.ndim == 3
         if input.ndim not in (2, 3):
             raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.ndim}D instead")
@@ -137,8 +150,35 @@ class _RNNBase(Module):
             hx = [apply("reshape", h, shape=(h.shape[0], 1, h.shape[1])) for h in hx]
         return [self._initial(x, h, directions, size, i) for i, (h, size) in enumerate(zip(hx, sizes))]
 
-    def _run(self, x, states):
-        """Every layer over the whole sequence x (L, N, H_in): (output of the last layer, final states)."""
+    def _forward_packed(self, input, hx):
+        """PyTorch's packed path: (the output packed as the input, the final states), both in the caller's batch
+        order; hx is in that order too."""
+        data, batch_sizes, sorted_indices, unsorted_indices = input
+        sizes = [int(b) for b in batch_sizes.tolist()]
+        if hx is not None and sorted_indices is not None:       # into the packed (longest first) order
+            hx = [h.index_select(1, sorted_indices) for h in hx] if self._n_states == 2 else \
+                hx.index_select(1, sorted_indices)
+        if data.ndim != 2:
+            raise RuntimeError(f"input must have 2 dimensions, got {data.ndim}")
+        if data.shape[-1] != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
+                               f"got {data.shape[-1]}")
+        if hx is not None and self._n_states == 2 and hx[0].shape[1] != sizes[0]:
+            # (PyTorch checks no packed LSTM state; its kernel fails adding the state to the batch's gates)
+            raise RuntimeError(f"The size of tensor a ({hx[0].shape[1]}) must match the size of tensor b "
+                               f"({sizes[0]}) at non-singleton dimension 0")
+        directions = 2 if self.bidirectional else 1
+        given = [None] * self._n_states if hx is None else list(hx) if self._n_states == 2 else [hx]
+        states = [self._initial(data, h, directions, size, i, batch=sizes[0]) for i, (h, size) in
+                  enumerate(zip(given, [self.proj_size or self.hidden_size, self.hidden_size]))]
+        out, finals = self._run(data, states, sizes)
+        if unsorted_indices is not None:
+            finals = [f.index_select(1, unsorted_indices) for f in finals]
+        return PackedSequence(out, batch_sizes, sorted_indices, unsorted_indices), self._pack(finals)
+
+    def _run(self, x, states, sizes=None):
+        """Every layer over the whole sequence x (L, N, H_in), or the packed steps x (sum of sizes, H_in) when the
+        batch sizes are given: (output of the last layer, final states)."""
         directions = 2 if self.bidirectional else 1
         finals = [[] for _ in states]
         for layer in range(self.num_layers):
@@ -146,11 +186,13 @@ class _RNNBase(Module):
             for direction in range(directions):
                 k = layer * directions + direction
                 state = [_step(s, k) for s in states]
-                out, state = self._direction(x, state, self._weights(layer, direction), reverse=direction == 1)
+                weights, reverse = self._weights(layer, direction), direction == 1
+                out, state = self._direction(x, state, weights, reverse) if sizes is None else \
+                    self._packed_direction(x, sizes, state, weights, reverse)
                 outs.append(out)
                 for f, s in zip(finals, state):
                     f.append(s)
-            x = outs[0] if directions == 1 else apply("concatenate", *outs, axis=2)
+            x = outs[0] if directions == 1 else apply("concatenate", *outs, axis=x.ndim - 1)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, True)
         return x, [_stack(f) for f in finals]
@@ -165,6 +207,27 @@ class _RNNBase(Module):
             state = self._cell(_step(projected, t), state, w_hh, b_hh, w_hr)
             outs[t] = state[0]
         return _stack([outs[t] for t in range(x.shape[0])]), state
+
+    def _packed_direction(self, x, sizes, state, weights, reverse):
+        """One direction over packed steps: step t runs the cell on the first sizes[t] sequences. Forward, a
+        sequence's final state is its state after its own last step; reverse, each sequence starts from its initial
+        state at its own last step and ends at step 0."""
+        w_ih, w_hh, b_ih, b_hh, w_hr = weights
+        projected = F.linear(x, w_ih, b_ih)
+        starts = [sum(sizes[:t]) for t in range(len(sizes))]
+        outs, finished = {}, []         # finished: the states of sequences that ended, the latest ended first
+        running = state if not reverse else [_rows(s, 0, sizes[-1]) for s in state]
+        for t in (reversed(range(len(sizes))) if reverse else range(len(sizes))):
+            b, now = sizes[t], running[0].shape[0]
+            if b < now:                 # forward: the shortest sequences have ended
+                finished.insert(0, [_rows(s, b) for s in running])
+                running = [_rows(s, 0, b) for s in running]
+            elif b > now:               # reverse: more sequences start here, from their initial states
+                running = [_cat_rows([r, _rows(s, now, b)]) for r, s in zip(running, state)]
+            running = self._cell(_rows(projected, starts[t], starts[t] + b), running, w_hh, b_hh, w_hr)
+            outs[t] = running[0]
+        finals = [_cat_rows([r] + [f[k] for f in finished]) for k, r in enumerate(running)]
+        return _cat_rows([outs[t] for t in range(len(sizes))]), finals
 
     def extra_repr(self):
         s = f"{self.input_size}, {self.hidden_size}"
