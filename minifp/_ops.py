@@ -447,7 +447,9 @@ defop("setitem", _setitem, _setitem_grad_x, lambda xp, g, ans, x, value, index: 
 defop("broadcast_to", lambda xp, x, *, shape: xp.broadcast_to(x, shape), lambda xp, g, ans, x, shape: g,
       doc="x repeated along new leading axes and its length-1 axes to `shape` (a view: no copy).", saves=False,
       layout=True, method=False, example=lambda rng: ((_u(rng, 3, 1),), {"shape": (2, 3, 4)}))
-defop("cast", lambda xp, x: x, lambda xp, g, ans, x: g, doc="x rounded into the output format (Tensor.astype).",
+# (a cast into the input's own format is a copy, PyTorch's clone: no two tensors made by ops share an array, which an
+# in-place change written into a shared array would then change both of)
+defop("cast", lambda xp, x: x.copy(), lambda xp, g, ans, x: g, doc="x rounded into the output format (Tensor.astype).",
       saves=False, layout=True, function=False, method=False)
 
 

@@ -3,12 +3,15 @@ runs the same programs with minifp.torch and compares.
 
     /work/torchenv/bin/python tools/record_torch_views.py
 
-Each case is a small program over `torch` (and `nn`) that changes a view in place (x[0].fill_(1), x.t()[0].zero_(),
-p.data[:, 0].mul_(2), ...) and leaves its results in `out`: recorded are their values and dtypes, or the exception's
+Each case is a small program over `torch` (and `nn`, `np`) that changes a view in place (x[0].fill_(1),
+x.t()[0].zero_(), p.data[:, 0].mul_(2), ...), or a tensor whose memory NumPy shares (the Tensors tutorial's bridge:
+t.numpy(), torch.from_numpy), and leaves its results in `out`: recorded are their values and dtypes, or the exception's
 type and message. Strings in `out` (reprs, node names) are recorded as they are.
 """
 import json
 from pathlib import Path
+
+import numpy as np
 
 OUT = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "pytorch" / "views.json"
 
@@ -47,6 +50,17 @@ CASES = {
             "out = [h]",
     "bfloat16": "h = torch.ones(2, 3, dtype=torch.bfloat16); h[1].mul_(1.00390625); h[0, 0].fill_(3.0); out = [h]",
     "values_of_the_view": "t = torch.zeros(2, 3); v = t[0]; v.add_(2); v.mul_(3); out = [t, v]",
+    "numpy_bridge": "t = torch.ones(5); n = t.numpy(); t.add_(1); out = [t, torch.tensor(n)]",
+    "from_numpy_shares": "n = np.ones(5, np.float32); t = torch.from_numpy(n); np.add(n, 1, out=n); a = t.clone()\n"
+                         "t.mul_(3); t[0].fill_(-1)\nout = [a, t, torch.tensor(n)]",
+    "as_tensor_shares": "n = np.arange(4, dtype=np.int64); t = torch.as_tensor(n); n[0] = 7; u = torch.ones(2)\n"
+                        "w = torch.as_tensor(u); w.add_(1)\nout = [t, u, torch.tensor(w is u)]",
+    "view_sees_its_tensor": "t = torch.ones(3); v = t[1:]; w = t.view(3, 1); t.zero_(); t[0] = 4; out = [v, w]",
+    "detach_numpy_then_update": "x = torch.ones(3, requires_grad=True); n = x.detach().numpy()\n"
+                                "with torch.no_grad():\n    x.mul_(5)\nout = [torch.tensor(n)]",
+    "copies_and_selves": "x = torch.ones(3); n = x.numpy(); c = x.clone(); c.add_(1); f = x.float(); f.add_(1)\n"
+                         "k = x.to(torch.float32, copy=True); k.add_(10); s = x.to(torch.float32); s.add_(100)\n"
+                         "out = [x, c, k, torch.tensor(n)]",
     "setitem_node": "x = torch.ones(3, requires_grad=True); y = x * 2; y[0] = 5; y[1:] = x[:2] * 3\n"
                     "y.sum().backward()\nout = [y.detach(), x.grad, repr(y), y.grad_fn.name(), "
                     "repr(y.grad_fn).split(' ')[0]]",
@@ -55,7 +69,7 @@ CASES = {
 
 def run(torch, nn, code):
     """{"values", "dtypes"} of the program's `out`, or {"error": [type name, message]}."""
-    scope = {"torch": torch, "nn": nn}
+    scope = {"torch": torch, "nn": nn, "np": np}
     try:
         exec(code, scope)
     except Exception as e:      # (recorded: the face must raise the same)

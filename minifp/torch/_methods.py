@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import engine
 from ..engine import apply, become, made_by, made_like, rewrap, set_storage, storage, Tensor as _EngineTensor, to_numpy
+from . import _tensor
 from ._legacy import construct
 from .linalg import vector_norm
 from ._tensor import Tensor, _CPP_NAMES, return_type, _dense, _dim, _dims, _shape_args, _type_name, empty, full, ones, tensor
@@ -101,6 +102,7 @@ def _viewing(method):
         data, base = storage(out), storage(self)
         if type(data) is np.ndarray and type(base) is np.ndarray and data.size and np.may_share_memory(data, base):
             _alias_of(out, self, _Place(base.shape, lambda: _positions(data, base)))
+            _tensor.expose(base)
         return out
     view.__name__ = getattr(method, "__name__", "view")
     return view
@@ -118,12 +120,27 @@ def _viewing_at(method, positions, viewing=lambda *args, **kwargs: True):
     def view(self, *args, **kwargs):
         out = method(self, *args, **kwargs)
         if storage(out).size and viewing(*args, **kwargs):
+            if type(storage(self)) is np.ndarray and np.may_share_memory(storage(out), storage(self)):
+                _tensor.expose(storage(self))
             shape = tuple(self.shape)
             _alias_of(out, self, _Place(shape, lambda: positions(np.arange(int(np.prod(shape))).reshape(shape),
                                                                  *args, **kwargs)))
         return out
     view.__name__ = method.__name__
     return view
+
+
+def _kept_in(old, t):
+    """Where t's storage before an in-place change, `old`, is seen from outside (a NumPy array its user holds, or
+    that views of t look into), t's new values are written into it and t keeps it; not where autograd may still read
+    the old values (t requires grad and grad mode is on)."""
+    ref = _tensor.EXPOSED.get(id(old))
+    data = storage(t)
+    if ref is None or ref() is not old or data is old or type(data) is not np.ndarray or data.shape != old.shape \
+            or data.dtype != old.dtype or not old.flags.writeable or t.requires_grad and engine.is_grad_enabled():
+        return
+    np.copyto(old, data)
+    set_storage(t, old, t.fmt)
 
 
 def _views_checked(t):
@@ -159,6 +176,7 @@ def _in_place(t, compute):
     _views_checked(t)
     if t.requires_grad and made_by(t) is None and engine.is_grad_enabled():
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    old = storage(t)
     before = rewrap(t, type(t)) if t.requires_grad else t
     new = compute(before)
     if new.shape != t.shape:        # (x += y broadcasts y into x's shape, never x into a larger one)
@@ -171,6 +189,7 @@ def _in_place(t, compute):
     become(t, new)
     if made_by(t) is None:                  # under no_grad: a parameter stays one
         t.requires_grad = requires_grad
+    _kept_in(old, t)
     _written(t)
     return t
 
@@ -181,7 +200,9 @@ def _refuse_on_leaf(method):
         _views_checked(self)
         if self.requires_grad and made_by(self) is None and engine.is_grad_enabled():
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        old = storage(self)
         out = method(self, *args, **kwargs)
+        _kept_in(old, self)
         _written(self)
         return out
     checked.__name__ = method.__name__

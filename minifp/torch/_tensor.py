@@ -346,7 +346,10 @@ class Tensor(_EngineTensor, metaclass=_TensorType):
         if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
-        return to_numpy(storage(self))
+        data = storage(self)
+        if type(data) is np.ndarray:
+            expose(data)
+        return to_numpy(data)
 
     def __bool__(self):
         n = storage(self).size
@@ -505,9 +508,11 @@ class Tensor(_EngineTensor, metaclass=_TensorType):
 
     # -- dtype and device ---------------------------------------------------------------------
     def to(self, *args, **kwargs):
-        """to(dtype), to(device), to(device, dtype), to(other tensor): a differentiable cast and/or move."""
+        """to(dtype), to(device), to(device, dtype), to(other tensor): a differentiable cast and/or move (self where
+        nothing changes, unless copy=True)."""
+        copy = kwargs.get("copy", False)
         device, d = parse_to(args, kwargs, self)
-        out = self
+        out = self.clone() if copy else self
         if d is not None:
             fmt = format_of(d)
             if fmt is None:
@@ -812,7 +817,16 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     return _on(t, device or source_device, requires_grad)
 
 
-as_tensor = tensor
+def as_tensor(data, dtype=None, device=None):
+    """data itself where it is a tensor of that dtype and device (else cast or moved), a NumPy array's memory shared
+    where it has the dtype (from_numpy), else a new tensor of data's values."""
+    if isinstance(data, _EngineTensor):
+        out = data.to(dtype) if dtype is not None else data
+        return out.to(device) if device is not None else out
+    if isinstance(data, np.ndarray) and (dtype is None or as_dtype(dtype) is _infer(data)) and \
+            (device is None or str(device) == "cpu"):
+        return from_numpy(data)
+    return tensor(data, dtype=dtype, device=device)
 
 
 def _fits(arr, dtype):
@@ -834,11 +848,28 @@ def _infer(arr):
     return _default[0]
 
 
+# id(array) -> a weak reference to a NumPy array that a tensor's user holds (from_numpy's, numpy()'s) or that views
+# of the tensor look into: an in-place change of the tensor is written into it, as PyTorch's shared memory shows it
+EXPOSED = {}
+
+
+def expose(array):
+    """Note that `array`, a tensor's storage, is seen from outside the tensor."""
+    key = id(array)
+    if key not in EXPOSED:
+        EXPOSED[key] = weakref.ref(array, lambda _, key=key: EXPOSED.pop(key, None))
+
+
 def from_numpy(a):
-    """A tensor of the array's values in its own dtype (float64 becomes float32: minifp has no float64)."""
+    """A tensor over the array's memory, in its own dtype (PyTorch's shares it; float64 becomes a float32 copy:
+    minifp has no float64)."""
     if not isinstance(a, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(a).__name__})")
-    return tensor(a)
+    t = tensor(a)
+    if storage(t).dtype == a.dtype and a.dtype.isnative and a.flags.c_contiguous and a.flags.writeable:
+        set_storage(t, a, t.fmt)
+        expose(a)
+    return t
 
 
 def _filled(shape, value, dtype, device, requires_grad):
@@ -1184,4 +1215,4 @@ def parse_to(args, kwargs, t):
     return (_device.parse(where) if where is not None else None), (as_dtype(d) if d is not None else None)
 
 
-_generator.tensor_of = from_numpy
+_generator.tensor_of = tensor      # (a copy: the generator's state arrays are its own)

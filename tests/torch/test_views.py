@@ -1,6 +1,7 @@
 """Views under in-place changes against real PyTorch 2.13: tests/fixtures/pytorch/views.json, recorded by
 tools/record_torch_views.py, whose programs run here with minifp.torch (x[0].fill_(1), x.t()[0].zero_(),
-p.data[:, 0].mul_(2), nn.init on a slice, ...): the same values and dtypes, or the same error."""
+p.data[:, 0].mul_(2), nn.init on a slice, the NumPy bridge of the Tensors tutorial, clone against to, ...): the same
+values and dtypes, or the same error."""
 import json
 import sys
 from pathlib import Path
