@@ -5,6 +5,10 @@ its forward took), a gradient broadcast over an input is rounded into the op's f
 input's shape, and every gradient is rounded into the format of the tensor it belongs to; a second gradient of
 the same tensor is rounded too before the two are added (PyTorch's and TensorFlow's gradients are tensors). Leaves
 that require gradients get `.grad` in their own format, accumulated there across passes.
+
+With create_graph, a second sweep (`_sweep_graph`) walks the same order with gradients that are tensors of the
+graph: each op's gradient is its VJP (minifp._vjp) written with the engine's ops, so later sweeps differentiate
+through it (higher-order gradients). The plain sweep stays as it is.
 """
 from __future__ import annotations
 
@@ -15,12 +19,12 @@ import numpy as np
 from . import _fp8
 from ._backend import array_module
 from ._compute import ON_NUMPY, OWNED_MIN, in_format, owned, round_counted, route, unbroadcast, wide
-from ._dispatch import CAST, Node
-from ._ops import Op
+from ._dispatch import CAST, FUNCTION, apply, cast
 from ._rounding import round_to
 from ._seams import SEAMS
 from ._state import STATE, grad_mode
 from ._tensor import Tensor, real
+from ._vjp import VJP, missing
 
 # The backward sets a leaf's .grad through the slot itself: a face's checking property (a Parameter's p.grad = g)
 # is for its users' assignments, and the backward's own gradient passes its checks by construction.
@@ -56,9 +60,10 @@ class Gradient:
         return self.data if self.data is not None else SEAMS.rounded(self.values, self.tensor.fmt)
 
 
-def backward(root, gradient=None, retain_graph=None, inputs=None):
+def backward(root, gradient=None, retain_graph=None, inputs=None, create_graph=False):
     """Reverse-mode autodiff from `root`; leaves that require grad get .grad in their own format (only the tensors
-    in `inputs`, leaves or not, where it is given).
+    in `inputs`, leaves or not, where it is given). create_graph: the gradients are tensors of the graph (a leaf's
+    .grad accumulates with add), which later sweeps differentiate through.
 
     As in PyTorch, the pass frees the values that gradients read (unless retain_graph): a second pass
     through an op that needs them raises before any gradient changes.
@@ -74,8 +79,13 @@ def backward(root, gradient=None, retain_graph=None, inputs=None):
     order = _topological(root)
     if any(t._node is not None and t._node.freed for t in order):
         raise RuntimeError(FREED)
-    leaves = []
-    _sweep(order, [(root, g0)], leaves=leaves, only=None if inputs is None else {id(t) for t in inputs})
+    leaves, only = [], None if inputs is None else {id(t) for t in inputs}
+    if create_graph:
+        reach = None if only is None else _reaching(order, only)
+        _check_graph(order, reach)
+        _sweep_graph(order, [(root, _seed_tensor(root, gradient, g0))], leaves=leaves, only=only, reach=reach)
+    else:
+        _sweep(order, [(root, g0)], leaves=leaves, only=only)
     if not retain_graph:
         for t in order:
             if t._node is not None and t._node.op.saves:
@@ -84,17 +94,26 @@ def backward(root, gradient=None, retain_graph=None, inputs=None):
         m.weight_gradients(leaves)
 
 
-def gradients(targets, sources, seeds=None):
+def gradients(targets, sources, seeds=None, create_graph=False):
     """{id(source): its gradient's storage} of the sum of the targets with respect to each source reached, by the
     same sweep as backward(); no .grad changes and nothing is freed (tf.GradientTape, torch.autograd.grad).
-    seeds: one output gradient per target (a tensor or an array; None: ones)."""
+    seeds: one output gradient per target (a tensor or an array; None: ones). create_graph: {id(source): its
+    gradient as a tensor of the graph}, which later sweeps differentiate through."""
     seeds = [None] * len(targets) if seeds is None else list(seeds)
     if len(seeds) != len(targets):
         raise ValueError(f"gradients(): {len(seeds)} output gradients for {len(targets)} targets")
-    pairs = [(t, _seed(t, g, "gradients()")) for t, g in zip(targets, seeds) if t.fmt is not None and t.requires_grad]
+    given = [(t, g) for t, g in zip(targets, seeds) if t.fmt is not None and t.requires_grad]
+    pairs = [(t, _seed(t, g, "gradients()")) for t, g in given]
     wanted, found = {id(s) for s in sources}, {}
     if pairs and wanted:
-        _sweep(_topological(*[t for t, _ in pairs]), pairs, collect=(wanted, found))
+        order = _topological(*[t for t, _ in pairs])
+        if create_graph:
+            reach = _reaching(order, wanted)
+            _check_graph(order, reach)
+            _sweep_graph(order, [(t, _seed_tensor(t, g, g0)) for (t, g), (_, g0) in zip(given, pairs)],
+                         collect=(wanted, found), reach=reach)
+        else:
+            _sweep(order, pairs, collect=(wanted, found))
     return found
 
 
@@ -245,20 +264,6 @@ def _through(node, t, entry, store):
              not exact and not a.fmt.is_float32 and _own(compute, gi, g, ans, args, params))
 
 
-FUNCTION = Op("function", lambda xp, *inputs: None, (), "A face's custom function (function_node).",
-              function=False, method=False, saves=False)
-
-
-def function_node(outputs, inputs, backward):
-    """Make `outputs`, float tensors computed from `inputs` without recording the graph, the results of one node:
-    the sweep calls backward(*gradients) once, with a gradient for every output (None where none flowed), under
-    no_grad, and passes on what it returns, one gradient per input (a tensor, an array or None)."""
-    node = Node(FUNCTION, tuple(inputs), {"backward": backward, "outputs": [weakref.ref(t) for t in outputs]})
-    for t in outputs:
-        t._node, t.requires_grad = node, True
-    return outputs
-
-
 def _through_function(node, t, entry, store):
     """Call a function node's backward with every output's gradient (the first output the sweep reaches takes the
     others' entries: nothing made later adds to them), then add what it gives into the inputs' entries."""
@@ -310,9 +315,154 @@ def _give(t, g, given):
     already another leaf's: add passes one array to both inputs), as PyTorch's AccumulateGrad clones a shared
     gradient, so that an in-place update of one (GradScaler's unscale_) changes no other."""
     if t.grad is not None:
-        _set_grad(t, t._like(round_to(t.grad.float32() + SEAMS.widened(g, t.fmt), t.fmt), t.fmt))
+        total = round_to(t.grad.float32() + SEAMS.widened(g, t.fmt), t.fmt)
+        if t.grad.requires_grad:        # a create_graph sweep's .grad: PyTorch adds in place, it keeps its graph
+            t.grad.assign(total)
+        else:
+            _set_grad(t, t._like(total, t.fmt))
         return
     if type(g) is np.ndarray and (g.base is not None or id(g) in given or not g.flags.writeable):
         g = g.copy()
     given.add(id(g))
     _set_grad(t, t._like(g, t.fmt))
+
+
+# -- the create_graph sweep: gradients as tensors of the graph ---------------------------------------------------
+
+
+def _seed_tensor(root, gradient, g0):
+    """The output gradient of `root` as a tensor of its format: the tensor given (it may be part of a graph), or
+    the values g0 (ones, or the array given)."""
+    if isinstance(gradient, Tensor) and gradient.fmt is not None:
+        return gradient if gradient.fmt == root.fmt else cast(gradient, root.fmt)
+    return root._like(round_to(g0, root.fmt), root.fmt)
+
+
+def _reaching(order, wanted):
+    """The ids of the tensors of `order` through which a gradient reaches one of the wanted ids (inputs come
+    before their results in order), so that the sweep computes no other gradient, as PyTorch's engine runs only
+    the nodes its inputs need."""
+    reach = set()
+    for t in order:
+        if id(t) in wanted or t._node is not None and any(id(a) in reach for a in t._node.inputs):
+            reach.add(id(t))
+    return reach
+
+
+def _check_graph(order, reach):
+    """Raise, before any gradient changes, where the sweep would pass through an op that has no graph VJP, or one
+    that ran under a numerics model whose gradient only the plain sweep follows."""
+    for t in order:
+        node = t._node
+        if node is None or reach is not None and id(t) not in reach:
+            continue
+        error = missing(node.op)
+        if error is not None:
+            raise error
+        if node.acc is not None and node.op.accumulates or node.saved is not None:
+            raise NotImplementedError(f"create_graph=True through '{node.op.name}' computed under "
+                                      f"minifp.accumulate or fp8_autocast is not supported by minifp")
+
+
+def _sweep_graph(order, seeds, leaves=None, collect=None, only=None, reach=None):
+    """_sweep with gradients that are tensors: each op's VJP runs as engine ops, recorded in the graph (reach:
+    the ids of the tensors worth a gradient, None: all)."""
+    store, given = {}, {id(g) for _, g in seeds}        # given: ids of gradients already someone's (no .grad)
+    for t, g in seeds:
+        _accumulate(store, t, g)
+    with grad_mode(True):
+        for t in reversed(order):
+            g = store.pop(id(t), None)
+            if g is None:
+                continue
+            if _HOOKS:
+                g = _hooked_graph(t, g)
+            for m in STATE.monitors:
+                m.gradient(t, wide(g))
+            if collect is not None and id(t) in collect[0]:
+                collect[1][id(t)] = g
+            if t._node is not None:
+                if only is not None and id(t) in only and collect is None:
+                    _give_graph(t, g, given)
+                    leaves.append(t)
+                _through_graph(t._node, t, g, store, reach)
+            elif collect is None and (only is None or id(t) in only):
+                _give_graph(t, g, given)
+                leaves.append(t)
+
+
+def _through_graph(node, t, g, store, reach):
+    """Pass t's gradient tensor through the VJP of the op that made t to each input that needs one."""
+    if node.op is FUNCTION:
+        _through_function_graph(node, t, g, store, reach)
+        return
+    fns = VJP[node.op.name]
+    for i, a in enumerate(node.inputs):
+        if not (isinstance(a, Tensor) and a.requires_grad and (reach is None or id(a) in reach)):
+            continue
+        if node.op.variadic:
+            gi = fns[0](g, t, *node.inputs, i=i, **node.params)
+        else:
+            gi = fns[i](g, t, *node.inputs, **node.params)
+        if gi is not None:
+            _accumulate(store, a, _fit(gi, a))
+
+
+def _through_function_graph(node, t, g, store, reach):
+    """_through_function with gradient tensors, its backward recording the graph."""
+    grads = []
+    for ref in node.params["outputs"]:
+        o = ref()
+        e = g if o is t else None if o is None else store.pop(id(o), None)
+        if e is not None and o is not t and _HOOKS:
+            e = _hooked_graph(o, e)
+        grads.append(e)
+    for a, gi in zip(node.inputs, list(node.params["backward"](*grads))):
+        if isinstance(a, Tensor) and a.requires_grad and gi is not None and (reach is None or id(a) in reach):
+            if not isinstance(gi, Tensor):
+                gi = a._like(round_to(np.asarray(gi, np.float32), a.fmt), a.fmt)
+            _accumulate(store, a, _fit(gi, a))
+
+
+def _fit(gi, a):
+    """A gradient summed back to a broadcast input's shape (as unbroadcast sums it) and cast into its format."""
+    if tuple(gi.shape) != tuple(a.shape):
+        if gi.ndim > a.ndim:
+            gi = apply("sum", gi, axis=tuple(range(gi.ndim - a.ndim)))
+        axes = tuple(i for i, n in enumerate(a.shape) if n == 1 and gi.shape[i] != 1)
+        if axes:
+            gi = apply("sum", gi, axis=axes, keepdims=True)
+    return gi if gi.fmt is a.fmt or gi.fmt == a.fmt else cast(gi, a.fmt)
+
+
+def _accumulate(store, t, g):
+    """Add the gradient tensor g (of t's shape and format) into t's entry: a second one with the add op."""
+    prev = store.get(id(t))
+    store[id(t)] = g if prev is None else apply("add", prev, g)
+
+
+def _hooked_graph(t, g):
+    """t's gradient tensor after t's hooks."""
+    found = _HOOKS.get(id(t))
+    if found is None or found[0]() is not t:
+        return g
+    for fn in found[1] + ([found[2]] if found[2] is not None else []):
+        out = fn(g)
+        if out is not None and out is not g:
+            if tuple(out.shape) != tuple(t.shape):
+                raise RuntimeError(f"hook '{getattr(fn, '__name__', fn)}' has changed the size of value")
+            g = out if out.fmt == t.fmt else cast(out, t.fmt)
+    return g
+
+
+def _give_graph(t, g, given):
+    """Leaf t's .grad becomes the gradient tensor g, or .grad + g where it has one (PyTorch's AccumulateGrad in
+    grad mode adds out of place). A gradient someone holds already (a seed, another leaf's) is given as a tensor
+    of its own, as AccumulateGrad clones it."""
+    if t.grad is not None:
+        _set_grad(t, apply("add", t.grad, g))
+        return
+    if id(g) in given:
+        g = apply("reshape", g, shape=tuple(g.shape))
+    given.add(id(g))
+    _set_grad(t, g)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import itertools
 import numbers
+import weakref
 
 import numpy as np
 
@@ -18,13 +19,13 @@ from ._formats import float32, promote
 from ._backend import array_module
 from ._compute import ON_NUMPY, OWNED_MIN, owned, round_counted, route, wide
 from ._devices import INPUT_FORMAT
-from ._ops import OPS
+from ._ops import OPS, Op
 from ._rounding import round_to, widen
 from ._seams import SEAMS
 from ._state import STATE
 from ._tensor import CPU, Tensor, result_class, tensor
 
-__all__ = ["apply", "cast", "cast_in_mode", "Node", "CAST"]
+__all__ = ["apply", "cast", "cast_in_mode", "Node", "CAST", "FUNCTION", "function_node"]
 
 CAST = OPS["cast"]
 _SEQUENCE = itertools.count()
@@ -43,6 +44,23 @@ class Node:
     def __init__(self, op, inputs, params, saved=None):
         self.op, self.inputs, self.params, self.layer, self.freed = op, inputs, params, STATE.layer, False
         self.seq, self.acc, self.saved = next(_SEQUENCE), STATE.accumulator, saved
+
+
+FUNCTION = Op("function", lambda xp, *inputs: None, (), "A face's custom function (function_node).",
+              function=False, method=False, saves=False)
+
+
+def function_node(outputs, inputs, backward, name=None):
+    """Make `outputs`, float tensors computed from `inputs` without recording the graph, the results of one node:
+    the sweep calls backward(*gradients) once, with a gradient for every output (None where none flowed), under
+    no_grad (a create_graph sweep: recording the graph), and passes on what it returns, one gradient per input (a
+    tensor, an array or None). name: what the node computes ("gelu_backward": the engine's own), for a face to
+    show; None for a face's custom function."""
+    node = Node(FUNCTION, tuple(inputs), {"backward": backward, "outputs": [weakref.ref(t) for t in outputs],
+                                          "name": name})
+    for t in outputs:
+        t._node, t.requires_grad = node, True
+    return outputs
 
 
 def apply(name, *args, _out=None, **params):

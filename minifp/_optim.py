@@ -18,8 +18,10 @@ from ._formats import float32
 from ._tensor import Tensor, take
 
 __all__ = ["sgd_update", "adam_update", "rmsprop_update", "adagrad_update", "adagrad_state", "adadelta_update",
-           "adamax_update", "nadam_update", "radam_update", "keras_rmsprop_update",
+           "adamax_update", "nadam_update", "radam_update", "rprop_update", "asgd_update", "keras_rmsprop_update",
            "keras_sgd_update", "keras_adam_update", "keras_nadam_update", "keras_nadam_u", "keras_adagrad_update",
+           "keras_adamax_update", "keras_adadelta_update", "keras_ftrl_update", "keras_lion_update",
+           "keras_lamb_update", "keras_adafactor_update", "keras_schedule_free_adamw_update", "keras_muon_update",
            "keras_clip_gradients",
            "update", "apply_rule", "update_weight", "check_update_rounding", "UPDATE_ROUNDINGS", "KAHAN"]
 
@@ -47,6 +49,12 @@ def _lerp(start, end, weight):
     if abs(w) < 0.5:
         return start + w * (end - start)
     return end - (end - start) * (_f32(1) - w)
+
+
+def _fma(a, b, c):
+    """a * b + c rounded once to float32, as PyTorch's vectorised CPU add(c, b, alpha=a) computes it (an FMA): the
+    product is exact in float64, and the float64 sum rounds again only in rare ties."""
+    return (np.float64(a) * b.astype(np.float64) + c.astype(np.float64)).astype(np.float32)
 
 
 def _step(state):
@@ -261,6 +269,55 @@ def radam_update(w, g, state, *, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=
     return w - corrected * _f32(lr) * adaptive * _f32(rect)
 
 
+def rprop_update(w, g, state, *, lr, etas=(0.5, 1.2), step_sizes=(1e-6, 50), maximize=False):
+    """Rprop: a per-weight step size grown by etaplus while the gradient keeps its sign and shrunk by etaminus
+    (that step skipped) when it flips; the weight moves by the step size against the gradient's sign."""
+    xp = _xp(w)
+    if maximize:
+        g = -g
+    if "prev" not in state:
+        state["step"] = np.zeros((), np.float32)
+        state["prev"] = xp.zeros_like(w)
+        state["step_size"] = xp.full(w.shape, _f32(lr), np.float32)
+    _step(state)
+    etaminus, etaplus = _f32(etas[0]), _f32(etas[1])
+    sign = xp.sign(g * state["prev"])
+    factor = sign.copy()                    # PyTorch overwrites the signs in place: a NaN stays NaN
+    factor[sign > 0] = etaplus
+    factor[sign < 0] = etaminus
+    factor[sign == 0] = _f32(1)
+    step_size = xp.minimum(xp.maximum(state["step_size"] * factor, _f32(step_sizes[0])), _f32(step_sizes[1]))
+    state["step_size"] = step_size
+    g = g.copy()
+    g[factor == etaminus] = 0
+    state["prev"] = g
+    return w - xp.sign(g) * step_size
+
+
+def asgd_update(w, g, state, *, lr, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0.0, maximize=False):
+    """ASGD: SGD with the step eta = lr / (1 + lambd*lr*t)^alpha and the weight decayed by 1 - lambd*eta, and the
+    average 'ax' of the weights since step t0 (with weight 'mu' = 1 / max(1, t - t0))."""
+    xp = _xp(w)
+    if maximize:
+        g = -g
+    if "ax" not in state:
+        state["step"] = np.zeros((), np.float32)
+        state["eta"] = np.asarray(lr, np.float32)
+        state["mu"] = np.ones((), np.float32)
+        state["ax"] = xp.zeros_like(w)
+    step = _step(state)
+    if weight_decay:
+        g = _fma(_f32(weight_decay), w, g)
+    eta = float(state["eta"])
+    w = w * _f32(1 - lambd * eta)
+    w = _fma(_f32(-eta), g, w)
+    mu = state["mu"]
+    state["ax"] = state["ax"] + (w - state["ax"]) * _f32(mu) if float(mu) != 1 else w.copy()
+    state["eta"] = np.asarray(lr / ((1 + lambd * lr * step) ** alpha), np.float32)
+    state["mu"] = np.asarray(1 / max(1, step - t0), np.float32)
+    return w
+
+
 def keras_rmsprop_update(w, g, state, *, lr, rho=0.9, epsilon=1e-7, momentum=0.0, centered=False):
     """RMSprop as Keras defines it (a different rule from PyTorch's): epsilon inside the root, momentum on lr*g/root."""
     xp = _xp(w)
@@ -340,6 +397,160 @@ def keras_adagrad_update(w, g, state, *, lr, initial_accumulator_value=0.1, epsi
         acc = xp.full(w.shape, _f32(initial_accumulator_value), np.float32)
     acc = state["accumulator"] = acc + g * g
     return w - (_f32(lr) * g) / xp.sqrt(acc + _f32(epsilon))
+
+
+def keras_adamax_update(w, g, state, *, lr, step, beta_1=0.9, beta_2=0.999, epsilon=1e-7):
+    """Keras's Adamax: m += (g - m)(1 - beta_1); u = max(beta_2 u, |g|); w -= lr m / ((1 - beta_1^t)(u + eps))."""
+    xp = _xp(w)
+    beta_1_power = _f32(beta_1) ** _f32(step)
+    m = state.get("momentum", xp.zeros_like(w))
+    m = state["momentum"] = m + (g - m) * _f32(1 - beta_1)
+    u = state["norm"] = xp.maximum(_f32(beta_2) * state.get("norm", xp.zeros_like(w)), xp.abs(g))
+    return w - (_f32(lr) * m) / ((_f32(1) - beta_1_power) * (u + _f32(epsilon)))
+
+
+def keras_adadelta_update(w, g, state, *, lr, rho=0.95, epsilon=1e-7):
+    """Keras's Adadelta: delta = -sqrt(E[dw^2] + eps) g / sqrt(E[g^2] + eps); w += lr * delta."""
+    xp = _xp(w)
+    rho_, one_minus_rho, eps = _f32(rho), _f32(1 - rho), _f32(epsilon)
+    acc_g = state["accumulated_grad"] = (rho_ * state.get("accumulated_grad", xp.zeros_like(w))
+                                         + one_minus_rho * (g * g))
+    acc_d = state.get("accumulated_delta_var", xp.zeros_like(w))
+    delta = -((xp.sqrt(acc_d + eps) * g) / xp.sqrt(acc_g + eps))
+    state["accumulated_delta_var"] = rho_ * acc_d + one_minus_rho * (delta * delta)
+    return w + _f32(lr) * delta
+
+
+def _torch_pow(x, exponent):
+    """x ** exponent for a Python-float exponent as PyTorch's CPU pow computes it (0.5, 2, -0.5, -1 and -2 by
+    sqrt, a product or a reciprocal; others by powf)."""
+    xp = _xp(x)
+    special = {0.5: xp.sqrt, 2.0: lambda a: a * a, -0.5: lambda a: _f32(1) / xp.sqrt(a),
+               -1.0: lambda a: _f32(1) / a, -2.0: lambda a: _f32(1) / (a * a)}
+    if float(exponent) in special:
+        return special[float(exponent)](x)
+    return xp.power(x, _f32(exponent))
+
+
+def keras_ftrl_update(w, g, state, *, lr, learning_rate_power=-0.5, initial_accumulator_value=0.1,
+                      l1_regularization_strength=0.0, l2_regularization_strength=0.0,
+                      l2_shrinkage_regularization_strength=0.0, beta=0.0):
+    """Keras's FTRL-proximal: the accumulator (from initial_accumulator_value) and the linear term; the new
+    weight is (clip(linear, -l1, l1) - linear) / (accum^-p / lr + 2 l2), with l2 += beta / (2 lr)."""
+    xp = _xp(w)
+    lr, p = _f32(lr), -learning_rate_power
+    l2 = _f32(l2_regularization_strength) + _f32(beta) / (_f32(2) * lr)
+    accum = state.get("accumulator")
+    if accum is None:
+        accum = xp.full(w.shape, _f32(initial_accumulator_value), np.float32)
+    grad_to_use = g + _f32(2 * l2_shrinkage_regularization_strength) * w
+    new_accum = accum + g * g
+    linear = state.get("linear", xp.zeros_like(w))
+    linear = state["linear"] = linear + (grad_to_use - (_torch_pow(new_accum, p) - _torch_pow(accum, p)) / lr * w)
+    quadratic = _torch_pow(new_accum, p) / lr + _f32(2) * l2
+    l1 = _f32(l1_regularization_strength)
+    state["accumulator"] = new_accum
+    return (xp.clip(linear, -l1, l1) - linear) / quadratic
+
+
+def keras_lion_update(w, g, state, *, lr, beta_1=0.9, beta_2=0.99):
+    """Keras's Lion: w -= lr * sign(beta_1 m + (1 - beta_1) g); m = beta_2 m + (1 - beta_2) g."""
+    xp = _xp(w)
+    b1, b2 = _f32(beta_1), _f32(beta_2)           # cast first: 1 - beta is a float32 subtraction here
+    m = state.get("momentum", xp.zeros_like(w))
+    new = w - _f32(lr) * xp.sign(m * b1 + g * (_f32(1) - b1))
+    state["momentum"] = m * b2 + g * (_f32(1) - b2)
+    return new
+
+
+def keras_lamb_update(w, g, state, *, lr, step, beta_1=0.9, beta_2=0.999, epsilon=1e-7):
+    """Keras's Lamb: Adam's bias-corrected step scaled by the trust ratio ||w|| / ||step|| (1 if either is 0)."""
+    xp = _xp(w)
+    t = _f32(step)
+    beta_1_power, beta_2_power = _f32(beta_1) ** t, _f32(beta_2) ** t
+    m = state.get("momentum", xp.zeros_like(w))
+    v = state.get("velocity", xp.zeros_like(w))
+    m = state["momentum"] = m + (g - m) * _f32(1 - beta_1)
+    v = state["velocity"] = v + (g * g - v) * _f32(1 - beta_2)
+    step_ = (m / (_f32(1) - beta_1_power)) / (xp.sqrt(v / (_f32(1) - beta_2_power)) + _f32(epsilon))
+    w_norm = xp.sqrt(xp.sum(w * w, dtype=np.float32))
+    g_norm = xp.sqrt(xp.sum(step_ * step_, dtype=np.float32))
+    ratio = w_norm / g_norm if w_norm > 0 and g_norm > 0 else _f32(1)
+    return w - ratio * _f32(lr) * step_
+
+
+def _rms(x):
+    return np.sqrt(_xp(x).mean(x * x, dtype=np.float32))
+
+
+def keras_adafactor_update(w, g, state, *, lr, step, beta_2_decay=-0.8, epsilon_1=1e-30, epsilon_2=1e-3,
+                           clip_threshold=1.0):
+    """Keras's Adafactor: the second moment factored into row and column means (state "r", "c") for weights of
+    two or more axes, kept whole ("velocity") otherwise; the step is min(lr, 1/sqrt(t)) * max(epsilon_2, rms(w))
+    (Keras's relative_step caps lr at 1/sqrt(t) too, which this minimum already does)."""
+    xp = _xp(w)
+    t, one = _f32(step), _f32(1)
+    rho_t = min(_f32(lr), one / np.sqrt(t))
+    alpha_t = max(_f32(epsilon_2), _rms(w)) * rho_t
+    regulated = g * g + _f32(epsilon_1)
+    beta_2_t = one - t ** _f32(beta_2_decay)
+    if w.ndim >= 2:
+        r = state["r"] = beta_2_t * state["r"] + (one - beta_2_t) * xp.mean(regulated, axis=-1, dtype=np.float32)
+        c = state["c"] = beta_2_t * state["c"] + (one - beta_2_t) * xp.mean(regulated, axis=-2, dtype=np.float32)
+        v = (r / xp.mean(r, axis=-1, keepdims=True, dtype=np.float32))[..., None] * c[..., None, :]
+    else:
+        v = beta_2_t * state.get("velocity", xp.zeros_like(w)) + (one - beta_2_t) * regulated
+    state["velocity"] = v
+    u = g / xp.sqrt(v)
+    u_hat = u / max(one, _rms(u) / _f32(clip_threshold))
+    return w - alpha_t * u_hat
+
+
+def keras_schedule_free_adamw_update(w, g, state, *, lr, step, beta_1=0.9, beta_2=0.999, epsilon=1e-8,
+                                     warmup_steps=0):
+    """Keras's ScheduleFreeAdamW (Defazio et al. 2024): z ("momentum", which starts as a copy of w) takes Adam-scaled
+    steps, and the weight y moves to (1 - beta_1) z + beta_1 x, x the running average of the z's. x is recovered
+    from y and z as Keras's torch backend does it: with z already stepped (its momentum.value is updated in place)."""
+    t, one = _f32(step), _f32(1)
+    b1, b2 = _f32(beta_1), _f32(beta_2)
+    lr = _f32(lr)
+    if warmup_steps > 0:
+        lr = lr * min(t / _f32(warmup_steps), one)
+    v = state.get("velocity", _xp(w).zeros_like(w))
+    v = state["velocity"] = v + (g * g - v) * (one - b2)
+    denom = _xp(w).sqrt(v / (one - b2 ** t)) + _f32(epsilon)
+    z = state["momentum"] = state["momentum"] - (lr * g) / denom
+    weight = one / t
+    x_old = (w - (one - b1) * z) / b1
+    x_new = (one - weight) * x_old + weight * z
+    return (one - b1) * z + b1 * x_new
+
+
+def keras_muon_update(w, g, state, *, lr, momentum=0.95, nesterov=True, ns_steps=5, muon_a=3.4445, muon_b=-4.7750,
+                      muon_c=2.0315, rms_rate=0.2):
+    """Keras's Muon step for a matrix: the momentum (Nesterov: g + momentum * m) orthogonalised by ns_steps
+    Newton-Schulz iterations, scaled by sqrt(max(rows, cols)) * rms_rate."""
+    m = state.get("momentum", _xp(w).zeros_like(w))
+    m = state["momentum"] = m + (g + m * _f32(momentum - 1))
+    direction = g + _f32(momentum) * m if nesterov else m
+    update = _f32(lr) * _newton_schulz5(direction, ns_steps, _f32(muon_a), _f32(muon_b), _f32(muon_c))
+    if rms_rate is not None:
+        update = update * np.sqrt(_f32(max(w.shape[0], w.shape[1]))) * _f32(rms_rate)
+    return w - update
+
+
+def _newton_schulz5(x, steps, a, b, c):
+    """Keras's zeropower_via_newtonschulz5 on a float32 matrix: x / (||x||_F + 1e-7), then
+    x = a x + (b A + (c A) A) x with A = x x^T, on the wide orientation."""
+    xp = _xp(x)
+    tall = x.shape[-2] > x.shape[-1]
+    if tall:
+        x = xp.swapaxes(x, -1, -2)
+    x = x / (xp.sqrt(xp.sum(x * x, axis=(-2, -1), keepdims=True, dtype=np.float32)) + _f32(1e-7))
+    for _ in range(steps):
+        gram = x @ xp.swapaxes(x, -1, -2)
+        x = a * x + (b * gram + (c * gram) @ gram) @ x
+    return xp.swapaxes(x, -1, -2) if tall else x
 
 
 def keras_clip_gradients(grads, *, clipnorm=None, clipvalue=None, global_clipnorm=None):

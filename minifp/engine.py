@@ -22,9 +22,10 @@ Tensors
     round_to, widen, MODES            rounding and widening of arrays
 Autodiff and state of the thread
     backward, gradients               .grad from a root (of given inputs only: inputs=); gradients of targets without
-                                      touching .grad (a tape)
+                                      touching .grad (a tape); create_graph=True: gradients that are tensors of the
+                                      graph (each op's VJP run as engine ops), for higher-order gradients
     add_gradient_hook(t, fn)          fn(gradient) run on t's gradient in each sweep (tensor hooks, retain_grad)
-    function_node(outputs, inputs, backward)   outputs computed outside the graph become one node's, whose
+    function_node(outputs, inputs, backward, name=None)   outputs computed outside the graph become one node's, whose
                                       gradient is backward(*output gradients) (a face's custom autograd functions)
     grad_mode, no_grad, enable_grad, is_grad_enabled, Autocast, autocast_scope, current_autocast, training_scope,
     current_training (a layer call's training flag, passed down to the layers it calls),
@@ -50,9 +51,9 @@ from __future__ import annotations
 import gc
 
 from . import _checks as checks, _memory, _speed
-from ._autograd import add_gradient_hook, backward, function_node, gradients
+from ._autograd import add_gradient_hook, backward, gradients
 from ._backend import array_module, to_numpy
-from ._dispatch import apply
+from ._dispatch import apply, function_node
 from ._devices import CUBLAS, DEVICES, H100, IDEAL, Device, numerics as device_numerics
 from ._files import atomic_file
 from ._formats import (FORMATS, Format, as_format, bfloat16, e8m0, finfo, float4_e2m1, float6_e2m3, float6_e3m2,
@@ -61,10 +62,12 @@ from ._formats import (FORMATS, Format, as_format, bfloat16, e8m0, finfo, float4
 from ._layers import is_layer, update_running_stats, watched_call
 from ._loss_scale import DynamicLossScale, LossScaler, NoOpLossScale, StaticLossScale, all_finite, unscale_grads
 from ._optim import (KAHAN, UPDATE_ROUNDINGS, adadelta_update, adagrad_state, adagrad_update, adam_update,
-                     adamax_update, apply_rule, nadam_update, radam_update,
+                     adamax_update, apply_rule, asgd_update, nadam_update, radam_update, rprop_update,
                      check_update_rounding, keras_adagrad_update, keras_adam_update, keras_clip_gradients,
-                     keras_nadam_u, keras_nadam_update, keras_rmsprop_update, keras_sgd_update, rmsprop_update,
-                     sgd_update, update, update_weight)
+                     keras_nadam_u, keras_nadam_update, keras_rmsprop_update,
+                     keras_adadelta_update, keras_adafactor_update, keras_adamax_update, keras_ftrl_update,
+                     keras_lamb_update, keras_lion_update, keras_muon_update, keras_schedule_free_adamw_update,
+                     keras_sgd_update, rmsprop_update, sgd_update, update, update_weight)
 from ._ops import OPS
 from ._public import enable_grad, is_grad_enabled, no_grad, public
 from ._random import (STREAM_STATE_BYTES, generator, get_state as get_random_state, manual_seed, new_stream, rng,
@@ -79,9 +82,11 @@ __all__ = ["Tensor", "tensor", "apply", "function_node", "Place", "place", "CPU"
            "is_grad_enabled", "Autocast", "autocast_scope", "current_autocast", "training_scope", "current_training", "float32_products",
            "set_float32_products", "threads", "set_threads", "Device", "IDEAL", "H100", "CUBLAS", "device_numerics", "set_device_numerics", "set_storage", "become", "memory_held", "memory_peak", "reset_memory_peak", "layer_scope", "watched_call", "unwatched", "is_layer", "update_running_stats",
            "sgd_update", "adam_update", "rmsprop_update", "adagrad_update", "adagrad_state", "adadelta_update",
-           "adamax_update", "nadam_update", "radam_update", "keras_sgd_update",
+           "adamax_update", "nadam_update", "radam_update", "rprop_update", "asgd_update", "keras_sgd_update",
            "keras_adam_update", "keras_rmsprop_update", "keras_nadam_update", "keras_nadam_u",
-           "keras_adagrad_update", "keras_clip_gradients", "update", "apply_rule", "update_weight", "check_update_rounding",
+           "keras_adagrad_update", "keras_adamax_update", "keras_adadelta_update", "keras_ftrl_update",
+           "keras_lion_update", "keras_lamb_update", "keras_adafactor_update", "keras_schedule_free_adamw_update",
+           "keras_muon_update", "keras_clip_gradients", "update", "apply_rule", "update_weight", "check_update_rounding",
            "UPDATE_ROUNDINGS", "KAHAN", "NoOpLossScale", "StaticLossScale", "DynamicLossScale", "LossScaler", "unscale_grads",
            "unscaled", "all_finite", "generator", "rng", "manual_seed", "get_random_state", "set_random_state",
            "new_stream", "stream_state", "set_stream_state", "STREAM_STATE_BYTES", "atomic_file", "checks", "array_module", "to_numpy", "real", "Format", "as_format", "format_of", "finfo",

@@ -31,7 +31,14 @@ __all__ = ["Metric", "Mean", "Sum", "MeanMetricWrapper", "Accuracy", "BinaryAccu
            "categorical_accuracy", "sparse_categorical_accuracy", "top_k_categorical_accuracy",
            "sparse_top_k_categorical_accuracy", "mean_squared_error", "mean_absolute_error", "mse", "mae", "huber",
            "binary_crossentropy", "categorical_crossentropy", "sparse_categorical_crossentropy", "get", "resolve",
-           "serialize", "deserialize"]
+           "serialize", "deserialize",
+           # from _metrics_more
+           "MeanAbsolutePercentageError", "MeanSquaredLogarithmicError", "CosineSimilarity", "LogCoshError",
+           "Poisson", "KLDivergence", "Hinge", "SquaredHinge", "CategoricalHinge", "PearsonCorrelation",
+           "ConcordanceCorrelation", "R2Score", "IoU", "MeanIoU", "OneHotIoU", "OneHotMeanIoU", "BinaryIoU",
+           "mean_absolute_percentage_error", "mean_squared_logarithmic_error", "log_cosh",
+           "poisson", "kl_divergence", "hinge", "squared_hinge", "categorical_hinge", "pearson_correlation",
+           "concordance_correlation", "binary_focal_crossentropy", "categorical_focal_crossentropy"]
 
 
 def _f32(x):
@@ -867,6 +874,14 @@ _CONFUSION_CLASSES = (TruePositives, FalsePositives, TrueNegatives, FalseNegativ
                       FBetaScore, F1Score)
 
 
+# -- the regression, probabilistic, hinge, correlation and IoU metrics (their own module) --------------------
+
+from . import _metrics_more as _more  # noqa: E402  (it builds on the classes above)
+from ._metrics_more import *  # noqa: E402,F401,F403
+
+_MORE_CLASSES = tuple(c for c in map(_more.__dict__.get, _more.__all__) if isinstance(c, type))
+
+
 # -- lookup --------------------------------------------------------------------------------------------------
 
 _snake = _backend.to_snake_case        # Keras's: AUC -> auc, F1Score -> f1_score, FBetaScore -> f_beta_score
@@ -874,12 +889,14 @@ _snake = _backend.to_snake_case        # Keras's: AUC -> auc, F1Score -> f1_scor
 _CLASSES = (Metric, Mean, Sum, MeanMetricWrapper, MeanSquaredError, RootMeanSquaredError, MeanAbsoluteError,
             BinaryCrossentropy, CategoricalCrossentropy, SparseCategoricalCrossentropy, Accuracy, BinaryAccuracy,
             CategoricalAccuracy, SparseCategoricalAccuracy, TopKCategoricalAccuracy,
-            SparseTopKCategoricalAccuracy) + _CONFUSION_CLASSES
+            SparseTopKCategoricalAccuracy) + _CONFUSION_CLASSES + _MORE_CLASSES
 ALL_OBJECTS = frozenset(_CLASSES)
 ALL_OBJECTS_DICT = {c.__name__: c for c in _CLASSES}
 ALL_OBJECTS_DICT.update({_snake(c.__name__): c for c in _CLASSES})
 ALL_OBJECTS_DICT.update({"bce": BinaryCrossentropy, "BCE": BinaryCrossentropy, "mse": MeanSquaredError,
-                         "MSE": MeanSquaredError, "mae": MeanAbsoluteError, "MAE": MeanAbsoluteError})
+                         "MSE": MeanSquaredError, "mae": MeanAbsoluteError, "MAE": MeanAbsoluteError,
+                         "mape": _more.MeanAbsolutePercentageError, "MAPE": _more.MeanAbsolutePercentageError,
+                         "msle": _more.MeanSquaredLogarithmicError, "MSLE": _more.MeanSquaredLogarithmicError})
 _BASES = ("Metric", "metric", "MeanMetricWrapper", "mean_metric_wrapper")
 
 

@@ -75,8 +75,11 @@ def _shown(t, make):
 def _made(t):
     """The node of the op that made t."""
     op, (inputs, params) = made_by(t), made_of(t)
-    if op == "function":        # a custom autograd.Function: its ctx is the node
+    if op == "function" and params["name"] is None:        # a custom autograd.Function: its ctx is the node
         return params["backward"]
+    if op == "function":        # an engine gradient's own node (create_graph): "gelu_backward", GeluBackwardBackward0
+        name = "".join(part.capitalize() for part in params["name"].split("_"))
+        return Node(name + "Backward0", tuple(a for a in inputs if isinstance(a, _EngineTensor)))
     if op == "linear" and inputs[0].ndim == 2:      # PyTorch: addmm(b, x, w.t()), or mm(x, w.t()) without a bias
         w = Node("TBackward0", (inputs[1],))
         return Node("AddmmBackward0", (inputs[2], inputs[0], w)) if inputs[2] is not None else \

@@ -12,6 +12,7 @@ import dataclasses
 import math
 import numbers
 import re
+import warnings
 import weakref
 
 import ml_dtypes
@@ -297,6 +298,13 @@ class _TensorType(type):
         return _TensorType.legacy(None, "cpu", *args, **kwargs)
 
 
+_CYCLE = ("Using backward() with create_graph=True will create a reference cycle between the parameter and its "
+          "gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to avoid "
+          "this. If you have to use this function, make sure to reset the .grad fields of your parameters to None "
+          "after use to break the cycle and avoid the leak.")
+_CYCLE_WARNED = []
+
+
 class Tensor(_EngineTensor, metaclass=_TensorType):
     """A tensor with PyTorch's methods; its values are exactly what the GPU would hold."""
 
@@ -392,10 +400,7 @@ class Tensor(_EngineTensor, metaclass=_TensorType):
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Gradients of this tensor into the .grad of every leaf that requires one (of the tensors in `inputs`
-        only, leaves or not, where given)."""
-        if create_graph:
-            raise NotImplementedError("backward(create_graph=True): minifp's gradients are not differentiable (no "
-                                      "higher-order gradients)")
+        only, leaves or not, where given); create_graph: gradients that are themselves differentiable."""
         check_output_gradients([self], [gradient])
         if inputs is not None:
             inputs = [inputs] if isinstance(inputs, _EngineTensor) else list(inputs)
@@ -403,7 +408,12 @@ class Tensor(_EngineTensor, metaclass=_TensorType):
                 raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
             if not all(x.requires_grad for x in inputs):
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        engine.backward(self, gradient, retain_graph, inputs)
+        if create_graph and not _CYCLE_WARNED:       # PyTorch warns once per process
+            _CYCLE_WARNED.append(True)
+            warnings.warn(_CYCLE, UserWarning, stacklevel=2)
+        # As in PyTorch, retain_graph defaults to create_graph: a graph of gradients reads the forward's values
+        engine.backward(self, gradient, create_graph if retain_graph is None else retain_graph, inputs,
+                        create_graph=bool(create_graph))
 
     def requires_grad_(self, requires_grad=True):
         if self.fmt is None and requires_grad:
@@ -707,7 +717,7 @@ class Tensor(_EngineTensor, metaclass=_TensorType):
             {"bool": lambda v, w=5 if not values.all() else 4: str(bool(v)).rjust(w)}   # (as wide as needed)
         body = np.array2string(values, separator=", ", prefix="tensor(", threshold=PRINT["threshold"],
                                edgeitems=PRINT["edgeitems"], max_line_width=PRINT["linewidth"], formatter=formatter).replace(", ..., ", ",  ..., ")     # (PyTorch's " ...")
-        extras = [f"device='cuda:0'"] if self.device == "cuda" else []
+        extras = ["device='cuda:0'"] if self.device == "cuda" else []
         if values.size == 0 and values.ndim != 1:
             extras.append(f"size={values.shape}")
         if self.fmt is not None and not self.fmt.is_float32 or self.fmt is None and (values.size == 0 or storage(

@@ -145,7 +145,8 @@ def test_float16_variable_is_rounded_once():
     (lambda: optimizers.AdamW(weight_decay=None), "weight_decay"),
     (lambda: optimizers.Adam(use_ema=True), "use_ema"),
     (lambda: optimizers.Adam(foo=1), "not recognized"),
-    (lambda: optimizers.get("adamax"), "adagrad, adam, adamw, nadam, rmsprop, sgd"),
+    (lambda: optimizers.get("adamx"), "adadelta, adafactor, adagrad, adam, adamax, adamw, ftrl, lion, "
+                                      "multioptimizer, muon, nadam, rmsprop, schedulefreeadamw, sgd"),
     (lambda: optimizers.get(3), "Could not interpret"),
     (lambda: schedules.ExponentialDecay(0.1, 0, 0.5), "decay_steps"),
     (lambda: schedules.PiecewiseConstantDecay([1, 2], [0.1]), "boundaries"),

@@ -23,6 +23,15 @@ from .masking import Masking
 from .simple import (CategoryEncoding, Cropping1D, GaussianDropout, GaussianNoise, Identity, Permute, RepeatVector,
                      UpSampling1D, ZeroPadding1D)
 from .pooling import AveragePooling1D, AvgPool1D
+from .attention import AdditiveAttention, Attention
+from .merging import Dot, dot
+from .convolutional_more import (Conv1DTranspose, Conv3D, Conv3DTranspose, Convolution1DTranspose, Convolution3D,
+                                 Convolution3DTranspose)
+from .pooling import (AveragePooling3D, AvgPool3D, GlobalAveragePooling3D, GlobalAvgPool3D, GlobalMaxPool3D,
+                      GlobalMaxPooling3D, MaxPool3D, MaxPooling3D)
+from .reshaping import Cropping3D, UpSampling3D, ZeroPadding3D
+from .normalization import UnitNormalization
+from .regularization import ActivityRegularization, SpatialDropout1D, SpatialDropout2D, SpatialDropout3D
 
 __all__ = ["Activation", "Add", "Concatenate", "Dense", "Dropout", "Embedding", "Flatten", "Input", "InputLayer",
            "InputSpec", "KerasTensor", "Lambda", "Layer", "LayerNormalization", "ReLU", "Reshape", "Variable",
@@ -44,6 +53,11 @@ __all__ += ["serialize", "deserialize", "Masking"]
 __all__ += ["Identity", "Permute", "RepeatVector", "ZeroPadding1D", "Cropping1D", "UpSampling1D", "GaussianNoise",
             "GaussianDropout", "AveragePooling1D", "AvgPool1D", "GroupNormalization",
             "CategoryEncoding"]
+__all__ += ["Attention", "AdditiveAttention", "Dot", "dot", "Conv1DTranspose", "Conv3D", "Conv3DTranspose",
+            "Convolution1DTranspose", "Convolution3D", "Convolution3DTranspose", "MaxPooling3D", "AveragePooling3D",
+            "GlobalMaxPooling3D", "GlobalAveragePooling3D", "MaxPool3D", "AvgPool3D", "GlobalMaxPool3D",
+            "GlobalAvgPool3D", "UpSampling3D", "ZeroPadding3D", "Cropping3D", "UnitNormalization",
+            "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "ActivityRegularization"]
 
 _LAYERS = {name: obj for name, obj in globals().items() if isinstance(obj, type) and issubclass(obj, Layer)}
 

@@ -5,6 +5,11 @@ same for key (key_dim) and value (value_dim), attention_output/kernel (heads, va
 The query is scaled by 1 / sqrt(key_dim) before the scores (Keras's order); the softmax runs over the keys;
 a boolean attention_mask of shape (B, T, S) adds Keras's large negative number (-3e4 in float16, -1e9
 otherwise) where it is False.
+
+Attention (Luong's dot-product scores, or "concat": sum(tanh(q + k))) and AdditiveAttention (Bahdanau's
+sum(scale * tanh(q + k))) take [query, value] or [query, value, key] and are composed of keras.ops as Keras
+composes them: masked scores less 1e9 (65504 in float16), a softmax over the values, dropout of the weights
+while training, their product with the values, zeros where the query mask is False.
 """
 from __future__ import annotations
 
@@ -15,11 +20,11 @@ import numpy as np
 
 from ... import float16, linear, tensor
 from ...engine import apply
-from .. import backend, initializers
+from .. import backend, initializers, ops, random
 from .core import Dropout
 from .layer import _BUILD_LOCK, Layer
 
-__all__ = ["MultiHeadAttention"]
+__all__ = ["MultiHeadAttention", "Attention", "AdditiveAttention"]
 
 
 class _Projection(Layer):
@@ -173,3 +178,130 @@ class MultiHeadAttention(Layer):
                 "output_shape": self._output_shape, "attention_axes": None,
                 "kernel_initializer": initializers.serialize(self._kernel_initializer),
                 "bias_initializer": initializers.serialize(self._bias_initializer), "seed": self.seed}
+
+
+class Attention(Layer):
+    """Dot-product attention (Luong-style) of [query, value] or [query, value, key]: softmax(scores) @ value,
+    the scores q . k (times a learned scale if use_scale) or, for score_mode "concat", sum(tanh(q + k))."""
+
+    def __init__(self, use_scale=False, score_mode="dot", dropout=0.0, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        self.use_scale, self.score_mode, self.dropout, self.seed = use_scale, score_mode, dropout, seed
+        if self.dropout > 0:
+            self.seed_generator = random.SeedGenerator(seed)
+        if self.score_mode not in ("dot", "concat"):
+            raise ValueError(f"Invalid value for argument score_mode. Expected one of {{'dot', 'concat'}}. "
+                             f"Received: score_mode={score_mode}")
+        self.supports_masking = True
+
+    def build(self, input_shape):
+        self._validate_inputs(input_shape)
+        self.scale = self.concat_score_weight = None
+        if self.use_scale:
+            self.scale = self.add_weight(name="scale", shape=(), initializer="ones", dtype=self.dtype)
+        if self.score_mode == "concat":
+            self.concat_score_weight = self.add_weight(name="concat_score_weight", shape=(), initializer="ones",
+                                                       dtype=self.dtype)
+        self.built = True
+
+    def _calculate_scores(self, query, key):
+        """(batch, Tq, Tv) scores of each query against each key."""
+        if self.score_mode == "dot":
+            scores = ops.matmul(query, ops.swapaxes(key, -2, -1))
+            return scores if self.scale is None else ops.multiply(scores, self.scale)
+        summed = ops.expand_dims(query, axis=-2) + ops.expand_dims(key, axis=-3)      # (batch, Tq, Tv, dim)
+        if self.scale is not None:
+            summed = self.scale * summed
+        return self.concat_score_weight * ops.sum(ops.tanh(summed), axis=-1)
+
+    def _apply_scores(self, scores, value, scores_mask, training):
+        """(the weighted values, the weights): masked scores less Keras's big number, softmax, dropout."""
+        if scores_mask is not None:
+            padding_mask = ops.logical_not(scores_mask)
+            big = 65504.0 if scores.dtype == "float16" else 1.0e9
+            if padding_mask.ndim == 2:
+                padding_mask = ops.expand_dims(padding_mask, axis=-2)
+            scores = ops.where(padding_mask, scores - big, scores)
+        weights = ops.softmax(scores, axis=-1)
+        if training and self.dropout > 0:
+            weights = random.dropout(weights, self.dropout, seed=self.seed_generator)
+        return ops.matmul(weights, value), weights
+
+    @staticmethod
+    def _score_mask(scores, value_mask, use_causal_mask):
+        """The value mask, and-ed with the causal mask (query i sees values j <= i) where asked for."""
+        if not use_causal_mask:
+            return value_mask
+        tq, tv = scores.shape[-2], scores.shape[-1]
+        causal = ops.convert_to_tensor(np.tril(np.ones((1, tq, tv), bool)))
+        if value_mask is None:
+            return causal
+        return ops.logical_and(ops.expand_dims(value_mask, axis=-2), causal)
+
+    def call(self, inputs, mask=None, training=False, return_attention_scores=False, use_causal_mask=False):
+        self._validate_inputs(inputs, mask)
+        query, value = inputs[0], inputs[1]
+        key = inputs[2] if len(inputs) > 2 else value
+        query_mask = mask[0] if mask else None
+        value_mask = mask[1] if mask else None
+        scores = self._calculate_scores(query, key)
+        scores_mask = self._score_mask(scores, value_mask, use_causal_mask)
+        out, weights = self._apply_scores(scores, value, scores_mask, training)
+        if query_mask is not None:
+            out = ops.where(ops.expand_dims(query_mask, axis=-1), out, 0)
+        return (out, weights) if return_attention_scores else out
+
+    def compute_mask(self, inputs, mask=None):
+        self._validate_inputs(inputs, mask)
+        if mask is None or mask[0] is None:
+            return None
+        return ops.convert_to_tensor(mask[0])
+
+    def compute_output_shape(self, input_shape):
+        return (*input_shape[0][:-1], input_shape[1][-1])
+
+    def _validate_inputs(self, inputs, mask=None):
+        """Keras's errors for anything but a list of 2 or 3 inputs (and of 2 or 3 masks)."""
+        name = type(self).__name__
+        if not isinstance(inputs, list):
+            raise ValueError(f"{name} layer must be called on a list of inputs, namely [query, value] or [query, "
+                             f"value, key]. Received: inputs={inputs}.")
+        if not 2 <= len(inputs) <= 3:
+            raise ValueError(f"{name} layer accepts inputs list of length 2 or 3, namely [query, value] or [query, "
+                             f"value, key]. Received length: {len(inputs)}.")
+        if mask is not None:
+            if not isinstance(mask, list):
+                raise ValueError(f"{name} layer mask must be a list, namely [query_mask, value_mask]. Received: "
+                                 f"mask={mask}.")
+            if not 2 <= len(mask) <= 3:
+                raise ValueError(f"{name} layer accepts mask list of length 2 or 3. Received: inputs={inputs}, "
+                                 f"mask={mask}.")
+
+    def get_config(self):
+        return {**super().get_config(), "use_scale": self.use_scale, "score_mode": self.score_mode,
+                "dropout": self.dropout, "seed": self.seed}
+
+
+class AdditiveAttention(Attention):
+    """Additive attention (Bahdanau-style): the scores sum(scale * tanh(q + k)) over the features, scale a
+    learned vector of the query's width (glorot_uniform) if use_scale."""
+
+    def __init__(self, use_scale=True, dropout=0.0, **kwargs):
+        super().__init__(use_scale=use_scale, dropout=dropout, **kwargs)
+
+    def build(self, input_shape):
+        self._validate_inputs(input_shape)
+        self.scale = None
+        if self.use_scale:
+            self.scale = self.add_weight(name="scale", shape=(input_shape[0][-1],), initializer="glorot_uniform",
+                                         dtype=self.dtype)
+        self.built = True
+
+    def _calculate_scores(self, query, key):
+        tanh = ops.tanh(ops.expand_dims(query, axis=-2) + ops.expand_dims(key, axis=-3))
+        return ops.sum((self.scale if self.use_scale else 1.0) * tanh, axis=-1)
+
+    def get_config(self):
+        config = super().get_config()
+        del config["score_mode"]
+        return config

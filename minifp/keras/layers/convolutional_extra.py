@@ -116,6 +116,28 @@ def deconv_output_length(size, kernel, padding, output_padding, stride, dilation
     return (size - 1) * stride + kernel - 2 * pad + output_padding
 
 
+def spread(x, axes, strides):
+    """x with stride - 1 zeros between its values along each of axes (a transposed convolution's input)."""
+    if max(strides) == 1:
+        return x
+    shape, index = list(x.shape), [slice(None)] * x.ndim
+    for a, s in zip(axes, strides):
+        shape[a], index[a] = (x.shape[a] - 1) * s + 1, slice(None, None, s)
+    zeros = made_like(x, array_module(storage(x)).zeros(shape, storage(x).dtype), x.fmt)
+    return apply("setitem", zeros, x, index=tuple(index))
+
+
+def transpose_pads(spatial, out, kernel_size, strides, dilation, padding):
+    """((before, after), ...) for the spread input's correlation with the flipped kernel to give `out` sizes,
+    placed as TensorFlow's conv_transpose places them."""
+    pads = []
+    for n, o, k, s, d in zip(spatial, out, kernel_size, strides, dilation):
+        span = d * (k - 1)
+        before = max((n - 1) * s + span + 1 - o, 0) // 2 if padding == "same" else 0
+        pads.append((span - before, o + before - (n - 1) * s - 1))
+    return tuple(pads)
+
+
 class Conv2DTranspose(_BaseConv):
     """Transposed 2-D convolution (the gradient of Conv2D with respect to its input), kernel
     (kh, kw, filters, in); output_padding adds rows and columns at the end."""
@@ -153,25 +175,14 @@ class Conv2DTranspose(_BaseConv):
         axes = (1, 2) if last else (2, 3)
         spatial = tuple(inputs.shape[a] for a in axes)
         out = self._out_spatial(spatial)
-        x = inputs
-        if max(self.strides) > 1:       # the input's values spread out, stride - 1 zeros between them
-            shape = list(x.shape)
-            index = [slice(None)] * 4
-            for a, n, s in zip(axes, spatial, self.strides):
-                shape[a], index[a] = (n - 1) * s + 1, slice(None, None, s)
-            zeros = made_like(x, array_module(storage(x)).zeros(shape, storage(x).dtype), x.fmt)
-            x = apply("setitem", zeros, x, index=tuple(index))
-        pads = []
-        for n, o, k, s, d in zip(spatial, out, self.kernel_size, self.strides, self.dilation_rate):
-            span = d * (k - 1)
-            before = max((n - 1) * s + span + 1 - o, 0) // 2 if self.padding == "same" else 0
-            pads.append((span - before, o + before - (n - 1) * s - 1))
+        x = spread(inputs, axes, self.strides)
+        pads = transpose_pads(spatial, out, self.kernel_size, self.strides, self.dilation_rate, self.padding)
         w = apply("getitem", self.kernel, index=(slice(None, None, -1), slice(None, None, -1)))
         if last:
-            y = apply("conv2d", x, apply("transpose", w, axes=(0, 1, 3, 2)), self.bias, padding=tuple(pads),
+            y = apply("conv2d", x, apply("transpose", w, axes=(0, 1, 3, 2)), self.bias, padding=pads,
                       dilation=self.dilation_rate, layout="NHWC")
         else:
-            y = apply("conv2d", x, apply("transpose", w, axes=(2, 3, 0, 1)), self.bias, padding=tuple(pads),
+            y = apply("conv2d", x, apply("transpose", w, axes=(2, 3, 0, 1)), self.bias, padding=pads,
                       dilation=self.dilation_rate)
         return self._activate(y)
 

@@ -576,13 +576,7 @@ class Layer:
             args = map_structure(self._convert, args)
             kwargs = {k: map_structure(self._convert, v) for k, v in kwargs.items()}
         self._check_positional(args, kwargs)
-        if self.input_spec is not None and args:
-            for i, (spec, x) in enumerate(zip(_flatten(self.input_spec), _flatten(args[0]))):
-                if spec is not None and x is None:
-                    raise ValueError(f"Inputs to a layer should be tensors. Got '{x}' (of type {type(x)}) as input "
-                                     f"for layer '{self.name}'.")
-                if spec is not None and _shape_of(x) is not None:
-                    _check_spec(spec, _shape_of(x), self.name, i)
+        self._check_input_spec(args)
         with _BUILD_LOCK:
             self._maybe_build(args)
         # training: given, else an outer call's; passed on only to a call() that names it (Keras drops it
@@ -621,6 +615,17 @@ class Layer:
         self._seen_output_shape = map_structure(lambda t: (None,) + tuple(t.shape[1:]) if _shape_of(t) else t,
                                                 out)
         return out
+
+    def _check_input_spec(self, args):
+        """Keras's errors for inputs (tensors or KerasTensors) that do not fit the layer's input_spec."""
+        if self.input_spec is None or not args:
+            return
+        for i, (spec, x) in enumerate(zip(_flatten(self.input_spec), _flatten(args[0]))):
+            if spec is not None and x is None:
+                raise ValueError(f"Inputs to a layer should be tensors. Got '{x}' (of type {type(x)}) as input "
+                                 f"for layer '{self.name}'.")
+            if spec is not None and _shape_of(x) is not None:
+                _check_spec(spec, _shape_of(x), self.name, i)
 
     # -- masks: Keras's rules ----------------------------------------------------------------
     def _pass_masks(self, args, kwargs, params):
@@ -700,6 +705,7 @@ class Layer:
     # -- the functional graph --------------------------------------------------------------
     def _symbolic_call(self, args, kwargs):
         """Build the layer for these KerasTensors, infer the outputs, record the node."""
+        self._check_input_spec(args)        # (on the symbolic shapes, the batch unknown, as Keras reports them)
         with _BUILD_LOCK:
             if not self.built:
                 first = args[0] if args else next(iter(kwargs.values()))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...engine import apply
+from .. import ops
 from .._errors import InvalidArgumentError
 from .._tensor import convert_to_tensor
 from .layer import Layer
@@ -206,3 +207,96 @@ add, multiply, subtract, average, maximum, minimum = (_functional(c) for c in (A
 def concatenate(inputs, axis=-1, **kwargs):
     """Concatenate(axis=axis, **kwargs)(inputs)."""
     return Concatenate(axis=axis, **kwargs)(inputs)
+
+
+def batch_dot(x, y, axes):
+    """Keras's batch_dot for (a0, a1), neither the batch axis: per sample, the sum over x's axis a0 and y's
+    axis a1, as one matmul of x (its axis a0 moved last) with y (its axis a1 moved second)."""
+    if x.ndim < 2 or y.ndim < 2:
+        raise ValueError(f"Cannot do batch_dot on inputs with rank < 2. Received inputs with shapes {x.shape} and "
+                         f"{y.shape}.")
+    if x.shape[0] != y.shape[0]:
+        raise ValueError(f"Cannot do batch_dot on inputs with different batch sizes. Received inputs with shapes "
+                         f"{x.shape} and {y.shape}.")
+    (a0, a1), x_ndim, y_ndim = axes, x.ndim, y.ndim
+    if x_ndim == 2:
+        x, a0 = ops.expand_dims(x, 1), a0 + 1
+    if y_ndim == 2:
+        y = ops.expand_dims(y, 2)
+    x = ops.transpose(x, [i for i in range(x.ndim) if i != a0] + [a0])
+    y = ops.transpose(y, [0, a1] + [i for i in range(1, y.ndim) if i != a1])
+    n, k, middle, trailing = x.shape[0], x.shape[-1], tuple(x.shape[1:-1]), tuple(y.shape[2:])
+    out = ops.matmul(ops.reshape(x, (n, int(np.prod(middle)), k)), ops.reshape(y, (n, k, int(np.prod(trailing)))))
+    out = ops.reshape(out, (n,) + middle + trailing)
+    if x_ndim == 2:
+        return ops.squeeze(out, 1)
+    return ops.squeeze(out, -1) if y_ndim == 2 else out
+
+
+class Dot(_Merge):
+    """The dot product of two inputs along axes (an int or one per input), per sample; normalize=True divides
+    each input by its L2 norm along its axis first (cosine proximity)."""
+
+    def __init__(self, axes, normalize=False, **kwargs):
+        super().__init__(**kwargs)
+        if not isinstance(axes, int):
+            if not isinstance(axes, (list, tuple)):
+                raise TypeError(f"Invalid type for argument `axes`: it should be a list or an int. Received: "
+                                f"axes={axes}")
+            if len(axes) != 2:
+                raise ValueError(f"Invalid format for argument `axes`: it should contain two elements. Received: "
+                                 f"axes={axes}")
+            if not isinstance(axes[0], int) or not isinstance(axes[1], int):
+                raise ValueError(f"Invalid format for argument `axes`: list elements should be integers. "
+                                 f"Received: axes={axes}")
+        self.axes, self.normalize = axes, normalize
+
+    def _axes(self, shapes):
+        """Each input's axis, counted from the front."""
+        axes = [self.axes] * 2 if isinstance(self.axes, int) else list(self.axes)
+        return [a % len(s) if a < 0 else a for a, s in zip(axes, shapes)]
+
+    def build(self, input_shape):
+        if not isinstance(input_shape[0], (tuple, list)) or len(input_shape) != 2:
+            raise ValueError(f"A `Dot` layer should be called on a list of 2 inputs. Received: "
+                             f"input_shape={input_shape}")
+        shape1, shape2 = input_shape
+        a0, a1 = self._axes(input_shape) if isinstance(self.axes, int) else self.axes
+        if shape1[a0] != shape2[a1]:
+            raise ValueError(f"Incompatible input shapes: axis values {shape1[a0]} (at axis {a0}) != "
+                             f"{shape2[a1]} (at axis {a1}). Full input shapes: {shape1}, {shape2}")
+        self.built = True
+
+    def call(self, inputs):
+        if len(inputs) != 2:
+            raise ValueError(f"A `Dot` layer should be called on exactly 2 inputs. Received: inputs={inputs}")
+        x1, x2 = inputs
+        axes = self._axes([x1.shape, x2.shape])
+        if 0 in axes:
+            raise ValueError("Cannot perform batch_dot over axis 0. If your inputs are not batched, add a dummy "
+                             "batch dimension to your inputs using keras.ops.expand_dims(x, 0)")
+        if self.normalize:
+            x1, x2 = ops.normalize(x1, axis=axes[0]), ops.normalize(x2, axis=axes[1])
+        return batch_dot(x1, x2, axes)
+
+    def compute_output_shape(self, input_shape):
+        shape1, shape2 = list(input_shape[0]), list(input_shape[1])
+        a0, a1 = self._axes([shape1, shape2]) if isinstance(self.axes, int) else self.axes
+        shape1.pop(a0)
+        shape2.pop(a1)
+        out = shape1 + shape2[1:]
+        return tuple(out + [1] if len(out) == 1 else out)
+
+    def compute_mask(self, inputs, mask=None):
+        return None
+
+    def get_config(self):
+        return {**super().get_config(), "axes": self.axes, "normalize": self.normalize}
+
+
+def dot(inputs, axes=-1, **kwargs):
+    """Dot(axes=axes, **kwargs)(inputs)."""
+    return Dot(axes=axes, **kwargs)(inputs)
+
+
+__all__ += ["Dot", "dot"]

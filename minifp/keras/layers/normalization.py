@@ -188,3 +188,41 @@ class GroupNormalization(Layer):
                 "gamma_regularizer": regularizers.serialize(self.gamma_regularizer),
                 "beta_constraint": constraints.serialize(self.beta_constraint),
                 "gamma_constraint": constraints.serialize(self.gamma_constraint)}
+
+
+class UnitNormalization(Layer):
+    """Each input divided by its L2 norm along axis (Keras's ops.normalize with epsilon 1e-12)."""
+
+    def __init__(self, axis=-1, **kwargs):
+        super().__init__(**kwargs)
+        if isinstance(axis, (list, tuple)):
+            self.axis = list(axis)
+        elif isinstance(axis, int):
+            self.axis = axis
+        else:
+            raise TypeError(f"Invalid value for `axis` argument: expected an int or a list/tuple of ints. "
+                            f"Received: axis={axis}")
+        self.supports_masking = True
+        self.built = True
+
+    def _symbolic_call(self, args, kwargs):
+        """Keras's error for an axis the symbolic input lacks (its shape with the batch unknown)."""
+        if args:
+            self.compute_output_shape(tuple(args[0].shape))
+        return super()._symbolic_call(args, kwargs)
+
+    def call(self, inputs):
+        axis = tuple(self.axis) if isinstance(self.axis, list) else self.axis
+        return ops.normalize(inputs, axis=axis, order=2, epsilon=1e-12)
+
+    def compute_output_shape(self, input_shape):
+        for axis in self.axis if isinstance(self.axis, list) else [self.axis]:
+            if not -len(input_shape) <= axis < len(input_shape):
+                raise ValueError(f"Axis {self.axis} is out of bounds for input shape {input_shape}.")
+        return input_shape
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis}
+
+
+__all__ += ["UnitNormalization"]

@@ -178,3 +178,123 @@ def _bilinear(x, axes, sizes):
         low = take(lo)
         y = low + (take(hi) - low) * frac.reshape(shape)
     return y if fmt == float32 else apply("cast", y, _out=fmt)
+
+
+_ORDINALS = ("1st", "2nd", "3rd")
+
+
+def _triples(value, name, what):
+    """An int, 3 ints or 3 (before, after) pairs as the latter (Keras's errors otherwise)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if name == "cropping" and value < 0:
+            raise ValueError(f"`cropping` cannot be negative. Received: cropping={value}.")
+        return ((value, value),) * 3
+    if hasattr(value, "__len__"):
+        if len(value) != 3:
+            raise ValueError(f"`{name}` should have 3 elements. Received: {value}.")
+        return tuple(standardize_tuple(v, 2, f"{o} entry of {name}", allow_zero=True)
+                     for v, o in zip(value, _ORDINALS))
+    # (Keras's text, its "right_dim2" for the third pair included)
+    raise ValueError(f"`{name}` should be either an int, a tuple of 3 ints (symmetric_dim1_{what}, "
+                     f"symmetric_dim2_{what}, symmetric_dim3_{what}), or a tuple of 3 tuples of 2 ints "
+                     f"((left_dim1_{what}, right_dim1_{what}), (left_dim2_{what}, right_dim2_{what}), "
+                     f"(left_dim3_{what}, right_dim2_{what})). Received: "
+                     f"{'padding=' if name == 'padding' else ''}{value}.")
+
+
+class _Volume(Layer):
+    """What the 3-D reshaping layers share: 5-D inputs, the data format, the spatial axes."""
+
+    def __init__(self, data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        self.data_format = standardize_data_format(data_format)
+        self.input_spec = InputSpec(ndim=5)
+        self.built = True
+
+    def _axes(self):
+        return (1, 2, 3) if self.data_format == "channels_last" else (2, 3, 4)
+
+
+class ZeroPadding3D(_Volume):
+    """Zeros added around the three spatial axes: padding an int, 3 ints or 3 (before, after) pairs."""
+
+    def __init__(self, padding=((1, 1), (1, 1), (1, 1)), data_format=None, **kwargs):
+        super().__init__(data_format, **kwargs)
+        self.padding = _triples(padding, "padding", "pad")
+
+    def call(self, inputs):
+        x = inputs
+        for axis, (before, after) in zip(self._axes(), self.padding):
+            x = _pad(x, axis, before, after)
+        return x
+
+    def compute_output_shape(self, input_shape):
+        shape = list(input_shape)
+        for axis, (before, after) in zip(self._axes(), self.padding):
+            if shape[axis] is not None:
+                shape[axis] += before + after
+        return tuple(shape)
+
+    def get_config(self):
+        return {**super().get_config(), "padding": self.padding, "data_format": self.data_format}
+
+
+class Cropping3D(_Volume):
+    """Planes, rows and columns cut off the spatial edges: cropping an int, 3 ints or 3 (before, after) pairs."""
+
+    def __init__(self, cropping=((1, 1), (1, 1), (1, 1)), data_format=None, **kwargs):
+        super().__init__(data_format, **kwargs)
+        self.cropping = _triples(cropping, "cropping", "crop")
+
+    def _symbolic_call(self, args, kwargs):
+        """Keras's error for a cropping the symbolic input cannot take (its shape with the batch unknown)."""
+        if args and getattr(args[0], "ndim", 0) == 5:
+            self.compute_output_shape(tuple(args[0].shape))
+        return super()._symbolic_call(args, kwargs)
+
+    def call(self, inputs):
+        self._cropped(tuple(inputs.shape), "inputs.shape")
+        index = [slice(None)] * 5
+        for axis, (before, after) in zip(self._axes(), self.cropping):
+            index[axis] = slice(before, inputs.shape[axis] - after)
+        return apply("getitem", inputs, index=tuple(index))
+
+    def _cropped(self, given, what):
+        shape = list(given)
+        for axis, (before, after) in zip(self._axes(), self.cropping):
+            if shape[axis] is not None:
+                shape[axis] -= before + after
+                if shape[axis] <= 0:
+                    raise ValueError(f"Values in `cropping` argument should be smaller than the corresponding "
+                                     f"spatial dimension of the input. Received: {what}={given}, "
+                                     f"cropping={self.cropping}")
+        return tuple(shape)
+
+    def compute_output_shape(self, input_shape):
+        return self._cropped(tuple(input_shape), "input_shape")
+
+    def get_config(self):
+        return {**super().get_config(), "cropping": self.cropping, "data_format": self.data_format}
+
+
+class UpSampling3D(_Volume):
+    """Planes, rows and columns each repeated size times."""
+
+    def __init__(self, size=(2, 2, 2), data_format=None, **kwargs):
+        super().__init__(data_format, **kwargs)
+        self.size = standardize_tuple(size, 3, "size")
+
+    def call(self, inputs):
+        return _repeat(inputs, self._axes(), self.size)
+
+    def compute_output_shape(self, input_shape):
+        shape = list(input_shape)
+        for axis, s in zip(self._axes(), self.size):
+            shape[axis] = None if shape[axis] is None else shape[axis] * s
+        return tuple(shape)
+
+    def get_config(self):
+        return {**super().get_config(), "size": self.size, "data_format": self.data_format}
+
+
+__all__ += ["ZeroPadding3D", "Cropping3D", "UpSampling3D"]

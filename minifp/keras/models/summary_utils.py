@@ -71,15 +71,12 @@ def _ratio_reduce(total, ratios, maximums, values):
 
 
 def _wrap_text(text, width):
-    """Text broken into lines of at most width characters at spaces (long words folded), as rich does."""
+    """Text broken into lines of at most width characters at spaces, as rich does: a word longer than the line
+    is cut to width - 1 characters and an ellipsis (a rich Column's default overflow)."""
     lines, line = [], ""
     for word in text.split(" "):
-        while len(word) > width:
-            if line:
-                lines.append(line)
-                line = ""
-            lines.append(word[:width])
-            word = word[width:]
+        if len(word) > width:
+            word = word[:width - 1] + "…"
         if not line:
             line = word
         elif len(line) + 1 + len(word) <= width:

@@ -1,16 +1,28 @@
-"""keras.optimizers: Keras 3's optimizers (SGD, Adam, AdamW, RMSprop, Adagrad, Nadam), schedules and get()."""
+"""keras.optimizers: Keras 3's optimizers (SGD, Adam, AdamW, RMSprop, Adagrad, Nadam, Adamax, Adadelta, Ftrl, Lion,
+Lamb, Adafactor, ScheduleFreeAdamW, Muon, MultiOptimizer), schedules and get()."""
 from __future__ import annotations
 
 from . import schedules
+from .adadelta import Adadelta
+from .adafactor import Adafactor
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
+from .adamax import Adamax
+from .ftrl import Ftrl
+from .lamb import Lamb
+from .lion import Lion
 from .loss_scale_optimizer import LossScaleOptimizer
+from .multi_optimizer import MultiOptimizer, OptimizerMap
+from .muon import Muon
 from .nadam import Nadam
 from .optimizer import Optimizer, deserialize, serialize
 from .rmsprop import RMSprop
+from .schedule_free_adamw import ScheduleFreeAdamW
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Nadam", "LossScaleOptimizer", "schedules",
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Nadam", "Adamax", "Adadelta", "Ftrl",
+           "Lion", "Lamb", "Adafactor", "ScheduleFreeAdamW", "Muon",
+           "MultiOptimizer", "OptimizerMap", "LossScaleOptimizer", "schedules",
            "get", "serialize", "deserialize"]
 
 def get(identifier):

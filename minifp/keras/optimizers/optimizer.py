@@ -273,6 +273,18 @@ class Optimizer:
     def _slot_initial(self, slot):
         return 0.0
 
+    def _has_slot(self, variable, slot):
+        """Whether this variable gets this slot (all do, unless the optimizer treats variables differently)."""
+        return True
+
+    def _slot_shape(self, slot, shape):
+        """A slot's shape for a variable of this shape (the variable's own, unless the rule keeps less)."""
+        return shape
+
+    def _slot_name(self, base, slot):
+        """A slot's variable name: Keras's "<variable path>_<slot>"."""
+        return f"{base}_{slot}"
+
     def build(self, variables):
         """Make the slots for these variables (once); they are then the only ones this optimizer updates."""
         if self.built:
@@ -284,7 +296,8 @@ class Optimizer:
         for group in self._slot_groups():
             for variable in variables:
                 for slot in group:
-                    self._slots[id(variable)][slot] = self._add_slot(variable, slot).tensor
+                    if self._has_slot(variable, slot):
+                        self._slots[id(variable)][slot] = self._add_slot(variable, slot).tensor
         if self.update_rounding == "kahan":         # after Keras's slots: their order stays Keras's
             for variable in variables:
                 if not _is_float32(variable):
@@ -294,12 +307,13 @@ class Optimizer:
 
     def _add_slot(self, variable, slot):
         path = getattr(variable, "path", None) or getattr(variable, "name", None) or "variable"
-        name = f"{str(path).replace('/', '_').replace(':', '_')}_{slot}"
+        name = self._slot_name(str(path).replace('/', '_').replace(':', '_'), slot)
         w = storage(variable) if isinstance(variable, Tensor) else np.asarray(variable)
         if slot == engine.KAHAN:                    # the compensation: zeros in the variable's own format
             tensor = make(Tensor, array_module(w).zeros_like(w), variable.fmt)
         else:
-            tensor = make(Tensor, array_module(w).full(w.shape, np.float32(self._slot_initial(slot)), np.float32),
+            shape = self._slot_shape(slot, tuple(w.shape))
+            tensor = make(Tensor, array_module(w).full(shape, np.float32(self._slot_initial(slot)), np.float32),
                           _FLOAT32)
         return self._track(SlotVariable(tensor, name, f"{self.name}/{name}"))
 
@@ -429,13 +443,17 @@ class Optimizer:
         name = getattr(variable, "name", None)
         return not (pattern is not None and name is not None and pattern.search(str(name)))
 
+    def _weight_decay_of(self, variable):
+        """The weight decay of this variable (None: none): `weight_decay`, unless the optimizer has two."""
+        return self.weight_decay
+
     def _apply_weight_decay(self, variables):
         """Keras 3's decoupled decay before the update: w = w - w * weight_decay * lr, rounded into w's format."""
-        if self.weight_decay is None:
-            return
-        wd, lr = np.float32(self.weight_decay), self._lr()
+        lr = self._lr()
         for variable in variables:
-            if self._use_weight_decay(variable):
+            weight_decay = self._weight_decay_of(variable)
+            if weight_decay is not None and self._use_weight_decay(variable):
+                wd = np.float32(weight_decay)
                 w = variable.float32()
                 state = {name: storage(t) for name, t in self._slots[id(variable)].items()}
                 engine.update_weight(variable, w - w * wd * lr, state, self.update_rounding)
@@ -522,6 +540,6 @@ def _built_in():
     while stack:
         cls = stack.pop()
         stack.extend(cls.__subclasses__())
-        if cls is not Optimizer and cls.__module__.startswith(__package__ + "."):
+        if cls is not Optimizer and cls.__module__.startswith(__package__ + ".") and cls.__dict__.get("_by_name", True):
             found[cls.__name__.lower()] = cls
     return found

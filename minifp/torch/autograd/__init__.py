@@ -107,28 +107,27 @@ class set_grad_enabled(_GradMode):
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=None,
          materialize_grads=False):
-    """The gradients of the outputs' sum with respect to each input (no .grad changes)."""
+    """The gradients of the outputs' sum with respect to each input (no .grad changes); create_graph: gradients
+    that are themselves differentiable."""
     outputs = [outputs] if isinstance(outputs, _EngineTensor) else list(outputs)
     single = isinstance(inputs, _EngineTensor)
     inputs = [inputs] if single else list(inputs)
-    if create_graph:
-        raise NotImplementedError("torch.autograd.grad(create_graph=True): minifp's gradients are not "
-                                  "differentiable (no higher-order gradients)")
     if grad_outputs is not None and not isinstance(grad_outputs, (list, tuple)):
         grad_outputs = [grad_outputs]
     for o in outputs:
         if not o.requires_grad:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
     check_output_gradients(outputs, grad_outputs if grad_outputs is not None else [None] * len(outputs))
-    found = gradients(outputs, inputs, grad_outputs)
+    found = gradients(outputs, inputs, grad_outputs, create_graph=bool(create_graph))
     result = []
     for i, x in enumerate(inputs):
         g = found.get(id(x))
         if g is None and not (allow_unused or materialize_grads):
-            raise RuntimeError(f"One of the differentiated Tensors appears to not have been used in the graph. "
-                               f"Set allow_unused=True if this is the desired behavior.")
-        result.append(made_like(x, g, x.fmt) if g is not None else
-                      (x.new_zeros(x.shape) if materialize_grads else None))
+            raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
+                               "Set allow_unused=True if this is the desired behavior.")
+        if g is not None and not create_graph:      # (with create_graph: the graph's own tensor)
+            g = made_like(x, g, x.fmt)
+        result.append(g if g is not None else (x.new_zeros(x.shape) if materialize_grads else None))
     return tuple(result)
 
 

@@ -106,20 +106,24 @@ class _Handle:
 
     _ids = iter(range(1 << 62))
 
-    def __init__(self, hooks):
-        self.hooks, self.id = hooks, next(self._ids)
+    def __init__(self, hooks, extra=()):
+        self.hooks, self.extra, self.id = hooks, extra, next(self._ids)
 
     @classmethod
-    def add(cls, module, hooks, hook, prepend=False):
+    def add(cls, module, hooks, hook, prepend=False, marks=None):
+        """hook added to `hooks` (the dict holds the hooks themselves, as PyTorch's does, so that code reading
+        module._forward_pre_hooks finds them); marks: the side dict marking the hooks that take kwargs, which
+        remove() cleans too."""
         module.__dict__["_hooked"] = True
-        handle = cls(hooks)
+        handle = cls(hooks, () if marks is None else (marks,))
         hooks[handle.id] = hook
         if prepend:
             hooks.move_to_end(handle.id, last=False)
         return handle
 
     def remove(self):
-        self.hooks.pop(self.id, None)
+        for hooks in (self.hooks, *self.extra):
+            hooks.pop(self.id, None)
 
     def __enter__(self):
         return self
@@ -131,7 +135,8 @@ class _Handle:
 def _hooked_call(module, args, kwargs):
     """module(*args, **kwargs) with its hooks: forward pre-hooks, the forward, forward hooks, and the backward hooks
     set up on identity copies of its tensor inputs and outputs (their gradients are the module's own)."""
-    for hook, with_kwargs in list(module._forward_pre_hooks.values()):
+    for key, hook in list(module._forward_pre_hooks.items()):
+        with_kwargs = key in module._forward_pre_hooks_with_kwargs
         out = hook(module, args, kwargs) if with_kwargs else hook(module, args)
         if out is not None:
             if with_kwargs:
@@ -145,7 +150,8 @@ def _hooked_call(module, args, kwargs):
     if backward:
         args = tuple(_copy(a) for a in args)
     result = watched_call(module, module.forward, *args, **kwargs)
-    for hook, with_kwargs in list(module._forward_hooks.values()):
+    for key, hook in list(module._forward_hooks.items()):
+        with_kwargs = key in module._forward_hooks_with_kwargs
         out = hook(module, args, kwargs, result) if with_kwargs else hook(module, args, result)
         if out is not None:
             result = out
@@ -205,6 +211,7 @@ class Module:
         for name, value in (("training", True), ("_parameters", OrderedDict()), ("_buffers", OrderedDict()),
                             ("_non_persistent_buffers_set", set()), ("_modules", OrderedDict()),
                             ("_forward_pre_hooks", OrderedDict()), ("_forward_hooks", OrderedDict()),
+                            ("_forward_pre_hooks_with_kwargs", {}), ("_forward_hooks_with_kwargs", {}),
                             ("_backward_hooks", OrderedDict())):
             object.__setattr__(self, name, value)
 
@@ -220,12 +227,19 @@ class Module:
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
         """hook(module, args) (with_kwargs: hook(module, args, kwargs)) before each forward; what it returns (not
         None) replaces the arguments."""
-        return _Handle.add(self, self._forward_pre_hooks, (hook, with_kwargs), prepend)
+        return self._add_hook(self._forward_pre_hooks, self._forward_pre_hooks_with_kwargs, hook, prepend,
+                              with_kwargs)
 
     def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
         """hook(module, args, output) (with_kwargs: hook(module, args, kwargs, output)) after each forward; what it
         returns (not None) replaces the output."""
-        return _Handle.add(self, self._forward_hooks, (hook, with_kwargs), prepend)
+        return self._add_hook(self._forward_hooks, self._forward_hooks_with_kwargs, hook, prepend, with_kwargs)
+
+    def _add_hook(self, hooks, marks, hook, prepend, with_kwargs):
+        handle = _Handle.add(self, hooks, hook, prepend, marks)
+        if with_kwargs:
+            marks[handle.id] = True
+        return handle
 
     def register_full_backward_hook(self, hook, prepend=False):
         """hook(module, grad_input, grad_output) in each backward, once the gradients of the module's tensor inputs
@@ -511,6 +525,14 @@ class Module:
             out[key] = t if keep_vars else t.detach()
         return out
 
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs) (with_module:
+        hook(module, ...)) before load_state_dict reads the keys under this module's prefix; it may change them."""
+        hooks = self.__dict__.setdefault("_load_state_dict_pre_hooks", OrderedDict())
+        handle = _Handle(hooks)
+        hooks[handle.id] = (lambda *args: hook(self, *args)) if with_module else hook
+        return handle
+
     def _load_defaults(self, prefix, state):
         """Entries an older checkpoint may lack that this module fills itself (BatchNorm's counter)."""
         return {}
@@ -524,11 +546,14 @@ class Module:
             raise TypeError(f"load_state_dict(): strict must be True or False, got {strict!r}")
         state = dict(state_dict)
         for prefix, m in self.named_modules():
-            for k, v in m._load_defaults(prefix + "." if prefix else "", state).items():
+            prefix = prefix + "." if prefix else ""
+            for hook in m.__dict__.get("_load_state_dict_pre_hooks", {}).values():
+                hook(state, prefix, {}, strict, [], [], [])         # (they may rename keys: weight_norm's)
+            for k, v in m._load_defaults(prefix, state).items():
                 state.setdefault(k, v)
         own = OrderedDict(self._state())
         missing = [k for k in own if k not in state]
-        unexpected = [k for k in state_dict if k not in own]
+        unexpected = [k for k in state if k not in own]
         errors, pairs = [], []
         for key, t in own.items():
             if key not in state:

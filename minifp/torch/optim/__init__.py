@@ -1,5 +1,5 @@
-"""torch.optim's face: SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam and RAdam with PyTorch's names,
-defaults, checks and state_dict.
+"""torch.optim's face: SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, Rprop, ASGD, SparseAdam
+and LBFGS (lbfgs.py) with PyTorch's names, defaults, checks and state_dict; swa_utils for weight averaging.
 
 The update rules themselves are the engine's (minifp.engine: sgd_update, adam_update, ...), computed in float32
 and rounded once into each parameter's format; this module adds PyTorch's param_groups, state keyed by
@@ -25,7 +25,7 @@ from ...engine import (enable_grad, float32 as _float32, made_like, make, no_gra
 from . import lr_scheduler
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-           "lr_scheduler", "required"]
+           "Rprop", "ASGD", "SparseAdam", "LBFGS", "lr_scheduler", "swa_utils", "required"]
 
 
 class _RequiredParameter:
@@ -256,12 +256,16 @@ class Optimizer:
             p = by_index[key]
             if not isinstance(values, dict):
                 raise TypeError(f"optimizer state dict: state {key!r} must be a dict, got {type(values).__name__}")
-            state[p] = {name: _loaded(p, name, v, key) for name, v in values.items()}
+            state[p] = {name: self._load_value(p, name, v, key) for name, v in values.items()}
         # A saved group without names keeps the optimizer's (PyTorch's update_group)
         groups = [{**saved, "params": group["params"], **({"param_names": group["param_names"]}
                    if "param_names" in group and "param_names" not in saved else {})}
                   for group, saved in zip(self.param_groups, saved_groups)]
         return state, groups
+
+    def _load_value(self, p, name, value, key):
+        """One loaded state value for parameter p (a float32 copy checked against p's shape)."""
+        return _loaded(p, name, value, key)
 
     # -- the engine's training-state protocol (minifp.checkpoint) -------------------------------------------
     def _engine_params(self):
@@ -541,5 +545,74 @@ class RAdam(Optimizer):
         super().__init__(params, defaults, update_rounding=update_rounding)
 
 
+class Rprop(Optimizer):
+    """torch.optim.Rprop: per-weight step sizes grown by etas[1] and shrunk by etas[0] within step_sizes
+    (state: step, prev, step_size)."""
+
+    _rule = staticmethod(engine.rprop_update)
+    _rule_args = ("lr", "etas", "step_sizes", "maximize")
+
+    def _state_keys(self, group):
+        return ("step", "prev", "step_size")
+
+    def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, capturable=False, foreach=None,
+                 maximize=False, differentiable=False, update_rounding="nearest"):
+        if not 0.0 <= _number("lr", lr):
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 < _number("etas[0]", etas[0]) < 1.0 < _number("etas[1]", etas[1]):
+            raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
+        defaults = dict(lr=lr, etas=etas, step_sizes=step_sizes, foreach=foreach, maximize=maximize,
+                        differentiable=differentiable, capturable=capturable)
+        super().__init__(params, defaults, update_rounding=update_rounding)
+
+
+class ASGD(Optimizer):
+    """torch.optim.ASGD: averaged SGD with a decaying step (state: step, eta, mu, ax: the averaged weights)."""
+
+    _rule = staticmethod(engine.asgd_update)
+    _rule_args = ("lr", "lambd", "alpha", "t0", "weight_decay", "maximize")
+
+    def _state_keys(self, group):
+        return ("step", "eta", "mu", "ax")
+
+    def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None,
+                 maximize=False, differentiable=False, capturable=False, *, update_rounding="nearest"):
+        if not 0.0 <= _number("lr", lr):
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= _number("weight_decay", weight_decay):
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable, capturable=capturable)
+        super().__init__(params, defaults, update_rounding=update_rounding)
+
+
+class SparseAdam(Optimizer):
+    """torch.optim.SparseAdam: Adam on sparse gradients only. minifp has no sparse tensors (nn.Embedding's
+    sparse=True is refused), so a step with a gradient raises PyTorch's error for dense gradients."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, maximize=False):
+        if not 0.0 < _number("lr", lr):
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 < _number("eps", eps):
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        for i in (0, 1):
+            if not 0.0 <= _number(f"betas[{i}]", betas[i]) < 1.0:
+                raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, maximize=maximize))
+
+    def step(self, closure=None):
+        """Evaluate the closure; any parameter with a (dense) gradient then stops the step, as in PyTorch."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        self._opt_called = True
+        if any(p.grad is not None for group in self.param_groups for p in group["params"]):
+            raise RuntimeError("SparseAdam does not support dense gradients, please consider Adam instead")
+        return loss
+
+
+from .lbfgs import LBFGS  # noqa: E402
+from . import swa_utils  # noqa: E402
 from .._missing import missing as _missing  # noqa: E402
 __getattr__ = _missing("minifp.torch.optim")
