@@ -132,7 +132,8 @@ KERAS = [
     case("SGD momentum=2", lambda t: keras.optimizers.SGD(momentum=2), ValueError,
          r"`momentum` must be a float between \[0, 1\]", "momentum"),
     case("optimizers.get unknown", lambda t: keras.optimizers.get("adamax2"), ValueError,
-         r"Could not interpret optimizer identifier: 'adamax2'. Valid names \(case-insensitive\): adagrad",
+         r"Could not interpret optimizer identifier: 'adamax2'. Valid names \(case-insensitive\): adadelta, adafactor, "
+         r"adagrad",
          "optimizer"),
     case("compile optimizer unknown", lambda t: compiled().compile("adamax2", "mse"), ValueError,
          r"Could not interpret optimizer identifier: 'adamax2'", "optimizer"),
