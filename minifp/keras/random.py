@@ -143,7 +143,10 @@ def uniform(shape, minval=0.0, maxval=1.0, dtype=None, seed=None):
     _check_seed(seed)
     low, high = _array(minval), _array(maxval)
     x = low + (high - low) * _stream(seed).random(shape)
-    # Rounding toward minval gives each value of the format the probability of its gap, and never maxval.
+    # Rounding toward minval gives each value of the format the probability of its gap, and never maxval; an empty
+    # range gives minval rounded to nearest, as torch's rand() * 0 + minval does
+    if np.all(high == low):
+        return _result(x, dtype)
     return _result(x, dtype, "down" if np.all(high >= low) else "up")
 
 

@@ -32,6 +32,8 @@ from .pooling import (AveragePooling3D, AvgPool3D, GlobalAveragePooling3D, Globa
 from .reshaping import Cropping3D, UpSampling3D, ZeroPadding3D
 from .normalization import UnitNormalization
 from .regularization import ActivityRegularization, SpatialDropout1D, SpatialDropout2D, SpatialDropout3D
+from .preprocessing_extra import (CenterCrop, Discretization, HashedCrossing, Hashing, RandomBrightness,
+                                  RandomContrast, RandomTranslation, RandomZoom)
 
 __all__ = ["Activation", "Add", "Concatenate", "Dense", "Dropout", "Embedding", "Flatten", "Input", "InputLayer",
            "InputSpec", "KerasTensor", "Lambda", "Layer", "LayerNormalization", "ReLU", "Reshape", "Variable",
@@ -58,6 +60,8 @@ __all__ += ["Attention", "AdditiveAttention", "Dot", "dot", "Conv1DTranspose", "
             "GlobalMaxPooling3D", "GlobalAveragePooling3D", "MaxPool3D", "AvgPool3D", "GlobalMaxPool3D",
             "GlobalAvgPool3D", "UpSampling3D", "ZeroPadding3D", "Cropping3D", "UnitNormalization",
             "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "ActivityRegularization"]
+__all__ += ["CenterCrop", "Discretization", "HashedCrossing", "Hashing", "RandomBrightness", "RandomContrast",
+            "RandomTranslation", "RandomZoom"]
 
 _LAYERS = {name: obj for name, obj in globals().items() if isinstance(obj, type) and issubclass(obj, Layer)}
 

@@ -3,7 +3,7 @@ layers spread out-of-vocabulary strings over num_oov_indices > 1 by it. Pure Pyt
 
 import struct
 
-__all__ = ["fingerprint64"]
+__all__ = ["fingerprint64", "fingerprint_cat64"]
 
 M = (1 << 64) - 1
 K0, K1, K2 = 0xc3a5c85c97cb3127, 0xb492b66fbe98f273, 0x9ae16a3b2f90404f
@@ -120,3 +120,13 @@ def fingerprint64(b):
     w = _weak(b, s + 32, (z + w[1]) & M, (y + _f64(b, s + 16)) & M)
     z, x = x, z
     return _len16((_len16(v[0], w[0], mul) + _mix(y) * K0 + z) & M, (_len16(v[1], w[1], mul) + x) & M, mul)
+
+
+def fingerprint_cat64(fp1, fp2):
+    """Two fingerprints combined into one (TensorFlow's FingerprintCat64, what its hashed feature crosses chain)."""
+    mul = 0xc6a4a7935bd1e995
+    result = fp1 ^ mul
+    result ^= (_mix((fp2 * mul) & M) * mul) & M
+    result = (result * mul) & M
+    result = (_mix(result) * mul) & M
+    return _mix(result)

@@ -211,6 +211,24 @@ class GaussianDropout(_Noise):
         return inputs
 
 
+def encode_categorical(inputs, output_mode, depth, dtype, count_weights=None):
+    """Integer indices as one-hot, multi-hot or count vectors of `depth` entries in `dtype` (Keras's
+    encode_categorical_inputs, which CategoryEncoding, Discretization and the hashing layers share)."""
+    x = ops.convert_to_tensor(inputs)
+    x = ops.expand_dims(x, -1) if x.ndim == 0 else x       # a scalar is one sample
+    if output_mode == "multi_hot":
+        return ops.multi_hot(x, depth, dtype=dtype)
+    if output_mode == "one_hot":
+        if x.ndim > 1 and x.shape[-1] == 1:
+            x = ops.reshape(x, tuple(x.shape[:-1]))
+        return ops.one_hot(x, depth, dtype=dtype)
+    weights_dtype = dtype if count_weights is None else ops.convert_to_tensor(count_weights).dtype
+    codes = ops.one_hot(x, depth, dtype=weights_dtype)
+    if count_weights is not None:
+        codes = codes * ops.expand_dims(ops.convert_to_tensor(count_weights, dtype=dtype), -1)
+    return ops.sum(codes, axis=1 if x.ndim > 1 else 0)     # (Keras's axis, not -2, for rank 3)
+
+
 class CategoryEncoding(Layer):
     """Integer indices in [0, num_tokens) as one-hot, multi-hot or count vectors (Keras's composition of
     ops.one_hot, ops.multi_hot and a sum)."""
@@ -234,19 +252,7 @@ class CategoryEncoding(Layer):
         if count_weights is not None and self.output_mode != "count":
             raise ValueError("`count_weights` is not used when `output_mode` is not `'count'`. Received "
                              f"`count_weights={count_weights}`.")
-        x = ops.convert_to_tensor(inputs)
-        x = ops.expand_dims(x, -1) if x.ndim == 0 else x       # a scalar is one sample
-        if self.output_mode == "multi_hot":
-            return ops.multi_hot(x, self.num_tokens, dtype=self.compute_dtype)
-        if self.output_mode == "one_hot":
-            if x.ndim > 1 and x.shape[-1] == 1:
-                x = ops.reshape(x, tuple(x.shape[:-1]))
-            return ops.one_hot(x, self.num_tokens, dtype=self.compute_dtype)
-        dtype = self.compute_dtype if count_weights is None else ops.convert_to_tensor(count_weights).dtype
-        codes = ops.one_hot(x, self.num_tokens, dtype=dtype)
-        if count_weights is not None:
-            codes = codes * ops.expand_dims(ops.convert_to_tensor(count_weights, dtype=self.compute_dtype), -1)
-        return ops.sum(codes, axis=1 if x.ndim > 1 else 0)     # (Keras's axis, not -2, for rank 3)
+        return encode_categorical(inputs, self.output_mode, self.num_tokens, self.compute_dtype, count_weights)
 
     def compute_output_shape(self, input_shape):
         if len(input_shape) == 0:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ...engine import op_function, Tensor as _EngineTensor
 from .._tensor import Tensor as _Tensor, _as_face, as_dtype, convert_to_tensor, format_of
 
-from . import core, math, nn
+from . import core, image, math, nn
 from .core import *  # noqa: F401,F403  (Keras 3's keras.ops.core)
 from .math import *  # noqa: F401,F403  (keras.ops.math, and linalg's norm)
 from .nn import *  # noqa: F401,F403  (keras.ops.nn)
@@ -52,6 +52,8 @@ for _name in set(__all__) - {"shape", "ndim", "dtype", "size", "result_type", "i
                              "convert_to_tensor", "cond", "fori_loop", "while_loop", "scan", "map", "vectorized_map",
                              "switch"}:
     globals()[_name] = _symbolic(globals()[_name], _name)
+for _name in image.__all__:
+    setattr(image, _name, _symbolic(getattr(image, _name), _name))
 
 # The face's tensors divide and take remainders as keras.ops do (Keras's dtype rules)
 _Tensor.__floordiv__ = lambda self, other: floor_divide(self, other)  # noqa: F405
