@@ -189,10 +189,9 @@ class Identity(BasePruningMethod):
 
 
 def _set_flat(mask, indices, value):
-    """mask with mask.view(-1)[indices] = value (a new tensor: the face's views do not write through)."""
-    flat = mask.reshape(-1).clone()
-    flat[indices] = value
-    return flat.reshape(mask.shape)
+    """mask with mask.view(-1)[indices] = value, in place (the view writes through, as PyTorch's)."""
+    mask.view(-1)[indices] = value
+    return mask
 
 
 class RandomUnstructured(BasePruningMethod):
