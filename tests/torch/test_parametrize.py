@@ -137,3 +137,21 @@ def test_random_pruning_repeats_under_manual_seed():
         masks.append(m.weight_mask.tolist())
     assert masks[0] == masks[1] and masks[0] != masks[2]
     assert sum(row == [0.0] * 8 for row in masks[0]) >= 2
+
+
+def test_a_custom_pruning_method_writes_its_mask_through_a_view():
+    # the pruning tutorial's FooBarPruningMethod: mask.view(-1)[::2] = 0 (PyTorch 2.13 gives bias_mask [0, 1, 0, 1])
+    from minifp.torch.nn.utils import prune
+
+    class FooBar(prune.BasePruningMethod):
+        PRUNING_TYPE = "unstructured"
+
+        def compute_mask(self, t, default_mask):
+            mask = default_mask.clone()
+            mask.view(-1)[::2] = 0
+            return mask
+
+    m = torch.nn.Linear(3, 4)
+    FooBar.apply(m, "bias")
+    assert m.bias_mask.tolist() == [0.0, 1.0, 0.0, 1.0]
+    assert (m.bias == m.bias_orig * m.bias_mask).all()
