@@ -1,4 +1,5 @@
-"""torch.autograd: grad modes as context managers and decorators, autograd.grad, custom Functions."""
+"""torch.autograd: grad modes as context managers and decorators, autograd.grad, custom Functions, and
+autograd.functional (Jacobians, Hessians and their products with vectors)."""
 from __future__ import annotations
 
 import functools
@@ -9,7 +10,7 @@ from .._tensor import check_output_gradients
 from . import function
 from .function import Function
 
-__all__ = ["Function", "function", "no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "is_inference_mode_enabled", "grad",
+__all__ = ["Function", "function", "functional", "no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "is_inference_mode_enabled", "grad",
            "Variable", "set_detect_anomaly", "detect_anomaly"]
 
 
@@ -150,3 +151,6 @@ class set_detect_anomaly:
 
 
 detect_anomaly = set_detect_anomaly
+
+
+from . import functional  # noqa: E402  (it builds on grad above)
