@@ -557,6 +557,9 @@ class Trainer:
                 break
         if history is not None:
             history.steps = steps_log.lists
+        finalize = getattr(self.optimizer, "finalize_variable_values", None)
+        if finalize is not None and epochs > 0:        # Keras's end of fit: EMA weights are swapped in here
+            finalize(self.trainable_weights)
         callbacks.on_train_end(logs=training_logs)
         return self.history
 

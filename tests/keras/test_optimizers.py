@@ -143,7 +143,8 @@ def test_float16_variable_is_rounded_once():
     (lambda: optimizers.SGD(0.1, clipnorm=1.0, global_clipnorm=1.0), "Only one of `clipnorm`"),
     (lambda: optimizers.SGD(momentum=2.0), "momentum"),
     (lambda: optimizers.AdamW(weight_decay=None), "weight_decay"),
-    (lambda: optimizers.Adam(use_ema=True), "use_ema"),
+    (lambda: optimizers.Adam(use_ema=True, ema_momentum=1.5), "ema_momentum"),
+    (lambda: optimizers.SGD(gradient_accumulation_steps=1), "gradient_accumulation_steps"),
     (lambda: optimizers.Adam(foo=1), "not recognized"),
     (lambda: optimizers.get("adamx"), "adadelta, adafactor, adagrad, adam, adamax, adamw, ftrl, lion, "
                                       "multioptimizer, muon, nadam, rmsprop, schedulefreeadamw, sgd"),

@@ -120,9 +120,17 @@ def test_serialize_round_trip():
     assert type(again) is keras.optimizers.Ftrl and again.get_config() == opt.get_config()
 
 
-def test_use_ema_is_refused_before_anything_is_built():
-    with pytest.raises(ValueError, match="use_ema"):
-        keras.optimizers.Lion(use_ema=True)
+def test_lion_keeps_an_ema_of_its_weights():
+    opt = keras.optimizers.Lion(0.5, use_ema=True, ema_momentum=0.5)
+    w = keras.Variable(np.array([1.0, -1.0], np.float32), name="w")
+    for _ in range(2):
+        opt.apply_gradients([(np.array([1.0, -1.0], np.float32), w)])
+    # Lion moves by lr * sign: w = [0.5, -0.5] then [0, 0]; the average starts as the weights, then halves the gap
+    assert np.array_equal(w.numpy(), [0.0, 0.0])
+    assert [v.name for v in opt.variables if v.name.endswith("_average")] == ["w_average"]
+    assert np.array_equal(opt.variables[2].numpy(), [0.25, -0.25])
+    opt.finalize_variable_values([w])
+    assert np.array_equal(w.numpy(), [0.25, -0.25])
 
 
 def test_float16_variable_takes_one_rounding():

@@ -39,7 +39,7 @@ class Adafactor(Optimizer):
 
     def _rule(self, learning_rate):
         return engine.keras_adafactor_update, {
-            "lr": learning_rate, "step": int(self._iterations) + 1, "beta_2_decay": self.beta_2_decay,
+            "lr": learning_rate, "step": int(self.iterations) + 1, "beta_2_decay": self.beta_2_decay,
             "epsilon_1": self.epsilon_1, "epsilon_2": self.epsilon_2, "clip_threshold": self.clip_threshold}
 
     def get_config(self):

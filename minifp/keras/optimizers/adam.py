@@ -25,7 +25,7 @@ class Adam(Optimizer):
         return [("momentum", "velocity")] + ([("velocity_hat",)] if self.amsgrad else [])
 
     def _rule(self, learning_rate):
-        return engine.keras_adam_update, {"lr": learning_rate, "step": int(self._iterations) + 1,
+        return engine.keras_adam_update, {"lr": learning_rate, "step": int(self.iterations) + 1,
                                           "beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon,
                                           "amsgrad": self.amsgrad}
 

@@ -25,7 +25,7 @@ class Adamax(Optimizer):
         return [("momentum", "norm")]
 
     def _rule(self, learning_rate):
-        return engine.keras_adamax_update, {"lr": learning_rate, "step": int(self._iterations) + 1,
+        return engine.keras_adamax_update, {"lr": learning_rate, "step": int(self.iterations) + 1,
                                             "beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon}
 
     def get_config(self):

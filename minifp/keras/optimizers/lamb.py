@@ -27,7 +27,7 @@ class Lamb(Optimizer):
         return [("momentum", "velocity")]
 
     def _rule(self, learning_rate):
-        return engine.keras_lamb_update, {"lr": learning_rate, "step": int(self._iterations) + 1,
+        return engine.keras_lamb_update, {"lr": learning_rate, "step": int(self.iterations) + 1,
                                           "beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon}
 
     def get_config(self):

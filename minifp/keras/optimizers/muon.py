@@ -51,7 +51,7 @@ class Muon(Optimizer):
     def _update(self, g, variable, learning_rate):
         if self._uses_adamw(variable):
             rule, hyper = engine.keras_adam_update, {
-                "lr": np.float32(learning_rate * self.adam_lr_ratio), "step": int(self._iterations) + 1,
+                "lr": np.float32(learning_rate * self.adam_lr_ratio), "step": int(self.iterations) + 1,
                 "beta_1": self.adam_beta_1, "beta_2": self.adam_beta_2, "epsilon": self.epsilon}
         else:
             rule, hyper = engine.keras_muon_update, {

@@ -33,12 +33,12 @@ class Nadam(Optimizer):
 
     def _update_all(self, grads, variables, learning_rate):
         # Keras moves the shared product once per step, before the variables' updates read it
-        step = int(self._iterations) + 1
+        step = int(self.iterations) + 1
         self._u_product.assign(engine.keras_nadam_u(self._u_product.numpy(), step, self.beta_1))
         super()._update_all(grads, variables, learning_rate)
 
     def _rule(self, learning_rate):
-        return engine.keras_nadam_update, {"lr": learning_rate, "step": int(self._iterations) + 1,
+        return engine.keras_nadam_update, {"lr": learning_rate, "step": int(self.iterations) + 1,
                                            "u_product": np.float32(self._u_product.numpy()), "beta_1": self.beta_1,
                                            "beta_2": self.beta_2, "epsilon": self.epsilon}
 

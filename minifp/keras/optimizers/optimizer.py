@@ -5,8 +5,14 @@ What Keras does and minifp keeps: the learning rate is a float32 variable (or a 
 is Keras 3's decoupled form `w -= w * weight_decay * lr` applied before the update, None gradients are dropped
 with Keras's warning. What differs: Keras keeps each slot (momentum, velocity ...) in the variable's dtype;
 minifp keeps every slot in float32 and computes the update in float32, rounding the new value once into the
-variable's format (identical for the float32 variables of a mixed policy). use_ema and
-gradient_accumulation_steps are refused with an error.
+variable's format (identical for the float32 variables of a mixed policy).
+
+gradient_accumulation_steps=n sums the gradients in float32 "gradient_accumulator" slots and applies their mean
+(clipped, with weight decay) every n-th call; `iterations` then counts applied updates (calls // n), and learning
+rate schedules read the calls. use_ema keeps float32 "average" slots, updated after every call as Keras does
+(avg = m * avg + (1 - m) * w, m = 0 while `iterations` is 0, else ema_momentum), copied into the weights every
+ema_overwrite_frequency updates and by finalize_variable_values (which Keras's fit calls at its end). Like the other
+slots, the averages are float32 where Keras keeps them in the variable's dtype (the same for float32 variables).
 
 minifp adds `update_rounding` ("nearest", Keras's; "stochastic"; "kahan") for low-precision variables (a
 "bfloat16" policy): how each new value is rounded into the variable's format, weight decay included (see
@@ -29,6 +35,10 @@ from . import schedules as _schedules
 __all__ = ["Optimizer", "OptimizerVariable"]
 
 _NAME_UIDS = {}
+
+# Keras on torch runs exactly these classes (not their subclasses) through its torch optimizers, which reset the
+# gradient accumulators by multiplying them by 0 (a negative sum leaves -0.0, inf and nan leave nan); others assign 0
+_TORCH_PARALLEL = {"SGD", "Adam", "AdamW", "Adadelta", "Adagrad", "Adamax", "Lion", "Nadam", "RMSprop"}
 
 
 def _auto_name(class_name):
@@ -189,12 +199,15 @@ class Optimizer:
             warnings.warn("Argument `decay` is no longer supported and will be ignored.")
         if kwargs:
             raise ValueError(f"Argument(s) not recognized: {kwargs}")
-        if use_ema:
-            raise ValueError("use_ema=True: minifp's Keras optimizers do not keep an exponential moving average of "
-                             "the weights; use use_ema=False (the default)")
-        if gradient_accumulation_steps:
-            raise ValueError(f"gradient_accumulation_steps={gradient_accumulation_steps}: minifp's Keras "
-                             f"optimizers do not accumulate gradients; use None (the default)")
+        if gradient_accumulation_steps and not gradient_accumulation_steps >= 2:
+            raise ValueError("`gradient_accumulation_steps` must be an integer >= 2. Received: "
+                             f"gradient_accumulation_steps={gradient_accumulation_steps}")
+        if use_ema and (ema_momentum > 1 or ema_momentum < 0):
+            raise ValueError(f"`ema_momentum` must be in the range [0, 1]. Received: ema_momentum={ema_momentum}")
+        if use_ema and ema_overwrite_frequency and (not isinstance(ema_overwrite_frequency, int)
+                                                    or ema_overwrite_frequency < 1):
+            raise ValueError("`ema_overwrite_frequency` must be an integer >= 1 or None. Received: "
+                             f"ema_overwrite_frequency={ema_overwrite_frequency}")
         if sum(a is not None for a in (clipnorm, clipvalue, global_clipnorm)) > 1:
             raise ValueError("Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. Received: "
                              f"clipnorm={clipnorm}, clipvalue={clipvalue}, global_clipnorm={global_clipnorm}")
@@ -215,6 +228,7 @@ class Optimizer:
         self._trainable_variables = []
         self._index = {}                    # id(model variable) -> position
         self._slots = {}                    # id(model variable) -> {slot name: the engine tensor holding it}
+        self._averages, self._accumulators = [], []     # use_ema's and gradient_accumulation_steps' slots
         self._iterations = self._track(OptimizerVariable(0, "iteration", f"{self.name}/iteration", "int64"))
         if isinstance(learning_rate, float):
             learning_rate = self._track(OptimizerVariable(learning_rate, "learning_rate",
@@ -233,7 +247,11 @@ class Optimizer:
 
     @property
     def iterations(self):
-        """How many steps were applied (an int64 variable)."""
+        """How many steps were applied (an int64 variable); with gradient accumulation, how many updates (a tensor:
+        the calls floor-divided by gradient_accumulation_steps)."""
+        if self.gradient_accumulation_steps:
+            from .. import ops
+            return ops.floor_divide(self._iterations.value, self.gradient_accumulation_steps)
         return self._iterations
 
     # -- the engine's training-state protocol (minifp.checkpoint): the variables, Keras's own state ------------
@@ -293,6 +311,10 @@ class Optimizer:
         for i, variable in enumerate(variables):
             self._index[id(variable)] = i
             self._slots[id(variable)] = {}
+        # Keras makes these first, all averages then all accumulators, before the rule's slots
+        self._averages = [self._add_zeros_like(v, "average") for v in variables] if self.use_ema else []
+        self._accumulators = [self._add_zeros_like(v, "gradient_accumulator") for v in variables] \
+            if self.gradient_accumulation_steps else []
         for group in self._slot_groups():
             for variable in variables:
                 for slot in group:
@@ -305,9 +327,20 @@ class Optimizer:
         self._trainable_variables = variables[:]
         self.built = True
 
-    def _add_slot(self, variable, slot):
+    @staticmethod
+    def _base_name(variable):
         path = getattr(variable, "path", None) or getattr(variable, "name", None) or "variable"
-        name = self._slot_name(str(path).replace('/', '_').replace(':', '_'), slot)
+        return str(path).replace('/', '_').replace(':', '_')
+
+    def _add_zeros_like(self, variable, slot):
+        """A tracked float32 variable of zeros shaped like this model variable, named "<variable path>_<slot>"."""
+        w = storage(variable) if isinstance(variable, Tensor) else np.asarray(variable)
+        name = f"{self._base_name(variable)}_{slot}"
+        tensor = make(Tensor, array_module(w).zeros(w.shape, np.float32), _FLOAT32)
+        return self._track(SlotVariable(tensor, name, f"{self.name}/{name}"))
+
+    def _add_slot(self, variable, slot):
+        name = self._slot_name(self._base_name(variable), slot)
         w = storage(variable) if isinstance(variable, Tensor) else np.asarray(variable)
         if slot == engine.KAHAN:                    # the compensation: zeros in the variable's own format
             tensor = make(Tensor, array_module(w).zeros_like(w), variable.fmt)
@@ -385,16 +418,56 @@ class Optimizer:
         grads = [_float32_grad(g) for g in grads]
         if self.loss_scale_factor is not None:
             grads = [g / np.float32(self.loss_scale_factor) for g in grads]
-        grads = engine.keras_clip_gradients(grads, clipnorm=self.clipnorm, clipvalue=self.clipvalue,
-                                            global_clipnorm=self.global_clipnorm)
         with np.errstate(all="ignore"):
-            self._apply_weight_decay(trainable_variables)
-            self._update_all(grads, trainable_variables, self._lr())
+            if not self.gradient_accumulation_steps:
+                self._step(grads, trainable_variables)
+            else:
+                self._accumulate(grads, trainable_variables)
+            if self.use_ema:
+                self._update_averages()
         for variable in trainable_variables:
             constraint = getattr(variable, "constraint", None)
             if constraint is not None:
                 variable.assign(constraint(variable))
         self._iterations.assign_add(1)
+
+    def _step(self, grads, variables):
+        """One update: clip the gradients, decay the weights, apply the rule."""
+        grads = engine.keras_clip_gradients(grads, clipnorm=self.clipnorm, clipvalue=self.clipvalue,
+                                            global_clipnorm=self.global_clipnorm)
+        self._apply_weight_decay(variables)
+        self._update_all(grads, variables, self._lr())
+
+    def _accumulate(self, grads, variables):
+        """Add the gradients to the accumulators; on every n-th call, update with their mean and reset them."""
+        steps = self.gradient_accumulation_steps
+        accumulators = [self._accumulators[self._index[id(v)]] for v in variables]
+        if (int(self._iterations) + 1) % steps == 0:
+            self._step([(g + a.value) / np.float32(steps) for g, a in zip(grads, accumulators)], variables)
+            torch_parallel = type(self).__name__ in _TORCH_PARALLEL and type(self).__module__.startswith(__package__)
+            for a in self._accumulators:
+                a.assign(a.value * np.float32(0) if torch_parallel else np.zeros(a.shape, np.float32))
+        else:
+            for g, a in zip(grads, accumulators):
+                a.assign(g + a.value)
+
+    def _update_averages(self):
+        """Keras's EMA after each call (m = 0 at the first update: the average starts as the weights), then the copy
+        into the weights every ema_overwrite_frequency updates."""
+        momentum = np.float32(int(self.iterations) != 0) * np.float32(self.ema_momentum)
+        for variable, average in zip(self._trainable_variables, self._averages):
+            average.assign(momentum * average.value + (np.float32(1) - momentum) * variable.float32())
+        frequency = self.ema_overwrite_frequency
+        if frequency and (int(self.iterations) + 1) % frequency == 0:
+            self._overwrite_with_averages(self._trainable_variables)
+
+    def _overwrite_with_averages(self, variables):
+        if len(variables) != len(self._averages):
+            raise ValueError(f"The length of model variables ({len(variables)}) to override does not match the "
+                             f"length of model variables stored in the optimizer ({len(self._averages)}). Please "
+                             "check if the optimizer was called on your model.")
+        for variable, average in zip(variables, self._averages):
+            variable.assign(average.value)
 
     def _update_all(self, grads, variables, learning_rate):
         for g, variable in zip(grads, variables):
@@ -469,7 +542,9 @@ class Optimizer:
         return loss
 
     def finalize_variable_values(self, var_list):
-        """Nothing to do without EMA (Keras calls it at the end of fit)."""
+        """With use_ema, copy the averages into these variables (Keras's fit calls it at its end); else nothing."""
+        if self.use_ema:
+            self._overwrite_with_averages(list(var_list))
 
     def get_config(self):
         """Keras's config: name, learning_rate (a float or a serialized schedule) and the base arguments."""

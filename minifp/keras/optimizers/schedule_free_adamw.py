@@ -37,7 +37,7 @@ class ScheduleFreeAdamW(Optimizer):
 
     def _rule(self, learning_rate):
         return engine.keras_schedule_free_adamw_update, {
-            "lr": learning_rate, "step": int(self._iterations) + 1, "beta_1": self.beta_1, "beta_2": self.beta_2,
+            "lr": learning_rate, "step": int(self.iterations) + 1, "beta_1": self.beta_1, "beta_2": self.beta_2,
             "epsilon": self.epsilon, "warmup_steps": self.warmup_steps}
 
     def get_config(self):
