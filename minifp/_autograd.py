@@ -24,7 +24,7 @@ from ._rounding import round_to
 from ._seams import SEAMS
 from ._state import STATE, grad_mode
 from ._tensor import Tensor, real
-from ._vjp import VJP, missing
+from ._vjp import SWEEP, VJP, missing
 
 # The backward sets a leaf's .grad through the slot itself: a face's checking property (a Parameter's p.grad = g)
 # is for its users' assignments, and the backward's own gradient passes its checks by construction.
@@ -466,3 +466,6 @@ def _give_graph(t, g, given):
         g = apply("reshape", g, shape=tuple(g.shape))
     given.add(id(g))
     _set_grad(t, g)
+
+
+SWEEP.gradients = gradients      # (for the VJPs that run a sweep of their own: attention's)

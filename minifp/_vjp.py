@@ -10,25 +10,31 @@ Each function repeats its op's plain gradient step by step, in the same order on
 every step rounds to float32 as the plain gradient's NumPy arithmetic does, so the first-order values are the
 plain sweep's, bit for bit. In a half format every step rounds into the format (PyTorch's gradients of gradients
 are tensors too), where the plain gradient computes in float32 and rounds once. Where an op's plain gradient is
-no chain of elementwise float32 steps (exact GELU's float64 kernel, indexing's scatter, the convolutions, ops
-linear in their input), `_known` keeps the plain gradient's own values and gives them a node whose gradient is
-written out here.
+no chain of elementwise float32 steps (exact GELU's float64 kernel, indexing's, embedding's and max pooling's
+scatters, the convolutions, fused attention, ops linear in their input), `_known` keeps the plain gradient's own
+values and gives them a node whose gradient is written out here.
 """
 from __future__ import annotations
 
 import math
+import types
 
 import numpy as np
 
 from ._backend import array_module
 from ._compute import wide
 from ._dispatch import apply, function_node
-from ._ops import _GELU_TANH, _SELU_ALPHA, _SELU_SCALE, OPS, _axes, _count, _inverse
+from ._ops import _GELU_TANH, _SELU_ALPHA, _SELU_SCALE, OPS, _axes, _count, _inverse, _pool_windows
 from ._rounding import round_to
 from ._seams import SEAMS
+from ._state import grad_mode
 from ._tensor import Tensor, result_class
 
-__all__ = ["VJP", "missing"]
+__all__ = ["VJP", "missing", "SWEEP"]
+
+# The engine's sweep (its `gradients`), handed over by _autograd, which imports this module (so this one cannot
+# import it): attention's gradient of a gradient runs a nested sweep
+SWEEP = types.SimpleNamespace(gradients=None)
 
 
 def _f32(x):
@@ -184,6 +190,153 @@ def _vector_norm_x(g, ans, x, ord=2, axis=None, keepdims=False):
     return apply("mul", gk, _where(apply("eq", norm, 0), 0, apply("div", x, norm)))
 
 
+def _unreduced(g, shape, reduction):
+    """Each element's gradient from the reduced loss's (the registry's _unreduce): g / n for 'mean'."""
+    if reduction == "none":
+        return g
+    return apply("broadcast_to", g if reduction == "sum" else apply("div", g, math.prod(shape)), shape=shape)
+
+
+def _l1(g, ans, x, y, reduction="mean"):
+    d = apply("sub", x, y)
+    return apply("mul", apply("sign", d), _unreduced(g, d.shape, reduction))
+
+
+def _huber(g, ans, x, y, delta=1.0, reduction="mean"):
+    d = apply("sub", x, y)
+    return apply("mul", apply("clamp", d, min=-delta, max=delta), _unreduced(g, d.shape, reduction))
+
+
+def _smooth_l1(g, ans, x, y, beta=1.0, reduction="mean"):
+    d = apply("sub", x, y)
+    slope = apply("clamp", apply("div", d, beta), min=-1, max=1) if beta else apply("sign", d)   # beta 0: l1
+    return apply("mul", slope, _unreduced(g, d.shape, reduction))
+
+
+def _negative(vjp):
+    """The VJP of a loss's target where it is the negated VJP of its input."""
+    return lambda *args, **params: apply("neg", vjp(*args, **params))
+
+
+def _constant(like, a):
+    """An array parameter (a loss's weights) as an array of like's module."""
+    return array_module(like._data).asarray(a)
+
+
+def _bce_logits_x(g, ans, x, y, weight=None, pos_weight=None, reduction="mean"):
+    # ((1 - y) - lw / (1 + exp(x))) * w, lw = (pos_weight - 1) * y + 1: the plain gradient's CPU steps
+    lw = 1 if pos_weight is None else apply("add", apply("mul", _constant(x, pos_weight) - 1, y), 1)
+    d = apply("sub", apply("sub", 1, y), apply("div", lw, apply("add", 1, apply("exp", x))))
+    d = d if weight is None else apply("mul", d, _constant(x, weight))
+    return apply("mul", d, _unreduced(g, d.shape, reduction))
+
+
+def _bce_logits_y(g, ans, x, y, weight=None, pos_weight=None, reduction="mean"):
+    # (-x - log_sigmoid(x) * (pos_weight - 1, or 0)) * w
+    lw = 0 if pos_weight is None else _constant(x, pos_weight) - 1
+    d = apply("sub", apply("neg", x), apply("mul", apply("log_sigmoid", x), lw))
+    d = d if weight is None else apply("mul", d, _constant(x, weight))
+    return apply("mul", d, _unreduced(g, d.shape, reduction))
+
+
+def _var_x(g, ans, x, axis=None, correction=1, keepdims=False):
+    # g * (2 * d / dof), d = x - mean(x): the plain gradient's CPU steps
+    dof = max(_count(x.shape, axis) - correction, 0)
+    d = apply("sub", x, apply("mean", x, axis=axis, keepdims=True))
+    return apply("mul", _kept(g, x, axis, keepdims), apply("div", apply("mul", d, 2), dof))
+
+
+def _max_x(g, ans, x, axis=None, keepdims=False):
+    # g shared evenly by the elements equal to the maximum; which ones and how many are constants of the graph
+    hit = apply("eq", x, _kept(ans.detach(), x, axis, keepdims))
+    count = hit._data.sum(axis=axis, keepdims=True).astype(np.float32)
+    return _where(hit, apply("div", _kept(g, x, axis, keepdims), count), 0)
+
+
+def _logsumexp_x(g, ans, x, axis=None, keepdims=False):
+    return apply("mul", _kept(g, x, axis, keepdims), apply("exp", apply("sub", x, _kept(ans, x, axis, keepdims))))
+
+
+def _hardswish_x(g, ans, x):
+    # 0 below -3, g * (x / 3 + 0.5) up to 3, g above
+    middle = apply("mul", g, apply("add", apply("div", x, 3), 0.5))
+    return _where(apply("lt", x, -3), 0, _where(apply("le", x, 3), middle, g))
+
+
+def _embedding_w(g, ans, w, indices, padding_idx=None):
+    # the plain gradient's scatter, whose gradient picks gg's rows again (none for the padding index)
+    def backward(gg):
+        rows = apply("embedding", gg, indices=indices)
+        if padding_idx is None:
+            return (rows,)
+        return (_where(np.expand_dims(np.asarray(indices) != padding_idx % w.shape[0], -1), rows, 0),)
+    return _known("embedding", g, (g,), _plain("embedding", 0, g, w, indices=indices, padding_idx=padding_idx),
+                  backward)
+
+
+# -- normalisation --------------------------------------------------------------------------------------------
+
+
+def _normalized(x, axes, eps):
+    """(x - mean) * rstd and rstd = 1 / sqrt(var + eps) over axes (the biased variance), as the registry's."""
+    mean = apply("mean", x, axis=axes, keepdims=True)
+    d = apply("sub", x, mean)
+    var = apply("mean", apply("mul", d, d), axis=axes, keepdims=True)
+    rstd = apply("div", 1, apply("sqrt", apply("add", var, eps)))
+    return apply("mul", apply("sub", x, mean), rstd), rstd
+
+
+def _norm_grad(gh, xhat, rstd, axes):
+    """rstd * (gh - mean(gh) - xhat * mean(gh * xhat)): through normalisation by the batch's statistics."""
+    centred = apply("sub", gh, apply("mean", gh, axis=axes, keepdims=True))
+    along = apply("mul", xhat, apply("mean", apply("mul", gh, xhat), axis=axes, keepdims=True))
+    return apply("mul", rstd, apply("sub", centred, along))
+
+
+def _last(x, n):
+    return tuple(range(x.ndim - n, x.ndim))
+
+
+def _layer_norm_x(g, ans, x, w=None, b=None, normalized_ndim=1, eps=1e-5):
+    axes = _last(x, normalized_ndim)
+    return _norm_grad(g if w is None else apply("mul", g, w), *_normalized(x, axes, eps), axes)
+
+
+def _layer_norm_w(g, ans, x, w=None, b=None, normalized_ndim=1, eps=1e-5):
+    return apply("mul", g, _normalized(x, _last(x, normalized_ndim), eps)[0])    # summed to w's shape by _fit
+
+
+def _channels(x):
+    return (1, -1) + (1,) * (x.ndim - 2)
+
+
+def _per_channel(x):
+    return (0,) + tuple(range(2, x.ndim))
+
+
+def _bn_normalized(x, mean, var, eps):
+    """(x - mean) * rstd and rstd per channel: the batch's statistics, or the given ones (constants)."""
+    if mean is None:
+        return _normalized(x, _per_channel(x), eps)
+    mean, var = _constant(x, mean).reshape(_channels(x)), _constant(x, var).reshape(_channels(x))
+    rstd = 1 / array_module(var).sqrt(var + eps)
+    return apply("mul", apply("sub", x, mean), rstd), rstd
+
+
+def _batch_norm_x(g, ans, x, w=None, b=None, mean=None, var=None, eps=1e-5):
+    gh = g if w is None else apply("mul", g, apply("reshape", w, shape=_channels(x)))
+    xhat, rstd = _bn_normalized(x, mean, var, eps)
+    return _norm_grad(gh, xhat, rstd, _per_channel(x)) if mean is None else apply("mul", gh, rstd)
+
+
+def _batch_norm_w(g, ans, x, w=None, b=None, mean=None, var=None, eps=1e-5):
+    return apply("sum", apply("mul", g, _bn_normalized(x, mean, var, eps)[0]), axis=_per_channel(x))
+
+
+def _batch_norm_b(g, ans, x, w=None, b=None, **params):
+    return apply("sum", g, axis=_per_channel(x))
+
+
 def _mse(g, ans, x, y, reduction="mean"):
     # norm * (x - y) * g, norm = 2 / n in float32 for 'mean'
     d = apply("sub", x, y)
@@ -257,6 +410,56 @@ def _conv_b(g, ans, x, w, b, layout="NCHW", **params):
     return _known("conv2d", g, (g,), _plain("conv2d", 2, g, x, w, b, layout=layout, **params), backward)
 
 
+def _argmax_positions(x, kernel_size, stride, padding=0, dilation=1, ceil_mode=False, layout="NCHW"):
+    """The flat index into x of each window's first maximum (max_pool2d's choice), in the pooled output's layout;
+    -1 where it is padding (a window of -inf only)."""
+    xp = array_module(x._data)
+    win = _pool_windows(xp, x._data, kernel_size, stride, padding, dilation, ceil_mode, -xp.inf, layout)
+    flat = xp.arange(x._data.size, dtype=xp.float64).reshape(x.shape)
+    where = _pool_windows(xp, flat, kernel_size, stride, padding, dilation, ceil_mode, -1.0, layout)
+    n, ho, wo, c, kh, kw = win.shape
+    first = xp.argmax(win.reshape(n, ho, wo, c, kh * kw), axis=-1)[..., None]
+    picked = xp.take_along_axis(where.reshape(n, ho, wo, c, kh * kw), first, axis=-1)[..., 0].astype(xp.int64)
+    return picked if layout == "NHWC" else picked.transpose(0, 3, 1, 2)
+
+
+def _max_pool_x(g, ans, x, **params):
+    # the plain gradient's scatter to each window's first maximum (linear in g, the choice fixed by x), whose
+    # gradient picks gg at those positions again
+    def backward(gg):
+        at = _argmax_positions(x, **params)
+        rows = apply("getitem", apply("reshape", gg, shape=(-1,)), index=(at.clip(0),))     # (-1: a zero below)
+        return (_where(at >= 0, rows, 0),)
+    values = OPS["max_pool2d"].grads[0](array_module(g._data), wide(g), wide(ans), wide(x), **params)  # (tiles: ans)
+    return _known("max_pool2d", g, (g,), values, backward)
+
+
+def _attention_graph(q, k, v, causal=False, scale=None):
+    """softmax(q k^T * scale) v in float32 engine ops: the attention its gradient of gradient differentiates."""
+    s = apply("mul", apply("matmul", q, _swap(k)), 1 / math.sqrt(q.shape[-1]) if scale is None else scale)
+    if causal:
+        s = _where(np.tril(np.ones(s.shape[-2:], bool)), s, -math.inf)
+    return apply("matmul", apply("softmax", s, axis=-1), v)
+
+
+def _attention_vjp(i):
+    """The fused kernel's own gradient (float64, rounded once), whose gradient is that of the same gradient
+    written in float32 engine ops (a nested create_graph sweep through _attention_graph)."""
+    def vjp(g, ans, q, k, v, causal=False, scale=None):
+        inputs = (g, q, k, v)
+
+        def backward(gg):
+            with grad_mode(True):
+                out = _attention_graph(q, k, v, causal, scale)
+                grad = SWEEP.gradients([out], [inputs[1 + i]], [g], create_graph=True)[id(inputs[1 + i])]
+                wanted = [a for a in inputs if a.requires_grad]
+                found = SWEEP.gradients([grad], wanted, [gg], create_graph=True)
+            return tuple(found.get(id(a)) if a.requires_grad else None for a in inputs)
+        return _known("attention", g, inputs, _plain("attention", i, g, q, k, v, causal=causal, scale=scale),
+                      backward)
+    return vjp
+
+
 def _linear_op(name):
     """The VJP of an op linear in its one input (x only gives a shape): the plain gradient's values, whose own
     gradient is the op applied to gg (the adjoint of the adjoint)."""
@@ -326,6 +529,20 @@ VJP = {
     "matmul": (_matmul_x, _matmul_y),
     "linear": (_linear_x, _linear_w, _same),
     "conv2d": (_conv_x, _conv_w, _conv_b),
+    "l1_loss": (_l1, _negative(_l1)),
+    "huber_loss": (_huber, _negative(_huber)),
+    "smooth_l1_loss": (_smooth_l1, _negative(_smooth_l1)),
+    "binary_cross_entropy_with_logits": (_bce_logits_x, _bce_logits_y),
+    "log_sigmoid": (lambda g, ans, x: apply("div", g, apply("add", 1, apply("exp", x))),),
+    "var": (_var_x,),
+    "logsumexp": (_logsumexp_x,),
+    "hardswish": (_hardswish_x,),
+    "max": (_max_x,),
+    "embedding": (_embedding_w,),
+    "layer_norm": (_layer_norm_x, _layer_norm_w, _same),
+    "batch_norm": (_batch_norm_x, _batch_norm_w, _batch_norm_b),
+    "max_pool2d": (_max_pool_x,),
+    "attention": (_attention_vjp(0), _attention_vjp(1), _attention_vjp(2)),
     "avg_pool2d": _linear_op("avg_pool2d"),
     "cumsum": _linear_op("cumsum"),
     "dropout": _linear_op("dropout"),

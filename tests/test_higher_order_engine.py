@@ -77,6 +77,25 @@ CASES = {
                                                       "weight": np.float32([0.3, 1.0, 2.0])}),
     "conv2d": lambda rng: ([_random(rng, 2, 4, 5, 6), _random(rng, 6, 2, 3, 2), _random(rng, 6)],
                            {"stride": (2, 1), "padding": ((1, 2), (0, 1)), "dilation": (1, 2), "groups": 2}),
+    "l1_loss": lambda rng: ([_ties(rng)[0][0], _ties(rng)[0][1]], {"reduction": "mean"}),
+    "huber_loss": lambda rng: ([_random(rng, 3, 4) * 2, _random(rng, 3, 4)], {"delta": 0.5, "reduction": "sum"}),
+    "smooth_l1_loss": lambda rng: ([_random(rng, 3, 4) * 2, _random(rng, 4)], {"beta": 0.5}),
+    "binary_cross_entropy_with_logits": lambda rng: ([np.concatenate([SPECIAL, _random(rng, 4)]),
+                                                      rng.random(16).astype(np.float32)], {}),
+    "log_sigmoid": _unary("log_sigmoid"),
+    "var": lambda rng: ([_random(rng, 3, 4)], {"axis": 1}),
+    "max": lambda rng: ([np.float32([[1, 3, 3, -np.inf], [2, 0, -0.0, 2], [5, 1, 4, 2]])], {"axis": 1}),
+    "embedding": lambda rng: ([_random(rng, 5, 3)], {"indices": np.array([[0, 2, 2], [4, 0, 1]])}),
+    "layer_norm": lambda rng: ([_random(rng, 3, 2, 4), _random(rng, 2, 4), _random(rng, 2, 4)],
+                               {"normalized_ndim": 2}),
+    "batch_norm": lambda rng: ([_random(rng, 4, 3, 2, 5), _random(rng, 3), _random(rng, 3)], {"eps": 1e-3}),
+    "logsumexp": lambda rng: ([np.float32([[1, 2, -np.inf, 0], [-np.inf, -np.inf, -np.inf, -np.inf],
+                                           [3, -1, 0.5, 2]])], {"axis": 1}),
+    "hardswish": lambda rng: ([np.concatenate([SPECIAL, np.float32([3, -3, 2.5, -2.5])])], {}),
+    "attention": lambda rng: ([_random(rng, 2, 3, 4), _random(rng, 2, 5, 4), _random(rng, 2, 5, 3)], {}),
+    "max_pool2d": lambda rng: ([np.round(_random(rng, 2, 3, 6, 7))], {"kernel_size": (3, 2), "stride": 2,
+                                                                      "padding": 1, "dilation": (1, 2),
+                                                                      "ceil_mode": True}),
 }
 # More forms of the ops whose gradients branch on their inputs' kinds
 MORE = {
@@ -99,6 +118,32 @@ MORE = {
                                            {"layout": "NHWC"})),
     "conv2d_depthwise": ("conv2d", lambda rng: ([_random(rng, 1, 3, 5, 5), _random(rng, 3, 1, 3, 3), None],
                                                 {"groups": 3, "padding": 1})),
+    "l1_sum_zero": ("l1_loss", lambda rng: ([np.float32([0, -0.0, 1, 2]), np.float32([0, 0, 1, -1])],
+                                             {"reduction": "sum"})),
+    "huber_none": ("huber_loss", lambda rng: ([_random(rng, 3, 4) * 2, _random(rng, 3, 4)], {"reduction": "none"})),
+    "smooth_l1_beta_0": ("smooth_l1_loss", lambda rng: ([_random(rng, 3, 4), _random(rng, 3, 4)], {"beta": 0.0})),
+    "bce_logits_weighted": ("binary_cross_entropy_with_logits",
+                            lambda rng: ([_random(rng, 3, 4) * 3, rng.random((3, 4)).astype(np.float32)],
+                                         {"weight": rng.uniform(0.5, 2, 4).astype(np.float32),
+                                          "pos_weight": rng.uniform(0.5, 2, 4).astype(np.float32),
+                                          "reduction": "sum"})),
+    "var_all_biased": ("var", lambda rng: ([_random(rng, 3, 4)], {"correction": 0})),
+    "max_all_ties": ("max", lambda rng: ([np.float32([[1, 3], [3, 0]])], {})),
+    "max_keepdims": ("max", lambda rng: ([_random(rng, 2, 3, 4)], {"axis": (0, 2), "keepdims": True})),
+    "embedding_padding": ("embedding", lambda rng: ([_random(rng, 5, 3)], {"indices": np.array([1, 3, 1, 0]),
+                                                                           "padding_idx": 1})),
+    "layer_norm_plain": ("layer_norm", lambda rng: ([_random(rng, 3, 5)], {})),
+    "batch_norm_eval": ("batch_norm", lambda rng: ([_random(rng, 4, 3, 2), _random(rng, 3), _random(rng, 3)],
+                                                   {"mean": _random(rng, 3), "var": rng.uniform(0.5, 2, 3)
+                                                    .astype(np.float32), "eps": 1e-5})),
+    "batch_norm_2d_no_affine": ("batch_norm", lambda rng: ([_random(rng, 6, 3)], {})),
+    "max_pool2d_tiles": ("max_pool2d", lambda rng: ([np.round(_random(rng, 1, 2, 4, 5))],
+                                                    {"kernel_size": 2, "stride": 2})),
+    "max_pool2d_nhwc": ("max_pool2d", lambda rng: ([_random(rng, 2, 5, 5, 3)], {"kernel_size": 3, "stride": 1,
+                                                                                "layout": "NHWC"})),
+    "attention_causal": ("attention", lambda rng: ([_random(rng, 1, 2, 4, 4), _random(rng, 1, 2, 4, 4),
+                                                    _random(rng, 1, 2, 4, 3)], {"causal": True, "scale": 0.3})),
+    "logsumexp_all": ("logsumexp", lambda rng: ([_random(rng, 3, 4)], {})),
     "getitem_basic": ("getitem", lambda rng: ([_random(rng, 4, 5)], {"index": (slice(None, None, 2), 1)})),
 }
 TABLE = {**{name: (name, make) for name, make in CASES.items()}, **MORE}
@@ -227,12 +272,12 @@ def test_backward_accumulates_graph_gradients_with_add():
 
 def test_an_op_without_a_graph_vjp_is_refused_before_anything_changes():
     x = engine.tensor(np.float32([1.0, 2.0, 3.0]), requires_grad=True)
-    y = engine.apply("max", engine.apply("mul", x, x))
-    with pytest.raises(NotImplementedError, match=r"derivative for max_backward is not implemented"):
+    y = engine.apply("prod", engine.apply("mul", x, x))
+    with pytest.raises(NotImplementedError, match=r"derivative for prod_backward is not implemented"):
         engine.backward(y, create_graph=True)
     assert x.grad is None
     engine.backward(y)      # nothing was freed: the plain sweep still runs
-    assert x.grad.float32().tolist() == [0.0, 0.0, 6.0]
+    assert x.grad.float32().tolist() == [72.0, 36.0, 24.0]
 
 
 def test_only_the_ops_on_the_way_to_the_sources_need_a_vjp():
@@ -255,6 +300,33 @@ def test_convolution_gradients_of_gradients_are_the_convolutions_themselves():
     hv = engine.gradients([engine.apply("sum", engine.apply("mul", gx, v))], [w])[id(w)]
     direct = engine.gradients([engine.apply("sum", engine.apply("conv2d", v, w, padding=1))], [w])[id(w)]
     assert np.array_equal(hv, direct)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_gradients_of_gradients_are_those_of_its_math(causal):
+    # the fused op's Hessian-vector products (every input, through each of its three gradients) against the same
+    # written as matmul, softmax and matmul: float64 first-order values against float32 ones, so within 1e-5
+    rng = np.random.default_rng(4)
+    q, k, v = (engine.tensor(_random(rng, 2, 4, 3), requires_grad=True) for _ in range(3))
+    seed, dirs = _random(rng, 2, 4, 3), [_random(rng, 2, 4, 3) for _ in range(3)]
+
+    def hessian_vector(out):
+        grads = engine.gradients([out], [q, k, v], [seed], create_graph=True)
+        dot = engine.apply("sum", engine.apply("add", engine.apply("add", *[
+            engine.apply("sum", engine.apply("mul", grads[id(a)], d)) for a, d in zip((q, k, v), dirs[:2])]),
+            engine.apply("sum", engine.apply("mul", grads[id(v)], dirs[2]))))
+        found = engine.gradients([dot], [q, k, v])
+        return [engine.storage(grads[id(a)]) for a in (q, k, v)], [found[id(a)] for a in (q, k, v)]
+
+    scores = engine.apply("mul", engine.apply("matmul", q, engine.apply("transpose", k, axes=(0, 2, 1))), 0.5)
+    if causal:
+        scores = engine.apply("where", np.tril(np.ones((4, 4), bool)), scores, -np.inf)
+    math_path = engine.apply("matmul", engine.apply("softmax", scores, axis=-1), v)
+    fused = hessian_vector(engine.apply("attention", q, k, v, causal=causal, scale=0.5))
+    written = hessian_vector(math_path)
+    for got, want in zip(fused[0] + fused[1], written[0] + written[1]):
+        assert np.allclose(got, want, rtol=0, atol=1e-5 * np.abs(want).max()), (got, want)
+    assert np.abs(fused[1][0]).max() > 0.1 and np.abs(fused[1][2]).max() > 0.1     # (not trivially zero)
 
 
 def test_products_under_an_accumulation_model_are_refused():

@@ -7,9 +7,10 @@ and compares.
 Per op case (an expression over named float32 leaves): its value, the gradients of sum(w * value) with respect to
 every leaf (create_graph=True), and the gradients of sum(v_i * gradient_i) with respect to every leaf (a
 Hessian-vector product: grad of grad). Per program: a WGAN-GP gradient penalty of a small MLP critic
-backpropagated into its weights, a tanh PINN's u, u_x, u_xx and its loss backpropagated into the weights (third
-order), a Hessian-vector product with grad_outputs, backward(create_graph=True) then .grad.sum().backward(), and a
-MAML inner step. Error cases: the exception's type and message.
+backpropagated into its weights (and of a critic with LayerNorm), a tanh PINN's u, u_x, u_xx and its loss
+backpropagated into the weights (third order), a Hessian-vector product with grad_outputs,
+backward(create_graph=True) then .grad.sum().backward(), a MAML inner step (and one through BatchNorm in training
+mode with a logistic loss), and a gradient penalty on embedding rows. Error cases: the exception's type and message.
 """
 import json
 import sys
@@ -73,6 +74,35 @@ def cases():
         "avg_pool2d": ("F.avg_pool2d(x * x, 2, padding=1)", {"x": _f32(n((1, 2, 5, 5)))}),
         "cumsum": ("torch.cumsum(x * x, 1)", {"x": _f32(n((3, 4)))}),
         "dtype": ("(x.to(torch.bfloat16) * x.to(torch.bfloat16)).float() * x", {"x": _f32(n(6))}),
+    })
+    c, d = _f32(n((3, 4))), _f32(n((3, 4)))
+    table.update({
+        "layer_norm": ("F.layer_norm(x, (4,), w, b) ** 2", {"x": c, "w": _f32(u(0.5, 2.0, 4)), "b": _f32(n(4))}),
+        "layer_norm_plain": ("F.layer_norm(x * x, (2, 3))", {"x": _f32(n((2, 2, 3)))}),
+        "batch_norm_train": ("F.batch_norm(x, None, None, w, b, training=True) ** 2",
+                             {"x": _f32(n((4, 3, 2))), "w": _f32(u(0.5, 2.0, 3)), "b": _f32(n(3))}),
+        "batch_norm_eval": ("F.batch_norm(x * x, torch.tensor([0.5, -1.0, 2.0]), torch.tensor([1.5, 0.25, 4.0]), "
+                            "w, b, training=False) ** 2",
+                            {"x": _f32(n((4, 3))), "w": _f32(u(0.5, 2.0, 3)), "b": _f32(n(3))}),
+        "embedding": ("F.embedding(torch.tensor([[0, 2, 2], [3, 0, 1]]), w) ** 3", {"w": _f32(n((4, 3)))}),
+        "embedding_padding": ("F.embedding(torch.tensor([1, 3, 1, 0]), w, padding_idx=1) ** 3",
+                              {"w": _f32(n((4, 2)))}),
+        "log_sigmoid": ("F.logsigmoid(x)", {"x": x}),
+        "bce_logits": ("F.binary_cross_entropy_with_logits(x * x, y) * x", {"x": c, "y": _f32(u(0, 1, (3, 4)))}),
+        "bce_logits_weighted": ("F.binary_cross_entropy_with_logits(x, y, weight=torch.tensor([0.5, 1.0, 2.0, 1.5]), "
+                                "pos_weight=torch.tensor([2.0, 0.5, 1.0, 3.0]), reduction='sum') * x * y",
+                                {"x": c, "y": _f32(u(0, 1, (3, 4)))}),
+        "l1_loss": ("F.l1_loss(x * x, y) * x", {"x": c, "y": d}),
+        "smooth_l1_loss": ("F.smooth_l1_loss(x * x, y, beta=0.5) * x", {"x": c, "y": d}),
+        "huber_loss": ("F.huber_loss(x * x, y, delta=0.5, reduction='sum') * y", {"x": c, "y": d}),
+        "var": ("torch.var(x * x, dim=1)", {"x": c}),
+        "var_all": ("x.var(correction=0) * x", {"x": c}),
+        "max": ("(x * x).max() * x", {"x": c}),
+        "max_ties": ("torch.amax(x * x, dim=1, keepdim=True) * x", {"x": _f32([[1, -1, 0.5], [2, -3, 3]])}),
+        "logsumexp": ("torch.logsumexp(x * x, 1, keepdim=True) * x", {"x": c}),
+        "hardswish": ("F.hardswish(x * 2.0)", {"x": x}),
+        "max_pool2d": ("F.max_pool2d(x, 3, stride=2, padding=1) ** 2", {"x": _f32(n((1, 2, 5, 6)))}),
+        "max_pool2d_tiles": ("F.max_pool2d(x * x, 2)", {"x": _f32(np.round(n((2, 1, 4, 5))))}),
     })
     return table
 
@@ -195,7 +225,65 @@ def maml(torch):
     return {"inner": _array(inner), "outer": _array(outer), "w": _array(w.grad), "b": _array(b.grad)}
 
 
-PROGRAMS = {"gradient_penalty": gradient_penalty, "pinn": pinn, "hessian_vector": hessian_vector,
+def gradient_penalty_layer_norm(torch):
+    """WGAN-GP with a LayerNorm critic (as the WGAN-GP paper advises in place of batch norm)."""
+    nn = torch.nn
+    torch.manual_seed(0)
+    critic = nn.Sequential(nn.Linear(4, 8), nn.LayerNorm(8), nn.LeakyReLU(0.2), nn.Linear(8, 1))
+    rng = np.random.default_rng(13)
+    with torch.no_grad():
+        for p in critic.parameters():
+            p.copy_(torch.tensor(_f32(rng.standard_normal(tuple(p.shape)) * 0.5).tolist()))
+    x = torch.tensor(_f32(rng.standard_normal((6, 4))).tolist(), requires_grad=True)
+    out = critic(x)
+    g, = torch.autograd.grad(out, x, grad_outputs=torch.ones_like(out), create_graph=True)
+    penalty = ((g.norm(2, dim=1) - 1) ** 2).mean()
+    (out.mean() + 10 * penalty).backward()
+    return {"grad_x": _array(g), "penalty": _array(penalty),
+            "weights": {k: _array(p.grad) for k, p in critic.named_parameters()}}
+
+
+def maml_batch_norm(torch):
+    """A MAML inner step through BatchNorm1d in training mode (the batch's statistics), outer loss with a
+    logistic loss, the meta-gradient into the shared parameters."""
+    F = torch.nn.functional
+    rng = np.random.default_rng(43)
+    w = torch.tensor(_f32(rng.standard_normal((4, 3)) * 0.5).tolist(), requires_grad=True)
+    gamma = torch.tensor(_f32(rng.uniform(0.5, 1.5, 4)).tolist(), requires_grad=True)
+    beta = torch.tensor(_f32(rng.standard_normal(4) * 0.1).tolist(), requires_grad=True)
+    v = torch.tensor(_f32(rng.standard_normal((1, 4))).tolist(), requires_grad=True)
+    xs = [torch.tensor(_f32(rng.standard_normal((8, 3))).tolist()) for _ in range(2)]
+    ys = [torch.tensor(_f32(rng.integers(0, 2, (8, 1))).tolist()) for _ in range(2)]
+
+    def model(x, w, gamma, beta, v):
+        h = F.batch_norm(F.linear(x, w), None, None, gamma, beta, training=True)
+        return F.linear(F.logsigmoid(h), v)
+
+    inner = F.binary_cross_entropy_with_logits(model(xs[0], w, gamma, beta, v), ys[0])
+    grads = torch.autograd.grad(inner, (w, gamma, beta, v), create_graph=True)
+    fast = [p - 0.1 * g for p, g in zip((w, gamma, beta, v), grads)]
+    outer = F.binary_cross_entropy_with_logits(model(xs[1], *fast), ys[1])
+    outer.backward()
+    return {"inner": _array(inner), "outer": _array(outer),
+            "grads": [_array(p.grad) for p in (w, gamma, beta, v)]}
+
+
+def embedding_penalty(torch):
+    """A gradient-norm penalty on embedding rows (grad of grad through embedding, smooth L1 and var)."""
+    F = torch.nn.functional
+    rng = np.random.default_rng(47)
+    table = torch.tensor(_f32(rng.standard_normal((5, 3))).tolist(), requires_grad=True)
+    rows = F.embedding(torch.tensor([[0, 4, 4], [2, 0, 1]]), table, padding_idx=2)
+    loss = F.smooth_l1_loss(torch.tanh(rows).sum(-1), torch.tensor([[0.5, -1.0, 0.0], [1.0, 2.0, -0.5]]))
+    g, = torch.autograd.grad(loss, table, create_graph=True)
+    penalty = g.var() + (g * g).sum()
+    penalty.backward()
+    return {"loss": _array(loss), "grad": _array(g), "penalty": _array(penalty), "table": _array(table.grad)}
+
+
+PROGRAMS = {"gradient_penalty": gradient_penalty, "gradient_penalty_layer_norm": gradient_penalty_layer_norm,
+            "maml_batch_norm": maml_batch_norm, "embedding_penalty": embedding_penalty, "pinn": pinn,
+            "hessian_vector": hessian_vector,
             "backward_twice": backward_twice, "maml": maml}
 
 # Each snippet runs with torch and a leaf x = tensor([1., 2., 3.], requires_grad=True)
