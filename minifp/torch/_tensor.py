@@ -522,7 +522,7 @@ class Tensor(_EngineTensor, metaclass=_TensorType):
         nothing changes, unless copy=True)."""
         copy = kwargs.get("copy", False)
         device, d = parse_to(args, kwargs, self)
-        out = self.clone() if copy else self
+        out = self
         if d is not None:
             fmt = format_of(d)
             if fmt is None:
@@ -532,7 +532,7 @@ class Tensor(_EngineTensor, metaclass=_TensorType):
                 out.fmt = fmt           # the same codes, read as the dtype's format
         if device is not None and device != out.device:
             out = _device.moved(out, device)
-        return out
+        return self.clone() if copy and out is self else out
 
     def float(self):
         return self.to(float32)

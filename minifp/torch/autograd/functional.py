@@ -81,7 +81,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     xs, one = _as_tuple(inputs, "inputs", "jvp")
     with enable_grad():
         xs = _grad_ready(xs, create_graph)
-        vs = _vectors(v, xs, "jvp") if v is not None else _vectors(None, xs, "jvp")
+        vs = _vectors(v, xs, "jvp")
         out = func(*xs)
         outs, one_out = _as_tuple(out, "outputs of the user-provided function", "jvp")
         zeros = tuple(_tensor.zeros_like(o).requires_grad_(True) for o in outs)
