@@ -106,10 +106,44 @@ def _stage(xp, v):
 
 
 # -- elementwise arithmetic -------------------------------------------------
-defop("add", lambda xp, x, y: x + y, lambda xp, g, ans, x, y: g, lambda xp, g, ans, x, y: g,
-      doc="Elementwise x + y.", operator="add", saves=False)
-defop("sub", lambda xp, x, y: x - y, lambda xp, g, ans, x, y: g, lambda xp, g, ans, x, y: -g,
-      doc="Elementwise x - y.", operator="sub", saves=False)
+@seam
+def fma(xp, a, b, c):
+    """a * b + c rounded once to float32 (a fused multiply-add) for float32 arrays or scalars: the product is exact
+    in float64, and their sum rounded to odd there (its last bit set where it is inexact) rounds correctly into
+    float32 (Boldo and Melquiond, "Emulation of FMA and correctly rounded sums", 2008). Infinities and NaNs
+    propagate as in the sum. float64 operands (the wide custom formats' compute) multiply and add in float64."""
+    a, b, c = (xp.asarray(v) for v in (a, b, c))
+    if xp.float64 in (a.dtype, b.dtype, c.dtype):
+        return a * b + c
+    p = a.astype(xp.float64) * b
+    c = c.astype(xp.float64)
+    s = p + c
+    t = s - p
+    err = (p - (s - t)) + (c - t)               # s + err is p + c exactly (TwoSum); NaN where s is not finite
+    bits = s.view(xp.int64)
+    inexact = ((err > 0) | (err < 0)) & (bits & 1 == 0)
+    # one step toward the exact sum: to the neighbour with the odd last bit
+    odd = bits + xp.where((err > 0) == (s > 0), 1, -1) * inexact
+    return odd.view(xp.float64).astype(xp.float32)
+
+
+def _add(xp, x, y, *, alpha=None):
+    # PyTorch's kernels: x + alpha * y as one FMA, alpha in the compute's float (float32 for half tensors)
+    return x + y if alpha is None else SEAMS.fma(xp, x.dtype.type(alpha) if hasattr(x, "dtype") else alpha, y, x)
+
+
+def _sub(xp, x, y, *, alpha=None):
+    return x - y if alpha is None else SEAMS.fma(xp, -(x.dtype.type(alpha) if hasattr(x, "dtype") else alpha), y, x)
+
+
+def _scaled(g, alpha):
+    return g if alpha is None else g * g.dtype.type(alpha)
+
+
+defop("add", _add, lambda xp, g, ans, x, y, alpha=None: g, lambda xp, g, ans, x, y, alpha=None: _scaled(g, alpha),
+      doc="Elementwise x + y (x + alpha * y: one rounding).", operator="add", saves=False)
+defop("sub", _sub, lambda xp, g, ans, x, y, alpha=None: g, lambda xp, g, ans, x, y, alpha=None: _scaled(-g, alpha),
+      doc="Elementwise x - y (x - alpha * y: one rounding).", operator="sub", saves=False)
 defop("mul", lambda xp, x, y: x * y, lambda xp, g, ans, x, y: g * y, lambda xp, g, ans, x, y: g * x,
       doc="Elementwise x * y.", operator="mul")
 defop("div", lambda xp, x, y: x / y, lambda xp, g, ans, x, y: g / y,
@@ -1234,7 +1268,7 @@ def _group_norm(xp, x, w=None, b=None, *, num_groups, eps=1e-5):
         xr, mean, rstd, gamma = _gn_kernel_parts(xp, x, w, num_groups, eps)
         a = rstd * gamma
         shift = -a * mean if b is None else b.reshape(gamma.shape) - a * mean
-        return (xr * a.astype(xp.float64) + shift).astype(xp.float32).reshape(x.shape)     # float32 fma
+        return SEAMS.fma(xp, xr, a, shift).reshape(x.shape)
     return _affine(_group_norm_parts(xp, x, num_groups, eps)[1].reshape(x.shape), w, b, _channels(x))
 
 
@@ -1954,16 +1988,17 @@ defop("logit", _logit, _logit_grad, doc="Elementwise log(x / (1 - x)), x clamped
 
 
 def _lerp(xp, x, y, w):
-    # PyTorch's two-sided form: exact at both ends
-    return xp.where(xp.abs(w) < 0.5, x + w * (y - x), y - (y - x) * (1 - w))
+    # PyTorch's two-sided form, each side one FMA: exact at both ends
+    d = y - x
+    return xp.where(xp.abs(w) < 0.5, SEAMS.fma(xp, w, d, x), SEAMS.fma(xp, -d, 1 - w, y))
 
 
 defop("lerp", _lerp, lambda xp, g, ans, x, y, w: g * (1 - w), lambda xp, g, ans, x, y, w: g * w,
       lambda xp, g, ans, x, y, w: g * (y - x), doc="Elementwise x + w * (y - x), exact at w = 0 and w = 1.",
       example=lambda rng: ((_u(rng, 3, 4), _u(rng, 4), rng.uniform(0, 1, (3, 4))), {}))
-defop("addcmul", lambda xp, x, a, b, *, value=1.0: x + value * a * b, lambda xp, g, ans, x, a, b, value=1.0: g,
+defop("addcmul", lambda xp, x, a, b, *, value=1.0: SEAMS.fma(xp, value * a, b, x), lambda xp, g, ans, x, a, b, value=1.0: g,
       lambda xp, g, ans, x, a, b, value=1.0: g * value * b, lambda xp, g, ans, x, a, b, value=1.0: g * value * a,
-      doc="Elementwise x + value * a * b, one rounding.",
+      doc="Elementwise x + value * a * b: value * a, then one FMA (PyTorch's kernels).",
       example=lambda rng: ((_u(rng, 3, 4), _u(rng, 4), _u(rng, 3, 1)), {"value": 0.5}))
 defop("addcdiv", lambda xp, x, a, b, *, value=1.0: x + value * a / b, lambda xp, g, ans, x, a, b, value=1.0: g,
       lambda xp, g, ans, x, a, b, value=1.0: g * value / b,

@@ -44,17 +44,22 @@ def _xp(a):
 
 
 def _lerp(start, end, weight):
-    """start.lerp(end, weight) as ATen computes it: the small-weight branch from start, else from end."""
-    w = _f32(weight)
+    """start.lerp(end, weight) as ATen computes it: the small-weight branch from start, else from end, each one
+    FMA."""
+    w, d = _f32(weight), end - start
     if abs(w) < 0.5:
-        return start + w * (end - start)
-    return end - (end - start) * (_f32(1) - w)
+        return SEAMS.fma(_xp(d), w, d, start)
+    return SEAMS.fma(_xp(d), -d, _f32(1) - w, end)
 
 
-def _fma(a, b, c):
-    """a * b + c rounded once to float32, as PyTorch's vectorised CPU add(c, b, alpha=a) computes it (an FMA): the
-    product is exact in float64, and the float64 sum rounds again only in rare ties."""
-    return (np.float64(a) * b.astype(np.float64) + c.astype(np.float64)).astype(np.float32)
+def _add(x, y, alpha):
+    """x.add(y, alpha=alpha): one FMA, alpha in float32."""
+    return SEAMS.fma(_xp(y), _f32(alpha), y, x)
+
+
+def _addcmul(x, a, b, value):
+    """x.addcmul(a, b, value=value): value * a, then one FMA."""
+    return SEAMS.fma(_xp(a), _f32(value) * a, b, x)
 
 
 def _step(state):
@@ -69,23 +74,23 @@ def sgd_update(w, g, state, *, lr, momentum=0.0, dampening=0.0, nesterov=False, 
     if maximize:
         g = -g
     if weight_decay:
-        g = g + _f32(weight_decay) * w
+        g = _add(g, w, weight_decay)
     if momentum:
         if "momentum_buffer" in state:
             w, state["momentum_buffer"] = SEAMS.sgd_momentum(w, g, state["momentum_buffer"], _f32(lr),
                                                              _f32(momentum), _f32(1 - dampening), nesterov)
             return w
         buf = state["momentum_buffer"] = g.copy()
-        g = g + _f32(momentum) * buf if nesterov else buf
-    return w + _f32(-lr) * g
+        g = _add(g, buf, momentum) if nesterov else buf
+    return _add(w, g, -lr)
 
 
 @seam
 def sgd_momentum(w, g, buf, lr, momentum, damped, nesterov):
     """(the new weight, the new momentum buffer) of an SGD step from an existing buffer; damped = 1 - dampening."""
-    buf = buf * momentum + damped * g
-    step = g + momentum * buf if nesterov else buf
-    return w + -lr * step, buf
+    buf = _add(buf * momentum, g, damped)
+    step = _add(g, buf, momentum) if nesterov else buf
+    return _add(w, step, -lr), buf
 
 
 def adam_update(w, g, state, *, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False, maximize=False,
@@ -105,9 +110,9 @@ def adam_update(w, g, state, *, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0
     if decoupled:
         w = w * _f32(1 - lr * weight_decay)
     elif weight_decay:
-        g = g + _f32(weight_decay) * w
+        g = _add(g, w, weight_decay)
     state["exp_avg"] = _lerp(state["exp_avg"], g, 1 - beta1)
-    state["exp_avg_sq"] = state["exp_avg_sq"] * _f32(beta2) + _f32(1 - beta2) * g * g
+    state["exp_avg_sq"] = _addcmul(state["exp_avg_sq"] * _f32(beta2), g, g, 1 - beta2)
     step_size = lr / (1 - beta1**step)
     bc2_sqrt = math.sqrt(1 - beta2**step)
     second = state["exp_avg_sq"]
@@ -132,17 +137,17 @@ def rmsprop_update(w, g, state, *, lr, alpha=0.99, eps=1e-8, weight_decay=0.0, m
             state["grad_avg"] = xp.zeros_like(w)
     _step(state)
     if weight_decay:
-        g = g + _f32(weight_decay) * w
-    square_avg = state["square_avg"] = state["square_avg"] * _f32(alpha) + _f32(1 - alpha) * g * g
+        g = _add(g, w, weight_decay)
+    square_avg = state["square_avg"] = _addcmul(state["square_avg"] * _f32(alpha), g, g, 1 - alpha)
     if centered:
         grad_avg = state["grad_avg"] = _lerp(state["grad_avg"], g, 1 - alpha)
-        avg = xp.sqrt(square_avg + _f32(-1) * grad_avg * grad_avg)
+        avg = xp.sqrt(_addcmul(square_avg, grad_avg, grad_avg, -1))
     else:
         avg = xp.sqrt(square_avg)
     avg = avg + _f32(eps)
     if momentum > 0:
         buf = state["momentum_buffer"] = state["momentum_buffer"] * _f32(momentum) + _f32(1) * g / avg
-        return w + _f32(-lr) * buf
+        return _add(w, buf, -lr)
     return w + _f32(-lr) * g / avg
 
 
@@ -161,9 +166,9 @@ def adagrad_update(w, g, state, *, lr, lr_decay=0.0, weight_decay=0.0, eps=1e-10
     if maximize:
         g = -g
     if weight_decay:
-        g = g + _f32(weight_decay) * w
+        g = _add(g, w, weight_decay)
     clr = lr / (1 + (step - 1) * lr_decay)
-    state["sum"] = state["sum"] + _f32(1) * g * g
+    state["sum"] = _addcmul(state["sum"], g, g, 1)
     std = _xp(w).sqrt(state["sum"]) + _f32(eps)
     return w + _f32(-clr) * g / std
 
@@ -179,12 +184,12 @@ def adadelta_update(w, g, state, *, lr, rho=0.9, eps=1e-6, weight_decay=0.0, max
     if maximize:
         g = -g
     if weight_decay:
-        g = g + _f32(weight_decay) * w
-    square_avg = state["square_avg"] = state["square_avg"] * _f32(rho) + _f32(1 - rho) * g * g
+        g = _add(g, w, weight_decay)
+    square_avg = state["square_avg"] = _addcmul(state["square_avg"] * _f32(rho), g, g, 1 - rho)
     std = xp.sqrt(square_avg + _f32(eps))
     delta = xp.sqrt(state["acc_delta"] + _f32(eps)) / std * g
-    state["acc_delta"] = state["acc_delta"] * _f32(rho) + _f32(1 - rho) * delta * delta
-    return w + _f32(-lr) * delta
+    state["acc_delta"] = _addcmul(state["acc_delta"] * _f32(rho), delta, delta, 1 - rho)
+    return _add(w, delta, -lr)
 
 
 def adamax_update(w, g, state, *, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, maximize=False):
@@ -199,7 +204,7 @@ def adamax_update(w, g, state, *, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay
         state["exp_inf"] = xp.zeros_like(w)
     step = _step(state)
     if weight_decay:
-        g = g + _f32(weight_decay) * w
+        g = _add(g, w, weight_decay)
     state["exp_avg"] = _lerp(state["exp_avg"], g, 1 - beta1)
     state["exp_inf"] = xp.maximum(state["exp_inf"] * _f32(beta2), xp.abs(g) + _f32(eps))
     clr = lr / (1 - beta1**step)
@@ -225,12 +230,12 @@ def nadam_update(w, g, state, *, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=
         if decoupled_weight_decay:
             w = w * _f32(1 - lr * weight_decay)
         else:
-            g = g + _f32(weight_decay) * w
+            g = _add(g, w, weight_decay)
     mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
     mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
     mu_product = state["mu_product"] = np.asarray(state["mu_product"] * _f32(mu), np.float32)
     state["exp_avg"] = _lerp(state["exp_avg"], g, 1 - beta1)
-    state["exp_avg_sq"] = state["exp_avg_sq"] * _f32(beta2) + _f32(1 - beta2) * g * g
+    state["exp_avg_sq"] = _addcmul(state["exp_avg_sq"] * _f32(beta2), g, g, 1 - beta2)
     denom = xp.sqrt(state["exp_avg_sq"] / _f32(bias_correction2)) + _f32(eps)
     mu_product_next = float(mu_product) * mu_next
     w = w + _f32(-lr * (1.0 - mu) / (1.0 - float(mu_product))) * g / denom
@@ -254,9 +259,9 @@ def radam_update(w, g, state, *, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=
         if decoupled_weight_decay:
             w = w * _f32(1 - lr * weight_decay)
         else:
-            g = g + _f32(weight_decay) * w
+            g = _add(g, w, weight_decay)
     state["exp_avg"] = _lerp(state["exp_avg"], g, 1 - beta1)
-    state["exp_avg_sq"] = state["exp_avg_sq"] * _f32(beta2) + _f32(1 - beta2) * g * g
+    state["exp_avg_sq"] = _addcmul(state["exp_avg_sq"] * _f32(beta2), g, g, 1 - beta2)
     bias_correction1, bias_correction2 = 1 - beta1**step, 1 - beta2**step
     corrected = state["exp_avg"] / _f32(bias_correction1)
     rho_inf = 2 / (1 - beta2) - 1
@@ -307,10 +312,10 @@ def asgd_update(w, g, state, *, lr, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay
         state["ax"] = xp.zeros_like(w)
     step = _step(state)
     if weight_decay:
-        g = _fma(_f32(weight_decay), w, g)
+        g = _add(g, w, weight_decay)
     eta = float(state["eta"])
     w = w * _f32(1 - lambd * eta)
-    w = _fma(_f32(-eta), g, w)
+    w = _add(w, g, -eta)
     mu = state["mu"]
     state["ax"] = state["ax"] + (w - state["ax"]) * _f32(mu) if float(mu) != 1 else w.copy()
     state["eta"] = np.asarray(lr / ((1 + lambd * lr * step) ** alpha), np.float32)

@@ -2196,17 +2196,85 @@ def channel_sums(xp, a):
 
 # -- SGD's momentum step in one pass --------------------------------------------------------------------------------
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _fma32(a, b, c):
+    """_ops.fma of three finite float32 numbers, operation for operation (its float64 sum rounded to odd), without
+    branches: the loops over it vectorise."""
+    p = np.float64(a) * np.float64(b)
+    c64 = np.float64(c)
+    s = p + c64
+    t = s - p
+    err = (p - (s - t)) + (c64 - t)
+    bits = bits64_of(s)
+    even_inexact = np.int64((err > 0.0) | (err < 0.0)) & ~bits & np.int64(1)
+    toward = np.int64((err > 0.0) == (s > 0.0)) * 2 - 1
+    return np.float32(float64_of(bits + even_inexact * toward))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _finite(x):
+    return abs(x) < np.inf
+
+
+@_njit
+def _fma_kernel(a, b, c, out):
+    """out = _ops.fma(a, b, c) for flat float32 arrays of one size; False where an input is not finite (the plain
+    path passes NaNs on as NumPy does: out is then to be dropped)."""
+    finite = True
+    for i in range(out.size):
+        finite &= _finite(a[i]) & _finite(b[i]) & _finite(c[i])
+        out[i] = _fma32(a[i], b[i], c[i])
+    return finite
+
+
+@_njit
+def _fma_scaled_kernel(a, b, c, out):
+    """The same with a a float32 number."""
+    finite = _finite(a)
+    for i in range(out.size):
+        finite &= _finite(b[i]) & _finite(c[i])
+        out[i] = _fma32(a, b[i], c[i])
+    return finite
+
+
+FMA = _MachineCode(_fma_kernel, _F32, _F32, _F32, _F32)
+FMA_SCALED = _MachineCode(_fma_scaled_kernel, numba.float32, _F32, _F32, _F32)
+
+
+def fma(xp, a, b, c):
+    """_ops.fma in one pass, no float64 temporaries, where c is a C-contiguous float32 NumPy array and a and b are
+    float32 numbers or arrays of c's shape (the exact product commutes: a number goes first). 2**20 elements, one
+    thread: 1.3 ms, against 0.6 for NumPy's unfused c + a * b."""
+    if type(b) is _F32.type:
+        a, b = b, a
+    if (xp is np and type(c) is np.ndarray and c.dtype is _F32 and c.flags.c_contiguous and type(b) is np.ndarray
+            and b.dtype is _F32 and b.shape == c.shape and b.flags.c_contiguous):
+        scaled = type(a) is _F32.type
+        if scaled or type(a) is np.ndarray and a.dtype is _F32 and a.shape == c.shape and a.flags.c_contiguous:
+            out = np.empty(c.shape, _F32)
+            code = FMA_SCALED[1] if scaled else FMA[1]
+            a_, b_, c_, o = a if scaled else a.reshape(-1), b.reshape(-1), c.reshape(-1), out.reshape(-1)
+            finite = []
+            in_parts(lambda lo, hi: finite.append(code(a_ if scaled else a_[lo:hi], b_[lo:hi], c_[lo:hi], o[lo:hi])),
+                     c.size, 3 * c.size)
+            if all(finite):
+                return out
+    return PLAIN.fma(xp, a, b, c)
+
+
 @_njit
 def _sgd_momentum_kernel(w, g, buf, lr, momentum, damped, nesterov, w_out, buf_out):
-    """_optim.sgd_momentum over C-contiguous float32 arrays of one shape, each operation in float32 (no fused
-    multiply-add), NaNs as NumPy's loops pass them."""
+    """_optim.sgd_momentum over C-contiguous float32 arrays of one shape, its multiply-adds fused as there; False
+    where an input is not finite (the plain path passes NaNs on as NumPy's loops do: the outputs are dropped)."""
     w, g, buf, w_out, buf_out = w.reshape(-1), g.reshape(-1), buf.reshape(-1), w_out.reshape(-1), buf_out.reshape(-1)
+    finite = True
     for i in range(w.size):
-        a = buf[i] * momentum
-        b = _first_nan(a, a + damped * g[i])
-        step = _first_nan(g[i], g[i] + momentum * b) if nesterov else b
-        w_out[i] = _first_nan(w[i], w[i] + -lr * step)
+        finite &= _finite(w[i]) & _finite(g[i]) & _finite(buf[i])
+        b = _fma32(damped, g[i], buf[i] * momentum)
+        step = _fma32(momentum, b, g[i]) if nesterov else b
+        w_out[i] = _fma32(-lr, step, w[i])
         buf_out[i] = b
+    return finite
 
 
 SGD_MOMENTUM = _MachineCode(_sgd_momentum_kernel, _F32, _F32, _F32, *[numba.float32] * 3, numba.boolean, _F32, _F32)
@@ -2218,12 +2286,16 @@ def sgd_momentum(w, g, buf, lr, momentum, damped, nesterov):
     if _native(np, w, g, buf) and w.dtype is g.dtype is buf.dtype is _F32 and w.shape == g.shape == buf.shape:
         w_out, buf_out = np.empty(w.shape, _F32), np.empty(w.shape, _F32)
         if w.size < SPLIT_MIN:          # (most parameters: no closure to make)
-            SGD_MOMENTUM[w.ndim](w, g, buf, lr, momentum, damped, nesterov, w_out, buf_out)
+            finite = SGD_MOMENTUM[w.ndim](w, g, buf, lr, momentum, damped, nesterov, w_out, buf_out)
         else:
             w_, g_, b_, wo, bo = (a.reshape(-1) for a in (w, g, buf, w_out, buf_out))
-            in_parts(lambda lo, hi: SGD_MOMENTUM[1](w_[lo:hi], g_[lo:hi], b_[lo:hi], lr, momentum, damped, nesterov,
-                                                    wo[lo:hi], bo[lo:hi]), w.size, 2 * w.size)
-        return w_out, buf_out
+            parts = []
+            in_parts(lambda lo, hi: parts.append(SGD_MOMENTUM[1](w_[lo:hi], g_[lo:hi], b_[lo:hi], lr, momentum,
+                                                                 damped, nesterov, wo[lo:hi], bo[lo:hi])),
+                     w.size, 2 * w.size)
+            finite = all(parts)
+        if finite:
+            return w_out, buf_out
     return PLAIN.sgd_momentum(w, g, buf, lr, momentum, damped, nesterov)
 
 
@@ -2248,7 +2320,7 @@ def stacked_matmul(xp, x, y):
     return PLAIN.stacked_matmul(xp, x, y)
 
 
-SPEED = {"quiet": quiet, **{fn.__name__: fn for fn in (rounded, widened, values, round_result, round_gradient, masked,
+SPEED = {"quiet": quiet, **{fn.__name__: fn for fn in (fma, rounded, widened, values, round_result, round_gradient, masked,
                                                        col2im, tiles_max, tiles_max_grad, unscaled, times_in_place,
                                                        quantized, chain_matmul, depthwise, depthwise_grad_x,
                                                        depthwise_grad_w, gelu, gelu_grad, layer_norm, layer_norm_grad,

@@ -476,9 +476,18 @@ def _negated(g, *inputs, **params):
     return apply("neg", g)
 
 
+def _times_alpha(g, *inputs, alpha=None):
+    """add's gradient for y: g times alpha (as the plain gradient)."""
+    return g if alpha is None else apply("mul", g, alpha)
+
+
+def _negated_times_alpha(g, *inputs, alpha=None):
+    return _times_alpha(apply("neg", g), alpha=alpha)
+
+
 VJP = {
-    "add": (_same, _same),
-    "sub": (_same, _negated),
+    "add": (_same, _times_alpha),
+    "sub": (_same, _negated_times_alpha),
     "mul": (lambda g, ans, x, y: apply("mul", g, y), lambda g, ans, x, y: apply("mul", g, x)),
     "div": (lambda g, ans, x, y: apply("div", g, y),
             lambda g, ans, x, y: apply("mul", apply("neg", g), apply("div", ans, y))),

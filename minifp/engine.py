@@ -78,7 +78,7 @@ from ._state import FLOAT32_PRODUCTS, STATE, Autocast, Setting, autocast_scope, 
 from ._tensor import CPU, CUDA, Place, Tensor, check_storage, place, real, take, tensor
 
 __all__ = ["Tensor", "tensor", "apply", "function_node", "Place", "place", "CPU", "CUDA", "op_function", "op_method", "install_names", "make", "rewrap", "made_like", "storage", "values", "take", "convert", "detach_",
-           "made_by", "made_of", "round_to", "widen", "MODES", "backward", "gradients", "add_gradient_hook", "grad_mode", "no_grad", "enable_grad",
+           "made_by", "made_of", "round_to", "widen", "MODES", "fma", "backward", "gradients", "add_gradient_hook", "grad_mode", "no_grad", "enable_grad",
            "is_grad_enabled", "Autocast", "autocast_scope", "current_autocast", "training_scope", "current_training", "float32_products",
            "set_float32_products", "threads", "set_threads", "Device", "IDEAL", "H100", "CUBLAS", "device_numerics", "set_device_numerics", "set_storage", "become", "memory_held", "memory_peak", "reset_memory_peak", "layer_scope", "watched_call", "unwatched", "is_layer", "update_running_stats",
            "sgd_update", "adam_update", "rmsprop_update", "adagrad_update", "adagrad_state", "adadelta_update",
@@ -92,6 +92,12 @@ __all__ = ["Tensor", "tensor", "apply", "function_node", "Place", "place", "CPU"
            "new_stream", "stream_state", "set_stream_state", "STREAM_STATE_BYTES", "atomic_file", "checks", "array_module", "to_numpy", "real", "Format", "as_format", "format_of", "finfo",
            "promote", "FORMATS", "float32", "tf32", "float16", "bfloat16", "float8_e4m3", "float8_e5m2",
            "float8_e4m3fnuz", "float8_e5m2fnuz", "float6_e2m3", "float6_e3m2", "float4_e2m1", "e8m0", "int8"]
+
+
+def fma(a, b, c):
+    """a * b + c rounded once to float32 (a fused multiply-add), for float32 NumPy or CuPy arrays or scalars."""
+    with SEAMS.quiet():         # overflow to inf and inf * 0 are the arithmetic's, not accidents
+        return SEAMS.fma(array_module(a, b, c), a, b, c)
 
 
 def op_function(name):

@@ -174,9 +174,20 @@ def _scaled(other, alpha):
     return other if alpha == 1 else other * alpha
 
 
+def _fused(name, input, other, alpha):
+    """input + alpha * other (name "add") or input - alpha * other ("sub") as PyTorch's kernels compute it for a
+    floating result: one FMA, alpha in float32; None where it stays integer (or alpha is 1: a plain add)."""
+    if alpha == 1 or not any(isinstance(a, _EngineTensor) and a.fmt is not None for a in (input, other)):
+        return None
+    return apply(name, input, other, alpha=alpha, _out=_weak_out((input, other)))
+
+
 def add(input, other, *, alpha=1, out=None):
     """input + alpha * other, with PyTorch's promotion (integer tensors stay integer)."""
     _tensors("add", input, other, scalars=(0, 1))
+    fused = _fused("add", input, other, alpha)
+    if fused is not None:
+        return fused
     return Tensor.__add__(input, _scaled(other, alpha)) if isinstance(input, _EngineTensor) else \
         Tensor.__radd__(other, input)
 
@@ -184,6 +195,9 @@ def add(input, other, *, alpha=1, out=None):
 def sub(input, other, *, alpha=1, out=None):
     """input - alpha * other."""
     _tensors("sub", input, other, scalars=(0, 1))
+    fused = _fused("sub", input, other, alpha)
+    if fused is not None:
+        return fused
     return Tensor.__sub__(input, _scaled(other, alpha)) if isinstance(input, _EngineTensor) else \
         Tensor.__rsub__(other, input)
 
@@ -220,8 +234,10 @@ def floor_divide(input, other, *, out=None):
 def rsub(input, other, *, alpha=1):
     """other - alpha * input."""
     _tensors("rsub", input, other, scalars=(1,))
-    return sub(other, input, alpha=alpha) if isinstance(other, _EngineTensor) else Tensor.__rsub__(
-        _scaled(input, alpha), other)
+    if isinstance(other, _EngineTensor):
+        return sub(other, input, alpha=alpha)
+    fused = _fused("sub", other, input, alpha)
+    return fused if fused is not None else Tensor.__rsub__(_scaled(input, alpha), other)
 
 
 def _not_for(name, *args):
@@ -693,7 +709,12 @@ for _name, _fn in {
         "logit": logit, "lerp": lerp, "addcmul": addcmul, "addcdiv": addcdiv, "square": square,
         "float_power": float_power, "nan_to_num": nan_to_num, "round": round, "maximum": maximum,
         "minimum": minimum, "neg": neg, "negative": neg, "__neg__": neg, "abs": abs, "__abs__": abs, "sign": sign,
-        "lerp_": lambda self, end, weight: _in_place(self, lambda t: lerp(t, end, weight)), "positive": positive, "__pos__": positive,
+        "lerp_": lambda self, end, weight: _in_place(self, lambda t: lerp(t, end, weight)),
+        "addcmul_": lambda self, tensor1, tensor2, *, value=1: _in_place(self, lambda t: addcmul(t, tensor1, tensor2,
+                                                                                                 value=value)),
+        "addcdiv_": lambda self, tensor1, tensor2, *, value=1: _in_place(self, lambda t: addcdiv(t, tensor1, tensor2,
+                                                                                                 value=value)),
+        "positive": positive, "__pos__": positive,
         "frac": frac, "deg2rad": deg2rad, "rad2deg": rad2deg, "signbit": signbit, "isposinf": isposinf,
         "isneginf": isneginf, "frexp": frexp,
         "item": _item, "softmax": _softmax_method("softmax"), "log_softmax": _softmax_method("log_softmax"),

@@ -250,7 +250,10 @@ def _index(index):
 def _arith(name, sign=1.0):
     """x.add_(y, alpha=1) and the like: in place, in x's dtype (other widens into it)."""
     def method(self, other, *, alpha=1):
-        other = other * (alpha * sign) if alpha != 1 or sign != 1.0 else other
+        alpha = alpha * sign
+        if alpha != 1 and name == "add" and self.fmt is not None:    # one FMA, as PyTorch's kernels
+            return _in_place(self, lambda t: apply(name, t, other, alpha=alpha, _out=t.fmt))
+        other = other * alpha if alpha != 1 else other
         return _in_place(self, lambda t: apply(name, t, other, _out=t.fmt if t.fmt is not None else None))
     method.__name__ = f"{name}_"
     return method
