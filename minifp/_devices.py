@@ -33,7 +33,9 @@ class Device:
     format), layer_norm (the weight gradient summed by the kernel, not per element first), embedding_backward (chunks
     of 32 indices, each chunk's sum added in the weight's format), var_backward, bce_backward and norm_backward
     (PyTorch's formulas for var, binary_cross_entropy_with_logits and vector_norm, step by step, in the input's
-    format)."""
+    format). number_divisor: "exact" (x / b rounds the quotient once) or "reciprocal" (for a number b, x times
+    b's float32 reciprocal, as CUDA's div_true_kernel computes a division by a CPU scalar, forward and in
+    DivBackward0)."""
 
     name: str
     conv_bias: str = "fused"
@@ -50,6 +52,7 @@ class Device:
     var_backward: str = "exact"
     bce_backward: str = "exact"
     norm_backward: str = "exact"
+    number_divisor: str = "exact"
 
     def with_gemm(self, accumulator):
         """This device with its half-precision GEMMs accumulating as `accumulator` says (None: float32 BLAS)."""
@@ -158,7 +161,7 @@ _CUDA_HALF = dict.fromkeys(("scan", *STAGES.values()), "cuda")
 CUBLAS = Accumulator(tensor_core="H100", split_k=True)
 IDEAL = Device("ideal")                         # one rounding per op: widen, compute, round once
 H100 = Device("H100", conv_bias="cudnn", batch_norm="native", attention="cudnn", tf32_conv="cudnn",
-              **_CUDA_HALF)     # PyTorch 2.11 on an H100, cuDNN 9.19 (the recordings in ../shared/gpu)
+              number_divisor="reciprocal", **_CUDA_HALF)     # PyTorch 2.11 on an H100, cuDNN 9.19 (the recordings in ../shared/gpu)
 
 # The device each device name computes as: process-wide, as PyTorch's torch.backends switches are.
 DEVICES = {"cpu": IDEAL, "cuda": H100, "ideal": IDEAL}

@@ -18,7 +18,7 @@ import numpy as np
 from ._formats import float32, promote
 from ._backend import array_module
 from ._compute import ON_NUMPY, OWNED_MIN, owned, round_counted, route, wide
-from ._devices import INPUT_FORMAT
+from ._devices import DEVICES, IDEAL, INPUT_FORMAT
 from ._ops import OPS, Op
 from ._rounding import round_to, widen
 from ._seams import SEAMS
@@ -71,6 +71,9 @@ def apply(name, *args, _out=None, **params):
         args = tuple([a if isinstance(a, Tensor) or a is None and op.optional else _operand(a, name) for a in args])
         tensors = [a for a in args if isinstance(a, Tensor)]
     device, xp = _place(tensors)
+    if name == "div" and len(tensors) == 1 and args[0] is tensors[0] and DEVICES.get(device, IDEAL).number_divisor \
+            == "reciprocal":
+        params["reciprocal"] = True     # a tensor over a number, on a device that multiplies by its reciprocal
     fmt, args, tensors = _formats(op, args, tensors, _out, device)
     values = saved = None
     try:

@@ -140,15 +140,21 @@ def _scaled(g, alpha):
     return g if alpha is None else g * g.dtype.type(alpha)
 
 
-defop("add", _add, lambda xp, g, ans, x, y, alpha=None: g, lambda xp, g, ans, x, y, alpha=None: _scaled(g, alpha),
+defop("add", _add, lambda xp, g, ans, x, y, *, alpha=None: g, lambda xp, g, ans, x, y, *, alpha=None: _scaled(g, alpha),
       doc="Elementwise x + y (x + alpha * y: one rounding).", operator="add", saves=False)
-defop("sub", _sub, lambda xp, g, ans, x, y, alpha=None: g, lambda xp, g, ans, x, y, alpha=None: _scaled(-g, alpha),
+defop("sub", _sub, lambda xp, g, ans, x, y, *, alpha=None: g, lambda xp, g, ans, x, y, *, alpha=None: _scaled(-g, alpha),
       doc="Elementwise x - y (x - alpha * y: one rounding).", operator="sub", saves=False)
 defop("mul", lambda xp, x, y: x * y, lambda xp, g, ans, x, y: g * y, lambda xp, g, ans, x, y: g * x,
       doc="Elementwise x * y.", operator="mul")
-defop("div", lambda xp, x, y: x / y, lambda xp, g, ans, x, y: g / y,
-      lambda xp, g, ans, x, y: -g * _stage(xp, ans / y),   # PyTorch's -grad * ((x / y) / y)
-      doc="Elementwise x / y.", operator="truediv", staged=True)
+def _over(x, y, reciprocal):
+    # reciprocal: CUDA's division by a CPU scalar, x times the divisor's float32 reciprocal
+    return x * (1 / y) if reciprocal else x / y
+
+
+defop("div", lambda xp, x, y, *, reciprocal=False: _over(x, y, reciprocal),
+      lambda xp, g, ans, x, y, *, reciprocal=False: _over(g, y, reciprocal),
+      lambda xp, g, ans, x, y, *, reciprocal=False: -g * _stage(xp, ans / y),   # PyTorch's -grad * ((x / y) / y)
+      doc="Elementwise x / y (reciprocal=True: x * (1 / y)).", operator="truediv", staged=True)
 defop("neg", lambda xp, x: -x, lambda xp, g, ans, x: -g, doc="Elementwise -x.", operator="neg", saves=False)
 
 
