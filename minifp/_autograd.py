@@ -194,9 +194,22 @@ def _topological(*roots):
                 leaves.append(t)
             else:
                 made.append(t)
-                stack.extend([a for a in t._node.inputs if isinstance(a, Tensor) and a.requires_grad])
+                node = t._node
+                for a in node.inputs:
+                    if isinstance(a, Tensor) and a._node is not None and a._node.seq > node.seq:
+                        node.inputs = tuple(_as_read(b, node.seq) if isinstance(b, Tensor) else b for b in node.inputs)
+                        break
+                stack.extend([a for a in node.inputs if isinstance(a, Tensor) and a.requires_grad])
     made.sort(key=_made_at)
     return leaves + made
+
+
+def _as_read(a, seq):
+    """Input a as the node made at seq read it: an input changed in place since (a newer node made it) was, for
+    that node, the tensor as it was before (each in-place node keeps it: engine.become)."""
+    while a._node is not None and a._node.seq > seq and a._node.replaced is not None:
+        a = a._node.replaced
+    return a
 
 
 def _made_at(t):
@@ -267,9 +280,9 @@ def _through(node, t, entry, store):
 def _through_function(node, t, entry, store):
     """Call a function node's backward with every output's gradient (the first output the sweep reaches takes the
     others' entries: nothing made later adds to them), then add what it gives into the inputs' entries."""
-    grads = []
-    for ref in node.params["outputs"]:
-        o = ref()
+    grads, outputs = [], node.params["outputs"]
+    for ref in outputs:
+        o = _output(ref, t, outputs)
         e = entry if o is t else None if o is None else store.pop(id(o), None)
         if e is not None and o is not t and _HOOKS:
             e = _hooked(o, e)
@@ -281,6 +294,12 @@ def _through_function(node, t, entry, store):
             gi = (wide(gi, np.float32) if isinstance(gi, Tensor) else gi).astype(np.float32)     # (a copy: ours)
             _add(store, a, unbroadcast(array_module(gi), gi, a._data.shape) if gi.shape != a._data.shape else gi,
                  node)
+
+
+def _output(ref, t, outputs):
+    """A function node's output, where t is the tensor the sweep reached: of a node of one output, t itself (the
+    output, or a tensor that became it: a face's in-place op, engine.become, or its snapshot, rewrap)."""
+    return t if len(outputs) == 1 else ref()
 
 
 def _own(compute, gi, g, ans, args, params):
@@ -410,9 +429,9 @@ def _through_graph(node, t, g, store, reach):
 
 def _through_function_graph(node, t, g, store, reach):
     """_through_function with gradient tensors, its backward recording the graph."""
-    grads = []
-    for ref in node.params["outputs"]:
-        o = ref()
+    grads, outputs = [], node.params["outputs"]
+    for ref in outputs:
+        o = _output(ref, t, outputs)
         e = g if o is t else None if o is None else store.pop(id(o), None)
         if e is not None and o is not t and _HOOKS:
             e = _hooked_graph(o, e)

@@ -37,13 +37,14 @@ class Node:
     acc: the accumulator the forward ran under (its products' gradients accumulate the same way); saved: what the
     forward's compute kept for the backward (an fp8 GEMM's factors and scaling state, flash attention's row
     statistics); seq: the order of creation, the order PyTorch's engine runs the
-    backward in (latest first)."""
+    backward in (latest first); replaced: where an in-place op made its tensor this node's result (engine.become),
+    that tensor as it was before."""
 
-    __slots__ = ("op", "inputs", "params", "layer", "freed", "acc", "saved", "seq")
+    __slots__ = ("op", "inputs", "params", "layer", "freed", "acc", "saved", "seq", "replaced")
 
     def __init__(self, op, inputs, params, saved=None):
         self.op, self.inputs, self.params, self.layer, self.freed = op, inputs, params, STATE.layer, False
-        self.seq, self.acc, self.saved = next(_SEQUENCE), STATE.accumulator, saved
+        self.seq, self.acc, self.saved, self.replaced = next(_SEQUENCE), STATE.accumulator, saved, None
 
 
 FUNCTION = Op("function", lambda xp, *inputs: None, (), "A face's custom function (function_node).",

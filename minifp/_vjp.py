@@ -165,6 +165,11 @@ def _getitem_x(g, ans, x, index):
     return _known("getitem", g, (g,), values, lambda gg: (apply("getitem", gg, index=index),))
 
 
+def _setitem_x(g, ans, x, value, index):
+    # the overwritten values reach nothing: g with zeros written at index (linear in g)
+    return apply("setitem", g, _zeros(value), index=index)
+
+
 def _concatenate_x(g, ans, *xs, i, axis=0):
     start = sum(x.shape[axis] for x in xs[:i])
     index = (slice(None),) * (axis % g.ndim) + (slice(start, start + xs[i].shape[axis]),)
@@ -530,6 +535,7 @@ VJP = {
     "broadcast_to": (_same,),
     "cast": (_same,),
     "getitem": (_getitem_x,),
+    "setitem": (_setitem_x, lambda g, ans, x, value, index: apply("getitem", g, index=index)),
     "concatenate": (_concatenate_x,),
     "softmax": (_softmax_x,),
     "log_softmax": (_log_softmax_x,),

@@ -15,7 +15,8 @@ Tensors
     take(t, array), convert(t, fmt)   hand a fresh float32 array to t; re-store t in another format, in place
     detach_(t), made_by(t)            cut t from its graph in place; the name of the op that made t (None: a leaf)
     made_of(t)                        that op's inputs and parameters (None: a leaf)
-    become(t, new)                    t takes new's storage and place in the graph, in place (in-place ops)
+    become(t, new)                    t takes new's storage and place in the graph, in place (in-place ops); nodes made
+                                      before still read t as it was
     memory_held, memory_peak, reset_memory_peak   the bytes tensors' storages hold on a device, and the peak
     Place, place(name), CPU, CUDA     where a tensor's storage lives (t.device): a str "cpu" or "cuda" with torch.device's
                                       type, index and printing
@@ -184,7 +185,11 @@ def set_storage(t, data, fmt, device=None):
 def become(t, new):
     """t stands for `new` from now on, in place (an in-place op: PyTorch's x.add_(y)): new's storage, format,
     device and place in the graph; t keeps its identity. Compute `new` from rewrap(t, cls), not from t, so that
-    its node reads t's values before the change."""
+    its node reads t's values before the change. new's node keeps t as it was: the backward reads that wherever a
+    node made before the change reads t (PyTorch's graph edges point at the version they read)."""
+    node = new._node
+    if node is not None and node is not t._node and node.replaced is None:
+        node.replaced = rewrap(t, type(t))
     t._data, t.fmt, t._node, t.requires_grad, t.device = new._data, new.fmt, new._node, new.requires_grad, new.device
     t._float32 = new._float32
     return t

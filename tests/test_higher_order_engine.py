@@ -58,6 +58,7 @@ CASES = {
     "transpose": lambda rng: ([_random(rng, 2, 3, 4)], {"axes": (-2, 2, 0)}),
     "broadcast_to": lambda rng: ([_random(rng, 3, 1)], {"shape": (2, 3, 4)}),
     "getitem": lambda rng: ([_random(rng, 4, 5)], {"index": (slice(1, 3), [0, 2, 2])}),
+    "setitem": lambda rng: ([_random(rng, 4, 5), _random(rng, 2, 1)], {"index": (slice(1, 3), [0, 2, 4])}),
     "concatenate": lambda rng: ([_random(rng, 2, 3), _random(rng, 4, 3), _random(rng, 1, 3)], {"axis": 0}),
     "matmul": lambda rng: ([_random(rng, 2, 3, 4), _random(rng, 4, 5)], {}),
     "linear": lambda rng: ([_random(rng, 2, 3, 4), _random(rng, 5, 4), _random(rng, 5)], {}),

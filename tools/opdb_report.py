@@ -149,7 +149,20 @@ def render(meta, results, ns):
         + "; ".join(f"{r['reason']}: " + ", ".join(f"`{o}`" for o in r["ops"]) for r in EXCLUSIONS["shape_only"])
         + ".",
         table([(c, r, ", ".join(ops)) for (c, r), ops in excl.items()], ("category", "reason", "ops")),
+        "## Beyond the op database", BEYOND,
     ]) + "\n"
+
+
+# What the face covers that op_db's samples do not reach, each with the fixture that checks it against PyTorch.
+BEYOND = ("`torch.func` (`minifp/torch/func.py`): `functional_call` (tie_weights, strict, sequences of dicts), "
+          "`stack_module_state`, `replace_all_batch_norm_modules_`, `grad`, `grad_and_value`, `vjp`, `jvp`, "
+          "`linearize`, `jacrev`, `jacfwd`, `hessian` (argnums, has_aux, pytrees of inputs and outputs) and `vmap` "
+          "(also `torch.vmap`: in_dims, out_dims, randomness, chunk_size accepted), with PyTorch's errors for bad "
+          "input. vmap is a loop over the mapped dimension (its values are those of per-slice kernels, its speed a "
+          "loop's; over an empty dimension func runs once on zeros, for the outputs' shapes), jacfwd and jvp are "
+          "reverse mode (column by column, the double-backward trick). Checked by tests/torch/test_func.py against tests/fixtures/pytorch/func.json "
+          "(tools/record_torch_func.py: the per-sample-gradients, model-ensembling, Jacobians and neural-tangent-"
+          "kernel tutorials' programs at small sizes).")
 
 
 def main(argv=None):

@@ -19,7 +19,8 @@ import numpy as np
 from ..engine import Tensor as _EngineTensor
 
 __all__ = ["Callback", "CallbackList", "History", "ProgbarLogger", "Progbar", "EarlyStopping", "ModelCheckpoint",
-           "LearningRateScheduler", "ReduceLROnPlateau", "CSVLogger", "TerminateOnNaN", "LambdaCallback"]
+           "LearningRateScheduler", "ReduceLROnPlateau", "CSVLogger", "TerminateOnNaN", "LambdaCallback",
+           "TensorBoard"]
 
 
 def _print(message, line_break=True):
@@ -835,6 +836,7 @@ class TerminateOnNaN(Callback):
             _print(f"Batch {batch}: Invalid loss, terminating training")
             self.model.stop_training = True
 
+from ._tensorboard import TensorBoard  # noqa: E402  (it subclasses Callback)
 from ._missing import missing as _missing  # noqa: E402
 
 __getattr__ = _missing("minifp.keras.callbacks")

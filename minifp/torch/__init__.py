@@ -40,6 +40,8 @@ from .backends import get_float32_matmul_precision, set_float32_matmul_precision
 from . import utils, vision  # noqa: E402  (utils.data, torchvision's models, datasets and transforms)
 from . import random  # noqa: E402,F401  (torch.random: seeds, states, fork_rng)
 from . import distributions  # noqa: E402  (torch.distributions: Normal, Categorical, kl_divergence, ...)
+from . import func  # noqa: E402  (torch.func: grad, vmap, jacrev, functional_call, ...)
+from .func import vmap  # noqa: E402  (torch.vmap is torch.func.vmap)
 from .serialization import load, save  # noqa: E402  (torch.save zip files, read without running code; safetensors)
 from . import _names
 from ._legacy import TYPES as _LEGACY_TYPES
@@ -65,7 +67,7 @@ __all__ += [name[6:] for name in install_names(_names.NAMES, {"torch": _sys.modu
                                                                "F": nn.functional},
                                               lambda op, place: op_method(op) if place is Tensor else op_function(op))
             if name.startswith("torch.")]
-__all__ += list(_LEGACY_TYPES) + ["get_autocast_dtype", "is_autocast_enabled", "distributions"]
+__all__ += list(_LEGACY_TYPES) + ["get_autocast_dtype", "is_autocast_enabled", "distributions", "func", "vmap"]
 del install_names, op_function, op_method
 _watch_views(Tensor)      # (after the ops' own methods are in place)
 __getattr__ = _missing("minifp.torch")

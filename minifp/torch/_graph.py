@@ -14,7 +14,7 @@ import numpy as np
 
 from ..engine import Tensor as _EngineTensor, made_by, made_of
 
-__all__ = ["grad_fn"]
+__all__ = ["grad_fn", "Strided"]
 
 # The engine's op -> PyTorch's node, where the name is not the op's in CamelCase
 _NAMES = {"cast": "ToCopy", "concatenate": "Cat", "reshape": "View", "matmul": "Mm", "nll_loss": "NllLoss",
@@ -24,6 +24,13 @@ _NAMES = {"cast": "ToCopy", "concatenate": "Cat", "reshape": "View", "matmul": "
 # Ops whose Python-number operands PyTorch wraps as tensors (an entry None in next_functions)
 _WRAPS_NUMBERS = {"add", "sub", "mul", "div"}
 _SHOWN = {}     # id(tensor) -> (a weak reference to it, what made it, its node): one node per tensor, as PyTorch's
+# Face function nodes whose PyTorch name is not their name in CamelCase + "Backward0"
+_FUNCTION_NAMES = {"fill": "FillBackward2", "copy": "torch::autograd::CopyBackwards"}
+
+
+class Strided(tuple):
+    """The index of a view's elements in its base, as the view + in-place rebase uses it: a getitem by it shows as
+    PyTorch's regenerated view (AsStridedBackward0), a setitem by it as CopySlices around the in-place op's node."""
 
 
 class Node:
@@ -78,8 +85,10 @@ def _made(t):
     if op == "function" and params["name"] is None:        # a custom autograd.Function: its ctx is the node
         return params["backward"]
     if op == "function":        # an engine gradient's own node (create_graph): "gelu_backward", GeluBackwardBackward0
-        name = "".join(part.capitalize() for part in params["name"].split("_"))
-        return Node(name + "Backward0", tuple(a for a in inputs if isinstance(a, _EngineTensor)))
+        name = "".join(part.capitalize() for part in params["name"].split("_")) + "Backward0"
+        return Node(_FUNCTION_NAMES.get(params["name"], name), tuple(a for a in inputs if isinstance(a, _EngineTensor)))
+    if op == "setitem" and isinstance(params["index"], Strided):     # a view's in-place op, written into its base
+        return Node("torch::autograd::CopySlices", (inputs[0],) + _wrapped(inputs[1]))
     if op == "linear" and inputs[0].ndim == 2:      # PyTorch: addmm(b, x, w.t()), or mm(x, w.t()) without a bias
         w = Node("TBackward0", (inputs[1],))
         return Node("AddmmBackward0", (inputs[2], inputs[0], w)) if inputs[2] is not None else \
@@ -100,12 +109,14 @@ def _overload(op, name, inputs, params):
     if op == "max" and params.get("axis") is None:
         return "MaxBackward1"
     if op == "transpose":
-        axes = params["axes"]
+        axes = params.get("axes") or tuple(reversed(range(inputs[0].ndim)))     # (None: all reversed, .T)
         moved = [i for i, a in enumerate(axes) if a != i]
         return "T" if len(axes) == 2 else "Transpose" if len(moved) == 2 else "Permute"
+    if op == "getitem" and isinstance(params["index"], Strided):
+        return "AsStrided"
     if op == "getitem":
         index = params["index"] if isinstance(params["index"], tuple) else (params["index"],)
-        while index and index[-1] == slice(None):
+        while index and isinstance(index[-1], slice) and index[-1] == slice(None):
             index = index[:-1]
         last = index[-1] if index else slice(None)
         if any(isinstance(i, (np.ndarray, list, _EngineTensor)) for i in index):
@@ -117,6 +128,13 @@ def _overload(op, name, inputs, params):
         ranks = tuple(a.ndim for a in inputs)
         return {(1, 1): "Dot", (2, 1): "Mv"}.get(ranks, name)
     return name
+
+
+def _wrapped(value):
+    """What PyTorch's CopySlices lists after the base: the next functions of the in-place op's node but its first
+    (the view's old values, which the base stands for)."""
+    node = grad_fn(value) if isinstance(value, _EngineTensor) else None
+    return () if node is None else tuple(n for n, _ in node.next_functions[1:])
 
 
 def _stacked(inputs, axis):

@@ -16,6 +16,7 @@ import numpy as np
 from .. import engine
 from ..engine import apply, become, made_by, made_like, rewrap, set_storage, storage, Tensor as _EngineTensor, to_numpy
 from . import _tensor
+from ._graph import Strided, grad_fn
 from ._legacy import construct
 from .linalg import vector_norm
 from ._tensor import Tensor, _CPP_NAMES, return_type, _dense, _dim, _dims, _shape_args, _type_name, empty, full, ones, tensor
@@ -44,12 +45,24 @@ def _cast_refused(x, like):
 # all of it), else the view's _Place in that tensor (PyTorch's views x[0], x.view(...), x.t(): NumPy views of x's
 # storage, found by their memory))
 _ORIGINS = {}
+# id(a tensor) -> the keys in _ORIGINS of its live aliases and views (an in-place change of it reaches them)
+_VIEWS = {}
 
 
 def _alias_of(alias, origin, where=None):
-    key = id(alias)         # (tensors compare elementwise: no WeakKeyDictionary; the entry leaves with the alias)
-    _ORIGINS[key] = (weakref.ref(alias, lambda _, key=key: _ORIGINS.pop(key, None)), origin, where)
+    key, at = id(alias), id(origin)     # (tensors compare elementwise: no WeakKeyDictionary; entries leave with alias)
+    _ORIGINS[key] = (weakref.ref(alias, lambda _, key=key, at=at: _forget(key, at)), origin, where)
+    _VIEWS.setdefault(at, set()).add(key)
     return alias
+
+
+def _forget(key, at):
+    _ORIGINS.pop(key, None)
+    keys = _VIEWS.get(at)
+    if keys is not None:
+        keys.discard(key)
+        if not keys:
+            del _VIEWS[at]
 
 
 def _detach(self):
@@ -67,18 +80,30 @@ def _set_data(self, new):
 
 class _Place:
     """Where a view's elements lie in its origin: worked out on the first write, from `flat()`, their flat
-    positions in an origin of `shape`."""
+    positions in an origin of `shape`; and how PyTorch made the view (its CreationMeta): `multi` (("Split", i):
+    output i of an op giving several views, or a view of one), `no_grad` (made under no_grad, or a view of such a
+    view)."""
 
-    __slots__ = ("shape", "flat", "found")
+    __slots__ = ("shape", "flat", "found", "multi", "no_grad")
 
-    def __init__(self, shape, flat):
-        self.shape, self.flat, self.found = shape, flat, None
+    def __init__(self, shape, flat, origin=None, multi=None):
+        self.shape, self.flat, self.found, self.multi = shape, flat, None, multi
+        above = _where(origin) if origin is not None else None
+        self.no_grad = not engine.is_grad_enabled() or above is not None and above.no_grad
+        if multi is None and above is not None and above.multi is not None:    # (a view of output i: as restricted)
+            self.multi = (None, 0)
 
     def index(self):
         """The index (a tuple of integer arrays) of the view's elements in the origin."""
         if self.found is None:
             self.found, self.flat = np.unravel_index(self.flat(), self.shape), None
         return self.found
+
+
+def _where(t):
+    """t's _Place in the tensor it is a view of, or None (no view: a tensor of its own, or an alias)."""
+    entry = _ORIGINS.get(id(t))
+    return entry[2] if entry is not None and entry[0]() is t else None
 
 
 def _positions(view, base):
@@ -95,13 +120,13 @@ def _positions(view, base):
     return laid(view).copy()
 
 
-def _viewing(method):
+def _viewing(method, multi=None):
     """A Tensor method whose result PyTorch makes a view of self: in-place changes to the result reach self."""
     def view(self, *args, **kwargs):
         out = method(self, *args, **kwargs)
         data, base = storage(out), storage(self)
         if type(data) is np.ndarray and type(base) is np.ndarray and data.size and np.may_share_memory(data, base):
-            _alias_of(out, self, _Place(base.shape, lambda: _positions(data, base)))
+            _alias_of(out, self, _Place(base.shape, lambda: _positions(data, base), self, multi))
             _tensor.expose(base)
         return out
     view.__name__ = getattr(method, "__name__", "view")
@@ -124,7 +149,7 @@ def _viewing_at(method, positions, viewing=lambda *args, **kwargs: True):
                 _tensor.expose(storage(self))
             shape = tuple(self.shape)
             _alias_of(out, self, _Place(shape, lambda: positions(np.arange(int(np.prod(shape))).reshape(shape),
-                                                                 *args, **kwargs)))
+                                                                 *args, **kwargs), self))
         return out
     view.__name__ = method.__name__
     return view
@@ -153,50 +178,178 @@ def _views_checked(t):
         entry = _ORIGINS.get(id(t))
 
 
-def _written(t):
-    """t's new values reach the tensor it is the .data of, or a view of (its elements there written, as setitem)."""
-    entry = _ORIGINS.get(id(t))
-    if entry is None or entry[0]() is not t:
+_MULTI = (" This view is the output of a function that returns multiple views. Such functions do not allow the output "
+          "views to be modified inplace. You should replace the inplace operation by an out-of-place one.")
+_NO_GRAD = (" Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
+            "moving both the view and the inplace either both inside the no_grad block (if you don't want the inplace "
+            "to be tracked) or both outside (if you want the inplace to be tracked).")
+
+
+def _rebase_checked(t, new):
+    """PyTorch's refusals of a tracked in-place change (to `new`) of a view it will not rebase: an output of split,
+    chunk or unbind (or a view of one), or a view made under no_grad (before anything changes)."""
+    where = _where(t)
+    if where is None or not (where.multi or where.no_grad) or not engine.is_grad_enabled():
         return
-    origin, where = entry[1], entry[2]
-    if where is None:
-        set_storage(origin, storage(t), t.fmt, t.device)
-        _written(origin)
-    elif tuple(origin.shape) == where.shape and not (engine.is_grad_enabled() and (origin.requires_grad or
-                                                                                t.requires_grad)):
-        # (Under autograd the graph holds the origin itself as the view's input, and a graph node cannot be
-        # pointed at the origin's old value: the write would cut its gradient. There the origin keeps its values;
-        # unless an in-place shape op has changed the origin's shape since the view was taken.)
-        index = where.index()
-        _in_place(origin, lambda o: apply("setitem", o, t, index=index))
+    root, _ = _root(t)
+    if not (new.requires_grad or root is not None and root.requires_grad):
+        return
+    if where.no_grad:
+        raise RuntimeError("A view was created in no_grad mode and is being modified inplace with grad mode enabled."
+                           + _NO_GRAD)
+    if made_by(t) is None:      # (an output of a tensor that requires no grad: PyTorch words it so)
+        raise RuntimeError("A view was created in no_grad mode and is being modified inplace with grad mode enabled."
+                           + _MULTI)
+    name, i = where.multi
+    name = name or grad_fn(t).name().removesuffix("Backward0")
+    raise RuntimeError(f"Output {i} of {name} is a view and is being modified inplace." + _MULTI)
 
 
-def _in_place(t, compute):
-    """t becomes compute(t as it was), rounded into t's own dtype, as PyTorch's in-place ops (x.add_(y), x[i] = v)."""
+def _root(t):
+    """(the tensor at the end of t's chain of views, the index of t's elements in it: None where t is no view), or
+    (None, None) where an in-place shape op has changed a tensor of the chain since its view was taken."""
+    index, where = None, _where(t)
+    while where is not None:
+        origin = _ORIGINS[id(t)][1]
+        if tuple(origin.shape) != where.shape:
+            return None, None
+        index = where.index() if index is None else tuple(a[index] for a in where.index())
+        t, where = origin, _where(origin)
+    return t, index
+
+
+def _before(t):
+    """What an in-place op on t computes from: t as it was (values and place in the graph), a tensor of its own
+    where a node may read it (t itself then stands for the result)."""
+    return rewrap(t, type(t)) if t.requires_grad or engine.is_grad_enabled() else t
+
+
+def _written(t, region=None):
+    """t's new values (at region, an index into t; None: all of it) reach the tensor it is the .data of, or a view
+    of (its elements there written, as setitem), and the views of t."""
+    entry = _ORIGINS.get(id(t))
+    if entry is not None and entry[0]() is t:
+        origin, where = entry[1], entry[2]
+        if where is None:
+            set_storage(origin, storage(t), t.fmt, t.device)
+            _written(origin, region)
+        elif engine.is_grad_enabled() and t.requires_grad:
+            # Under autograd the view's base takes t's values through a node (PyTorch's CopySlices); then the views
+            # of the base that show them, t among them, are made anew from it (_refresh)
+            root, index = _root(t)
+            if root is not None:
+                value = rewrap(t, type(t))
+                _in_place(root, lambda base: apply("setitem", base, value, index=Strided(index)), index)
+                return
+        elif tuple(origin.shape) == where.shape:    # (unless an in-place shape op has changed the origin's shape)
+            index = where.index()
+            _in_place(origin, lambda o: apply("setitem", o, t, index=index), index)
+            return
+    _refresh(t, region)
+
+
+def _views(t):
+    """(view, its _Place) for each live view of t."""
+    found = []
+    for key in list(_VIEWS.get(id(t), ())):
+        ref, _, where = _ORIGINS.get(key, (lambda: None, None, None))
+        view = ref()
+        if view is not None and where is not None:
+            found.append((view, where))
+    return found
+
+
+def _refresh(base, region=None):
+    """The live views of base, and theirs, that show its elements at region (None: all) show base's values now.
+    Under autograd each is made anew from base, as PyTorch regenerates a view whose base has changed
+    (AsStridedBackward0); elsewhere a view that does not share base's memory takes its values, its node kept. A
+    view that shows none of them keeps its node (the backward reads base there as the node read it: the same
+    values)."""
+    views = _views(base) if id(base) in _VIEWS else ()
+    if not views:
+        return
+    tracked = engine.is_grad_enabled() and base.requires_grad
+    source = rewrap(base, type(base)) if tracked else base
+    hit = None
+    if region is not None:
+        hit = np.zeros(base.shape, bool)
+        hit[region] = True
+    todo = [(base, None, views)]
+    while todo:
+        origin, above, views = todo.pop()
+        for view, where in views:
+            if tuple(origin.shape) != where.shape:
+                continue
+            index = where.index() if above is None else tuple(a[where.index()] for a in above)
+            if hit is not None and not hit[index].any():
+                continue
+            if tracked:
+                become(view, apply("getitem", source, index=Strided(index)))
+            elif not np.may_share_memory(storage(view), storage(base)):
+                set_storage(view, storage(base)[index], base.fmt, base.device)
+            todo.append((view, index, _views(view)))
+
+
+def _in_place(t, compute, region=None):
+    """t becomes compute(t as it was), rounded into t's own dtype, as PyTorch's in-place ops (x.add_(y), x[i] = v);
+    region: where its values change (an index into t), where not everywhere."""
     _views_checked(t)
     if t.requires_grad and made_by(t) is None and engine.is_grad_enabled():
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     old = storage(t)
-    before = rewrap(t, type(t)) if t.requires_grad else t
-    new = compute(before)
+    new = compute(_before(t))
     if new.shape != t.shape:        # (x += y broadcasts y into x's shape, never x into a larger one)
         raise RuntimeError(f"output with shape {list(t.shape)} doesn't match the broadcast shape {list(new.shape)}")
     if new.fmt is not t.fmt and new.fmt != t.fmt:
         if t.fmt is None:
             _cast_refused(new, t)
         new = new.to(t.dtype)
-    requires_grad = t.requires_grad
-    become(t, new)
-    if made_by(t) is None:                  # under no_grad: a parameter stays one
-        t.requires_grad = requires_grad
+    _rebase_checked(t, new)
+    if engine.is_grad_enabled():
+        requires_grad = t.requires_grad
+        become(t, new)
+        if made_by(t) is None:
+            t.requires_grad = requires_grad
+    else:               # under no_grad only the values change: a parameter stays one, a result keeps its node
+        set_storage(t, storage(new), new.fmt, new.device)
     _kept_in(old, t)
-    _written(t)
+    _written(t, region)
     return t
 
 
+def _filled(t, value, name):
+    """t's shape filled with value, as a node of its own that gives t's old values a zero gradient (PyTorch's
+    FillBackward2, ZeroBackward0)."""
+    out = made_like(t, storage(t).copy(), t.fmt).assign(np.full(t.shape, value, np.float32))
+    return engine.function_node([out], [t], lambda g: (_zeros(g),), name=name)[0]
+
+
+def _copied(t, src):
+    """src's values in t's shape and dtype, as a node of its own (PyTorch's CopyBackwards): src's gradient summed
+    back to its shape and rounded into its dtype, none for t's old values."""
+    values = src.float32() if isinstance(src, _EngineTensor) and src.fmt is not None else np.asarray(src)
+    out = made_like(t, storage(t).copy(), t.fmt).assign(np.broadcast_to(values, t.shape))
+    return engine.function_node([out], [t, src], lambda g: (_zeros(g), g), name="copy")[0]
+
+
+def _zeros(g):
+    return made_like(g, np.zeros_like(storage(g)), g.fmt)
+
+
+# fill_, zero_, copy_ under autograd: the node each new value is
+_AS_NODES = {"fill_": lambda t, value: _filled(t, value, "fill"), "zero_": lambda t: _filled(t, 0, "zero"),
+             "copy_": _copied}
+
+
 def _refuse_on_leaf(method):
-    """fill_, zero_, copy_: values written straight in, refused on a leaf that requires grad as every in-place op."""
+    """fill_, zero_, copy_ (and the random fills): values written straight in, refused on a leaf that requires grad
+    as every in-place op; under autograd fill_, zero_ and copy_ are nodes, as other in-place ops."""
+    as_node = _AS_NODES.get(method.__name__)
+
     def checked(self, *args, **kwargs):
+        if as_node is not None and engine.is_grad_enabled() and (self.requires_grad or any(
+                isinstance(a, _EngineTensor) and a.requires_grad for a in args)):
+            return _in_place(self, lambda t: as_node(t, *args, **kwargs))
         _views_checked(self)
         if self.requires_grad and made_by(self) is None and engine.is_grad_enabled():
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
@@ -271,7 +424,18 @@ def _clamp_(self, min=None, max=None):
 
 
 def _masked_fill_(self, mask, value):
+    if engine.is_grad_enabled() and self.requires_grad and not (isinstance(value, _EngineTensor)
+                                                                 and value.requires_grad):
+        return _in_place(self, lambda t: _masked_filled(t, mask, value))
     return _in_place(self, lambda t: masked_fill(t, mask, value))
+
+
+def _masked_filled(t, mask, value):
+    """masked_fill as a node of its own that reads t alone (PyTorch's MaskedFillBackward0: the filled places get no
+    gradient), so that a view's CopySlices lists what PyTorch's does."""
+    with engine.no_grad():
+        out = masked_fill(t, mask, value)
+    return engine.function_node([out], [t], lambda g: (masked_fill(g, mask, 0),), name="masked_fill")[0]
 
 
 # -- splitting and selecting --------------------------------------------------------------------------------
@@ -607,16 +771,21 @@ def watch_views(cls):
                  "unsqueeze", "permute", "transpose", "swapaxes", "swapdims", "movedim", "moveaxis", "t", "narrow",
                  "select"):
         setattr(cls, name, _viewing(getattr(cls, name)))
-    for name in ("split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit"):
-        setattr(cls, name, _viewing_each(getattr(cls, name)))
+    for name, node in (("split", "Split"), ("chunk", "Split"), ("unbind", "Unbind"), ("tensor_split", None),
+                       ("hsplit", None), ("vsplit", None)):     # (PyTorch's tensor_split takes slices: plain views)
+        setattr(cls, name, _viewing_each(getattr(cls, name), node))
     for name in ("T", "mT"):
         setattr(cls, name, property(_viewing(getattr(cls, name).fget)))
 
 
-def _viewing_each(method):
-    """A Tensor method giving several views of self (split, chunk, unbind): each passes in-place changes back."""
+def _viewing_each(method, name=None):
+    """A Tensor method giving several views of self (split, chunk, unbind): each passes in-place changes back.
+    name: the node PyTorch's error names where an output of the method is changed under autograd."""
     def views(self, *args, **kwargs):
         parts = method(self, *args, **kwargs)
-        return type(parts)(_viewing(lambda s, part=part: part)(self) for part in parts)
+        called = name if name != "Split" or isinstance(args[0] if args else kwargs.get("split_size_or_sections"),
+                                                        numbers.Integral) else "SplitWithSizes"
+        return type(parts)(_viewing(lambda s, part=part: part, called and (called, i))(self)
+                           for i, part in enumerate(parts))
     views.__name__ = method.__name__
     return views

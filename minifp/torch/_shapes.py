@@ -44,7 +44,7 @@ def _at(x, index):
     """x[index] (NumPy's indexing): the engine's getitem for floating tensors, NumPy's for the others."""
     if x.fmt is not None:
         return apply("getitem", x, index=index)
-    return made_like(x, np.ascontiguousarray(_np(x)[index]), None)
+    return made_like(x, np.array(_np(x)[index], order="C"), None)     # (ascontiguousarray makes 0-dim 1-dim)
 
 
 def _put(base, index, value):

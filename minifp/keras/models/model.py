@@ -70,6 +70,12 @@ class Model(Trainer, Layer):
         from .. import saving
         saving.save_weights(self, filepath, overwrite=overwrite)
 
+    def to_json(self, **kwargs):
+        """The model's config as JSON, as in a `.keras` file's config.json (json.dumps's keyword arguments)."""
+        import json
+        from .. import saving_keras
+        return json.dumps(saving_keras._model_config(self), **kwargs)
+
     def save(self, filepath, overwrite=True, zipped=None, **kwargs):
         """Write the whole model to a `.keras` file that Keras 3 loads (minifp.keras.saving.save_model)."""
         from .. import saving
