@@ -17,6 +17,10 @@ dependencies` instead of `layers`) are read too. Values are stored in each varia
 weights under the mixed policies); bfloat16 is stored as Keras stores it (2-byte opaque values, attribute
 dtype="bfloat16"), and other formats without an HDF5 type as their exact float32 values (attribute dtype=<name>).
 
+A compiled model's file also holds its optimizer's variables under `optimizer/vars` (Keras's walk reaches
+`model.optimizer`), and loading into a compiled model restores them (a count that differs is skipped with Keras's
+warning: an optimizer not built yet has only its iteration and learning rate).
+
 Loading reads only datasets (no pickles, no code), refuses links and external data, and checks everything
 (groups, variable counts, shapes, dtypes) before any variable changes; values are rounded into each variable's
 format as they are assigned. Saving writes a temporary file beside the target, syncs it and renames it over
@@ -230,8 +234,15 @@ def save_weights(model, filepath, overwrite=True):
     if os.path.exists(path) and not overwrite and not _ask_to_overwrite(path):
         return
     _check_built(model, "saving")
+    optimizer = compiled_optimizer(model)
+    extra = [("optimizer", optimizer.name, optimizer.variables)] if optimizer is not None else []
     with atomic_file(path) as f:
-        write_weights(model, f)
+        write_weights(model, f, extra)
+
+
+def compiled_optimizer(model):
+    """The optimizer whose variables a model's weights go with (a compiled model's), or None."""
+    return model.optimizer if getattr(model, "compiled", False) else None
 
 
 def write_weights(model, fileobj, extra=()):
@@ -288,11 +299,12 @@ def load_weights(model, filepath, skip_mismatch=False):
     _h5py()
     if not os.path.isfile(path):
         raise FileNotFoundError(f"load_weights(): no such file: {path!r}")
-    read_weights(model, path, skip_mismatch, where=repr(path))
+    read_weights(model, path, skip_mismatch, where=repr(path), optimizer=compiled_optimizer(model))
 
 
-def read_weights(model, file, skip_mismatch=False, where="the weights"):
-    """Weights in the `.weights.h5` layout from a path or an open binary file into the model, all checked first."""
+def read_weights(model, file, skip_mismatch=False, where="the weights", optimizer=None):
+    """Weights in the `.weights.h5` layout from a path or an open binary file into the model (and the file's
+    `optimizer` group into `optimizer`, where given), all checked first."""
     h5py = _h5py()
     try:
         h5 = h5py.File(file, "r")
@@ -305,12 +317,29 @@ def read_weights(model, file, skip_mismatch=False, where="the weights"):
                 plan.append((layer, _layer_values(h5py, h5, group_path, layer)))
             except (KeyError, ValueError) as e:
                 errors[id(layer)] = (layer, e)
+        store = optimizer_store(h5py, h5, optimizer) if optimizer is not None else None
     if errors:
         _report(errors, warn_only=skip_mismatch)
         plan = [(layer, pairs) for layer, pairs in plan if id(layer) not in errors]
     for _, pairs in plan:                  # everything checked: now assign, rounding into each variable's format
         for variable, values in pairs:
             variable.assign(values)
+    if store is not None:
+        optimizer.load_own_variables(store)
+
+
+def optimizer_store(h5py, h5, optimizer):
+    """{"0": values, ...} of the file's `optimizer/vars` group (empty without one), shapes checked against the
+    optimizer's variables where the counts agree (otherwise Keras skips the optimizer with a warning)."""
+    group = _vars_group(h5py, h5, "optimizer")
+    keys = list(group.keys()) if group is not None else []
+    store = {k: _read_values(_dataset(h5py, group, k, f"optimizer/vars/{k}"), f"optimizer/vars/{k}") for k in keys}
+    if len(store) == len(optimizer.variables):
+        for i, variable in enumerate(optimizer.variables):
+            if tuple(np.shape(store.get(str(i)))) != tuple(variable.shape):
+                raise ValueError(f"optimizer/vars/{i} has shape {np.shape(store.get(str(i)))}, the optimizer's "
+                                 f"variable {variable.name} {tuple(variable.shape)}")
+    return store
 
 
 def _layer_values(h5py, h5, group_path, layer):

@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from . import backend, ops
-from .callbacks import Callback
+from ._callback import Callback
 
 __all__ = ["TensorBoard"]
 

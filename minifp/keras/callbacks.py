@@ -8,19 +8,23 @@ from __future__ import annotations
 
 import collections
 import csv
+import json
 import math
 import os
+import shutil
 import sys
 import time
 import warnings
 
 import numpy as np
 
-from ..engine import Tensor as _EngineTensor
+from ..engine import atomic_file, Tensor as _EngineTensor
+from ._callback import Callback, _is_default
+from ._tensorboard import TensorBoard
 
 __all__ = ["Callback", "CallbackList", "History", "ProgbarLogger", "Progbar", "EarlyStopping", "ModelCheckpoint",
-           "LearningRateScheduler", "ReduceLROnPlateau", "CSVLogger", "TerminateOnNaN", "LambdaCallback",
-           "TensorBoard"]
+           "BackupAndRestore", "LearningRateScheduler", "ReduceLROnPlateau", "CSVLogger", "TerminateOnNaN",
+           "LambdaCallback", "TensorBoard"]
 
 
 def _print(message, line_break=True):
@@ -50,100 +54,6 @@ def pythonify_logs(logs):
         else:
             result[key] = _float(value)
     return result
-
-
-def _is_default(method):
-    """True when a hook is Callback's own (empty) one, so the list can skip it."""
-    return getattr(method, "_is_default", False)
-
-
-def _default(method):
-    method._is_default = True
-    return method
-
-
-class Callback:
-    """Base class of callbacks: every hook does nothing; `model` and `params` are set by fit/evaluate/predict."""
-
-    def __init__(self):
-        self.params = None
-        self._model = None
-
-    def set_params(self, params):
-        self.params = params
-
-    def set_model(self, model):
-        self._model = model
-
-    @property
-    def model(self):
-        return self._model
-
-    @_default
-    def on_batch_begin(self, batch, logs=None):
-        """A training batch begins (kept for backward compatibility, as Keras)."""
-
-    @_default
-    def on_batch_end(self, batch, logs=None):
-        """A training batch ended (kept for backward compatibility, as Keras)."""
-
-    @_default
-    def on_epoch_begin(self, epoch, logs=None):
-        """An epoch of fit begins."""
-
-    @_default
-    def on_epoch_end(self, epoch, logs=None):
-        """An epoch of fit ended; logs hold the epoch's metrics and val_* ones."""
-
-    @_default
-    def on_train_batch_begin(self, batch, logs=None):
-        """A training batch begins."""
-        self.on_batch_begin(batch, logs=logs)
-
-    @_default
-    def on_train_batch_end(self, batch, logs=None):
-        """A training batch ended; logs hold the running metrics."""
-        self.on_batch_end(batch, logs=logs)
-
-    @_default
-    def on_test_batch_begin(self, batch, logs=None):
-        """An evaluation batch begins."""
-
-    @_default
-    def on_test_batch_end(self, batch, logs=None):
-        """An evaluation batch ended."""
-
-    @_default
-    def on_predict_batch_begin(self, batch, logs=None):
-        """A prediction batch begins."""
-
-    @_default
-    def on_predict_batch_end(self, batch, logs=None):
-        """A prediction batch ended."""
-
-    @_default
-    def on_train_begin(self, logs=None):
-        """fit begins."""
-
-    @_default
-    def on_train_end(self, logs=None):
-        """fit ended."""
-
-    @_default
-    def on_test_begin(self, logs=None):
-        """evaluate (or fit's validation) begins."""
-
-    @_default
-    def on_test_end(self, logs=None):
-        """evaluate (or fit's validation) ended."""
-
-    @_default
-    def on_predict_begin(self, logs=None):
-        """predict begins."""
-
-    @_default
-    def on_predict_end(self, logs=None):
-        """predict ended."""
 
 
 class LambdaCallback(Callback):
@@ -769,6 +679,104 @@ class ModelCheckpoint(MonitorCallback):
             raise KeyError(f'Failed to format this callback filepath: "{self.filepath}". Reason: {e}') from None
 
 
+class BackupAndRestore(Callback):
+    """Back up the weights, the optimizer's variables and the epoch into backup_dir during fit; a fit that starts
+    with a backup there resumes from it, and a fit that ends deletes it (delete_checkpoint).
+
+    Files (Keras 3's): `latest.weights.h5` (model.save_weights: the layers' and the optimizer's variables) and
+    `training_metadata.json` ({"epoch", "batch"}), with double_checkpoint the previous pair as `*.bkp`, tried when
+    the latest weights cannot be read. Every file is written atomically; loading reads only data.
+    """
+
+    def __init__(self, backup_dir, save_freq="epoch", double_checkpoint=False, delete_checkpoint=True):
+        super().__init__()
+        self.save_freq, self.double_checkpoint, self.delete_checkpoint = save_freq, double_checkpoint, \
+            delete_checkpoint
+        self._batches_seen_since_last_saving, self._last_batch_seen, self._current_epoch = 0, 0, 0
+        if not backup_dir:
+            raise ValueError("Empty `backup_dir` argument passed")
+        self.backup_dir = backup_dir
+        self._weights_path = os.path.join(backup_dir, "latest.weights.h5")
+        self._training_metadata_path = os.path.join(backup_dir, "training_metadata.json")
+        self._prev_weights_path = f"{self._weights_path}.bkp"
+        self._prev_training_metadata_path = f"{self._training_metadata_path}.bkp"
+        if save_freq != "epoch" and not isinstance(save_freq, int):
+            raise ValueError(f"Invalid value for argument `save_freq`. Received: save_freq={save_freq}. Expected "
+                             f"either 'epoch' or an integer value.")
+
+    def on_train_begin(self, logs=None):
+        if not self.model.built:
+            raise ValueError(f"To use the BackupAndRestore callback, you model must be built before you call "
+                             f"`fit()`. Model {self.model} is unbuilt. You can build it beforehand by calling it "
+                             f"on a batch of data.")
+        try:
+            self._load_model()
+        except (OSError, ValueError) as e:
+            # damaged weights (h5py's OSError in Keras, a ValueError from minifp's load_weights): the previous pair
+            if isinstance(e, json.JSONDecodeError) or not os.path.exists(self._prev_weights_path):
+                raise
+            _copy(self._prev_weights_path, self._weights_path)
+            if os.path.exists(self._prev_training_metadata_path):
+                _copy(self._prev_training_metadata_path, self._training_metadata_path)
+            elif os.path.exists(self._training_metadata_path):
+                os.remove(self._training_metadata_path)
+            self._load_model()
+
+    def _load_model(self):
+        """Restore the backup, if there is one: weights and optimizer variables, then the epoch fit starts at."""
+        if os.path.exists(self._weights_path):
+            optimizer = self.model.optimizer
+            if optimizer is not None and not optimizer.built:
+                optimizer.build(self.model.trainable_variables)     # its variables must exist to be loaded
+            self.model.load_weights(self._weights_path)
+        if os.path.exists(self._training_metadata_path):
+            with open(self._training_metadata_path) as f:
+                training_metadata = json.loads(f.read())
+            self.model._initial_epoch = training_metadata["epoch"]
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._current_epoch, self._last_batch_seen = epoch + 1, 0
+        if self.save_freq == "epoch":
+            self._save_model()
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self._should_save_on_batch(batch):
+            self._save_model()
+
+    def _save_model(self):
+        """Write the backup (keeping the previous one as `*.bkp` with double_checkpoint)."""
+        os.makedirs(self.backup_dir, exist_ok=True)
+        if self.double_checkpoint and os.path.exists(self._weights_path):
+            _copy(self._weights_path, self._prev_weights_path)
+        if self.double_checkpoint and os.path.exists(self._training_metadata_path):
+            _copy(self._training_metadata_path, self._prev_training_metadata_path)
+        self.model.save_weights(self._weights_path, overwrite=True)
+        metadata = {"epoch": self._current_epoch, "batch": self._last_batch_seen}
+        with atomic_file(self._training_metadata_path) as f:
+            f.write(json.dumps(metadata).encode())
+
+    def _should_save_on_batch(self, batch):
+        if self.save_freq == "epoch":
+            return False
+        added = batch + 1 if batch <= self._last_batch_seen else batch - self._last_batch_seen     # new epoch: all
+        self._batches_seen_since_last_saving += added
+        self._last_batch_seen = batch
+        if self._batches_seen_since_last_saving >= self.save_freq:
+            self._batches_seen_since_last_saving = 0
+            return True
+        return False
+
+    def on_train_end(self, logs=None):
+        if self.delete_checkpoint and os.path.exists(self.backup_dir):
+            shutil.rmtree(self.backup_dir)
+
+
+def _copy(source, target):
+    """Copy a file atomically: `target` is the old file or the whole new one, never a part."""
+    with open(source, "rb") as f, atomic_file(target) as out:
+        shutil.copyfileobj(f, out)
+
+
 class CSVLogger(Callback):
     """Write each epoch's logs as a row of a CSV file (columns: epoch, then the sorted keys)."""
 
@@ -836,7 +844,6 @@ class TerminateOnNaN(Callback):
             _print(f"Batch {batch}: Invalid loss, terminating training")
             self.model.stop_training = True
 
-from ._tensorboard import TensorBoard  # noqa: E402  (it subclasses Callback)
 from ._missing import missing as _missing  # noqa: E402
 
 __getattr__ = _missing("minifp.keras.callbacks")

@@ -17,8 +17,6 @@ import json
 import os
 import zipfile
 
-import numpy as np
-
 from ..engine import atomic_file
 from . import _h5weights as _weights
 from .layers.layer import _INPUT_KWARGS, Layer as _Layer
@@ -216,7 +214,7 @@ def save_model(model, filepath, overwrite=True, zipped=None, **kwargs):
     metadata = json.dumps({"keras_version": _keras_version,
                            "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")})
     weights = io.BytesIO()
-    optimizer = model.optimizer if getattr(model, "compiled", False) else None
+    optimizer = _weights.compiled_optimizer(model)
     extra = [("optimizer", optimizer.name, optimizer.variables)] if optimizer is not None else []
     _weights.write_weights(model, weights, extra)
     with atomic_file(path) as f, zipfile.ZipFile(f, "w") as zf:
@@ -255,15 +253,7 @@ def _load_optimizer(optimizer, model, weights):
     optimizer.build(model.trainable_variables)
     h5py = _weights._h5py()
     with h5py.File(io.BytesIO(weights), "r") as h5:
-        group = _weights._vars_group(h5py, h5, "optimizer")
-        keys = list(group.keys()) if group is not None else []
-        store = {k: _weights._read_values(_weights._dataset(h5py, group, k, f"optimizer/vars/{k}"),
-                                          f"optimizer/vars/{k}") for k in keys}
-    if len(store) == len(optimizer.variables):        # (otherwise load_own_variables warns and skips, as Keras)
-        for i, variable in enumerate(optimizer.variables):
-            if tuple(np.shape(store.get(str(i)))) != tuple(variable.shape):
-                raise ValueError(f"load_model(): optimizer/vars/{i} has shape {np.shape(store.get(str(i)))}, "
-                                 f"the optimizer's variable {variable.name} {tuple(variable.shape)}")
+        store = _weights.optimizer_store(h5py, h5, optimizer)
     optimizer.load_own_variables(store)
 
 

@@ -280,6 +280,7 @@ class Trainer:
     stop_predicting = False
     history = None
     steps_per_execution = 1
+    _initial_epoch = None       # set by BackupAndRestore when it restores a backup: fit starts there
     _compile_loss = None
     _compile_metrics = None
     _tf_keras = False           # minifp.tf.keras's models set it: tf.keras's rules where they differ from Keras 3
@@ -530,7 +531,9 @@ class Trainer:
         steps_log = _StepLog(self.optimizer)
         self.stop_training = False
         training_logs = {}
+        self._build_before_fit(x)
         callbacks.on_train_begin()
+        initial_epoch = self._initial_epoch or initial_epoch        # (Keras's: never reset once set)
         for epoch in range(initial_epoch, epochs):
             self.reset_metrics()
             callbacks.on_epoch_begin(epoch)
@@ -562,6 +565,11 @@ class Trainer:
             finalize(self.trainable_weights)
         callbacks.on_train_end(logs=training_logs)
         return self.history
+
+    def _build_before_fit(self, x):
+        """Where the model can be built from the inputs' shapes alone, build it before on_train_begin (Keras builds
+        the model symbolically there, so callbacks such as BackupAndRestore find its weights); others build at
+        their first call."""
 
     def _get_metrics_result_or_logs(self, logs):
         """The metrics' results when train_step returned their names (Keras's rule), else its own logs."""

@@ -102,6 +102,9 @@ class Sequential(Model):
             if shape is not None:
                 self.build((None,) + tuple(shape[1:]))
 
+    def _build_before_fit(self, x):
+        self._maybe_build((x,) if x is not None and hasattr(x, "shape") else ())
+
     def call(self, inputs, training=None, mask=None):
         x = inputs
         for layer in self.layers:

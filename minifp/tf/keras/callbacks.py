@@ -1,6 +1,7 @@
 """tf.keras.callbacks: minifp.keras's callbacks, with tf.keras's rules where the two differ: mode="auto" takes the
 direction from the monitor's name ("acc" in it: higher is better) rather than from the compiled metrics,
-ReduceLROnPlateau logs the rate as "lr", and ModelCheckpoint starts best at +-inf."""
+ReduceLROnPlateau logs the rate as "lr", and ModelCheckpoint starts best at +-inf. BackupAndRestore is Keras 3's (its
+`latest.weights.h5` and `training_metadata.json`, not tf-keras's TensorFlow checkpoint files)."""
 from __future__ import annotations
 
 import warnings
