@@ -195,10 +195,8 @@ def _topological(*roots):
             else:
                 made.append(t)
                 node = t._node
-                for a in node.inputs:
-                    if isinstance(a, Tensor) and a._node is not None and a._node.seq > node.seq:
-                        node.inputs = tuple(_as_read(b, node.seq) if isinstance(b, Tensor) else b for b in node.inputs)
-                        break
+                if node.seq < type(node).newest_replacing:      # an input may have changed in place since
+                    node.inputs = tuple(_as_read(b, node.seq) if isinstance(b, Tensor) else b for b in node.inputs)
                 stack.extend([a for a in node.inputs if isinstance(a, Tensor) and a.requires_grad])
     made.sort(key=_made_at)
     return leaves + made

@@ -41,6 +41,7 @@ class Node:
     that tensor as it was before."""
 
     __slots__ = ("op", "inputs", "params", "layer", "freed", "acc", "saved", "seq", "replaced")
+    newest_replacing = -1       # the latest seq of a node with `replaced`: nodes made after it read no older tensor
 
     def __init__(self, op, inputs, params, saved=None):
         self.op, self.inputs, self.params, self.layer, self.freed = op, inputs, params, STATE.layer, False

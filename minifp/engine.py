@@ -190,6 +190,7 @@ def become(t, new):
     node = new._node
     if node is not None and node is not t._node and node.replaced is None:
         node.replaced = rewrap(t, type(t))
+        type(node).newest_replacing = max(type(node).newest_replacing, node.seq)
     t._data, t.fmt, t._node, t.requires_grad, t.device = new._data, new.fmt, new._node, new.requires_grad, new.device
     t._float32 = new._float32
     return t
