@@ -755,16 +755,7 @@ class BackupAndRestore(Callback):
         with atomic_file(self._training_metadata_path) as f:
             f.write(json.dumps(metadata).encode())
 
-    def _should_save_on_batch(self, batch):
-        if self.save_freq == "epoch":
-            return False
-        added = batch + 1 if batch <= self._last_batch_seen else batch - self._last_batch_seen     # new epoch: all
-        self._batches_seen_since_last_saving += added
-        self._last_batch_seen = batch
-        if self._batches_seen_since_last_saving >= self.save_freq:
-            self._batches_seen_since_last_saving = 0
-            return True
-        return False
+    _should_save_on_batch = ModelCheckpoint._should_save_on_batch     # (Keras's two copies count alike)
 
     def on_train_end(self, logs=None):
         if self.delete_checkpoint and os.path.exists(self.backup_dir):
