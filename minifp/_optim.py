@@ -29,8 +29,9 @@ __all__ = ["sgd_update", "adam_update", "rmsprop_update", "adagrad_update", "ada
 # -- update rules (shared by every face) ------------------------------------------------------
 # One function per algorithm: weight w and gradient g are float32 arrays (NumPy or CuPy), `state` a dict of
 # float32 arrays that the rule fills on its first call and replaces (never mutates) afterwards. The operations
-# follow PyTorch's single-tensor CPU kernels in float32, in their order (x.add(y, alpha=a) is x + a*y,
-# addcmul(t1, t2, value=v) is x + v*t1*t2, addcdiv x + v*t1/t2, lerp PyTorch's two-branch form), with every
+# follow PyTorch's single-tensor kernels in float32, in their order (x.add(y, alpha=a) is one FMA of a*y + x,
+# addcmul(t1, t2, value=v) one of (v*t1)*t2 + x, lerp PyTorch's two-branch form with one FMA each, addcdiv
+# (v*t1)/t2 + x rounded three times), with every
 # Python-double hyperparameter cast to float32 where the kernel casts it; bias corrections stay in double.
 # A face calls them through apply_rule(), which widens, runs the rule and rounds the new weight once.
 
