@@ -25,7 +25,7 @@ from ._dtypes import (DType, as_dtype, bfloat16, bool, double, float16, float32,
                       int16, int32, int64, uint8)
 from ._ops import (Tensor, abs, add, argmax, cast, concat, constant,  # noqa: A004  (TensorFlow's names)
                    convert_to_tensor, divide, equal, exp, fill, is_tensor, less, greater, log, matmul, maximum,
-                   minimum, multiply, negative, not_equal,
+                   minimum, multiply, negative, norm, not_equal,
                    ones, ones_like, pow, range, reduce_max, reduce_mean, reduce_min, reduce_sum, reshape, shape,
                    sigmoid, sqrt, square, stack, subtract, tanh, transpose, where, zeros, zeros_like)
 from ._tape import GradientTape, UnconnectedGradients
@@ -53,7 +53,7 @@ _MATH = {n: getattr(_ops, n) for n in ("abs", "add", "argmax", "divide", "equal"
 math = _namespace("math", "tf.math: elementwise math and reductions.", **_MATH)
 nn = _namespace("nn", "tf.nn: activations.", **{n: getattr(_ops, n) for n in (
     "relu", "relu6", "leaky_relu", "sigmoid", "tanh", "softmax", "log_softmax", "gelu", "silu", "swish")})
-linalg = _namespace("linalg", "tf.linalg: matmul.", matmul=_ops.matmul)
+linalg = _namespace("linalg", "tf.linalg: matmul, norm.", matmul=_ops.matmul, norm=_ops.norm)
 random = _namespace("random", "tf.random: draws from minifp's one generator, rounded once into the dtype.",
                     normal=_ops.random_normal, uniform=_ops.random_uniform, set_seed=_ops.set_seed)
 dtypes = _namespace("dtypes", "tf.dtypes.", DType=DType, as_dtype=as_dtype, cast=cast,
@@ -95,8 +95,8 @@ __all__ = ["DType", "Tensor", "Variable", "GradientTape", "UnconnectedGradients"
            "reshape", "transpose", "matmul", "shape", "concat", "stack", "where", "add", "subtract", "multiply",
            "divide", "pow", "square", "sqrt", "exp", "log", "abs", "negative", "maximum", "minimum", "equal",
            "not_equal", "less", "greater", "argmax", "sigmoid", "tanh", "reduce_sum", "reduce_mean", "reduce_max",
-           "reduce_min", "float16", "half", "float32", "float64", "double", "bfloat16", "int8", "int16", "int32",
-           "int64", "uint8", "bool", "newaxis", "math", "nn", "linalg", "random", "dtypes", "data", "config",
+           "reduce_min", "norm", "float16", "half", "float32", "float64", "double", "bfloat16", "int8", "int16",
+           "int32", "int64", "uint8", "bool", "newaxis", "math", "nn", "linalg", "random", "dtypes", "data", "config",
            "autodiff", "keras", "errors", "version", "__version__"] + [name[3:] for name in _GIVEN if name.startswith("tf.")]
 
 __getattr__ = _missing(__name__, "TensorFlow")

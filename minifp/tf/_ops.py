@@ -25,7 +25,7 @@ __all__ = ["Tensor", "constant", "convert_to_tensor", "cast", "is_tensor", "zero
            "ones_like", "fill", "range", "reshape", "transpose", "matmul", "shape", "concat", "stack", "where",
            "add", "subtract", "multiply", "divide", "pow", "square", "sqrt", "exp", "log", "abs", "negative",
            "maximum", "minimum", "equal", "not_equal", "less", "greater", "argmax", "reduce_sum", "reduce_mean",
-           "reduce_max", "reduce_min", "is_finite", "is_nan", "is_inf", "sigmoid", "tanh", "softmax",
+           "reduce_max", "reduce_min", "norm", "is_finite", "is_nan", "is_inf", "sigmoid", "tanh", "softmax",
            "log_softmax", "relu", "relu6", "leaky_relu", "gelu", "silu", "swish", "random_normal", "random_uniform",
            "set_seed"]
 
@@ -458,6 +458,49 @@ def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
     x = _t(input_tensor)
     return _int_reduce("min", x, axis, keepdims) if x.fmt is None else \
         apply("neg", apply("max", apply("neg", x), axis=_axis(axis), keepdims=keepdims))
+
+
+_MATRIX_NORMS = ["euclidean", "fro", 1, 2, np.inf]
+
+
+def _norm_checks(ord, axis):
+    """tf.norm's refusals of `ord` and `axis`, with its messages; whether it is a matrix norm."""
+    matrix = isinstance(axis, (tuple, list)) and len(axis) == 2
+    if matrix:
+        if not all(isinstance(a, builtins.int) for a in axis) or axis[0] == axis[1]:
+            raise ValueError(f"'axis' must be None, an integer, or a tuple of 2 unique integers, got {tuple(axis)}")
+        if ord not in _MATRIX_NORMS:
+            raise ValueError(f"'ord' must be a supported matrix norm in {_MATRIX_NORMS}, got {ord}")
+        if ord in (2, 2.0):     # TensorFlow takes the largest singular value; minifp has no SVD
+            raise NotImplementedError("tf.norm(ord=2) of matrices (the spectral norm) is not supported by minifp.tf")
+    else:
+        if not (axis is None or isinstance(axis, builtins.int)):
+            raise ValueError(f"'axis' must be None, an integer, or a tuple of 2 unique integers, got {axis}")
+        if ord not in ("euclidean", 1, 2, np.inf) and (isinstance(ord, str) or ord <= 0):
+            raise ValueError(f"'ord' must be a supported vector norm, got {ord}")
+    return matrix
+
+
+def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):     # noqa: A002  (TensorFlow's names)
+    """tf.norm / tf.linalg.norm: a vector norm over all entries or `axis`, or a matrix norm over two axes."""
+    matrix = _norm_checks(ord, axis)
+    axes = None if axis is None else tuple(axis) if matrix else (axis,)
+    x = _t(tensor)
+    # TensorFlow's steps, each kept with its axes so the gradient flows as it does there
+    if ord in ("fro", "euclidean", 2, 2.0):
+        result = sqrt(reduce_sum(multiply(x, x), axes, keepdims=True))
+    elif ord == 1:
+        result = reduce_sum(abs(x), None if axes is None else axes[0], keepdims=True)
+        result = reduce_max(result, axes[-1], keepdims=True) if matrix else result
+    elif ord == np.inf:
+        result = reduce_sum(abs(x), axes[1], keepdims=True) if matrix else abs(x)
+        result = reduce_max(result, None if axes is None else axes[0], keepdims=True)
+    else:
+        result = pow(reduce_sum(pow(abs(x), ord), axes, keepdims=True), 1.0 / ord)
+    if keepdims:
+        return result
+    dropped = builtins.range(x.ndim) if axes is None else [a % x.ndim for a in axes]
+    return reshape(result, [n for i, n in enumerate(result.shape) if i not in dropped])
 
 
 def argmax(input, axis=None, output_type=_dtypes.int64, name=None):     # noqa: A002

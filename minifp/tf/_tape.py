@@ -16,7 +16,10 @@ with one-hot output gradients, where TensorFlow vectorises the loop (pfor).
 Differences from TensorFlow, documented: ops run outside the `with` block on tensors that require gradients are
 recorded too (the engine records by tensor, not by tape), so an outer tape that watches a tensor also gets the
 gradients of ops an inner tape saw on it outside its own block; `stop_recording` pauses every tape, not only its
-own (it is the engine's no_grad); `parallel_iterations` and `experimental_use_pfor` are accepted and change nothing.
+own (it is the engine's no_grad); `parallel_iterations` and `experimental_use_pfor` are accepted and change nothing;
+`watched_variables()` lists the variables watched explicitly, in the order they were watched, where TensorFlow also
+lists every trainable variable read in the block (the engine does not say which tensors an op read) and orders them
+by creation.
 """
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ import weakref
 import numpy as np
 
 from ..engine import apply, array_module, grad_mode, gradients, make, rewrap, storage, Tensor as _EngineTensor
-from ..keras import _tensor as _K
+from ..keras import Variable as _KerasVariable, _tensor as _K
 
 __all__ = ["GradientTape", "UnconnectedGradients"]
 
@@ -99,8 +102,11 @@ class GradientTape:
                 self._made_to_require.append(t)
 
     def watched_variables(self):
-        """The tensors and variables watched explicitly, in order."""
-        return tuple(self._watched.values())
+        """The variables watched explicitly, in order (not constants), as TensorFlow lists them; a non-persistent
+        tape still lists them after its gradient."""
+        if self._used and not self._persistent:
+            return self._kept
+        return tuple(t for t in self._watched.values() if isinstance(t, _KerasVariable))
 
     def stop_recording(self):
         """A block whose ops are not recorded (the engine's no_grad; gradients taken in it are plain values)."""
@@ -183,9 +189,10 @@ class GradientTape:
             self._stop()
 
     def _end_use(self):
-        self._used = True
         if not self._persistent:
+            self._kept = self.watched_variables()
             self._release()
+        self._used = True
 
     def _sweep(self, targets, flat, seeds, unconnected):
         """Each source's gradient as a face tensor (None or zeros where unconnected): with a graph of its own while

@@ -1,7 +1,7 @@
 """Nested tf.GradientTapes, persistent tapes, jacobian and batch_jacobian as the TensorFlow guide "Advanced automatic
-differentiation" uses them. TensorFlow is not installed where minifp is developed, so the expected values are derived
-by hand (polynomials and products of small integers: exact in float32), and the rules are TensorFlow's documented
-ones: a gradient taken while a tape records is recorded by it (an outer tape's block, a persistent tape's own); one
+differentiation" uses them, with expected values derived by hand (polynomials and products of small integers: exact
+in float32; tests/tf/test_tapes_recorded.py replays recordings of real TensorFlow), and TensorFlow's documented
+rules: a gradient taken while a tape records is recorded by it (an outer tape's block, a persistent tape's own); one
 taken outside every recording tape is a plain value; a non-persistent tape stops recording once its gradient is
 taken inside its own block; jacobian is target.shape + source.shape, batch_jacobian target.shape +
 source.shape[1:].

@@ -209,7 +209,7 @@ def test_list_targets_sum_and_output_gradients_weight():
 
 
 def test_watch_accessed_variables_false_watches_only_what_it_is_told():
-    w, v = variable(2.0), variable(3.0)
+    w, v = tf.Variable(2.0), tf.Variable(3.0)     # watched_variables() lists variables, never watched constants
     with tf.GradientTape(watch_accessed_variables=False, persistent=True) as tape:
         tape.watch(v)
         y = w * v
