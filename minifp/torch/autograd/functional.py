@@ -131,15 +131,20 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
     return found[0][0] if one else found
 
 
+def _scalar_gradient(func, xs, create_graph):
+    """vhp's and hvp's first steps: (the inputs made ready, func's single-element output, its gradient as a graph)."""
+    xs = _grad_ready(xs, create_graph)
+    out = func(*xs)
+    if not isinstance(out, _EngineTensor) or out.numel() != 1:       # (PyTorch's vhp names hvp too)
+        raise RuntimeError("The Tensor returned by the function given to hvp should contain a single element")
+    return xs, out, _grads((out,), xs, (_tensor.ones_like(out),), True)
+
+
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), v^T H) for a function with a single-element output."""
     xs, one = _as_tuple(inputs, "inputs", "vhp")
     with enable_grad():
-        xs = _grad_ready(xs, create_graph)
-        out = func(*xs)
-        if not isinstance(out, _EngineTensor) or out.numel() != 1:
-            raise RuntimeError("The Tensor returned by the function given to hvp should contain a single element")
-        g = _grads((out,), xs, (_tensor.ones_like(out),), True)
+        xs, out, g = _scalar_gradient(func, xs, create_graph)
         vs = _vectors(v, xs, "vhp")
         found = _grads(g, xs, vs, create_graph)
     return _done((out,), create_graph)[0], _back(_done(found, create_graph), one)
@@ -149,11 +154,7 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), H v) for a function with a single-element output, by the double-backward trick."""
     xs, one = _as_tuple(inputs, "inputs", "hvp")
     with enable_grad():
-        xs = _grad_ready(xs, create_graph)
-        out = func(*xs)
-        if not isinstance(out, _EngineTensor) or out.numel() != 1:
-            raise RuntimeError("The Tensor returned by the function given to hvp should contain a single element")
-        g = _grads((out,), xs, (_tensor.ones_like(out),), True)
+        xs, out, g = _scalar_gradient(func, xs, create_graph)
         zeros = tuple(_tensor.zeros_like(x).requires_grad_(True) for x in xs)
         vs = _vectors(v, xs, "hvp")
         gu = _grads(g, xs, zeros, True)
