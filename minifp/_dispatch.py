@@ -73,8 +73,7 @@ def apply(name, *args, _out=None, **params):
         args = tuple([a if isinstance(a, Tensor) or a is None and op.optional else _operand(a, name) for a in args])
         tensors = [a for a in args if isinstance(a, Tensor)]
     device, xp = _place(tensors)
-    if name == "div" and len(tensors) == 1 and args[0] is tensors[0] and DEVICES.get(device, IDEAL).number_divisor \
-            == "reciprocal":
+    if name == "div" and DEVICES.get(device, IDEAL).number_divisor == "reciprocal" and _host_scalar(args, device):
         params["reciprocal"] = True     # a tensor over a number, on a device that multiplies by its reciprocal
     fmt, args, tensors = _formats(op, args, tensors, _out, device)
     values = saved = None
@@ -113,6 +112,13 @@ def _operand(a, name):
     if a is None or isinstance(a, (str, bytes, numbers.Complex)):
         raise TypeError(f"{name}: operands must be tensors, arrays or real numbers, got {a!r}")
     return tensor(a)
+
+
+def _host_scalar(args, device):
+    """Whether a division's divisor is a scalar on the host: a number, or a 0-d CPU tensor under a tensor of
+    another device (what PyTorch's TensorIterator calls a CPU scalar)."""
+    x, y = args
+    return isinstance(x, Tensor) and (not isinstance(y, Tensor) or y.device == "cpu" != device and not y._data.ndim)
 
 
 def _place(tensors):

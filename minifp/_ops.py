@@ -153,7 +153,7 @@ def _over(x, y, reciprocal):
 
 defop("div", lambda xp, x, y, *, reciprocal=False: _over(x, y, reciprocal),
       lambda xp, g, ans, x, y, *, reciprocal=False: _over(g, y, reciprocal),
-      lambda xp, g, ans, x, y, *, reciprocal=False: -g * _stage(xp, ans / y),   # PyTorch's -grad * ((x / y) / y)
+      lambda xp, g, ans, x, y, *, reciprocal=False: -g * _stage(xp, _over(ans, y, reciprocal)),   # -grad * ((x / y) / y)
       doc="Elementwise x / y (reciprocal=True: x * (1 / y)).", operator="truediv", staged=True)
 defop("neg", lambda xp, x: -x, lambda xp, g, ans, x: -g, doc="Elementwise -x.", operator="neg", saves=False)
 

@@ -46,3 +46,31 @@ def test_a_tensor_divisor_and_a_number_over_a_tensor_divide():
     np.testing.assert_array_equal((x / y).cpu().numpy(), X / (X[::-1] + np.float32(3)))
     got = (2.0 / y).cpu().numpy()       # Tensor.__rtruediv__: reciprocal(y) * 2, as PyTorch
     np.testing.assert_array_equal(got, (np.float32(1) / (X[::-1] + np.float32(3))) * np.float32(2))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int64"])
+def test_a_0d_host_tensor_divisor_is_a_scalar_too(dtype):
+    """A 0-d CPU tensor under a cuda tensor is PyTorch's CPU scalar: the same reciprocal as a number's."""
+    b = torch.tensor(7, dtype=getattr(torch, dtype))
+    r = np.float32(1) / np.float32(7)
+    got = (torch.tensor(X).cuda() / b).cpu().numpy()
+    np.testing.assert_array_equal(got, X * r)
+    np.testing.assert_array_equal(torch.div(torch.tensor(X).cuda(), b).cpu().numpy(), X * r)
+
+
+def test_a_divisor_on_the_device_or_with_dimensions_divides():
+    x = torch.tensor(X).cuda()
+    np.testing.assert_array_equal((x / torch.tensor(7.0).cuda()).cpu().numpy(), X / np.float32(7))
+    np.testing.assert_array_equal((torch.tensor(X) / torch.tensor(7.0)).numpy(), X / np.float32(7))
+
+
+def test_a_host_scalar_divisors_gradient_multiplies_by_the_reciprocal_twice():
+    """DivBackward0's divisor gradient -grad * ((x / b) / b): on cuda both divisions by the CPU scalar multiply."""
+    f32 = np.float32
+    x = torch.tensor(X[5], device="cuda", requires_grad=True)
+    b = torch.tensor(0.7, requires_grad=True)
+    y = x / b
+    y.backward(torch.tensor(X[6], device="cuda"))
+    r = f32(1) / f32(0.7)
+    assert b.grad.numpy() == -X[6] * ((X[5] * r) * r)
+    assert x.grad.cpu().numpy() == X[6] * r
