@@ -6,6 +6,7 @@ the release the face's fixtures were recorded from, and says it is minifp.
 from ..engine import install_names as _install_names
 from . import (_names, activations, applications, backend, callbacks, config, constraints, datasets, initializers,
                layers, losses, metrics, mixed_precision, models, ops, optimizers, random, regularizers, saving, utils)
+from ._scope import name_scope
 from ._version import __version__, version
 from ._tensor import DType, Tensor, convert_to_tensor
 from .layers import Input, InputSpec, KerasTensor, Layer, Variable
@@ -15,7 +16,7 @@ from .models import Model, Sequential
 __all__ = ["activations", "applications", "ops", "backend", "callbacks", "config", "constraints", "datasets", "initializers",
            "layers", "losses", "metrics", "mixed_precision", "models", "optimizers", "random", "regularizers", "saving", "utils",
            "DType", "DTypePolicy", "Input", "InputSpec", "KerasTensor", "Layer", "Model", "Sequential", "Tensor",
-           "Variable", "convert_to_tensor", "__version__", "version"]
+           "Variable", "convert_to_tensor", "name_scope", "__version__", "version"]
 
 # Every name of the engine's ops that Keras has and this face does not write by hand: the op itself.
 ops.__all__ += [name[4:] for name in _install_names(_names.NAMES, {"ops": ops, "activations": activations, "Tensor": Tensor},

@@ -194,11 +194,11 @@ def test_multi_head_attention_weights_and_values():
     v = rng.standard_normal((2, 6, 7)).astype(np.float32)
     out, scores = mha(q, v, return_attention_scores=True)
     assert out.shape == (2, 4, 5) and scores.shape == (2, 2, 4, 6)
-    assert [(w.path, w.shape) for w in mha.weights] == [
+    assert [(w.path, w.shape) for w in mha.weights] == [(f"{mha.name}/{p}", shape) for p, shape in (
         ("query/kernel", (5, 2, 3)), ("query/bias", (2, 3)), ("key/kernel", (7, 2, 3)), ("key/bias", (2, 3)),
         ("value/kernel", (7, 2, 3)), ("value/bias", (2, 3)), ("attention_output/kernel", (2, 3, 5)),
-        ("attention_output/bias", (5,))]
-    w = {p.path: p.numpy().astype(np.float64) for p in mha.weights}
+        ("attention_output/bias", (5,)))]       # the sublayers' variables under the layer's name scope, as Keras's
+    w = {p.path.split("/", 1)[1]: p.numpy().astype(np.float64) for p in mha.weights}
     qp = np.einsum("btd,dnh->btnh", q, w["query/kernel"]) + w["query/bias"]
     kp = np.einsum("bsd,dnh->bsnh", v, w["key/kernel"]) + w["key/bias"]
     vp = np.einsum("bsd,dnh->bsnh", v, w["value/kernel"]) + w["value/bias"]

@@ -10,6 +10,7 @@ and records a node of the functional graph.
 from __future__ import annotations
 
 import collections
+import functools
 import inspect
 import itertools
 import math
@@ -23,6 +24,7 @@ import numpy as np
 from ...engine import (Autocast, autocast_scope, current_autocast, current_training, get_random_state, grad_mode,
     set_random_state, storage, Tensor as _EngineTensor, training_scope, unwatched, watched_call)
 from .. import backend
+from .._scope import current_path, joined, name_scope
 from .._tensor import Tensor, as_dtype, convert_to_tensor, format_of, is_float_dtype
 from ..mixed_precision import policy as _policy
 
@@ -84,7 +86,7 @@ class Variable(Tensor):
         super().__init__(storage(t).copy(), t.fmt, requires_grad=bool(trainable) and t.fmt is not None)
         self.name = name or backend.auto_name("variable")
         self._name_prefix = None if name else "variable"      # made up: see _stable_names
-        self.path = self.name
+        self.path = joined(self.name)               # under the name scopes open here (Keras's)
         self._trainable = bool(trainable)
         self.autocast = autocast
         self.aggregation = aggregation
@@ -254,12 +256,24 @@ def _shapes(x):
 _INPUT_KWARGS = ("input_shape", "input_dim", "batch_input_shape", "batch_size", "input_dtype")
 
 
+def _scoped(build):
+    """A layer's build run inside its name scope, its path noted (Keras wraps every layer's build so)."""
+    @functools.wraps(build)
+    def scoped_build(self, *args, **kwargs):
+        with self._open_name_scope():
+            object.__setattr__(self, "_path", current_path())
+            return build(self, *args, **kwargs)
+    scoped_build._scoped = True
+    return scoped_build
+
+
 class Layer:
     """The base class of every Keras layer (and of Model)."""
 
     def __init__(self, *, activity_regularizer=None, trainable=True, dtype=None, autocast=True, name=None,
                  **kwargs):
         self._init_tracking()
+        object.__setattr__(self, "_parent_path", None)      # the path its scope was first opened under
         unknown = {k: v for k, v in kwargs.items() if k not in _INPUT_KWARGS}
         if unknown:
             raise ValueError(f"Unrecognized keyword arguments passed to {self.__class__.__name__}: {unknown}")
@@ -290,6 +304,23 @@ class Layer:
         if kwargs.get("input_dim") is not None:
             return (kwargs.get("batch_size"), kwargs["input_dim"])
         return None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        build = cls.__dict__.get("build")
+        if build is not None and not getattr(build, "_scoped", False):
+            cls.build = _scoped(build)
+
+    def _open_name_scope(self):
+        """This layer's name scope (Keras's): under the path it was first opened under, wherever it runs later."""
+        if self.__dict__.get("_parent_path") is None:
+            object.__setattr__(self, "_parent_path", current_path())
+        return name_scope(self.name, caller=self)
+
+    @property
+    def path(self):
+        """The layer's path among the name scopes it was built under ("sequential/dense"); None until built."""
+        return self.__dict__.get("_path")
 
     def _init_tracking(self):
         if "_layers" not in self.__dict__:
@@ -353,7 +384,8 @@ class Layer:
         init = initializers.get(initializer)
         v = Variable(init, shape=shape, dtype=dtype, trainable=trainable, autocast=autocast,
                      aggregation=aggregation, name=name)
-        v.path = f"{self.name}/{v.name}"
+        with name_scope(self.name, caller=self):
+            v.path = joined(v.name)
         v.regularizer, v.constraint = regularizers.get(regularizer), constraints.get(constraint)
         if v.regularizer is not None:
             object.__setattr__(self, "_regularized", True)
@@ -482,6 +514,7 @@ class Layer:
         return int(sum(math.prod(v.shape) for v in self.weights))
 
     # -- building and calling ---------------------------------------------------------------
+    @_scoped
     def build(self, input_shape=None):
         """Create the weights for inputs of this shape (the base layer has none)."""
         self.built = True
@@ -577,44 +610,45 @@ class Layer:
             kwargs = {k: map_structure(self._convert, v) for k, v in kwargs.items()}
         self._check_positional(args, kwargs)
         self._check_input_spec(args)
-        with _BUILD_LOCK:
-            self._maybe_build(args)
-        # training: given, else an outer call's; passed on only to a call() that names it (Keras drops it
-        # otherwise), and passed down to the layers this one calls either way
-        training, outer = kwargs.pop("training", None), current_training()
-        if training is None:
-            training = outer
-        if training is not None and "training" in params:
-            kwargs["training"] = training
-        masked = masked or kwargs.get("mask") is not None
-        previous_mask = self._pass_masks(args, kwargs, params) if masked else None
-        calls = _CALLS
-        depth = calls.depth
-        if depth == 0 and calls.holding:
-            self._clear_losses()                    # Keras: each outermost call starts the added losses afresh
-        calls.depth = depth + 1
-        try:
-            # autocast_scope, so the cast cache (one float16 copy of each variable) ends with the outermost call
-            with self._autocast_scope(args):
-                if training is None or training is outer:
-                    out = watched_call(self, self.call, *args, **kwargs)
-                else:
-                    with training_scope(training):  # passed down to the layers this one calls
+        with self._open_name_scope():     # the variables it and the layers it calls make are named under it
+            with _BUILD_LOCK:
+                self._maybe_build(args)
+            # training: given, else an outer call's; passed on only to a call() that names it (Keras drops it
+            # otherwise), and passed down to the layers this one calls either way
+            training, outer = kwargs.pop("training", None), current_training()
+            if training is None:
+                training = outer
+            if training is not None and "training" in params:
+                kwargs["training"] = training
+            masked = masked or kwargs.get("mask") is not None
+            previous_mask = self._pass_masks(args, kwargs, params) if masked else None
+            calls = _CALLS
+            depth = calls.depth
+            if depth == 0 and calls.holding:
+                self._clear_losses()                    # Keras: each outermost call starts the added losses afresh
+            calls.depth = depth + 1
+            try:
+                # autocast_scope, so the cast cache (one float16 copy of each variable) ends with the outermost call
+                with self._autocast_scope(args):
+                    if training is None or training is outer:
                         out = watched_call(self, self.call, *args, **kwargs)
-            if self.activity_regularizer is not None:
-                self._add_activity_losses(out)
-        finally:
-            calls.depth = depth
-        if self.supports_masking and (masked or type(self).compute_mask is not Layer.compute_mask):
-            # unmasked inputs keep unmasked outputs unless compute_mask makes a mask of its own (Embedding's)
-            self._set_output_masks(args[0] if args else None, out, previous_mask)
-        elif previous_mask is not None and any(m is not None for m in _flatten(previous_mask)):
-            warnings.warn(f"Layer '{self.name}' (of type {type(self).__name__}) was passed an input with a mask "
-                          f"attached to it. However, this layer does not support masking and will therefore "
-                          f"destroy the mask information. Downstream layers will not see the mask.", stacklevel=2)
-        self._seen_output_shape = map_structure(lambda t: (None,) + tuple(t.shape[1:]) if _shape_of(t) else t,
-                                                out)
-        return out
+                    else:
+                        with training_scope(training):  # passed down to the layers this one calls
+                            out = watched_call(self, self.call, *args, **kwargs)
+                if self.activity_regularizer is not None:
+                    self._add_activity_losses(out)
+            finally:
+                calls.depth = depth
+            if self.supports_masking and (masked or type(self).compute_mask is not Layer.compute_mask):
+                # unmasked inputs keep unmasked outputs unless compute_mask makes a mask of its own (Embedding's)
+                self._set_output_masks(args[0] if args else None, out, previous_mask)
+            elif previous_mask is not None and any(m is not None for m in _flatten(previous_mask)):
+                warnings.warn(f"Layer '{self.name}' (of type {type(self).__name__}) was passed an input with a mask "
+                              f"attached to it. However, this layer does not support masking and will therefore "
+                              f"destroy the mask information. Downstream layers will not see the mask.", stacklevel=2)
+            self._seen_output_shape = map_structure(lambda t: (None,) + tuple(t.shape[1:]) if _shape_of(t) else t,
+                                                    out)
+            return out
 
     def _check_input_spec(self, args):
         """Keras's errors for inputs (tensors or KerasTensors) that do not fit the layer's input_spec."""
@@ -706,14 +740,15 @@ class Layer:
     def _symbolic_call(self, args, kwargs):
         """Build the layer for these KerasTensors, infer the outputs, record the node."""
         self._check_input_spec(args)        # (on the symbolic shapes, the batch unknown, as Keras reports them)
-        with _BUILD_LOCK:
-            if not self.built:
-                first = args[0] if args else next(iter(kwargs.values()))
-                shapes = _shapes(first)
-                self._build_shapes = shapes
-                self.build(shapes)
-                self.built = True
-        out = _infer_outputs(self, args, kwargs)
+        with self._open_name_scope():
+            with _BUILD_LOCK:
+                if not self.built:
+                    first = args[0] if args else next(iter(kwargs.values()))
+                    shapes = _shapes(first)
+                    self._build_shapes = shapes
+                    self.build(shapes)
+                    self.built = True
+            out = _infer_outputs(self, args, kwargs)
         node_index = len(self._inbound_nodes)
         for i, t in enumerate(_flatten(out)):
             t._keras_history = (self, node_index, i)
