@@ -19,7 +19,7 @@ import numpy as np
 from . import _fp8
 from ._backend import array_module
 from ._compute import ON_NUMPY, OWNED_MIN, in_format, owned, round_counted, route, unbroadcast, wide
-from ._dispatch import CAST, FUNCTION, apply, cast
+from ._dispatch import _SEQUENCE, CAST, FUNCTION, apply, cast
 from ._rounding import round_to
 from ._seams import SEAMS
 from ._state import STATE, grad_mode
@@ -30,7 +30,7 @@ from ._vjp import SWEEP, VJP, missing
 # is for its users' assignments, and the backward's own gradient passes its checks by construction.
 _set_grad = Tensor.grad.__set__
 
-__all__ = ["backward", "gradients", "FREED", "add_gradient_hook"]
+__all__ = ["backward", "gradients", "FREED", "add_gradient_hook", "note_change", "inplace_version"]
 
 _F32 = np.dtype(np.float32)
 FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after they have "
@@ -60,10 +60,11 @@ class Gradient:
         return self.data if self.data is not None else SEAMS.rounded(self.values, self.tensor.fmt)
 
 
-def backward(root, gradient=None, retain_graph=None, inputs=None, create_graph=False):
+def backward(root, gradient=None, retain_graph=None, inputs=None, create_graph=False, on_stale=None):
     """Reverse-mode autodiff from `root`; leaves that require grad get .grad in their own format (only the tensors
     in `inputs`, leaves or not, where it is given). create_graph: the gradients are tensors of the graph (a leaf's
-    .grad accumulates with add), which later sweeps differentiate through.
+    .grad accumulates with add), which later sweeps differentiate through. on_stale: called before anything
+    changes with each tensor the graph read that an in-place change has changed since (see _stale); it may raise.
 
     As in PyTorch, the pass frees the values that gradients read (unless retain_graph): a second pass
     through an op that needs them raises before any gradient changes.
@@ -77,6 +78,8 @@ def backward(root, gradient=None, retain_graph=None, inputs=None, create_graph=F
                            f"shape {tuple(root.shape)} needs a gradient argument of that shape)")
     g0 = _seed(root, gradient, "backward()")
     order = _topological(root)
+    if on_stale is not None:
+        _stale(order, on_stale)
     if any(t._node is not None and t._node.freed for t in order):
         raise RuntimeError(FREED)
     leaves, only = [], None if inputs is None else {id(t) for t in inputs}
@@ -94,11 +97,11 @@ def backward(root, gradient=None, retain_graph=None, inputs=None, create_graph=F
         m.weight_gradients(leaves)
 
 
-def gradients(targets, sources, seeds=None, create_graph=False):
+def gradients(targets, sources, seeds=None, create_graph=False, on_stale=None):
     """{id(source): its gradient's storage} of the sum of the targets with respect to each source reached, by the
     same sweep as backward(); no .grad changes and nothing is freed (tf.GradientTape, torch.autograd.grad).
     seeds: one output gradient per target (a tensor or an array; None: ones). create_graph: {id(source): its
-    gradient as a tensor of the graph}, which later sweeps differentiate through."""
+    gradient as a tensor of the graph}, which later sweeps differentiate through. on_stale: as backward's."""
     seeds = [None] * len(targets) if seeds is None else list(seeds)
     if len(seeds) != len(targets):
         raise ValueError(f"gradients(): {len(seeds)} output gradients for {len(targets)} targets")
@@ -107,6 +110,8 @@ def gradients(targets, sources, seeds=None, create_graph=False):
     wanted, found = {id(s) for s in sources}, {}
     if pairs and wanted:
         order = _topological(*[t for t, _ in pairs])
+        if on_stale is not None:
+            _stale(order, on_stale)
         if create_graph:
             reach = _reaching(order, wanted)
             _check_graph(order, reach)
@@ -115,6 +120,91 @@ def gradients(targets, sources, seeds=None, create_graph=False):
         else:
             _sweep(order, pairs, collect=(wanted, found))
     return found
+
+
+# -- in-place changes: what a framework of version counters (PyTorch) refuses to differentiate through -------------
+
+class _History:
+    """A tensor's in-place changes: (when, the node whose result it was before, the node whose result it is after,
+    the version it made) for each, `when` on the nodes' clock (Node.seq). A tensor changed every step of a long run
+    keeps the first change of each node's result and its latest KEPT changes: what _stale reads."""
+
+    KEPT = 64
+    __slots__ = ("count", "entries")
+
+    def __init__(self):
+        self.count, self.entries = 0, []
+
+    def trim(self):
+        old = self.entries[:-self.KEPT]
+        self.entries[:-self.KEPT] = [e for i, e in enumerate(old) if i == 0 or e[1] is not old[i - 1][1]]
+
+
+# id(tensor) -> (a weak reference to it, its _History): the entry goes with the tensor. (Not a WeakKeyDictionary:
+# its look-ups compare tensors with ==, elementwise in a face.)
+_CHANGES = {}
+_NEWEST = [-1]          # the clock at the latest change: nodes made after it read nothing that changed since
+
+
+def _history(t):
+    entry = _CHANGES.get(id(t))
+    return entry[1] if entry is not None and entry[0]() is t else None
+
+
+_SAME = object()
+
+
+def note_change(t, after=_SAME):
+    """Count an in-place change of t's values: made by become (t is node `after`'s result from now on), or outside
+    the graph (under no_grad: t keeps its node). (An optimizer step calls it for every parameter: kept lean.)"""
+    key = id(t)
+    entry = _CHANGES.get(key)
+    if entry is None or entry[0]() is not t:
+        entry = _CHANGES[key] = (weakref.ref(t, lambda _, key=key: _CHANGES.pop(key, None)), _History())
+    history = entry[1]
+    if len(history.entries) >= 2 * _History.KEPT:
+        history.trim()
+    _NEWEST[0] = when = next(_SEQUENCE)
+    history.count += 1
+    before = t._node
+    history.entries.append((when, before, before if after is _SAME else after, history.count))
+
+
+def inplace_version(t):
+    """How many in-place changes t has had (PyTorch's t._version)."""
+    history = _history(t)
+    return 0 if history is None else history.count
+
+
+def _stale(order, on_stale):
+    """on_stale(op name, its inputs, which it read: "output" or an input's position, that tensor as the node read it,
+    as it is now, its version then, its version now) for each tensor a node of `order` read before an in-place
+    change of it, the latest node first. (Nothing to look at where every node is newer than the latest change.)"""
+    oldest = next((t._node.seq for t in order if t._node is not None), None)
+    if oldest is None or _NEWEST[0] < oldest:
+        return
+    changed = {}        # id(node) -> (tensor, the change that changed that node's result, its history)
+    for ref, history in list(_CHANGES.values()):
+        t = ref()
+        for i, (_, before, _, _) in enumerate(history.entries if t is not None else ()):
+            if before is not None:
+                changed.setdefault(id(before), (t, i, history))
+    for made in reversed(order):
+        node = made._node
+        if node is None or node.seq > _NEWEST[0]:
+            continue
+        hit = changed.get(id(node))
+        if hit is not None:
+            on_stale(node.op.name, node.inputs, "output", made, hit[0], hit[2].entries[hit[1]][3] - 1, hit[2].count)
+        for position, a in enumerate(node.inputs):
+            if not isinstance(a, Tensor):
+                continue
+            t, first, history = (a, 0, _history(a)) if a._node is None else changed.get(id(a._node), (a, 0, None))
+            # (the in-place op's own node reads the values it replaces: PyTorch keeps what it needs of them)
+            later = [number for i, (when, _, after, number) in enumerate(history.entries if history else ())
+                     if i >= first and when > node.seq and after is not node]
+            if later:
+                on_stale(node.op.name, node.inputs, position, a, t, later[0] - 1, history.count)
 
 
 def _seed(root, gradient, where):

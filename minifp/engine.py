@@ -17,6 +17,8 @@ Tensors
     made_of(t)                        that op's inputs and parameters (None: a leaf)
     become(t, new)                    t takes new's storage and place in the graph, in place (in-place ops); nodes made
                                       before still read t as it was
+    note_change(t), inplace_version(t)  count an in-place change made outside the graph; how many t has had
+                                      (backward's and gradients' on_stale hear what a graph read before a change)
     memory_held, memory_peak, reset_memory_peak   the bytes tensors' storages hold on a device, and the peak
     Place, place(name), CPU, CUDA     where a tensor's storage lives (t.device): a str "cpu" or "cuda" with torch.device's
                                       type, index and printing
@@ -51,8 +53,8 @@ from __future__ import annotations
 
 import gc
 
-from . import _checks as checks, _memory, _speed
-from ._autograd import add_gradient_hook, backward, gradients
+from . import _autograd, _checks as checks, _memory, _speed
+from ._autograd import add_gradient_hook, backward, gradients, note_change, inplace_version
 from ._backend import array_module, to_numpy
 from ._dispatch import apply, function_node
 from ._devices import CUBLAS, DEVICES, H100, IDEAL, Device, numerics as device_numerics
@@ -79,7 +81,7 @@ from ._state import FLOAT32_PRODUCTS, STATE, Autocast, Setting, autocast_scope, 
 from ._tensor import CPU, CUDA, Place, Tensor, check_storage, place, real, take, tensor
 
 __all__ = ["Tensor", "tensor", "apply", "function_node", "Place", "place", "CPU", "CUDA", "op_function", "op_method", "install_names", "make", "rewrap", "made_like", "storage", "values", "take", "convert", "detach_",
-           "made_by", "made_of", "round_to", "widen", "MODES", "fma", "backward", "gradients", "add_gradient_hook", "grad_mode", "no_grad", "enable_grad",
+           "made_by", "made_of", "round_to", "widen", "MODES", "fma", "backward", "gradients", "add_gradient_hook", "note_change", "inplace_version", "grad_mode", "no_grad", "enable_grad",
            "is_grad_enabled", "Autocast", "autocast_scope", "current_autocast", "training_scope", "current_training", "float32_products",
            "set_float32_products", "threads", "set_threads", "Device", "IDEAL", "H100", "CUBLAS", "device_numerics", "set_device_numerics", "set_storage", "become", "memory_held", "memory_peak", "reset_memory_peak", "layer_scope", "watched_call", "unwatched", "is_layer", "update_running_stats",
            "sgd_update", "adam_update", "rmsprop_update", "adagrad_update", "adagrad_state", "adadelta_update",
@@ -182,15 +184,18 @@ def set_storage(t, data, fmt, device=None):
     return t
 
 
-def become(t, new):
+def become(t, new, counted=True):
     """t stands for `new` from now on, in place (an in-place op: PyTorch's x.add_(y)): new's storage, format,
     device and place in the graph; t keeps its identity. Compute `new` from rewrap(t, cls), not from t, so that
     its node reads t's values before the change. new's node keeps t as it was: the backward reads that wherever a
-    node made before the change reads t (PyTorch's graph edges point at the version they read)."""
+    node made before the change reads t (PyTorch's graph edges point at the version they read). counted: whether it
+    is a change of t's values that counts (note_change); a face's view made anew from its changed base is not."""
     node = new._node
     if node is not None and node is not t._node and node.replaced is None:
         node.replaced = rewrap(t, type(t))
         type(node).newest_replacing = max(type(node).newest_replacing, node.seq)
+    if counted:
+        _autograd.note_change(t, new._node)
     t._data, t.fmt, t._node, t.requires_grad, t.device = new._data, new.fmt, new._node, new.requires_grad, new.device
     t._float32 = new._float32
     return t

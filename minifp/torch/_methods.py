@@ -232,6 +232,7 @@ def _written(t, region=None):
         origin, where = entry[1], entry[2]
         if where is None:
             set_storage(origin, storage(t), t.fmt, t.device)
+            engine.note_change(origin)          # (PyTorch's .data and detach() share the version counter)
             _written(origin, region)
         elif engine.is_grad_enabled() and t.requires_grad:
             # Under autograd the view's base takes t's values through a node (PyTorch's CopySlices); then the views
@@ -283,8 +284,8 @@ def _refresh(base, region=None):
             index = where.index() if above is None else tuple(a[where.index()] for a in above)
             if hit is not None and not hit[index].any():
                 continue
-            if tracked:
-                become(view, apply("getitem", source, index=Strided(index)))
+            if tracked:         # (the write that changed base counted once: PyTorch's views share its version)
+                become(view, apply("getitem", source, index=Strided(index)), counted=False)
             elif not np.may_share_memory(storage(view), storage(base)):
                 set_storage(view, storage(base)[index], base.fmt, base.device)
             todo.append((view, index, _views(view)))
@@ -312,6 +313,7 @@ def _in_place(t, compute, region=None):
             t.requires_grad = requires_grad
     else:               # under no_grad only the values change: a parameter stays one, a result keeps its node
         set_storage(t, storage(new), new.fmt, new.device)
+        engine.note_change(t)
     _kept_in(old, t)
     _written(t, region)
     return t
@@ -356,6 +358,7 @@ def _refuse_on_leaf(method):
         old = storage(self)
         out = method(self, *args, **kwargs)
         _kept_in(old, self)
+        engine.note_change(self)
         _written(self)
         return out
     checked.__name__ = method.__name__

@@ -21,7 +21,7 @@ import numpy as np
 from .. import engine
 from ..engine import (apply, array_module, current_autocast, detach_, made_by, made_like, make, set_storage, storage,
     Tensor as _EngineTensor, tensor as _engine_tensor, to_numpy)
-from . import _device, _graph
+from . import _device, _graph, _saved
 from . import _generator
 from ._generator import stream
 
@@ -316,6 +316,7 @@ class Tensor(_EngineTensor, metaclass=_TensorType):
     is_cuda = property(lambda self: self.device == "cuda")
     grad_fn = property(lambda self: _graph.grad_fn(self), doc="The autograd node that made this tensor (None: a "
                                                                "leaf), as PyTorch shows it.")
+    _version = property(lambda self: engine.inplace_version(self), doc="How many in-place ops changed this tensor.")
 
     @classmethod
     def op_error(cls, name, shapes, error):
@@ -413,7 +414,7 @@ class Tensor(_EngineTensor, metaclass=_TensorType):
             warnings.warn(_CYCLE, UserWarning, stacklevel=2)
         # As in PyTorch, retain_graph defaults to create_graph: a graph of gradients reads the forward's values
         engine.backward(self, gradient, create_graph if retain_graph is None else retain_graph, inputs,
-                        create_graph=bool(create_graph))
+                        create_graph=bool(create_graph), on_stale=_saved.refuse_stale)
 
     def requires_grad_(self, requires_grad=True):
         if self.fmt is None and requires_grad:
@@ -449,7 +450,8 @@ class Tensor(_EngineTensor, metaclass=_TensorType):
         return engine.add_gradient_hook(self, hook)
 
     def zero_(self):
-        return self.fill_(0)
+        data = storage(self)
+        return self.assign(np.zeros(data.shape, np.float32 if self.fmt is not None else data.dtype))
 
     def fill_(self, value):
         # (an integer or bool tensor takes the value cast to its dtype, as PyTorch's fill_ does: 2.7 -> 2)

@@ -6,6 +6,7 @@ import functools
 
 from ... import engine
 from ...engine import gradients, grad_mode, made_like, Tensor as _EngineTensor
+from .._saved import refuse_stale
 from .._tensor import check_output_gradients
 from . import function
 from .function import Function
@@ -119,7 +120,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if not o.requires_grad:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
     check_output_gradients(outputs, grad_outputs if grad_outputs is not None else [None] * len(outputs))
-    found = gradients(outputs, inputs, grad_outputs, create_graph=bool(create_graph))
+    found = gradients(outputs, inputs, grad_outputs, create_graph=bool(create_graph), on_stale=refuse_stale)
     result = []
     for i, x in enumerate(inputs):
         g = found.get(id(x))

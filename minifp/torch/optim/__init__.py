@@ -211,6 +211,7 @@ class Optimizer:
         state = self.state.get(p, {})
         engine.update(self._rule, p, p.grad, state, self.update_rounding,
                       lambda name, array, fmt: _state_tensor(p, array, fmt), **args)
+        engine.note_change(p)          # PyTorch's in-place update: a graph made before may no longer read p
         if state and p not in self.state:       # a rule without state (SGD without momentum) adds no entry
             self.state[p] = state
 

@@ -1,0 +1,113 @@
+"""Record which tensors PyTorch's backward keeps (its saved tensors) by changing each one in place after the forward:
+tests/fixtures/pytorch/inplace.json.
+
+    /path/to/torch-env/bin/python tools/record_torch_inplace.py      # PyTorch, not minifp
+
+For every op of OPS, the output and then each input is changed in place (`add_(0.25)`, under no_grad and, for a
+result of the graph, under autograd), with every combination of the inputs requiring a gradient, and the backward
+either runs (its gradients recorded) or raises PyTorch's error (its message recorded). tests/torch/test_inplace.py
+runs the same cases through minifp.torch.
+"""
+import json
+import os
+import sys
+
+import numpy as np
+
+OUT = os.path.join(os.path.dirname(__file__), os.pardir, "tests", "fixtures", "pytorch", "inplace.json")
+
+# name: (input shapes, the op on the inputs)
+OPS = {
+    "relu": ([(2, 3)], lambda t, x: t.relu(x)),
+    "sigmoid": ([(2, 3)], lambda t, x: t.sigmoid(x)),
+    "tanh": ([(2, 3)], lambda t, x: t.tanh(x)),
+    "exp": ([(2, 3)], lambda t, x: t.exp(x)),
+    "sqrt": ([(2, 3)], lambda t, x: t.sqrt(x)),
+    "rsqrt": ([(2, 3)], lambda t, x: t.rsqrt(x)),
+    "reciprocal": ([(2, 3)], lambda t, x: t.reciprocal(x)),
+    "softmax": ([(2, 3)], lambda t, x: t.softmax(x, -1)),
+    "log_softmax": ([(2, 3)], lambda t, x: t.log_softmax(x, -1)),
+    "log": ([(2, 3)], lambda t, x: t.log(x)),
+    "sin": ([(2, 3)], lambda t, x: t.sin(x)),
+    "cos": ([(2, 3)], lambda t, x: t.cos(x)),
+    "abs": ([(2, 3)], lambda t, x: t.abs(x)),
+    "square": ([(2, 3)], lambda t, x: t.square(x)),
+    "pow_number": ([(2, 3)], lambda t, x: x ** 2),
+    "gelu": ([(2, 3)], lambda t, x: t.nn.functional.gelu(x)),
+    "silu": ([(2, 3)], lambda t, x: t.nn.functional.silu(x)),
+    "leaky_relu": ([(2, 3)], lambda t, x: t.nn.functional.leaky_relu(x)),
+    "clamp": ([(2, 3)], lambda t, x: x.clamp(0.7, 1.2)),
+    "neg": ([(2, 3)], lambda t, x: -x),
+    "sum": ([(2, 3)], lambda t, x: x.sum()),
+    "mean": ([(2, 3)], lambda t, x: x.mean()),
+    "add": ([(2, 3), (2, 3)], lambda t, x, y: x + y),
+    "sub": ([(2, 3), (2, 3)], lambda t, x, y: x - y),
+    "mul": ([(2, 3), (2, 3)], lambda t, x, y: x * y),
+    "div": ([(2, 3), (2, 3)], lambda t, x, y: x / y),
+    "maximum": ([(2, 3), (2, 3)], lambda t, x, y: t.maximum(x, y)),
+    "matmul": ([(2, 3), (3, 4)], lambda t, x, y: x @ y),
+    "linear": ([(2, 3), (4, 3), (4,)], lambda t, x, w, b: t.nn.functional.linear(x, w, b)),
+    "nll_loss": ([(2, 3)], lambda t, x: t.nn.functional.nll_loss(x, t.tensor([0, 2]))),
+    "cross_entropy": ([(2, 3)], lambda t, x: t.nn.functional.cross_entropy(x, t.tensor([0, 2]))),
+}
+
+
+def _combinations(n):
+    """Which inputs require a gradient: all, then each alone, then all but each (every case with at least one)."""
+    seen = []
+    for g in [(True,) * n] + [tuple(i == k for i in range(n)) for k in range(n)] + \
+            [tuple(i != k for i in range(n)) for k in range(n)]:
+        if any(g) and g not in seen:
+            seen.append(g)
+    return seen
+
+
+def cases():
+    """(case name, op name, target: "out" or an input's position, the inputs requiring a gradient, mode)."""
+    out = []
+    for name, (shapes, _) in OPS.items():
+        n = len(shapes)
+        for grads in _combinations(n):
+            tag = "".join("1" if g else "0" for g in grads)
+            for target in ["out"] + list(range(n)):
+                for mode in ("no_grad", "grad"):
+                    if mode == "grad" and (target != "out" and not grads[target]):
+                        continue        # a tensor outside the graph: changed under no_grad only
+                    out.append((f"{name}/{target}/{tag}/{mode}", name, target, grads, mode))
+    return out
+
+
+def run(torch, name, target, grads, mode):
+    """The case through `torch`: ("ok", gradients of the leaves, versions) or ("error", message)."""
+    shapes, op = OPS[name]
+    rng = np.random.default_rng(len(name))
+    leaves = [torch.tensor(rng.random(s, dtype=np.float32) + np.float32(0.5), requires_grad=g)
+              for s, g in zip(shapes, grads)]
+    xs = [x * 1 if x.requires_grad else x.clone() for x in leaves]   # results of the graph, or plain tensors
+    y = op(torch, *xs)
+    changed = y if target == "out" else xs[target]
+    if mode == "no_grad":
+        with torch.no_grad():
+            changed.add_(0.25)
+    else:
+        changed.add_(0.25)
+    try:
+        (y if y.dim() == 0 else y.sum()).backward()
+    except RuntimeError as e:
+        return ["error", str(e)]
+    return ["ok", [None if x.grad is None else x.grad.numpy().tolist() for x in leaves],
+            [x._version for x in xs] + [y._version]]
+
+
+def main():
+    import torch
+    result = {"versions": {"torch": torch.__version__},
+              "cases": {key: run(torch, name, target, grads, mode) for key, name, target, grads, mode in cases()}}
+    with open(OUT, "w") as f:
+        json.dump(result, f, indent=0)
+    errors = sum(r[0] == "error" for r in result["cases"].values())
+    print(f"wrote {OUT}: {len(result['cases'])} cases, {errors} raising", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
