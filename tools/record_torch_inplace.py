@@ -47,6 +47,10 @@ OPS = {
     "maximum": ([(2, 3), (2, 3)], lambda t, x, y: t.maximum(x, y)),
     "matmul": ([(2, 3), (3, 4)], lambda t, x, y: x @ y),
     "linear": ([(2, 3), (4, 3), (4,)], lambda t, x, w, b: t.nn.functional.linear(x, w, b)),
+    "conv2d": ([(1, 2, 5, 5), (3, 2, 3, 3), (3,)], lambda t, x, w, b: t.nn.functional.conv2d(x, w, b)),
+    "batch_norm": ([(4, 3), (3,), (3,)], lambda t, x, w, b: t.nn.functional.batch_norm(x, None, None, w, b, True)),
+    "layer_norm": ([(2, 3), (3,), (3,)], lambda t, x, w, b: t.nn.functional.layer_norm(x, (3,), w, b)),
+    "mse_loss": ([(2, 3), (2, 3)], lambda t, x, y: t.nn.functional.mse_loss(x, y)),
     "nll_loss": ([(2, 3)], lambda t, x: t.nn.functional.nll_loss(x, t.tensor([0, 2]))),
     "cross_entropy": ([(2, 3)], lambda t, x: t.nn.functional.cross_entropy(x, t.tensor([0, 2]))),
 }

@@ -20,7 +20,8 @@ _KEEPS = {
     **{op: ("result",) for op in ("relu", "sigmoid", "tanh", "exp", "sqrt", "rsqrt", "reciprocal", "softmax",
                                   "log_softmax")},
     **{op: (0,) for op in ("log", "sin", "cos", "abs", "square", "gelu", "silu", "leaky_relu", "clamp", "nll_loss")},
-    "maximum": (0, 1), "minimum": (0, 1),
+    "maximum": (0, 1), "minimum": (0, 1), "conv2d": (0, 1), "batch_norm": (0, 1), "layer_norm": (0, 1, 2),
+    "mse_loss": (0, 1),
     "mul": ({0: (1,), 1: (0,)},), "matmul": ({0: (1,), 1: (0,)},), "linear": ({0: (1,), 1: (0,)},),
     "div": ({0: (1,), 1: (0, 1)},),
 }

@@ -38,7 +38,7 @@ def test_a_change_after_the_forward_as_pytorch(key, name, target, grads, mode):
         for g, w in zip(got[1], want[1]):
             assert (g is None) == (w is None)
             if w is not None:
-                np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-7)
+                np.testing.assert_allclose(g, w, rtol=1e-6, atol=2e-6)     # (norms: sums near 0)
         assert got[2] == want[2]                        # the versions
 
 
