@@ -99,7 +99,7 @@ def run(torch, name, target, grads, mode):
         (y if y.dim() == 0 else y.sum()).backward()
     except RuntimeError as e:
         return ["error", str(e)]
-    return ["ok", [None if x.grad is None else x.grad.numpy().tolist() for x in leaves],
+    return ["ok", [None if x.grad is None else np.round(x.grad.numpy().astype(np.float64), 7).tolist() for x in leaves],
             [x._version for x in xs] + [y._version]]
 
 
@@ -107,8 +107,11 @@ def main():
     import torch
     result = {"versions": {"torch": torch.__version__},
               "cases": {key: run(torch, name, target, grads, mode) for key, name, target, grads, mode in cases()}}
-    with open(OUT, "w") as f:
-        json.dump(result, f, indent=0)
+    with open(OUT, "w") as f:             # one case a line
+        f.write('{"versions": %s, "cases": {\n' % json.dumps(result["versions"]))
+        f.write(",\n".join(f"{json.dumps(k)}: {json.dumps(v, separators=(',', ':'))}"
+                            for k, v in result["cases"].items()))
+        f.write("\n}}\n")
     errors = sum(r[0] == "error" for r in result["cases"].values())
     print(f"wrote {OUT}: {len(result['cases'])} cases, {errors} raising", file=sys.stderr)
 
