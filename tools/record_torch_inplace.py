@@ -103,10 +103,122 @@ def run(torch, name, target, grads, mode):
             [x._version for x in xs] + [y._version]]
 
 
+# Training code as people write it, with in-place ops PyTorch allows and the mistakes it refuses
+def _relu_in_place(t):
+    t.manual_seed(0)
+    first, second = t.nn.Linear(4, 8), t.nn.Linear(8, 2)
+    h = first(t.randn(3, 4))
+    h.relu_()
+    second(h).sum().backward()
+
+
+def _residual(t):
+    t.manual_seed(0)
+    conv, bn = t.nn.Conv2d(2, 2, 3, padding=1), t.nn.BatchNorm2d(2)
+    x = t.randn(1, 2, 4, 4, requires_grad=True)
+    out = bn(conv(x))
+    out += x
+    t.nn.functional.relu(out).sum().backward()
+
+
+def _in_place_relu_module(t):
+    t.manual_seed(0)
+    nn = t.nn
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(inplace=True), nn.Conv2d(4, 2, 3))
+    model(t.randn(2, 3, 8, 8)).sum().backward()
+
+
+def _step_between_two_backwards(t):
+    t.manual_seed(0)
+    nn = t.nn
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+    opt = t.optim.SGD(model.parameters(), lr=0.1)
+    loss = model(t.randn(3, 4)).sum()
+    loss.backward(retain_graph=True)
+    opt.step()
+    loss.backward()
+
+
+def _gan_discriminator_stepped_first(t):
+    t.manual_seed(0)
+    nn = t.nn
+    generator, discriminator = nn.Linear(2, 4), nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 1))
+    opt_d = t.optim.SGD(discriminator.parameters(), lr=0.1)
+    fake = generator(t.randn(5, 2))
+    d_loss, g_loss = discriminator(fake.detach()).mean(), -discriminator(fake).mean()
+    d_loss.backward()
+    opt_d.step()
+    g_loss.backward()
+
+
+def _dropout_in_place(t):
+    t.manual_seed(0)
+    h = t.nn.Linear(4, 4)(t.randn(3, 4))
+    t.nn.functional.dropout(h, 0.5, training=True, inplace=True).sum().backward()
+
+
+def _kept_result_changed(t):
+    a = t.randn(3, requires_grad=True)
+    b = t.sigmoid(a)
+    c = b * 2
+    b.mul_(3)
+    c.sum().backward()
+
+
+def _copy_changed(t):
+    a = t.randn(2, 3, requires_grad=True)
+    s = t.softmax(a, -1)
+    copy = s.clone()
+    copy.add_(1)
+    (s * copy).sum().backward()
+
+
+def _ema_under_no_grad(t):
+    t.manual_seed(0)
+    model, ema = t.nn.Linear(3, 1), t.nn.Linear(3, 1)
+    ema(t.randn(2, 3)).sum()
+    with t.no_grad():
+        for p, q in zip(ema.parameters(), model.parameters()):
+            p.mul_(0.9).add_(q, alpha=0.1)
+    model(t.randn(2, 3)).sum().backward()
+
+
+SCRIPTS = {f.__name__[1:]: f for f in (_relu_in_place, _residual, _in_place_relu_module, _step_between_two_backwards,
+                                       _gan_discriminator_stepped_first, _dropout_in_place, _kept_result_changed,
+                                       _copy_changed, _ema_under_no_grad)}
+
+
+# Modules whose parameters and buffers their construction initialises in place (version 1, or 2 where twice)
+MODULES = {
+    "Linear": lambda nn: nn.Linear(2, 3), "Conv2d": lambda nn: nn.Conv2d(2, 3, 3),
+    "BatchNorm2d": lambda nn: nn.BatchNorm2d(3), "LayerNorm": lambda nn: nn.LayerNorm(3),
+    "GroupNorm": lambda nn: nn.GroupNorm(1, 3), "RMSNorm": lambda nn: nn.RMSNorm(3),
+    "Embedding": lambda nn: nn.Embedding(4, 2), "LSTM": lambda nn: nn.LSTM(2, 3),
+    "MultiheadAttention": lambda nn: nn.MultiheadAttention(4, 2),
+}
+
+
+def module_versions(torch, name):
+    """[name, version] of each parameter and buffer of a new module."""
+    m = MODULES[name](torch.nn)
+    return [[n, t._version] for n, t in list(m.named_parameters()) + list(m.named_buffers())]
+
+
+def run_script(torch, name):
+    """The script through `torch`: ["ok"] or ["error", PyTorch's message]."""
+    try:
+        SCRIPTS[name](torch)
+    except RuntimeError as e:
+        return ["error", str(e)]
+    return ["ok"]
+
+
 def main():
     import torch
     result = {"versions": {"torch": torch.__version__},
               "cases": {key: run(torch, name, target, grads, mode) for key, name, target, grads, mode in cases()}}
+    result["cases"].update({f"script/{name}": run_script(torch, name) for name in SCRIPTS})
+    result["cases"].update({f"module/{name}": module_versions(torch, name) for name in MODULES})
     with open(OUT, "w") as f:             # one case a line
         f.write('{"versions": %s, "cases": {\n' % json.dumps(result["versions"]))
         f.write(",\n".join(f"{json.dumps(k)}: {json.dumps(v, separators=(',', ':'))}"

@@ -12,7 +12,7 @@ import pytest
 import minifp.torch as torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-from record_torch_inplace import cases, run  # noqa: E402
+from record_torch_inplace import MODULES, SCRIPTS, cases, module_versions, run, run_script  # noqa: E402
 
 FIXTURE = json.loads((Path(__file__).resolve().parents[1] / "fixtures" / "pytorch" / "inplace.json").read_text())
 # Known: a division's result changed under no_grad. PyTorch's backward recomputes x / y for the divisor's gradient;
@@ -52,8 +52,9 @@ def test_the_optimizer_step_before_the_backward_is_refused_and_changes_nothing()
     model.weight.grad = torch.ones(2, 3)
     opt.step()
     before = model.weight.detach().clone()
+    # (a new Linear's weight is at version 1: its initialisation is in place, as PyTorch's)
     with pytest.raises(RuntimeError, match=r"\[torch.FloatTensor \[3, 2\]\], which is output 0 of AsStrided, is at "
-                                           r"version 1; expected version 0 instead"):
+                                           r"version 2; expected version 1 instead"):
         loss.backward()
     assert x.grad is None and torch.equal(model.weight.detach(), before)
 
@@ -78,3 +79,16 @@ def test_autograd_grad_checks_too_and_a_long_history_stays_bounded():
     assert z._version == 300
     with pytest.raises(RuntimeError, match="which is output 0 of Exp, is at version 300; expected version 0"):
         torch.autograd.grad(z.sum(), x)
+
+
+@pytest.mark.parametrize("name", sorted(SCRIPTS))
+def test_training_code_with_in_place_ops_as_pytorch(name):
+    """ReLU(inplace=True), residual +=, in-place dropout and EMA updates run; an optimizer step between a forward and
+    its backward (a GAN's discriminator stepped first), and a kept result changed, raise PyTorch's words."""
+    assert run_script(torch, name) == FIXTURE["cases"][f"script/{name}"]
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_a_new_modules_parameters_are_at_pytorchs_versions(name):
+    """PyTorch initialises them in place (init.kaiming_uniform_, ones_, zero_): version 1 (out_proj.bias 2)."""
+    assert module_versions(torch, name) == FIXTURE["cases"][f"module/{name}"]

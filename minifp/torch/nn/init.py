@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from ...engine import generator as _engine_generator, no_grad
+from ...engine import generator as _engine_generator, no_grad, note_change
 from .._generator import Generator
 from .._methods import _written as written
 
@@ -45,6 +45,7 @@ def _generator(generator):
 
 def _fill(tensor, values):
     tensor.assign(np.broadcast_to(np.asarray(values, np.float64), tuple(tensor.shape)))
+    note_change(tensor)     # an in-place op, as PyTorch's init: a new module's parameters are at version 1
     with no_grad():         # (as PyTorch's init runs: a view's new values reach the tensor it shows, w[:, :2])
         written(tensor)
     return tensor
