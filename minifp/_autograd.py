@@ -201,10 +201,10 @@ def _stale(order, on_stale):
                 continue
             t, first, history = (a, 0, _history(a)) if a._node is None else changed.get(id(a._node), (a, 0, None))
             # (the in-place op's own node reads the values it replaces: PyTorch keeps what it needs of them)
-            later = [number for i, (when, _, after, number) in enumerate(history.entries if history else ())
-                     if i >= first and when > node.seq and after is not node]
-            if later:
-                on_stale(node.op.name, node.inputs, position, a, t, later[0] - 1, history.count)
+            first_later = next((n for i, (when, _, after, n) in enumerate(history.entries if history else ())
+                                if i >= first and when > node.seq and after is not node), None)
+            if first_later is not None:
+                on_stale(node.op.name, node.inputs, position, a, t, first_later - 1, history.count)
 
 
 def _seed(root, gradient, where):

@@ -14,29 +14,25 @@ from ._graph import grad_fn
 
 __all__ = ["refuse_stale"]
 
-# The engine op the face runs -> what PyTorch's backward keeps: "result", input positions kept always, and input
-# positions kept for the gradient of other inputs ({kept: the inputs whose gradient needs it}).
-_KEEPS = {
-    **{op: ("result",) for op in ("relu", "sigmoid", "tanh", "exp", "sqrt", "rsqrt", "reciprocal", "softmax",
-                                  "log_softmax")},
-    **{op: (0,) for op in ("log", "sin", "cos", "abs", "square", "gelu", "silu", "leaky_relu", "clamp", "nll_loss")},
-    "maximum": (0, 1), "minimum": (0, 1), "conv2d": (0, 1), "batch_norm": (0, 1), "layer_norm": (0, 1, 2),
-    "mse_loss": (0, 1),
-    "mul": ({0: (1,), 1: (0,)},), "matmul": ({0: (1,), 1: (0,)},), "linear": ({0: (1,), 1: (0,)},),
-    "div": ({0: (1,), 1: (0, 1)},),
-}
+# By the engine op the face runs, what PyTorch's backward keeps: its result; inputs kept always; inputs kept for
+# other inputs' gradients ({input: the inputs whose gradient needs it}).
+_RESULT = {"relu", "sigmoid", "tanh", "exp", "sqrt", "rsqrt", "reciprocal", "softmax", "log_softmax"}
+_INPUTS = {**{op: (0,) for op in ("log", "sin", "cos", "abs", "square", "gelu", "silu", "leaky_relu", "clamp",
+                                  "nll_loss")},
+           "maximum": (0, 1), "minimum": (0, 1), "conv2d": (0, 1), "batch_norm": (0, 1), "layer_norm": (0, 1, 2),
+           "mse_loss": (0, 1)}
+_FOR_OTHERS = {"mul": {0: (1,), 1: (0,)}, "matmul": {0: (1,), 1: (0,)}, "linear": {0: (1,), 1: (0,)},
+               "div": {0: (1,), 1: (0, 1)}}
 
 
 def _kept(op, inputs, which, grads):
     """Whether PyTorch's backward of op keeps `which` ("output" or an input's position) of it."""
     if op == "pow":     # a tensor exponent: base, exponent and result; a number: the base
         return which == 0 or isinstance(inputs[1], _EngineTensor)
-    for rule in _KEEPS.get(op, ()):
-        if rule == "result" and which == "output" or rule == which:
-            return True
-        if isinstance(rule, dict) and which in rule and any(grads[i] for i in rule[which]):
-            return True
-    return False
+    if which == "output":
+        return op in _RESULT
+    needed_by = _FOR_OTHERS.get(op, {}).get(which, ())
+    return which in _INPUTS.get(op, ()) or any(grads[i] for i in needed_by)
 
 
 def _shown_name(t):

@@ -43,9 +43,17 @@ def _generator(generator):
     return generator.rng if isinstance(generator, Generator) else _engine_generator(generator)
 
 
+def _initialised(*tensors):
+    """Count an in-place initialisation of each tensor given (None skipped), as PyTorch's init functions, zero_ and
+    fill_ make one: a new module's parameters and buffers are at version 1."""
+    for t in tensors:
+        if t is not None:
+            note_change(t)
+
+
 def _fill(tensor, values):
     tensor.assign(np.broadcast_to(np.asarray(values, np.float64), tuple(tensor.shape)))
-    note_change(tensor)     # an in-place op, as PyTorch's init: a new module's parameters are at version 1
+    _initialised(tensor)
     with no_grad():         # (as PyTorch's init runs: a view's new values reach the tensor it shows, w[:, :2])
         written(tensor)
     return tensor

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import numbers
 
-from ...engine import note_change
 from .. import _tensor
 from . import functional as F, init
 from .module import Module, Parameter
@@ -140,9 +139,7 @@ class InstanceNorm2d(Module):
         else:
             for name in ("running_mean", "running_var", "num_batches_tracked"):
                 self.register_buffer(name, None)
-        for t in (self.weight, self.bias, self.running_mean, self.running_var, self.num_batches_tracked):
-            if t is not None:
-                note_change(t)      # PyTorch's reset_parameters: each initialised in place (version 1)
+        init._initialised(self.weight, self.bias, self.running_mean, self.running_var, self.num_batches_tracked)
 
     def forward(self, input):
         if input.ndim not in (3, 4):
@@ -167,7 +164,7 @@ class RMSNorm(Module):
         self.normalized_shape, self.eps, self.elementwise_affine = shape, eps, elementwise_affine
         if elementwise_affine:
             self.weight = Parameter(_tensor.ones(*shape, dtype=dtype, device=device))
-            note_change(self.weight)        # PyTorch's init.ones_ (version 1)
+            init._initialised(self.weight)
         else:
             self.register_parameter("weight", None)
 

@@ -7,7 +7,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ...engine import apply, note_change, storage
+from ...engine import apply, storage
 from .. import _tensor
 from . import functional as F, init
 from .module import Module, Parameter, _addindent
@@ -30,14 +30,7 @@ def _affine(module, shape, weight, bias, device, dtype):
     module.register_parameter("weight", Parameter(_tensor.ones(*shape, dtype=dtype, device=device)) if weight else None)
     module.register_parameter("bias", Parameter(_tensor.zeros(*shape, dtype=dtype, device=device))
                               if weight and bias else None)
-    _initialised(module.weight, module.bias)
-
-
-def _initialised(*tensors):
-    """Count the in-place initialisation PyTorch's reset_parameters gives each (init.ones_, zero_: version 1)."""
-    for t in tensors:
-        if t is not None:
-            note_change(t)
+    init._initialised(module.weight, module.bias)
 
 
 def _positive(name, value, where):
@@ -162,7 +155,7 @@ class _BatchNorm(Module):
             self.register_buffer("running_mean", _tensor.zeros(num_features, dtype=dtype, device=device))
             self.register_buffer("running_var", _tensor.ones(num_features, dtype=dtype, device=device))
             self.register_buffer("num_batches_tracked", _tensor.tensor(0, dtype=_tensor.int64, device=device))
-            _initialised(self.running_mean, self.running_var, self.num_batches_tracked)
+            init._initialised(self.running_mean, self.running_var, self.num_batches_tracked)
         else:
             for name in ("running_mean", "running_var", "num_batches_tracked"):
                 self.register_buffer(name, None)
