@@ -1,12 +1,39 @@
 """Fixtures the test modules share."""
 import contextlib
+import importlib.metadata
 import os
+import platform
+import sys
 import threading
+from pathlib import Path
 
-import pytest
 
-from minifp import _speed
-from minifp._seams import PLAIN, SEAMS
+def _pin_avx2_kernels():
+    """Have OpenBLAS and NumPy run their AVX2 kernels, in this process and the workers and scripts it starts.
+
+    The recorded values (PyTorch's and Keras's fixtures, tests/fixtures/bits.json) are those of these kernels. On
+    a CPU with AVX-512 the others give other low bits: OpenBLAS's SkylakeX kernels other float32 sums and NaN
+    payloads, NumPy's expm1, power and others an ulp apart. Every x86-64 CPU with AVX2 computes the recorded bits
+    with these two set, which must happen before NumPy loads (minifp itself uses whatever kernels the host's
+    NumPy and OpenBLAS pick)."""
+    if "numpy" in sys.modules or platform.machine().lower() not in ("x86_64", "amd64"):
+        return
+    try:
+        avx2 = " avx2 " in Path("/proc/cpuinfo").read_text().replace("\n", " ")
+    except OSError:             # (no Linux cpuinfo: leave the kernels to the host)
+        return
+    if avx2:
+        os.environ.setdefault("OPENBLAS_CORETYPE", "Haswell")
+        if tuple(int(p) for p in importlib.metadata.version("numpy").split(".")[:2]) >= (2, 4):   # (its names)
+            os.environ.setdefault("NPY_DISABLE_CPU_FEATURES", "X86_V4 AVX512_ICL AVX512_SPR")
+
+
+_pin_avx2_kernels()
+
+import pytest  # noqa: E402  (after the pin: NumPy must not have loaded)
+
+from minifp import _speed  # noqa: E402
+from minifp._seams import PLAIN, SEAMS  # noqa: E402
 
 
 def pytest_configure(config):

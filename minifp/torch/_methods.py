@@ -51,18 +51,20 @@ _VIEWS = {}
 
 def _alias_of(alias, origin, where=None):
     key, at = id(alias), id(origin)     # (tensors compare elementwise: no WeakKeyDictionary; entries leave with alias)
-    _ORIGINS[key] = (weakref.ref(alias, lambda _, key=key, at=at: _forget(key, at)), origin, where)
+    _ORIGINS[key] = (weakref.ref(alias, lambda _, key=key, at=at, forget=_forget: forget(key, at)), origin, where)
     _VIEWS.setdefault(at, set()).add(key)
     return alias
 
 
-def _forget(key, at):
-    _ORIGINS.pop(key, None)
-    keys = _VIEWS.get(at)
+def _forget(key, at, origins=_ORIGINS, views=_VIEWS):
+    # (the tables bound as defaults, as _forget is in the callback: an alias that lives until the interpreter's
+    # exit is forgotten after this module's globals are gone)
+    origins.pop(key, None)
+    keys = views.get(at)
     if keys is not None:
         keys.discard(key)
         if not keys:
-            del _VIEWS[at]
+            del views[at]
 
 
 def _detach(self):
