@@ -1362,6 +1362,9 @@ LAYERS_MORE = {
     "LSTMCell(4, 5, bias=False)": ({"x": (4,)}, "m(x)"),
     "GRUCell(4, 6)": ({"x": (3, 4), "y": (3, 6)}, "m(x, y)"),
     "GRUCell(4, 5)": ({"x": (2, 4)}, "m(x)"),
+    "InstanceNorm1d(4)": ({"x": (2, 4, 9)}, "m(x)"),
+    "InstanceNorm1d(4, affine=True)": ({"x": (4, 9)}, "m(x)"),
+    "InstanceNorm3d(3, eps=1e-3, affine=True)": ({"x": (2, 3, 3, 4, 5)}, "m(x)"),
 }
 
 
@@ -1374,14 +1377,15 @@ def flat_outputs(y):
 
 def record_layers_more():
     """layers_more.json: outputs, input and parameter gradients, state_dict keys and reprs of Conv1d,
-    ConvTranspose2d, InstanceNorm2d, RMSNorm, PixelShuffle, PixelUnshuffle, Upsample (and its two fixed-mode
+    ConvTranspose2d, InstanceNorm1d/2d/3d, RMSNorm, PixelShuffle, PixelUnshuffle, Upsample (and its two fixed-mode
     kin), LSTM, GRU and RNN, and their cells."""
     out, specs = {}, {}
     for ci, (ctor, (shapes, call)) in enumerate(LAYERS_MORE.items()):
         m = eval(ctor, {"nn": nn}, vars(nn))     # noqa: S307 - the table's own source
         with torch.no_grad():
             for i, (name, t) in enumerate(m.state_dict().items()):
-                affine = isinstance(m, (nn.InstanceNorm2d, nn.RMSNorm)) and name == "weight"
+                affine = isinstance(m, (nn.InstanceNorm1d, nn.InstanceNorm2d, nn.InstanceNorm3d, nn.RMSNorm)) and \
+                    name == "weight"
                 specs[f"{ctor}.{name}"] = wave(t.shape, 100 + i, scale=0.4, quad=0.001, offset=1.0 if affine else 0.0)
                 t.copy_(build(specs[f"{ctor}.{name}"]))
         inputs = {}
@@ -1406,6 +1410,9 @@ def record_layers_more():
         "lstm_proj_size_6": outcome(lambda: nn.LSTM(4, 6, proj_size=6) and None),
         "interpolate_both": outcome(lambda: F.interpolate(torch.zeros(1, 1, 2, 2), size=3, scale_factor=2)),
         "interpolate_neither": outcome(lambda: F.interpolate(torch.zeros(1, 1, 2, 2))),
+        "instance_norm1d_dims": outcome(lambda: nn.InstanceNorm1d(4)(torch.zeros(4))),
+        "instance_norm3d_features": outcome(lambda: nn.InstanceNorm3d(3, affine=True)(torch.zeros(1, 4, 2, 2, 2))),
+        "instance_norm1d_features_warns": outcome(lambda: nn.InstanceNorm1d(4)(torch.zeros(2, 5, 3)).shape and None),
     }
     # InstanceNorm2d's running statistics: two training calls, then eval (the buffers' own initial values).
     m = nn.InstanceNorm2d(3, affine=True, track_running_stats=True, momentum=0.3)

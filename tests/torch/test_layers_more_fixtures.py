@@ -71,7 +71,9 @@ ERRORS = {"pixel_shuffle_channels": lambda: F.pixel_shuffle(torch.zeros(1, 3, 2,
           "gru_proj_size": lambda: nn.GRU(4, 6, proj_size=2),
           "lstm_proj_size_6": lambda: nn.LSTM(4, 6, proj_size=6),
           "interpolate_both": lambda: F.interpolate(torch.zeros(1, 1, 2, 2), size=3, scale_factor=2),
-          "interpolate_neither": lambda: F.interpolate(torch.zeros(1, 1, 2, 2))}
+          "interpolate_neither": lambda: F.interpolate(torch.zeros(1, 1, 2, 2)),
+          "instance_norm1d_dims": lambda: nn.InstanceNorm1d(4)(torch.zeros(4)),
+          "instance_norm3d_features": lambda: nn.InstanceNorm3d(3, affine=True)(torch.zeros(1, 4, 2, 2, 2))}
 
 
 @pytest.mark.parametrize("name", ERRORS)
@@ -151,3 +153,13 @@ def test_instance_norm_running_statistics_match_pytorch():
     close(m.running_var.numpy(), rec["running_var"])
     assert m.num_batches_tracked.item() == rec["num_batches_tracked"] == 0
     close(m.eval()(x).detach().numpy(), rec["eval_output"])
+
+
+def test_instance_norm_warns_of_unused_num_features():
+    """Without affine, num_features is unused: a channel count that differs warns, in PyTorch's words, and runs."""
+    want = FIXTURE["errors"]["instance_norm1d_features_warns"]
+    with pytest.warns(UserWarning) as caught:
+        out = nn.InstanceNorm1d(4)(torch.zeros(2, 5, 3))
+    assert [(w.category.__name__, str(w.message)) for w in caught] == [(w["category"], w["message"])
+                                                                       for w in want["warnings"]]
+    assert want["error"] is None and out.shape == (2, 5, 3)

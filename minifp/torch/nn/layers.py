@@ -1,16 +1,17 @@
-"""More of torch.nn's layers: Conv1d, ConvTranspose2d, InstanceNorm2d, RMSNorm, PixelShuffle, PixelUnshuffle and
-Upsample, with PyTorch's arguments, parameter shapes (state_dict keys), initialisation and reprs."""
+"""More of torch.nn's layers: Conv1d, ConvTranspose2d, InstanceNorm1d/2d/3d, RMSNorm, PixelShuffle, PixelUnshuffle
+and Upsample, with PyTorch's arguments, parameter shapes (state_dict keys), initialisation and reprs."""
 from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 from .. import _tensor
 from . import functional as F, init
 from .module import Module, Parameter
 
-__all__ = ["Conv1d", "ConvTranspose2d", "InstanceNorm2d", "RMSNorm", "PixelShuffle", "PixelUnshuffle", "Upsample",
-           "UpsamplingNearest2d", "UpsamplingBilinear2d"]
+__all__ = ["Conv1d", "ConvTranspose2d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm", "PixelShuffle",
+           "PixelUnshuffle", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
 
 
 def _empty(shape, device=None, dtype=None):
@@ -120,8 +121,10 @@ class ConvTranspose2d(_ConvNd):
         return tuple(size - lo for size, lo in zip(output_size, low))
 
 
-class InstanceNorm2d(Module):
-    """Each sample's channels normalised over (H, W); affine adds a scale and shift per channel."""
+class _InstanceNorm(Module):
+    """Each sample's channels normalised over their own positions; affine adds a scale and shift per channel.
+    _no_batch_dim: the dims of an input without its batch dim (PyTorch's _get_no_batch_dim)."""
+    _no_batch_dim = None
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
                  dtype=None, *, bias=True):
@@ -142,17 +145,40 @@ class InstanceNorm2d(Module):
         init._initialised(self.weight, self.bias, self.running_mean, self.running_var, self.num_batches_tracked)
 
     def forward(self, input):
-        if input.ndim not in (3, 4):
-            raise ValueError(f"expected 3D or 4D input (got {input.ndim}D input)")
-        x = input.reshape((1,) + tuple(input.shape)) if input.ndim == 3 else input
+        dims = self._no_batch_dim
+        if input.ndim not in (dims, dims + 1):
+            raise ValueError(f"expected {dims}D or {dims + 1}D input (got {input.ndim}D input)")
+        feature_dim = input.ndim - dims
+        if input.shape[feature_dim] != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={feature_dim} to match num_features "
+                                 f"({self.num_features}), but got: {input.shape[feature_dim]}.")
+            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You can silence this "
+                          f"warning by not passing in num_features, which is not used because affine=False")
+        x = input.reshape((1,) + tuple(input.shape)) if input.ndim == dims else input
         out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
                               self.training or not self.track_running_stats,
                               self.momentum if self.momentum is not None else 0.0, self.eps)
-        return out.reshape(tuple(out.shape[1:])) if input.ndim == 3 else out
+        return out.reshape(tuple(out.shape[1:])) if input.ndim == dims else out
 
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
                 f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance norm over (L) of (N, C, L) or (C, L) inputs."""
+    _no_batch_dim = 2
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance norm over (H, W) of (N, C, H, W) or (C, H, W) inputs."""
+    _no_batch_dim = 3
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance norm over (D, H, W) of (N, C, D, H, W) or (C, D, H, W) inputs."""
+    _no_batch_dim = 4
 
 
 class RMSNorm(Module):
