@@ -11,11 +11,16 @@ from .rnn import *  # noqa: F401,F403
 from .rnn import __all__ as _rnn
 from .more import *  # noqa: F401,F403
 from .more import __all__ as _more
+from .lazy import *  # noqa: F401,F403
+from .lazy import __all__ as _lazy
+from .lazy import UninitializedBuffer, UninitializedParameter
+from . import parameter
 
 from .parallel import DataParallel, DistributedDataParallel
 
-__all__ = ["Module", "Parameter", "attention", "functional", "init", "parallel", "utils", "DataParallel",
-           "DistributedDataParallel"] + _modules + _transformer + _layers + _rnn + _more
+__all__ = ["Module", "Parameter", "UninitializedParameter", "UninitializedBuffer", "attention", "functional", "init",
+           "parallel", "parameter", "utils", "DataParallel", "DistributedDataParallel"] + _modules + _transformer + \
+    _layers + _rnn + _more + _lazy
 
 
 from .._missing import missing as _missing  # noqa: E402
@@ -28,16 +33,17 @@ def _paths():
     import itertools
     import sys
     import types
-    from . import layers, modules
+    from . import layers, lazy, modules
 
     def ntuple(n):
         return lambda x: tuple(x) if isinstance(x, (list, tuple)) else tuple(itertools.repeat(x, n))
     names = {n: globals()[n] for n in __all__}
     names.update(_BatchNorm=modules._BatchNorm, _NormBase=modules._BatchNorm, _Loss=modules._Loss,
-                 _WeightedLoss=modules._WeightedLoss, _ConvNd=layers._ConvNd, _ntuple=ntuple, _single=ntuple(1),
+                 _WeightedLoss=modules._WeightedLoss, _ConvNd=layers._ConvNd, LazyModuleMixin=lazy.LazyModuleMixin,
+                 _ntuple=ntuple, _single=ntuple(1),
                  _pair=ntuple(2), _triple=ntuple(3), _quadruple=ntuple(4))
     for path in ("activation", "batchnorm", "container", "conv", "dropout", "flatten", "linear", "loss", "module",
-                 "normalization", "padding", "pooling", "rnn", "sparse", "transformer", "upsampling", "utils"):
+                 "lazy", "normalization", "padding", "pooling", "rnn", "sparse", "transformer", "upsampling", "utils"):
         module = types.ModuleType(f"{__name__}.modules.{path}", f"torch.nn.modules.{path} (all of torch.nn).")
         module.__dict__.update(names)
         sys.modules[module.__name__] = module

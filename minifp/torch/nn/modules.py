@@ -166,6 +166,12 @@ class _BatchNorm(Module):
             init.ones_(self.running_var)
             self.num_batches_tracked.assign(np.zeros((), np.int64))
 
+    def reset_parameters(self):
+        self.reset_running_stats()
+        if self.affine:
+            init.ones_(self.weight)
+            init.zeros_(self.bias)
+
     def _load_defaults(self, prefix, state):
         # An old checkpoint (version < 2) has no counter: PyTorch fills it with 0.
         return {prefix + "num_batches_tracked": _tensor.tensor(0, dtype=_tensor.int64)} if self.track_running_stats else {}

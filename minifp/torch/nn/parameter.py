@@ -1,4 +1,5 @@
-"""torch.nn.parameter: PyTorch's import path of Parameter."""
+"""torch.nn.parameter: PyTorch's import path of Parameter, UninitializedParameter and UninitializedBuffer."""
+from .lazy import UninitializedBuffer, UninitializedParameter
 from .module import Parameter
 
-__all__ = ["Parameter"]
+__all__ = ["Parameter", "UninitializedParameter", "UninitializedBuffer"]
