@@ -1365,6 +1365,8 @@ LAYERS_MORE = {
     "InstanceNorm1d(4)": ({"x": (2, 4, 9)}, "m(x)"),
     "InstanceNorm1d(4, affine=True)": ({"x": (4, 9)}, "m(x)"),
     "InstanceNorm3d(3, eps=1e-3, affine=True)": ({"x": (2, 3, 3, 4, 5)}, "m(x)"),
+    "BatchNorm3d(3)": ({"x": (2, 3, 2, 3, 4)}, "m(x)"),
+    "BatchNorm3d(3, affine=False, momentum=0.3)": ({"x": (3, 3, 2, 2, 3)}, "m(x)"),
 }
 
 
@@ -1377,7 +1379,7 @@ def flat_outputs(y):
 
 def record_layers_more():
     """layers_more.json: outputs, input and parameter gradients, state_dict keys and reprs of Conv1d,
-    ConvTranspose2d, InstanceNorm1d/2d/3d, RMSNorm, PixelShuffle, PixelUnshuffle, Upsample (and its two fixed-mode
+    ConvTranspose2d, BatchNorm3d, InstanceNorm1d/2d/3d, RMSNorm, PixelShuffle, PixelUnshuffle, Upsample (and its two fixed-mode
     kin), LSTM, GRU and RNN, and their cells."""
     out, specs = {}, {}
     for ci, (ctor, (shapes, call)) in enumerate(LAYERS_MORE.items()):
@@ -1412,6 +1414,7 @@ def record_layers_more():
         "interpolate_neither": outcome(lambda: F.interpolate(torch.zeros(1, 1, 2, 2))),
         "instance_norm1d_dims": outcome(lambda: nn.InstanceNorm1d(4)(torch.zeros(4))),
         "instance_norm3d_features": outcome(lambda: nn.InstanceNorm3d(3, affine=True)(torch.zeros(1, 4, 2, 2, 2))),
+        "batch_norm3d_dims": outcome(lambda: nn.BatchNorm3d(3)(torch.zeros(2, 3, 4, 4))),
         "instance_norm1d_features_warns": outcome(lambda: nn.InstanceNorm1d(4)(torch.zeros(2, 5, 3)).shape and None),
     }
     # InstanceNorm2d's running statistics: two training calls, then eval (the buffers' own initial values).

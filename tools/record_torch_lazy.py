@@ -86,6 +86,23 @@ note(lambda: b2.num_batches_tracked)
 note(lambda: tuple(b2(torch.rand(4, 3, 2, 2)).shape))
 note(lambda: (b2, b2.running_mean.shape, b2.weight.tolist(), b2.bias.tolist()))
 """,
+    "norm_variants": """
+b3 = nn.LazyBatchNorm3d()
+note(lambda: b3)
+note(lambda: tuple(b3(torch.rand(2, 3, 2, 2, 2)).shape))
+note(lambda: (b3, b3.num_batches_tracked.item(), tuple(b3.running_var.shape)))
+i2 = nn.LazyInstanceNorm2d(affine=True)
+note(lambda: (i2, i2.weight, i2.running_mean))
+note(lambda: tuple(i2(torch.rand(2, 4, 3, 3)).shape))
+note(lambda: (i2, i2.weight.tolist(), i2.bias.tolist()))
+i1 = nn.LazyInstanceNorm1d()
+note(lambda: (i1, i1.has_uninitialized_params()))
+note(lambda: tuple(i1(torch.rand(2, 4, 5)).shape))
+note(lambda: i1)
+i3 = nn.LazyInstanceNorm3d(track_running_stats=True)
+note(lambda: tuple(i3(torch.rand(1, 2, 2, 2, 2)).shape))
+note(lambda: (i3, i3.running_mean.shape))
+""",
     "load_state_dict": """
 m = nn.LazyLinear(5)
 note(lambda: m.load_state_dict(nn.Linear(3, 5).state_dict()))

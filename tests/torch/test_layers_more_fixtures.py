@@ -73,6 +73,7 @@ ERRORS = {"pixel_shuffle_channels": lambda: F.pixel_shuffle(torch.zeros(1, 3, 2,
           "interpolate_both": lambda: F.interpolate(torch.zeros(1, 1, 2, 2), size=3, scale_factor=2),
           "interpolate_neither": lambda: F.interpolate(torch.zeros(1, 1, 2, 2)),
           "instance_norm1d_dims": lambda: nn.InstanceNorm1d(4)(torch.zeros(4)),
+          "batch_norm3d_dims": lambda: nn.BatchNorm3d(3)(torch.zeros(2, 3, 4, 4)),
           "instance_norm3d_features": lambda: nn.InstanceNorm3d(3, affine=True)(torch.zeros(1, 4, 2, 2, 2))}
 
 

@@ -42,3 +42,14 @@ def test_materialized_parameters_train():
         assert before is None or loss.item() < before
         before = loss.item()
     assert type(net[0]) is torch.nn.Linear and net[0].weight.shape == (4, 3)
+
+
+def test_loading_floats_into_an_integer_buffer_truncates():
+    """load_state_dict copies as PyTorch's copy_: a float value into num_batches_tracked truncates toward zero
+    (PyTorch 2.13 gives 2 and -1 for 2.7 and -1.5)."""
+    m = torch.nn.BatchNorm2d(2)
+    for value, want in ((2.7, 2), (-1.5, -1)):
+        state = m.state_dict()
+        state["num_batches_tracked"] = torch.tensor(value)
+        m.load_state_dict(state)
+        assert m.num_batches_tracked.dtype == torch.int64 and m.num_batches_tracked.item() == want

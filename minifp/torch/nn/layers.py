@@ -1,5 +1,5 @@
-"""More of torch.nn's layers: Conv1d, ConvTranspose2d, InstanceNorm1d/2d/3d, RMSNorm, PixelShuffle, PixelUnshuffle
-and Upsample, with PyTorch's arguments, parameter shapes (state_dict keys), initialisation and reprs."""
+"""More of torch.nn's layers: Conv1d, ConvTranspose2d, BatchNorm3d, InstanceNorm1d/2d/3d, RMSNorm, PixelShuffle,
+PixelUnshuffle and Upsample, with PyTorch's arguments, parameter shapes (state_dict keys), initialisation and reprs."""
 from __future__ import annotations
 
 import math
@@ -7,11 +7,11 @@ import numbers
 import warnings
 
 from .. import _tensor
-from . import functional as F, init
+from . import functional as F, init, modules
 from .module import Module, Parameter
 
-__all__ = ["Conv1d", "ConvTranspose2d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm", "PixelShuffle",
-           "PixelUnshuffle", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
+__all__ = ["Conv1d", "ConvTranspose2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm",
+           "PixelShuffle", "PixelUnshuffle", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
 
 
 def _empty(shape, device=None, dtype=None):
@@ -121,6 +121,14 @@ class ConvTranspose2d(_ConvNd):
         return tuple(size - lo for size, lo in zip(output_size, low))
 
 
+class BatchNorm3d(modules._BatchNorm):
+    """Batch normalisation over (N, C, D, H, W)."""
+
+    def _check_input_dim(self, input):
+        if input.ndim != 5:
+            raise ValueError(f"expected 5D input (got {input.ndim}D input)")
+
+
 class _InstanceNorm(Module):
     """Each sample's channels normalised over their own positions; affine adds a scale and shift per channel.
     _no_batch_dim: the dims of an input without its batch dim (PyTorch's _get_no_batch_dim)."""
@@ -143,6 +151,9 @@ class _InstanceNorm(Module):
             for name in ("running_mean", "running_var", "num_batches_tracked"):
                 self.register_buffer(name, None)
         init._initialised(self.weight, self.bias, self.running_mean, self.running_var, self.num_batches_tracked)
+
+    reset_running_stats = modules._BatchNorm.reset_running_stats       # (PyTorch's _NormBase's, for both)
+    reset_parameters = modules._BatchNorm.reset_parameters
 
     def forward(self, input):
         dims = self._no_batch_dim

@@ -1,6 +1,6 @@
-"""torch.nn's lazy modules: LazyLinear, LazyConv1d/2d/3d, LazyConvTranspose1d/2d/3d and LazyBatchNorm1d/2d, whose
-parameters take their shapes from the first input (Dive into Deep Learning builds its models so), and the
-UninitializedParameter and UninitializedBuffer they hold until then.
+"""torch.nn's lazy modules: LazyLinear, LazyConv1d/2d/3d, LazyConvTranspose1d/2d/3d, LazyBatchNorm1d/2d/3d and
+LazyInstanceNorm1d/2d/3d, whose parameters take their shapes from the first input (Dive into Deep Learning builds
+its models so), and the UninitializedParameter and UninitializedBuffer they hold until then.
 
 As PyTorch's LazyModuleMixin: a forward pre-hook infers the shapes and materializes the parameters in place (an
 optimizer made before keeps them), initialises them as the eager layer does, and the module becomes that layer
@@ -14,7 +14,8 @@ from . import layers, modules, more
 from .module import Parameter
 
 __all__ = ["LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
-           "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d"]
+           "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d",
+           "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
 
 _SHAPE_ERROR = ("Can't access the shape of an uninitialized parameter or buffer. This error usually happens in "
                 "`load_state_dict` when trying to load an uninitialized parameter into an initialized one. Call "
@@ -205,7 +206,8 @@ LazyConvTranspose3d = _lazy_conv("LazyConvTranspose3d", more.ConvTranspose3d)
 
 
 class _LazyNormMixin(LazyModuleMixin):
-    """A batch norm whose num_features is the first input's channel count."""
+    """A batch or instance norm whose num_features is the first input's dim 1 (PyTorch's _LazyNormBase: affine and
+    tracking by default, for the instance norms too)."""
 
     def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None):
         super().__init__(0, eps, momentum, False, False, device, dtype)
@@ -239,3 +241,23 @@ class LazyBatchNorm1d(_LazyNormMixin, modules.BatchNorm1d):
 class LazyBatchNorm2d(_LazyNormMixin, modules.BatchNorm2d):
     """A BatchNorm2d whose num_features is the first input's channel count."""
     cls_to_become = modules.BatchNorm2d
+
+
+class LazyBatchNorm3d(_LazyNormMixin, layers.BatchNorm3d):
+    """A BatchNorm3d whose num_features is the first input's channel count."""
+    cls_to_become = layers.BatchNorm3d
+
+
+class LazyInstanceNorm1d(_LazyNormMixin, layers.InstanceNorm1d):
+    """An InstanceNorm1d whose num_features is the first input's dim 1."""
+    cls_to_become = layers.InstanceNorm1d
+
+
+class LazyInstanceNorm2d(_LazyNormMixin, layers.InstanceNorm2d):
+    """An InstanceNorm2d whose num_features is the first input's dim 1."""
+    cls_to_become = layers.InstanceNorm2d
+
+
+class LazyInstanceNorm3d(_LazyNormMixin, layers.InstanceNorm3d):
+    """An InstanceNorm3d whose num_features is the first input's dim 1."""
+    cls_to_become = layers.InstanceNorm3d

@@ -579,6 +579,8 @@ class Module:
                                                                                   "\n\t".join(errors)))
         for t, v, values in pairs:
             same = isinstance(v, _EngineTensor) and v.fmt == t.fmt and v.device == t.device
+            if t.fmt is None and not same:      # PyTorch's copy_ into an integer buffer casts (floats truncate)
+                values = np.asarray(values).astype(storage(t).dtype)
             t.assign(storage(v) if same else values)       # the same format: the same bits
         return _IncompatibleKeys(missing, unexpected)
 
