@@ -127,22 +127,26 @@ def fma(xp, a, b, c):
     return odd.view(xp.float64).astype(xp.float32)
 
 
-def _add(xp, x, y, *, alpha=None):
-    # PyTorch's kernels: x + alpha * y as one FMA, alpha in the compute's float (float32 for half tensors)
-    return x + y if alpha is None else SEAMS.fma(xp, x.dtype.type(alpha) if hasattr(x, "dtype") else alpha, y, x)
+def _add(xp, x, y, *, alpha=None, forward_alpha=None):
+    # PyTorch's kernels: x + alpha * y as one FMA, alpha in the compute's float (float32 for half tensors);
+    # forward_alpha: the alpha the forward multiplies by where the kernel rounds it first (PyTorch's CPU kernels,
+    # into a half-precision result's format), the gradient keeping alpha
+    a = alpha if forward_alpha is None else forward_alpha
+    return x + y if a is None else SEAMS.fma(xp, x.dtype.type(a) if hasattr(x, "dtype") else a, y, x)
 
 
-def _sub(xp, x, y, *, alpha=None):
-    return x - y if alpha is None else SEAMS.fma(xp, -(x.dtype.type(alpha) if hasattr(x, "dtype") else alpha), y, x)
+def _sub(xp, x, y, *, alpha=None, forward_alpha=None):
+    a = alpha if forward_alpha is None else forward_alpha
+    return x - y if a is None else SEAMS.fma(xp, -(x.dtype.type(a) if hasattr(x, "dtype") else a), y, x)
 
 
 def _scaled(g, alpha):
     return g if alpha is None else g * g.dtype.type(alpha)
 
 
-defop("add", _add, lambda xp, g, ans, x, y, *, alpha=None: g, lambda xp, g, ans, x, y, *, alpha=None: _scaled(g, alpha),
+defop("add", _add, lambda xp, g, ans, x, y, **_: g, lambda xp, g, ans, x, y, *, alpha=None, **_: _scaled(g, alpha),
       doc="Elementwise x + y (x + alpha * y: one rounding).", operator="add", saves=False)
-defop("sub", _sub, lambda xp, g, ans, x, y, *, alpha=None: g, lambda xp, g, ans, x, y, *, alpha=None: _scaled(-g, alpha),
+defop("sub", _sub, lambda xp, g, ans, x, y, **_: g, lambda xp, g, ans, x, y, *, alpha=None, **_: _scaled(-g, alpha),
       doc="Elementwise x - y (x - alpha * y: one rounding).", operator="sub", saves=False)
 defop("mul", lambda xp, x, y: x * y, lambda xp, g, ans, x, y: g * y, lambda xp, g, ans, x, y: g * x,
       doc="Elementwise x * y.", operator="mul")

@@ -3,7 +3,8 @@ same cases through minifp.torch and compares the bits.
 
     /work/torchenv/bin/python tools/record_torch_fma.py
 
-PyTorch's CPU kernels compute add(x, y, alpha=a) as one FMA, a * y + x rounded once (alpha in float32), and so
+PyTorch's CPU kernels compute add(x, y, alpha=a) as one FMA, a * y + x rounded once (alpha in float32; for a
+float16 or bfloat16 result alpha is first rounded into that format), and so
 sub(alpha=), lerp (either branch) and addcmul (value * t1 first, then an FMA); addcdiv rounds three times. So do
 the single-tensor optimizers built from them. Each case here runs on float32 inputs drawn from a seeded generator
 (the test draws the same ones) and keeps the SHA-1 of its result's bits, a few values, and how many results two
@@ -44,6 +45,17 @@ OPS = {
     "addcmul": (3, lambda torch, x, a, b: torch.addcmul(x, a, b, value=-0.3)),
     "addcmul_inplace": (3, lambda torch, x, a, b: x.clone().addcmul_(a, b, value=0.001)),
     "addcdiv": (3, lambda torch, x, a, b: torch.addcdiv(x, a, b.abs() + 0.1, value=-0.3)),
+    # half-precision results on the CPU: alpha rounded into the result's format first, then one FMA in float32;
+    # 4096 elements, a multiple of every vector width, as the kernels' scalar tails round the product and the sum
+    # into the half format one after the other (not emulated)
+    "add_alpha_half": (2, lambda torch, x, y: torch.add(x[:4096].half(), y[:4096].half(), alpha=0.3).float()),
+    "sub_alpha_bfloat16": (2, lambda torch, x, y: torch.sub(x[:4096].bfloat16(), y[:4096].bfloat16(), alpha=0.7)
+                           .float()),
+    "add_alpha_inplace_half": (2, lambda torch, x, y: x[:4096].half().add_(y[:4096].half(), alpha=-0.1).float()),
+    "sub_alpha_inplace_bfloat16": (2, lambda torch, x, y: x[:4096].bfloat16().sub_(y[:4096].bfloat16(), alpha=1 / 3)
+                                   .float()),
+    "add_alpha_scalar_half": (1, lambda torch, x: torch.add(x[:4096].half(), 2.5, alpha=0.3).float()),
+    "add_alpha_half_and_float": (2, lambda torch, x, y: torch.add(x.half(), y, alpha=0.3)),
 }
 
 # name: (optimizer class, keyword arguments); five steps on one parameter, a fresh gradient each step
@@ -123,7 +135,8 @@ def main():
     record = {"torch": torch.__version__, "n": N, "steps": STEPS, "ops": {}, "optimizers": {}}
     for name in OPS:
         y = run_op(torch, name)
-        record["ops"][name] = {"sha1": digest(y), "head": y[:4].tolist(), "two_roundings_differ": _two_roundings(name)}
+        record["ops"][name] = {"sha1": digest(y), "size": int(y.size), "head": y[:4].tolist(),
+                               "two_roundings_differ": _two_roundings(name)}
     for name in OPTIMIZERS:
         w, state = run_optimizer(torch, name)
         record["optimizers"][name] = {"sha1": digest(w), "head": w[:4].tolist(),

@@ -6,6 +6,7 @@ clamp_min, nan_to_num) compose `where`; integer and bool results are computed wi
 """
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 
@@ -13,8 +14,8 @@ import numpy as np
 
 from .. import engine
 from ..engine import apply, made_like, storage, Tensor as _EngineTensor, to_numpy
-from ._tensor import (Tensor, _dim, _int_dtype, _integral, _numpy_result, _type_name, _weak_out, float32, int8,
-                      int16, tensor, uint8)
+from ._tensor import (Tensor, alpha_params, _dim, _int_dtype, _integral, _numpy_result, _type_name, _weak_out,
+                      float32, int8, int16, tensor, uint8)
 from ._tensor import maximum as _maximum, minimum as _minimum, return_type
 from ._methods import _in_place
 
@@ -176,10 +177,14 @@ def _scaled(other, alpha):
 
 def _fused(name, input, other, alpha):
     """input + alpha * other (name "add") or input - alpha * other ("sub") as PyTorch's kernels compute it for a
-    floating result: one FMA, alpha in float32; None where it stays integer (or alpha is 1: a plain add)."""
-    if alpha == 1 or not any(isinstance(a, _EngineTensor) and a.fmt is not None for a in (input, other)):
+    floating result: one FMA, alpha in float32 (see alpha_params: on the CPU, a half-precision result's kernel
+    rounds alpha first); None where it stays integer (or alpha is 1: a plain add)."""
+    tensors = [a for a in (input, other) if isinstance(a, _EngineTensor)]
+    if alpha == 1 or not any(a.fmt is not None for a in tensors):
         return None
-    return apply(name, input, other, alpha=alpha, _out=_weak_out((input, other)))
+    out = _weak_out((input, other))
+    fmt = out or functools.reduce(engine.promote, [a.fmt for a in tensors if a.fmt is not None])
+    return apply(name, input, other, _out=out, **alpha_params(alpha, fmt, tensors))
 
 
 def add(input, other, *, alpha=1, out=None):

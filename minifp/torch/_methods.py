@@ -19,7 +19,8 @@ from . import _tensor
 from ._graph import Strided, grad_fn
 from ._legacy import construct
 from .linalg import vector_norm
-from ._tensor import Tensor, _CPP_NAMES, return_type, _dense, _dim, _dims, _shape_args, _type_name, empty, full, ones, tensor
+from ._tensor import Tensor, _CPP_NAMES, alpha_params, return_type, _dense, _dim, _dims, _shape_args, _type_name, empty, full, ones, \
+    tensor
 
 __all__ = ["check_grad", "topk", "sort", "argsort", "split", "chunk", "unbind", "tril", "triu", "flip", "gather", "var", "std",
            "cumsum", "masked_fill", "broadcast_to", "count_nonzero", "amax", "amin", "norm"]
@@ -410,7 +411,8 @@ def _arith(name, sign=1.0):
     def method(self, other, *, alpha=1):
         alpha = alpha * sign
         if alpha != 1 and name == "add" and self.fmt is not None:    # one FMA, as PyTorch's kernels
-            return _in_place(self, lambda t: apply(name, t, other, alpha=alpha, _out=t.fmt))
+            return _in_place(self, lambda t: apply(name, t, other, _out=t.fmt,
+                                                   **alpha_params(alpha, t.fmt, (t, other))))
         other = other * alpha if alpha != 1 else other
         return _in_place(self, lambda t: apply(name, t, other, _out=t.fmt if t.fmt is not None else None))
     method.__name__ = f"{name}_"

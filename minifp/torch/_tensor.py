@@ -241,6 +241,16 @@ def _weak_out(args):
     return out if weak else None
 
 
+def alpha_params(alpha, fmt, tensors):
+    """The add and sub ops' parameters for PyTorch's alpha: alpha, and on the CPU, for a float16 or bfloat16 result,
+    forward_alpha, alpha rounded into that format (the vectorized CPU kernel takes alpha as the result's scalar
+    type; the gradient multiplies by alpha itself)."""
+    if fmt.man_bits < 23 and all(t.device == "cpu" for t in tensors if isinstance(t, _EngineTensor)):
+        rounded = engine.widen(engine.round_to(np.array([alpha], np.float64), fmt), fmt)[0]
+        return {"alpha": alpha, "forward_alpha": float(rounded)}
+    return {"alpha": alpha}
+
+
 # -- integer and bool tensors: PyTorch keeps their dtype where no float takes part -----------------------------
 
 
