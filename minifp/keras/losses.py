@@ -17,266 +17,153 @@ Every value is built from engine ops, so `loss.backward()` reaches the predictio
 from __future__ import annotations
 
 import functools
+import warnings
 
 import numpy as np
 
 from .. import engine
-from ..engine import apply, made_like, make, storage, Tensor as _EngineTensor
-from . import _registry
-from ._tensor import Tensor
+from ..engine import apply, storage, Tensor as _EngineTensor
+from . import _registry, backend as _backend, ops
+from ._loss_functions import (EPSILON, MAE, MSE, _like, _sparse_categorical_crossentropy, _tensor, binary_crossentropy,
+                              categorical_crossentropy, huber, mae, mean_absolute_error, mean_squared_error, mse,
+                              sparse_categorical_crossentropy, squeeze_or_expand_to_same_rank,
+                              tf_keras_sparse_categorical_crossentropy)
 
 __all__ = ["Loss", "LossFunctionWrapper", "MeanSquaredError", "MeanAbsoluteError", "Huber", "BinaryCrossentropy",
-           "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "mean_squared_error", "mean_absolute_error",
-           "huber", "binary_crossentropy", "categorical_crossentropy", "sparse_categorical_crossentropy", "mse",
-           "mae", "MSE", "MAE", "get", "serialize", "deserialize", "resolve", "REDUCTIONS", "EPSILON"]
+           "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "MeanAbsolutePercentageError",
+           "MeanSquaredLogarithmicError", "LogCosh", "Poisson", "KLDivergence", "Hinge", "SquaredHinge",
+           "CategoricalHinge", "CosineSimilarity", "BinaryFocalCrossentropy", "CategoricalFocalCrossentropy",
+           "mean_squared_error", "mean_absolute_error", "huber", "binary_crossentropy", "categorical_crossentropy",
+           "sparse_categorical_crossentropy", "mean_absolute_percentage_error", "mean_squared_logarithmic_error",
+           "log_cosh", "poisson", "kl_divergence", "hinge", "squared_hinge", "categorical_hinge", "cosine_similarity",
+           "binary_focal_crossentropy", "categorical_focal_crossentropy", "mse", "mae", "MSE", "MAE", "get",
+           "serialize", "deserialize", "resolve", "REDUCTIONS", "EPSILON"]
 
-EPSILON = 1e-7          # keras.backend.epsilon()
 REDUCTIONS = ("sum_over_batch_size", "sum", None, "none", "mean", "mean_with_sample_weight")
 
 
-# -- tensors -------------------------------------------------------------------------------------------------
+# -- Keras's other per-sample losses, written with keras.ops (as Keras writes them: they compute in y_pred's
+# format); keras.metrics has the same functions
 
-def _face_class():
-    """The class numpy inputs become: the Keras face's Tensor."""
-    return Tensor
-
-
-def _tensor(x, fmt=None, like=None):
-    """x as a tensor (of like's class for arrays), in fmt when given (a differentiable cast), else its own
-    format (float32 for arrays and integer tensors). A tensor already in fmt is returned as it is."""
-    if isinstance(x, _EngineTensor):
-        if x.fmt is None:
-            x = made_like(x, storage(x).astype(np.float32), engine.float32)
-        return x if fmt is None or x.fmt == fmt else apply("cast", x, _out=fmt)
-    cls = type(like) if isinstance(like, _EngineTensor) else _face_class()
-    arr = np.asarray(x.numpy() if hasattr(x, "numpy") else x)
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"expected real numbers (an array or a tensor), got {type(x).__name__} of dtype {arr.dtype}")
-    t = make(cls, np.array(arr, dtype=np.float32), engine.float32)
-    return t if fmt is None or fmt == engine.float32 else apply("cast", t, _out=fmt)
+def _pair(y_true, y_pred, same_rank=True):
+    """y_pred as a tensor, y_true in its dtype (Keras's first lines), squeezed or expanded to the same rank."""
+    y_pred = ops.convert_to_tensor(y_pred)
+    y_true = ops.convert_to_tensor(y_true, dtype=y_pred.dtype)
+    return squeeze_or_expand_to_same_rank(y_true, y_pred) if same_rank else (y_true, y_pred)
 
 
-def _like(y_true, y_pred):
-    """y_true in y_pred's format and class (Keras: ops.cast(y_true, y_pred.dtype))."""
-    t = _tensor(y_true, y_pred.fmt, like=y_pred)
-    if type(t) is not type(y_pred) and not t.requires_grad:     # labels join y_pred's class
-        t = made_like(y_pred, storage(t), t.fmt)
-    return t
+def _epsilon(like):
+    return ops.convert_to_tensor(_backend.epsilon(), dtype=like.dtype)
 
 
-def _rank(x):
-    return len(np.shape(x)) if not isinstance(x, _EngineTensor) else x.ndim
+def mean_absolute_percentage_error(y_true, y_pred):
+    """100 * mean(|y_true - y_pred| / max(|y_true|, epsilon)) over the last axis."""
+    y_true, y_pred = _pair(y_true, y_pred)
+    diff = ops.abs((y_true - y_pred) / ops.maximum(ops.abs(y_true), _epsilon(y_pred)))
+    return 100.0 * ops.mean(diff, axis=-1)
 
 
-def _squeeze_last(x):
-    return apply("reshape", x, shape=x.shape[:-1])
+def mean_squared_logarithmic_error(y_true, y_pred):
+    """mean((log(max(y_pred, eps) + 1) - log(max(y_true, eps) + 1))**2) over the last axis."""
+    y_true, y_pred = _pair(y_true, y_pred)
+    eps = _epsilon(y_pred)
+    first_log = ops.log(ops.maximum(y_pred, eps) + 1.0)
+    second_log = ops.log(ops.maximum(y_true, eps) + 1.0)
+    return ops.mean(ops.square(first_log - second_log), axis=-1)
 
 
-def _expand_last(x):
-    return apply("reshape", x, shape=x.shape + (1,))
+def log_cosh(y_true, y_pred):
+    """mean(log(cosh(y_pred - y_true))) over the last axis, as x + softplus(-2x) - log(2)."""
+    y_true, y_pred = _pair(y_true, y_pred)
+    log2 = ops.convert_to_tensor(ops.log(2.0), dtype=y_pred.dtype)
+    x = y_pred - y_true
+    return ops.mean(x + ops.softplus(x * -2.0) - log2, axis=-1)
 
 
-def squeeze_or_expand_to_same_rank(x1, x2, expand_rank_1=True):
-    """Keras's rule: where the ranks differ by one and the longer ends in 1, squeeze it (or expand a rank-1 other)."""
-    r1, r2 = x1.ndim, x2.ndim
-    if r1 == r2 + 1 and x1.shape[-1] == 1:
-        if r2 == 1 and expand_rank_1:
-            x2 = _expand_last(x2)
-        else:
-            x1 = _squeeze_last(x1)
-    if r2 == r1 + 1 and x2.shape[-1] == 1:
-        if r1 == 1 and expand_rank_1:
-            x1 = _expand_last(x1)
-        else:
-            x2 = _squeeze_last(x2)
-    return x1, x2
+def poisson(y_true, y_pred):
+    """mean(y_pred - y_true * log(y_pred + epsilon)) over the last axis."""
+    y_true, y_pred = _pair(y_true, y_pred, same_rank=False)
+    return ops.mean(y_pred - y_true * ops.log(y_pred + _epsilon(y_pred)), axis=-1)
 
 
-def _clip(p, lo=EPSILON, hi=1.0 - EPSILON):
-    """tf.clip_by_value: the gradient passes inside [lo, hi] (ends included) and is 0 outside."""
-    return apply("where", apply("lt", p, lo), lo, apply("where", apply("gt", p, hi), hi, p))
+def kl_divergence(y_true, y_pred):
+    """sum(y_true * log(y_true / y_pred)) over the last axis, both clipped to [epsilon, 1]."""
+    y_true, y_pred = _pair(y_true, y_pred, same_rank=False)
+    y_true = ops.clip(y_true, _backend.epsilon(), 1)
+    y_pred = ops.clip(y_pred, _backend.epsilon(), 1)
+    return ops.sum(y_true * ops.log(y_true / y_pred), axis=-1)
 
 
-def _logits(y_pred, from_logits):
-    """TensorFlow's _get_logits: the logits behind a softmax/sigmoid output, used as if from_logits."""
-    logits = getattr(y_pred, "_keras_logits", None)
-    if logits is not None:
-        return logits, True
-    return y_pred, from_logits
+def _hinge_labels(y_true):
+    """Keras's convert_binary_labels_to_hinge: labels that are all 0 or 1 become -1 or 1."""
+    binary = bool(ops.all(ops.logical_or(ops.equal(y_true, 0), ops.equal(y_true, 1))))
+    return 2.0 * y_true - 1.0 if binary else y_true
 
 
-def _same_shape(fn, target, output):
-    if target.ndim != output.ndim:
-        raise ValueError(f"Arguments `target` and `output` must have the same rank (ndim). Received: "
-                         f"target.shape={target.shape}, output.shape={output.shape}")
-    if target.shape != output.shape:
-        raise ValueError(f"Arguments `target` and `output` must have the same shape. Received: "
-                         f"target.shape={target.shape}, output.shape={output.shape}")
+def hinge(y_true, y_pred):
+    """mean(max(1 - y_true * y_pred, 0)) over the last axis (0/1 labels taken as -1/1)."""
+    y_true, y_pred = _pair(y_true, y_pred, same_rank=False)
+    return ops.mean(ops.maximum(1.0 - _hinge_labels(y_true) * y_pred, 0.0), axis=-1)
 
 
-def _axis(axis, ndim):
-    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
-        raise ValueError(f"`axis` must be of type `int`. Received: axis={axis} of type {type(axis)}")
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"axis {axis} is out of bounds for a tensor of rank {ndim}")
-    return int(axis) % ndim
+def squared_hinge(y_true, y_pred):
+    """mean(max(1 - y_true * y_pred, 0)**2) over the last axis (0/1 labels taken as -1/1)."""
+    y_true, y_pred = _pair(y_true, y_pred, same_rank=False)
+    return ops.mean(ops.square(ops.maximum(1.0 - _hinge_labels(y_true) * y_pred, 0.0)), axis=-1)
 
 
-# -- the per-sample functions --------------------------------------------------------------------------------
-
-def mean_squared_error(y_true, y_pred):
-    """mean(square(y_true - y_pred), axis=-1), one value per sample."""
-    y_pred = _tensor(y_pred)
-    y_true, y_pred = squeeze_or_expand_to_same_rank(_like(y_true, y_pred), y_pred)
-    d = apply("sub", y_true, y_pred)
-    return apply("mean", apply("mul", d, d), axis=-1)
+def categorical_hinge(y_true, y_pred):
+    """max(max((1 - y_true) * y_pred) - sum(y_true * y_pred) + 1, 0) over the last axis."""
+    y_true, y_pred = _pair(y_true, y_pred, same_rank=False)
+    pos = ops.sum(y_true * y_pred, axis=-1)
+    neg = ops.max((1.0 - y_true) * y_pred, axis=-1)
+    return ops.maximum(neg - pos + 1.0, ops.cast(0.0, y_pred.dtype))
 
 
-def mean_absolute_error(y_true, y_pred):
-    """mean(abs(y_true - y_pred), axis=-1), one value per sample."""
-    y_pred = _tensor(y_pred)
-    y_true, y_pred = squeeze_or_expand_to_same_rank(_like(y_true, y_pred), y_pred)
-    return apply("mean", apply("abs", apply("sub", y_true, y_pred)), axis=-1)
-
-
-def huber(y_true, y_pred, delta=1.0):
-    """mean over the last axis of 0.5 * e**2 where |e| <= delta, else delta * |e| - 0.5 * delta**2."""
-    y_pred = _tensor(y_pred)
-    y_true, y_pred = squeeze_or_expand_to_same_rank(_like(y_true, y_pred), y_pred)
-    error = apply("sub", y_pred, y_true)
-    abs_error = apply("abs", error)
-    delta = _tensor(np.float32(delta), y_pred.fmt, like=y_pred)      # Keras: delta in y_pred's dtype
-    quadratic = apply("mul", 0.5, apply("mul", error, error))
-    linear = apply("sub", apply("mul", delta, abs_error), apply("mul", 0.5, apply("mul", delta, delta)))
-    return apply("mean", apply("where", apply("le", abs_error, delta), quadratic, linear), axis=-1)
-
-
-def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
-    """mean over `axis` of -(t * log(p) + (1 - t) * log(1 - p)), p clipped to [1e-7, 1 - 1e-7]."""
-    y_pred = _tensor(y_pred)
-    y_true = _like(y_true, y_pred)
+def binary_focal_crossentropy(y_true, y_pred, apply_class_balancing=False, alpha=0.25, gamma=2.0, from_logits=False,
+                              label_smoothing=0.0, axis=-1):
+    """The binary crossentropy times (1 - p_t)**gamma (and the class weight alpha), averaged over `axis`."""
+    y_pred = ops.convert_to_tensor(y_pred)
+    y_true = ops.cast(y_true, y_pred.dtype)
     if label_smoothing:
-        y_true = apply("add", apply("mul", y_true, 1.0 - label_smoothing), 0.5 * label_smoothing)
-    return apply("mean", _binary_crossentropy(y_true, y_pred, from_logits), axis=_axis(axis, y_pred.ndim))
-
-
-def _binary_crossentropy(target, output, from_logits):
-    """keras.ops.binary_crossentropy on the TensorFlow backend: elementwise."""
-    _same_shape("binary_crossentropy", target, output)
-    output, from_logits = _logits(output, from_logits)
+        y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
     if from_logits:
-        # sigmoid_cross_entropy_with_logits: max(x, 0) - x * t + log1p(exp(-|x|))
-        return apply("binary_cross_entropy_with_logits", output, _like(target, output), reduction="none")
-    output = _clip(output)
-    bce = apply("mul", target, apply("log", output))
-    bce = apply("add", bce, apply("mul", apply("sub", 1, target), apply("log", apply("sub", 1, output))))
-    return apply("neg", bce)
+        y_pred = ops.sigmoid(y_pred)
+    bce = ops.binary_crossentropy(y_true, y_pred, from_logits=False)
+    p_t = y_true * y_pred + (1 - y_true) * (1 - y_pred)
+    focal_bce = ops.power(1.0 - p_t, gamma) * bce
+    if apply_class_balancing:
+        focal_bce = (y_true * alpha + (1 - y_true) * (1 - alpha)) * focal_bce
+    return ops.mean(focal_bce, axis=axis)
 
 
-def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
-    """-sum(y_true * log(p), axis): p are y_pred over their sum, clipped to [1e-7, 1 - 1e-7] (or from logits)."""
+def categorical_focal_crossentropy(y_true, y_pred, alpha=0.25, gamma=2.0, from_logits=False, label_smoothing=0.0,
+                                   axis=-1):
+    """sum over `axis` of alpha * (1 - p)**gamma * -y_true * log(p), p the normalised, clipped y_pred."""
     if isinstance(axis, bool):
         raise ValueError(f"`axis` must be of type `int`. Received: axis={axis} of type {type(axis)}")
-    y_pred = _tensor(y_pred)
-    y_true = _like(y_true, y_pred)
-    axis = _axis(axis, y_pred.ndim)
+    y_pred = ops.convert_to_tensor(y_pred)
+    y_true = ops.cast(y_true, y_pred.dtype)
+    if y_pred.shape[-1] == 1:
+        warnings.warn(f"In loss categorical_focal_crossentropy, expected y_pred.shape to be (batch_size, "
+                      f"num_classes) with num_classes > 1. Received: y_pred.shape={y_pred.shape}. Consider using "
+                      f"'binary_crossentropy' if you only have 2 classes.", SyntaxWarning, stacklevel=2)
     if label_smoothing:
-        classes = y_pred.shape[axis]
-        y_true = apply("add", apply("mul", y_true, 1.0 - label_smoothing), label_smoothing / classes)
-    if y_true.ndim < 1:
-        raise ValueError(f"Arguments `target` and `output` must be at least rank 1. Received: "
-                         f"target.shape={y_true.shape}, output.shape={y_pred.shape}")
-    _same_shape("categorical_crossentropy", y_true, y_pred)
-    output, from_logits = _logits(y_pred, from_logits)
+        num_classes = ops.cast(ops.shape(y_true)[-1], y_pred.dtype)
+        y_true = y_true * (1.0 - label_smoothing) + (label_smoothing / num_classes)
     if from_logits:
-        logp = apply("log_softmax", output, axis=axis)
-        return apply("neg", apply("sum", apply("mul", y_true, logp), axis=axis))
-    output = apply("div", output, apply("sum", output, axis=axis, keepdims=True))
-    logp = apply("log", _clip(output))
-    return apply("neg", apply("sum", apply("mul", y_true, logp), axis=axis))
+        y_pred = ops.softmax(y_pred, axis=axis)
+    output = y_pred / ops.sum(y_pred, axis=axis, keepdims=True)
+    output = ops.clip(output, _backend.epsilon(), 1.0 - _backend.epsilon())
+    cce = -y_true * ops.log(output)
+    focal_cce = ops.multiply(ops.multiply(ops.power(1.0 - output, gamma), alpha), cce)
+    return ops.sum(focal_cce, axis=axis)
 
 
-def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_class=None, axis=-1):
-    """-log_softmax(logits)[label] per sample; from probabilities the logits are log(clip(p))."""
-    values, mask = _sparse_categorical_crossentropy(y_true, y_pred, from_logits, ignore_class, axis)
-    if mask is not None:
-        try:
-            values._keras_mask = mask
-        except AttributeError:          # the engine's own tensor has no room for it
-            pass
-    return values
-
-
-def tf_keras_sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_class=None, axis=-1):
-    """tf.keras's sparse_categorical_crossentropy: where the labels' rank is not the predictions' rank - 1, the
-    labels are flattened and the predictions reshaped to (-1, classes), and the result takes the predictions'
-    leading shape back when they have rank 3 or more ((n, 1) labels against (n, 1, 1, 10) give (n, 1, 1));
-    Keras 3 raises instead. minifp.tf.keras's models use it."""
-    y_pred = _tensor(y_pred)
-    labels = _labels(y_true)
-    if y_pred.ndim < 1 or labels.ndim == y_pred.ndim - 1:
-        return sparse_categorical_crossentropy(y_true, y_pred, from_logits, ignore_class, axis)
-    classes = y_pred.shape[-1]
-    if labels.size * classes != storage(y_pred).size:
-        raise ValueError(f"`labels.shape` must equal `logits.shape` except for the last dimension. Received: "
-                         f"labels.shape={(labels.size,)} and logits.shape={(storage(y_pred).size // classes, classes)} "
-                         f"(flattened from target.shape={labels.shape}, output.shape={y_pred.shape})")
-    flat = apply("reshape", y_pred, shape=(-1, classes))
-    res = sparse_categorical_crossentropy(labels.reshape(-1), flat, from_logits, ignore_class, -1)
-    return apply("reshape", res, shape=y_pred.shape[:-1]) if y_pred.ndim >= 3 else res
-
-
-def _sparse_categorical_crossentropy(y_true, y_pred, from_logits, ignore_class, axis):
-    """The per-sample values and the mask of samples that count (None without ignore_class)."""
-    y_pred = _tensor(y_pred)
-    if y_pred.ndim < 1:
-        raise ValueError(f"Argument `output` must be at least rank 1. Received: output.shape={y_pred.shape}")
-    if axis != -1 and axis != y_pred.ndim - 1:
-        raise ValueError(f"Only axis=-1 is currently supported. Received: axis={axis}")
-    labels = _labels(y_true)
-    if labels.ndim == y_pred.ndim and labels.shape[-1:] == (1,):
-        labels = labels.reshape(labels.shape[:-1])
-    if labels.ndim != y_pred.ndim - 1:
-        raise ValueError(f"Argument `output` must have rank (ndim) `target.ndim - 1`. Received: "
-                         f"target.shape={labels.shape}, output.shape={y_pred.shape}")
-    if labels.shape != y_pred.shape[:-1]:
-        raise ValueError(f"Arguments `target` and `output` must have the same shape up until the last dimension: "
-                         f"target.shape={labels.shape}, output.shape={y_pred.shape}")
-    valid = None
-    if ignore_class is not None:
-        valid = labels != ignore_class
-        labels = np.where(valid, labels, 0)
-        # The mask as a tensor of y_pred's class, so that the results stay of that class (and hold the mask).
-        y_pred = apply("where", made_like(y_pred, valid[..., None], None), y_pred, 0)
-    classes = y_pred.shape[-1]
-    if labels.size and (labels.min() < 0 or labels.max() >= classes):
-        # TensorFlow raises on CPU ("Received a label value of 10 which is outside the valid range of [0, 10)").
-        bad = labels[(labels < 0) | (labels >= classes)].reshape(-1)[0]
-        raise ValueError(f"Received a label value of {bad} which is outside the valid range of [0, {classes}).  "
-                         f"Label values: {' '.join(str(v) for v in labels.reshape(-1))}")
-    output, from_logits = _logits(y_pred, from_logits)
-    if not from_logits:
-        output = apply("log", _clip(output))
-    logp = apply("log_softmax", output, axis=-1)
-    picked = apply("reshape", logp, shape=(-1, classes))[np.arange(labels.size), labels.reshape(-1)]
-    res = apply("neg", apply("reshape", picked, shape=labels.shape))
-    if valid is not None:
-        res = apply("where", made_like(y_pred, valid, None), res, 0.0)
-    return res, valid
-
-
-def _labels(y_true):
-    """Integer class indices from y_true (Keras casts them to int64, truncating floats)."""
-    arr = y_true.float32() if isinstance(y_true, _EngineTensor) and y_true.fmt is not None else \
-        storage(y_true) if isinstance(y_true, _EngineTensor) else np.asarray(y_true)
-    arr = np.asarray(arr)
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"y_true must hold integer class indices, got dtype {arr.dtype}")
-    return arr.astype(np.int64)
-
-
-mse = MSE = mean_squared_error
-mae = MAE = mean_absolute_error
+def cosine_similarity(y_true, y_pred, axis=-1):
+    """Minus the sum over `axis` of the L2-normalised y_true times the L2-normalised y_pred."""
+    y_true, y_pred = _pair(y_true, y_pred)
+    return -ops.sum(ops.normalize(y_true, axis=axis) * ops.normalize(y_pred, axis=axis), axis=axis)
 
 
 # -- reductions ----------------------------------------------------------------------------------------------
@@ -513,16 +400,113 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
         return config
 
 
+def _plain(fn, name, doc):
+    """A Loss class of fn with no settings: (reduction, name, dtype), the config Loss's own."""
+    def __init__(self, reduction="sum_over_batch_size", name=name, dtype=None):
+        LossFunctionWrapper.__init__(self, fn, name=name, reduction=reduction, dtype=dtype)
+    return {"__init__": __init__, "get_config": lambda self: Loss.get_config(self), "__doc__": doc}
+
+
+class MeanAbsolutePercentageError(LossFunctionWrapper):
+    vars().update(_plain(mean_absolute_percentage_error, "mean_absolute_percentage_error",
+                         "100 * mean(|y_true - y_pred| / max(|y_true|, epsilon)), reduced."))
+
+
+class MeanSquaredLogarithmicError(LossFunctionWrapper):
+    vars().update(_plain(mean_squared_logarithmic_error, "mean_squared_logarithmic_error",
+                         "mean((log(y_pred + 1) - log(y_true + 1))**2), reduced."))
+
+
+class LogCosh(LossFunctionWrapper):
+    vars().update(_plain(log_cosh, "log_cosh", "mean(log(cosh(y_pred - y_true))), reduced."))
+
+
+class Poisson(LossFunctionWrapper):
+    vars().update(_plain(poisson, "poisson", "mean(y_pred - y_true * log(y_pred + epsilon)), reduced."))
+
+
+class KLDivergence(LossFunctionWrapper):
+    vars().update(_plain(kl_divergence, "kl_divergence",
+                         "sum(y_true * log(y_true / y_pred)), both clipped to [epsilon, 1], reduced."))
+
+
+class Hinge(LossFunctionWrapper):
+    vars().update(_plain(hinge, "hinge", "mean(max(1 - y_true * y_pred, 0)) (0/1 labels as -1/1), reduced."))
+
+
+class SquaredHinge(LossFunctionWrapper):
+    vars().update(_plain(squared_hinge, "squared_hinge",
+                         "mean(max(1 - y_true * y_pred, 0)**2) (0/1 labels as -1/1), reduced."))
+
+
+class CategoricalHinge(LossFunctionWrapper):
+    vars().update(_plain(categorical_hinge, "categorical_hinge",
+                         "max(max((1 - y_true) * y_pred) - sum(y_true * y_pred) + 1, 0), reduced."))
+
+
+class CosineSimilarity(LossFunctionWrapper):
+    """Minus the cosine similarity of y_true and y_pred along axis, reduced."""
+
+    def __init__(self, axis=-1, reduction="sum_over_batch_size", name="cosine_similarity", dtype=None):
+        super().__init__(cosine_similarity, name=name, reduction=reduction, dtype=dtype, axis=axis)
+
+    def get_config(self):
+        return Loss.get_config(self)
+
+
+class BinaryFocalCrossentropy(LossFunctionWrapper):
+    """The binary crossentropy down-weighted where it is already small: (1 - p_t)**gamma, optionally alpha."""
+
+    def __init__(self, apply_class_balancing=False, alpha=0.25, gamma=2.0, from_logits=False, label_smoothing=0.0,
+                 axis=-1, reduction="sum_over_batch_size", name="binary_focal_crossentropy", dtype=None):
+        super().__init__(binary_focal_crossentropy, name=name, reduction=reduction, dtype=dtype,
+                         apply_class_balancing=apply_class_balancing, alpha=alpha, gamma=gamma,
+                         from_logits=from_logits, label_smoothing=label_smoothing, axis=axis)
+        self.from_logits, self.label_smoothing, self.axis = from_logits, label_smoothing, axis
+        self.apply_class_balancing, self.alpha, self.gamma = apply_class_balancing, alpha, gamma
+
+    def get_config(self):
+        config = Loss.get_config(self)
+        config.update({"from_logits": self.from_logits, "label_smoothing": self.label_smoothing, "axis": self.axis,
+                       "apply_class_balancing": self.apply_class_balancing, "alpha": self.alpha,
+                       "gamma": self.gamma})
+        return config
+
+
+class CategoricalFocalCrossentropy(LossFunctionWrapper):
+    """The categorical crossentropy down-weighted where it is already small: alpha * (1 - p)**gamma."""
+
+    def __init__(self, alpha=0.25, gamma=2.0, from_logits=False, label_smoothing=0.0, axis=-1,
+                 reduction="sum_over_batch_size", name="categorical_focal_crossentropy", dtype=None):
+        super().__init__(categorical_focal_crossentropy, name=name, reduction=reduction, dtype=dtype, alpha=alpha,
+                         gamma=gamma, from_logits=from_logits, label_smoothing=label_smoothing, axis=axis)
+        self.from_logits, self.label_smoothing, self.axis = from_logits, label_smoothing, axis
+        self.alpha, self.gamma = alpha, gamma
+
+    def get_config(self):
+        config = Loss.get_config(self)
+        config.update({"from_logits": self.from_logits, "label_smoothing": self.label_smoothing, "axis": self.axis,
+                       "alpha": self.alpha, "gamma": self.gamma})
+        return config
+
+
 # -- lookup --------------------------------------------------------------------------------------------------
 
 _CLASSES = (Loss, LossFunctionWrapper, BinaryCrossentropy, CategoricalCrossentropy, SparseCategoricalCrossentropy,
-            MeanSquaredError, MeanAbsoluteError, Huber)
+            MeanSquaredError, MeanAbsoluteError, Huber, MeanAbsolutePercentageError, MeanSquaredLogarithmicError,
+            LogCosh, Poisson, KLDivergence, Hinge, SquaredHinge, CategoricalHinge, CosineSimilarity,
+            BinaryFocalCrossentropy, CategoricalFocalCrossentropy)
 _FUNCTIONS = (binary_crossentropy, categorical_crossentropy, sparse_categorical_crossentropy, mean_squared_error,
-              mean_absolute_error, huber)
+              mean_absolute_error, huber, mean_absolute_percentage_error, mean_squared_logarithmic_error, log_cosh,
+              poisson, kl_divergence, hinge, squared_hinge, categorical_hinge, cosine_similarity,
+              binary_focal_crossentropy, categorical_focal_crossentropy)
 ALL_OBJECTS = frozenset(_CLASSES + _FUNCTIONS)
 ALL_OBJECTS_DICT = {o.__name__: o for o in _CLASSES + _FUNCTIONS}
-ALL_OBJECTS_DICT.update({"bce": binary_crossentropy, "BCE": binary_crossentropy, "mae": mean_absolute_error,
-                         "MAE": mean_absolute_error, "mse": mean_squared_error, "MSE": mean_squared_error})
+ALL_OBJECTS_DICT.update({"bce": binary_crossentropy, "BCE": binary_crossentropy, "kld": kl_divergence,
+                         "KLD": kl_divergence, "mae": mean_absolute_error, "MAE": mean_absolute_error,
+                         "mape": mean_absolute_percentage_error, "MAPE": mean_absolute_percentage_error,
+                         "mse": mean_squared_error, "MSE": mean_squared_error, "msle": mean_squared_logarithmic_error,
+                         "MSLE": mean_squared_logarithmic_error})
 
 
 def serialize(loss):

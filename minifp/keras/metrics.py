@@ -19,9 +19,12 @@ import numpy as np
 from .. import engine
 from ..engine import apply, make, no_grad, storage, Tensor as _EngineTensor
 from . import _registry, backend as _backend, losses as _losses, ops
-from .losses import (_face_class, _like, _tensor, binary_crossentropy, categorical_crossentropy, huber,
-                     mean_absolute_error, mean_squared_error, sparse_categorical_crossentropy,
-                     squeeze_or_expand_to_same_rank)
+from ._loss_functions import _face_class, _like, _tensor
+from .losses import (_pair, binary_crossentropy, binary_focal_crossentropy,
+                     categorical_crossentropy, categorical_focal_crossentropy, categorical_hinge, hinge, huber,
+                     kl_divergence, log_cosh, mean_absolute_error, mean_absolute_percentage_error, mean_squared_error,
+                     mean_squared_logarithmic_error, poisson, sparse_categorical_crossentropy,
+                     squared_hinge, squeeze_or_expand_to_same_rank)
 
 __all__ = ["Metric", "Mean", "Sum", "MeanMetricWrapper", "Accuracy", "BinaryAccuracy", "CategoricalAccuracy",
            "SparseCategoricalAccuracy", "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy",
@@ -880,92 +883,17 @@ _CONFUSION_CLASSES = (TruePositives, FalsePositives, TrueNegatives, FalseNegativ
 # Keras 3's regression, probabilistic, hinge, correlation and IoU metrics, here.
 # 
 # The per-sample functions are Keras's own (keras/src/losses, correlation_metrics.py) written with keras.ops, so
-# they compute in y_pred's format as Keras does; their classes are MeanMetricWrappers. R2Score keeps Keras's float32
-# sums per output; the IoU metrics keep Keras's integer confusion matrix (int32: float labels and weights are
-# truncated, as Keras's cast truncates them).
+# they compute in y_pred's format as Keras does (the losses' are minifp/keras/losses.py's); their classes are
+# MeanMetricWrappers. R2Score keeps Keras's float32 sums per output; the IoU metrics keep Keras's integer
+# confusion matrix (int32: float labels and weights are truncated, as Keras's cast truncates them).
 
-def _pair(y_true, y_pred, same_rank=True):
-    """y_pred as a tensor, y_true in its dtype (Keras's first lines), squeezed or expanded to the same rank."""
-    y_pred = ops.convert_to_tensor(y_pred)
-    y_true = ops.convert_to_tensor(y_true, dtype=y_pred.dtype)
-    return squeeze_or_expand_to_same_rank(y_true, y_pred) if same_rank else (y_true, y_pred)
-
-
-def _epsilon(like):
-    return ops.convert_to_tensor(_backend.epsilon(), dtype=like.dtype)
-
-
-# -- the per-sample functions --------------------------------------------------------------------------------
-
-def mean_absolute_percentage_error(y_true, y_pred):
-    """100 * mean(|y_true - y_pred| / max(|y_true|, epsilon)) over the last axis."""
-    y_true, y_pred = _pair(y_true, y_pred)
-    diff = ops.abs((y_true - y_pred) / ops.maximum(ops.abs(y_true), _epsilon(y_pred)))
-    return 100.0 * ops.mean(diff, axis=-1)
-
-
-def mean_squared_logarithmic_error(y_true, y_pred):
-    """mean((log(max(y_pred, eps) + 1) - log(max(y_true, eps) + 1))**2) over the last axis."""
-    y_true, y_pred = _pair(y_true, y_pred)
-    eps = _epsilon(y_pred)
-    first_log = ops.log(ops.maximum(y_pred, eps) + 1.0)
-    second_log = ops.log(ops.maximum(y_true, eps) + 1.0)
-    return ops.mean(ops.square(first_log - second_log), axis=-1)
-
+# -- the correlation functions -------------------------------------------------------------------------------
 
 def _cosine_similarity(y_true, y_pred, axis=-1):
     """The sum over `axis` of the L2-normalised y_true times the L2-normalised y_pred (keras.metrics has no such
     function: keras.losses.cosine_similarity is its negative)."""
     y_true, y_pred = _pair(y_true, y_pred)
     return ops.sum(ops.normalize(y_true, axis=axis) * ops.normalize(y_pred, axis=axis), axis=axis)
-
-
-def log_cosh(y_true, y_pred):
-    """mean(log(cosh(y_pred - y_true))) over the last axis, as x + softplus(-2x) - log(2)."""
-    y_true, y_pred = _pair(y_true, y_pred)
-    log2 = ops.convert_to_tensor(ops.log(2.0), dtype=y_pred.dtype)
-    x = y_pred - y_true
-    return ops.mean(x + ops.softplus(x * -2.0) - log2, axis=-1)
-
-
-def poisson(y_true, y_pred):
-    """mean(y_pred - y_true * log(y_pred + epsilon)) over the last axis."""
-    y_true, y_pred = _pair(y_true, y_pred, same_rank=False)
-    return ops.mean(y_pred - y_true * ops.log(y_pred + _epsilon(y_pred)), axis=-1)
-
-
-def kl_divergence(y_true, y_pred):
-    """sum(y_true * log(y_true / y_pred)) over the last axis, both clipped to [epsilon, 1]."""
-    y_true, y_pred = _pair(y_true, y_pred, same_rank=False)
-    y_true = ops.clip(y_true, _backend.epsilon(), 1)
-    y_pred = ops.clip(y_pred, _backend.epsilon(), 1)
-    return ops.sum(y_true * ops.log(y_true / y_pred), axis=-1)
-
-
-def _hinge_labels(y_true):
-    """Keras's convert_binary_labels_to_hinge: labels that are all 0 or 1 become -1 or 1."""
-    binary = bool(ops.all(ops.logical_or(ops.equal(y_true, 0), ops.equal(y_true, 1))))
-    return 2.0 * y_true - 1.0 if binary else y_true
-
-
-def hinge(y_true, y_pred):
-    """mean(max(1 - y_true * y_pred, 0)) over the last axis (0/1 labels taken as -1/1)."""
-    y_true, y_pred = _pair(y_true, y_pred, same_rank=False)
-    return ops.mean(ops.maximum(1.0 - _hinge_labels(y_true) * y_pred, 0.0), axis=-1)
-
-
-def squared_hinge(y_true, y_pred):
-    """mean(max(1 - y_true * y_pred, 0)**2) over the last axis (0/1 labels taken as -1/1)."""
-    y_true, y_pred = _pair(y_true, y_pred, same_rank=False)
-    return ops.mean(ops.square(ops.maximum(1.0 - _hinge_labels(y_true) * y_pred, 0.0)), axis=-1)
-
-
-def categorical_hinge(y_true, y_pred):
-    """max(max((1 - y_true) * y_pred) - sum(y_true * y_pred) + 1, 0) over the last axis."""
-    y_true, y_pred = _pair(y_true, y_pred, same_rank=False)
-    pos = ops.sum(y_true * y_pred, axis=-1)
-    neg = ops.max((1.0 - y_true) * y_pred, axis=-1)
-    return ops.maximum(neg - pos + 1.0, ops.cast(0.0, y_pred.dtype))
 
 
 def pearson_correlation(y_true, y_pred, axis=-1):
@@ -989,46 +917,6 @@ def concordance_correlation(y_true, y_pred, axis=-1):
     covar = (y_true - y_pred_mean) * (y_pred - y_pred_mean)
     norm = y_true_var + y_pred_var + ops.square(y_true_mean - y_pred_mean)
     return ops.mean(2 * covar / (norm + _backend.epsilon()), axis=axis)
-
-
-def binary_focal_crossentropy(y_true, y_pred, apply_class_balancing=False, alpha=0.25, gamma=2.0, from_logits=False,
-                              label_smoothing=0.0, axis=-1):
-    """The binary crossentropy times (1 - p_t)**gamma (and the class weight alpha), averaged over `axis`."""
-    y_pred = ops.convert_to_tensor(y_pred)
-    y_true = ops.cast(y_true, y_pred.dtype)
-    if label_smoothing:
-        y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
-    if from_logits:
-        y_pred = ops.sigmoid(y_pred)
-    bce = ops.binary_crossentropy(y_true, y_pred, from_logits=False)
-    p_t = y_true * y_pred + (1 - y_true) * (1 - y_pred)
-    focal_bce = ops.power(1.0 - p_t, gamma) * bce
-    if apply_class_balancing:
-        focal_bce = (y_true * alpha + (1 - y_true) * (1 - alpha)) * focal_bce
-    return ops.mean(focal_bce, axis=axis)
-
-
-def categorical_focal_crossentropy(y_true, y_pred, alpha=0.25, gamma=2.0, from_logits=False, label_smoothing=0.0,
-                                   axis=-1):
-    """sum over `axis` of alpha * (1 - p)**gamma * -y_true * log(p), p the normalised, clipped y_pred."""
-    if isinstance(axis, bool):
-        raise ValueError(f"`axis` must be of type `int`. Received: axis={axis} of type {type(axis)}")
-    y_pred = ops.convert_to_tensor(y_pred)
-    y_true = ops.cast(y_true, y_pred.dtype)
-    if y_pred.shape[-1] == 1:
-        warnings.warn(f"In loss categorical_focal_crossentropy, expected y_pred.shape to be (batch_size, "
-                      f"num_classes) with num_classes > 1. Received: y_pred.shape={y_pred.shape}. Consider using "
-                      f"'binary_crossentropy' if you only have 2 classes.", SyntaxWarning, stacklevel=2)
-    if label_smoothing:
-        num_classes = ops.cast(ops.shape(y_true)[-1], y_pred.dtype)
-        y_true = y_true * (1.0 - label_smoothing) + (label_smoothing / num_classes)
-    if from_logits:
-        y_pred = ops.softmax(y_pred, axis=axis)
-    output = y_pred / ops.sum(y_pred, axis=axis, keepdims=True)
-    output = ops.clip(output, _backend.epsilon(), 1.0 - _backend.epsilon())
-    cce = -y_true * ops.log(output)
-    focal_cce = ops.multiply(ops.multiply(ops.power(1.0 - output, gamma), alpha), cce)
-    return ops.sum(focal_cce, axis=axis)
 
 
 # -- their metrics -------------------------------------------------------------------------------------------

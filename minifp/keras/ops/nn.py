@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ...engine import apply, storage
-from .. import losses as _losses
+from .. import _loss_functions as _losses
 from .._tensor import _as_face, as_dtype, convert_to_tensor, format_of
 from ._common import _float, _floating, _int_array, _tensor
 from .math import norm
