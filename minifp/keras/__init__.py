@@ -13,10 +13,15 @@ from .layers import Input, InputSpec, KerasTensor, Layer, Variable
 from .mixed_precision import DTypePolicy
 from .models import Model, Sequential
 
+# Keras 3's top-level names of the base classes (keras.Loss is keras.losses.Loss, and so on)
+Initializer, Loss, Metric = initializers.Initializer, losses.Loss, metrics.Metric
+Optimizer, Regularizer = optimizers.Optimizer, regularizers.Regularizer
+
 __all__ = ["activations", "applications", "ops", "backend", "callbacks", "config", "constraints", "datasets", "initializers",
            "layers", "losses", "metrics", "mixed_precision", "models", "optimizers", "random", "regularizers", "saving", "utils",
-           "DType", "DTypePolicy", "Input", "InputSpec", "KerasTensor", "Layer", "Model", "Sequential", "Tensor",
-           "Variable", "convert_to_tensor", "name_scope", "__version__", "version"]
+           "DType", "DTypePolicy", "Initializer", "Input", "InputSpec", "KerasTensor", "Layer", "Loss", "Metric", "Model",
+           "Optimizer", "Regularizer", "Sequential", "Tensor", "Variable", "convert_to_tensor", "name_scope",
+           "__version__", "version"]
 
 # Every name of the engine's ops that Keras has and this face does not write by hand: the op itself.
 ops.__all__ += [name[4:] for name in _install_names(_names.NAMES, {"ops": ops, "activations": activations, "Tensor": Tensor},

@@ -42,3 +42,21 @@ def test_metrics_share_the_loss_functions():
     """As in Keras 3, keras.metrics' per-sample functions are keras.losses'."""
     for name in ("kl_divergence", "hinge", "poisson", "log_cosh", "binary_focal_crossentropy"):
         assert getattr(keras.metrics, name) is getattr(keras.losses, name)
+
+
+def test_top_level_base_classes_and_a_custom_loss():
+    """keras.Loss, Metric, Optimizer, Initializer and Regularizer are the modules' classes (as in Keras 3.15, where
+    each `is` holds); a keras.Loss subclass trains."""
+    assert keras.Loss is keras.losses.Loss and keras.Metric is keras.metrics.Metric
+    assert keras.Optimizer is keras.optimizers.Optimizer and keras.Initializer is keras.initializers.Initializer
+    assert keras.Regularizer is keras.regularizers.Regularizer
+
+    class Squared(keras.Loss):
+        def call(self, y_true, y_pred):
+            return keras.ops.mean(keras.ops.square(y_true - y_pred), axis=-1)
+
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss=Squared())
+    history = model.fit(np.ones((8, 3), np.float32), np.zeros((8, 1), np.float32), epochs=3, verbose=0).history
+    assert history["loss"][2] < history["loss"][0]
