@@ -400,48 +400,27 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
         return config
 
 
-def _plain(fn, name, doc):
-    """A Loss class of fn with no settings: (reduction, name, dtype), the config Loss's own."""
-    def __init__(self, reduction="sum_over_batch_size", name=name, dtype=None):
+def _plain(cls_name, fn, doc):
+    """A Loss class of fn with no settings of its own: (reduction, name, dtype), Loss's config."""
+    def __init__(self, reduction="sum_over_batch_size", name=fn.__name__, dtype=None):
         LossFunctionWrapper.__init__(self, fn, name=name, reduction=reduction, dtype=dtype)
-    return {"__init__": __init__, "get_config": lambda self: Loss.get_config(self), "__doc__": doc}
+    return type(cls_name, (LossFunctionWrapper,), {"__init__": __init__, "get_config": Loss.get_config,
+                                                   "__doc__": doc, "__module__": __name__})
 
 
-class MeanAbsolutePercentageError(LossFunctionWrapper):
-    vars().update(_plain(mean_absolute_percentage_error, "mean_absolute_percentage_error",
-                         "100 * mean(|y_true - y_pred| / max(|y_true|, epsilon)), reduced."))
-
-
-class MeanSquaredLogarithmicError(LossFunctionWrapper):
-    vars().update(_plain(mean_squared_logarithmic_error, "mean_squared_logarithmic_error",
-                         "mean((log(y_pred + 1) - log(y_true + 1))**2), reduced."))
-
-
-class LogCosh(LossFunctionWrapper):
-    vars().update(_plain(log_cosh, "log_cosh", "mean(log(cosh(y_pred - y_true))), reduced."))
-
-
-class Poisson(LossFunctionWrapper):
-    vars().update(_plain(poisson, "poisson", "mean(y_pred - y_true * log(y_pred + epsilon)), reduced."))
-
-
-class KLDivergence(LossFunctionWrapper):
-    vars().update(_plain(kl_divergence, "kl_divergence",
-                         "sum(y_true * log(y_true / y_pred)), both clipped to [epsilon, 1], reduced."))
-
-
-class Hinge(LossFunctionWrapper):
-    vars().update(_plain(hinge, "hinge", "mean(max(1 - y_true * y_pred, 0)) (0/1 labels as -1/1), reduced."))
-
-
-class SquaredHinge(LossFunctionWrapper):
-    vars().update(_plain(squared_hinge, "squared_hinge",
-                         "mean(max(1 - y_true * y_pred, 0)**2) (0/1 labels as -1/1), reduced."))
-
-
-class CategoricalHinge(LossFunctionWrapper):
-    vars().update(_plain(categorical_hinge, "categorical_hinge",
-                         "max(max((1 - y_true) * y_pred) - sum(y_true * y_pred) + 1, 0), reduced."))
+MeanAbsolutePercentageError = _plain("MeanAbsolutePercentageError", mean_absolute_percentage_error,
+                                     "100 * mean(|y_true - y_pred| / max(|y_true|, epsilon)), reduced.")
+MeanSquaredLogarithmicError = _plain("MeanSquaredLogarithmicError", mean_squared_logarithmic_error,
+                                     "mean((log(y_pred + 1) - log(y_true + 1))**2), reduced.")
+LogCosh = _plain("LogCosh", log_cosh, "mean(log(cosh(y_pred - y_true))), reduced.")
+Poisson = _plain("Poisson", poisson, "mean(y_pred - y_true * log(y_pred + epsilon)), reduced.")
+KLDivergence = _plain("KLDivergence", kl_divergence,
+                      "sum(y_true * log(y_true / y_pred)), both clipped to [epsilon, 1], reduced.")
+Hinge = _plain("Hinge", hinge, "mean(max(1 - y_true * y_pred, 0)) (0/1 labels as -1/1), reduced.")
+SquaredHinge = _plain("SquaredHinge", squared_hinge, "mean(max(1 - y_true * y_pred, 0)**2) (0/1 labels as -1/1), "
+                                                     "reduced.")
+CategoricalHinge = _plain("CategoricalHinge", categorical_hinge,
+                          "max(max((1 - y_true) * y_pred) - sum(y_true * y_pred) + 1, 0), reduced.")
 
 
 class CosineSimilarity(LossFunctionWrapper):
