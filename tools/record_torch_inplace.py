@@ -53,6 +53,21 @@ OPS = {
     "mse_loss": ([(2, 3), (2, 3)], lambda t, x, y: t.nn.functional.mse_loss(x, y)),
     "nll_loss": ([(2, 3)], lambda t, x: t.nn.functional.nll_loss(x, t.tensor([0, 2]))),
     "cross_entropy": ([(2, 3)], lambda t, x: t.nn.functional.cross_entropy(x, t.tensor([0, 2]))),
+    "softplus": ([(2, 3)], lambda t, x: t.nn.functional.softplus(x)),
+    "elu": ([(2, 3)], lambda t, x: t.nn.functional.elu(x)),
+    "hardtanh": ([(2, 3)], lambda t, x: t.nn.functional.hardtanh(x)),
+    "gelu_tanh": ([(2, 3)], lambda t, x: t.nn.functional.gelu(x, approximate="tanh")),
+    "log1p": ([(2, 3)], lambda t, x: t.log1p(x)),
+    "logsumexp": ([(2, 3)], lambda t, x: t.logsumexp(x, 1)),
+    "var": ([(2, 3)], lambda t, x: x.var()),
+    "bmm": ([(2, 2, 3), (2, 3, 4)], lambda t, x, y: t.bmm(x, y)),
+    "max_pool2d": ([(1, 2, 4, 4)], lambda t, x: t.nn.functional.max_pool2d(x, 2)),
+    "avg_pool2d": ([(1, 2, 4, 4)], lambda t, x: t.nn.functional.avg_pool2d(x, 2)),
+    "adaptive_avg_pool2d": ([(1, 2, 4, 4)], lambda t, x: t.nn.functional.adaptive_avg_pool2d(x, 1)),
+    "embedding": ([(5, 3)], lambda t, w: t.nn.functional.embedding(t.tensor([[0, 2], [4, 1]]), w)),
+    "group_norm": ([(2, 4, 3), (4,), (4,)], lambda t, x, w, b: t.nn.functional.group_norm(x, 2, w, b)),
+    "bce_with_logits": ([(2, 3), (2, 3)],
+                        lambda t, x, y: t.nn.functional.binary_cross_entropy_with_logits(x, y - 0.5)),
 }
 
 

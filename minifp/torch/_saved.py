@@ -16,11 +16,12 @@ __all__ = ["refuse_stale"]
 
 # By the engine op the face runs, what PyTorch's backward keeps: its result; inputs kept always; inputs kept for
 # other inputs' gradients ({input: the inputs whose gradient needs it}).
-_RESULT = {"relu", "sigmoid", "tanh", "exp", "sqrt", "rsqrt", "reciprocal", "softmax", "log_softmax"}
+_RESULT = {"relu", "sigmoid", "tanh", "exp", "sqrt", "rsqrt", "reciprocal", "softmax", "log_softmax", "logsumexp"}
 _INPUTS = {**{op: (0,) for op in ("log", "sin", "cos", "abs", "square", "gelu", "silu", "leaky_relu", "clamp",
-                                  "nll_loss")},
+                                  "nll_loss", "softplus", "elu", "hardtanh", "log1p", "logsumexp", "var", "max_pool2d",
+                                  "avg_pool2d")},
            "maximum": (0, 1), "minimum": (0, 1), "conv2d": (0, 1), "batch_norm": (0, 1), "layer_norm": (0, 1, 2),
-           "mse_loss": (0, 1)}
+           "group_norm": (0, 1), "mse_loss": (0, 1), "binary_cross_entropy_with_logits": (0, 1)}
 _FOR_OTHERS = {"mul": {0: (1,), 1: (0,)}, "matmul": {0: (1,), 1: (0,)}, "linear": {0: (1,), 1: (0,)},
                "div": {0: (1,), 1: (0, 1)}}
 
