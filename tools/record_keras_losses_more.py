@@ -1,5 +1,5 @@
-"""Record Keras 3's other loss classes (KLDivergence, the hinges, Poisson, LogCosh, CosineSimilarity, MAPE, MSLE and
-the focal crossentropies): values with and without sample weights under each reduction, configs, their
+"""Record Keras 3's other loss classes (KLDivergence, the hinges, Poisson, LogCosh, CosineSimilarity, MAPE, MSLE, Dice,
+Tversky and the focal crossentropies): values with and without sample weights under each reduction, configs, their
 round trip, the string identifiers keras.losses.get takes, and a model compiled with loss="kld" and fitted, into
 tests/fixtures/keras/losses_more.json. tests/keras/test_losses_more.py runs the same cases through minifp.keras.
 
@@ -32,7 +32,9 @@ def inputs():
     probs_true, probs_pred = softmax_rows(wave((4, 5), 0, 2.0)), softmax_rows(wave((4, 5), 1, 2.0))
     labels = (wave((4, 5), 2) > 0).astype(np.float32)
     return {"probs": (probs_true, probs_pred), "binary": (labels, 0.5 + 0.45 * wave((4, 5), 3)),
-            "signed": (labels, wave((4, 5), 4, 1.5)), "regression": (wave((4, 5), 5, 2.0, 2.5), wave((4, 5), 6, 2.0, 2.5))}
+            "signed": (labels, wave((4, 5), 4, 1.5)),
+            "regression": (wave((4, 5), 5, 2.0, 2.5), wave((4, 5), 6, 2.0, 2.5)),
+            "masks": ((wave((4, 3, 3), 7) > 0).astype(np.float32), 0.5 + 0.45 * wave((4, 3, 3), 8))}
 
 
 # class name: (constructor keyword arguments, input kind)
@@ -49,9 +51,12 @@ CASES = {
     "BinaryFocalCrossentropy": ({"apply_class_balancing": True, "alpha": 0.3, "gamma": 1.5}, "binary"),
     "BinaryFocalCrossentropy(from_logits)": ({"from_logits": True, "label_smoothing": 0.1}, "signed"),
     "CategoricalFocalCrossentropy": ({"alpha": 0.5, "gamma": 2.0}, "probs"),
+    "Dice": ({}, "binary"),
+    "Dice(axis)": ({"axis": (1, 2)}, "masks"),
+    "Tversky(axis)": ({"alpha": 0.3, "beta": 0.7, "axis": (1, 2)}, "masks"),
 }
-IDENTIFIERS = ["kld", "KLD", "mape", "MAPE", "msle", "MSLE", "kl_divergence", "hinge", "squared_hinge",
-               "categorical_hinge", "poisson", "log_cosh", "cosine_similarity", "binary_focal_crossentropy",
+IDENTIFIERS = ["kld", "KLD", "mape", "MAPE", "msle", "MSLE", "kl_divergence", "hinge", "squared_hinge", "dice",
+               "tversky", "categorical_hinge", "poisson", "log_cosh", "cosine_similarity", "binary_focal_crossentropy",
                "categorical_focal_crossentropy", "KLDivergence", "CosineSimilarity"]
 WEIGHTS = np.array([0.5, 1.0, 2.0, 0.25], np.float32)
 

@@ -32,10 +32,12 @@ from ._loss_functions import (EPSILON, MAE, MSE, _like, _sparse_categorical_cros
 __all__ = ["Loss", "LossFunctionWrapper", "MeanSquaredError", "MeanAbsoluteError", "Huber", "BinaryCrossentropy",
            "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "MeanAbsolutePercentageError",
            "MeanSquaredLogarithmicError", "LogCosh", "Poisson", "KLDivergence", "Hinge", "SquaredHinge",
-           "CategoricalHinge", "CosineSimilarity", "BinaryFocalCrossentropy", "CategoricalFocalCrossentropy",
+           "CategoricalHinge", "CosineSimilarity", "Dice", "Tversky", "BinaryFocalCrossentropy",
+           "CategoricalFocalCrossentropy",
            "mean_squared_error", "mean_absolute_error", "huber", "binary_crossentropy", "categorical_crossentropy",
            "sparse_categorical_crossentropy", "mean_absolute_percentage_error", "mean_squared_logarithmic_error",
            "log_cosh", "poisson", "kl_divergence", "hinge", "squared_hinge", "categorical_hinge", "cosine_similarity",
+           "dice", "tversky",
            "binary_focal_crossentropy", "categorical_focal_crossentropy", "mse", "mae", "MSE", "MAE", "get",
            "serialize", "deserialize", "resolve", "REDUCTIONS", "EPSILON"]
 
@@ -158,6 +160,25 @@ def categorical_focal_crossentropy(y_true, y_pred, alpha=0.25, gamma=2.0, from_l
     cce = -y_true * ops.log(output)
     focal_cce = ops.multiply(ops.multiply(ops.power(1.0 - output, gamma), alpha), cce)
     return ops.sum(focal_cce, axis=axis)
+
+
+def dice(y_true, y_pred, axis=None):
+    """1 - 2 * sum(y_true * y_pred) / (sum(y_true) + sum(y_pred) + epsilon), summed over `axis` (all: None)."""
+    y_pred = ops.convert_to_tensor(y_pred)
+    y_true = ops.cast(y_true, y_pred.dtype)
+    intersection = ops.sum(y_true * y_pred, axis=axis)
+    return 1 - ops.divide(2.0 * intersection, ops.sum(y_true, axis=axis) + ops.sum(y_pred, axis=axis)
+                          + _backend.epsilon())
+
+
+def tversky(y_true, y_pred, alpha=0.5, beta=0.5, axis=None):
+    """1 - TP / (TP + alpha * FP + beta * FN + epsilon), each a sum over `axis` of the soft counts."""
+    y_pred = ops.convert_to_tensor(y_pred)
+    y_true = ops.cast(y_true, y_pred.dtype)
+    intersection = ops.sum(y_true * y_pred, axis=axis)
+    fp = ops.sum((1 - y_pred) * y_true, axis=axis)
+    fn = ops.sum(y_pred * (1 - y_true), axis=axis)
+    return 1 - ops.divide(intersection, intersection + fp * alpha + fn * beta + _backend.epsilon())
 
 
 def cosine_similarity(y_true, y_pred, axis=-1):
@@ -433,6 +454,28 @@ class CosineSimilarity(LossFunctionWrapper):
         return Loss.get_config(self)
 
 
+class Dice(LossFunctionWrapper):
+    """The Dice loss, 1 - the soft Dice coefficient over axis, reduced."""
+
+    def __init__(self, reduction="sum_over_batch_size", name="dice", axis=None, dtype=None):
+        super().__init__(dice, name=name, reduction=reduction, dtype=dtype, axis=axis)
+        self.axis = axis
+
+    def get_config(self):
+        return {**Loss.get_config(self), "axis": self.axis}
+
+
+class Tversky(LossFunctionWrapper):
+    """The Tversky loss: Dice's with false positives weighted by alpha and false negatives by beta, reduced."""
+
+    def __init__(self, alpha=0.5, beta=0.5, reduction="sum_over_batch_size", name="tversky", axis=None, dtype=None):
+        super().__init__(tversky, name=name, reduction=reduction, dtype=dtype, alpha=alpha, beta=beta, axis=axis)
+        self.alpha, self.beta, self.axis = alpha, beta, axis
+
+    def get_config(self):
+        return {**Loss.get_config(self), "alpha": self.alpha, "beta": self.beta, "axis": self.axis}
+
+
 class BinaryFocalCrossentropy(LossFunctionWrapper):
     """The binary crossentropy down-weighted where it is already small: (1 - p_t)**gamma, optionally alpha."""
 
@@ -473,11 +516,11 @@ class CategoricalFocalCrossentropy(LossFunctionWrapper):
 
 _CLASSES = (Loss, LossFunctionWrapper, BinaryCrossentropy, CategoricalCrossentropy, SparseCategoricalCrossentropy,
             MeanSquaredError, MeanAbsoluteError, Huber, MeanAbsolutePercentageError, MeanSquaredLogarithmicError,
-            LogCosh, Poisson, KLDivergence, Hinge, SquaredHinge, CategoricalHinge, CosineSimilarity,
+            LogCosh, Poisson, KLDivergence, Hinge, SquaredHinge, CategoricalHinge, CosineSimilarity, Dice, Tversky,
             BinaryFocalCrossentropy, CategoricalFocalCrossentropy)
 _FUNCTIONS = (binary_crossentropy, categorical_crossentropy, sparse_categorical_crossentropy, mean_squared_error,
               mean_absolute_error, huber, mean_absolute_percentage_error, mean_squared_logarithmic_error, log_cosh,
-              poisson, kl_divergence, hinge, squared_hinge, categorical_hinge, cosine_similarity,
+              poisson, kl_divergence, hinge, squared_hinge, categorical_hinge, cosine_similarity, dice, tversky,
               binary_focal_crossentropy, categorical_focal_crossentropy)
 ALL_OBJECTS = frozenset(_CLASSES + _FUNCTIONS)
 ALL_OBJECTS_DICT = {o.__name__: o for o in _CLASSES + _FUNCTIONS}

@@ -19,7 +19,7 @@ _spec = importlib.util.spec_from_file_location("record_keras_losses_more",
                                                HERE.parent / "tools" / "record_keras_losses_more.py")
 RECORDER = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(RECORDER)
-GOT = RECORDER.run(keras)
+GOT = json.loads(json.dumps(RECORDER.run(keras)))      # (as the recorder stored it: tuples as lists)
 ULPS = 8 * float(np.finfo(np.float32).eps)
 
 
