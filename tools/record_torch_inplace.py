@@ -198,9 +198,25 @@ def _ema_under_no_grad(t):
     model(t.randn(2, 3)).sum().backward()
 
 
+def _views_share_the_version(t):
+    """A base, views of it and of its views, and a detach() alias: one version counter, whichever is changed."""
+    a = t.ones(3, 4)
+    v, u, d = a[1], a.view(12), a.detach()
+    w = v[1:3]
+    versions = []
+    for change in (lambda: None, lambda: w.mul_(2), lambda: u.add_(1), lambda: a.__setitem__(0, 5), d.zero_):
+        change()
+        versions.append([x._version for x in (a, v, w, u, d)])
+    b = t.ones(2, 3, requires_grad=True)
+    h = b * 2
+    hv = h[0]
+    hv.mul_(3)
+    return versions + [[h._version, hv._version], [a.clone()._version]]
+
+
 SCRIPTS = {f.__name__[1:]: f for f in (_relu_in_place, _residual, _in_place_relu_module, _step_between_two_backwards,
                                        _gan_discriminator_stepped_first, _dropout_in_place, _kept_result_changed,
-                                       _copy_changed, _ema_under_no_grad)}
+                                       _copy_changed, _ema_under_no_grad, _views_share_the_version)}
 
 
 # Modules whose parameters and buffers their construction initialises in place (version 1, or 2 where twice)
@@ -220,12 +236,13 @@ def module_versions(torch, name):
 
 
 def run_script(torch, name):
-    """The script through `torch`: ["ok"] or ["error", PyTorch's message]."""
+    """The script through `torch`: ["ok"] (["ok", what it returns] where it returns something) or ["error",
+    PyTorch's message]."""
     try:
-        SCRIPTS[name](torch)
+        result = SCRIPTS[name](torch)
     except RuntimeError as e:
         return ["error", str(e)]
-    return ["ok"]
+    return ["ok"] if result is None else ["ok", result]
 
 
 def main():

@@ -221,6 +221,16 @@ def _root(t):
     return t, index
 
 
+def _shared_version(t):
+    """t._version: the count of in-place changes of the tensor at the end of t's chain of views and .data aliases,
+    which every in-place op on one of them reaches (PyTorch's views and their base share one version counter)."""
+    entry = _ORIGINS.get(id(t))
+    while entry is not None and entry[0]() is t:
+        t = entry[1]
+        entry = _ORIGINS.get(id(t))
+    return engine.inplace_version(t)
+
+
 def _before(t):
     """What an in-place op on t computes from: t as it was (values and place in the graph), a tensor of its own
     where a node may read it (t itself then stands for the result)."""
@@ -756,7 +766,7 @@ for _name, _fn in {
         "fill_diagonal_": _fill_diagonal_,
         "new": lambda self, *args, **kwargs: construct(self.dtype, self.device, *args, **kwargs),
         "new_tensor": new_tensor, "new_zeros": _new(empty), "new_ones": _new(ones), "new_empty": _new(empty),
-        "new_full": new_full}.items():
+        "new_full": new_full, "_version": property(_shared_version)}.items():
     setattr(Tensor, _name, _fn)
 Tensor.detach = _detach
 Tensor.data = property(_detach, _set_data, doc=_detach.__doc__)
