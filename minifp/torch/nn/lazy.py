@@ -97,11 +97,17 @@ class LazyModuleMixin:
     becomes cls_to_become."""
 
     cls_to_become = None
+    _inferred = None        # the size the first input gives (in_features, ...): 0 until then
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._load_hook = self._register_load_state_dict_pre_hook(self._lazy_load_hook)
         self._initialize_hook = self.register_forward_pre_hook(_infer_parameters)
+
+    def reset_parameters(self):
+        """The eager layer's initialisation, once the parameters have their shapes."""
+        if not self.has_uninitialized_params() and getattr(self, self._inferred) != 0:
+            super().reset_parameters()
 
     def has_uninitialized_params(self):
         """Whether some parameter or buffer is still uninitialized."""
@@ -133,7 +139,7 @@ def _infer_parameters(module, args):
 class LazyLinear(LazyModuleMixin, modules.Linear):
     """A Linear whose in_features is the first input's last dim."""
 
-    cls_to_become = modules.Linear
+    cls_to_become, _inferred = modules.Linear, "in_features"
 
     def __init__(self, out_features, bias=True, device=None, dtype=None):
         super().__init__(0, 0, False)
@@ -141,10 +147,6 @@ class LazyLinear(LazyModuleMixin, modules.Linear):
         self.out_features = out_features
         if bias:
             self.bias = UninitializedParameter(device=device, dtype=dtype)
-
-    def reset_parameters(self):
-        if not self.has_uninitialized_params() and self.in_features != 0:
-            super().reset_parameters()
 
     def initialize_parameters(self, input):
         if self.has_uninitialized_params():
@@ -161,16 +163,14 @@ class LazyLinear(LazyModuleMixin, modules.Linear):
 class _LazyConvMixin(LazyModuleMixin):
     """A convolution whose in_channels is the first input's channel count (dim 0 of an unbatched input)."""
 
+    _inferred = "in_channels"
+
     def __init__(self, out_channels, kernel_size, *args, bias=True, device=None, dtype=None, **kwargs):
         super().__init__(0, 0, kernel_size, *args, bias=False, device=device, dtype=dtype, **kwargs)
         self.weight = UninitializedParameter(device=device, dtype=dtype)
         self.out_channels = out_channels
         if bias:
             self.bias = UninitializedParameter(device=device, dtype=dtype)
-
-    def reset_parameters(self):
-        if not self.has_uninitialized_params() and self.in_channels != 0:
-            super().reset_parameters()
 
     def initialize_parameters(self, input, *args, **kwargs):
         if self.has_uninitialized_params():
@@ -209,6 +209,8 @@ class _LazyNormMixin(LazyModuleMixin):
     """A batch or instance norm whose num_features is the first input's dim 1 (PyTorch's _LazyNormBase: affine and
     tracking by default, for the instance norms too)."""
 
+    _inferred = "num_features"
+
     def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None):
         super().__init__(0, eps, momentum, False, False, device, dtype)
         self.affine, self.track_running_stats = affine, track_running_stats
@@ -219,10 +221,6 @@ class _LazyNormMixin(LazyModuleMixin):
             self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
             self.running_var = UninitializedBuffer(device=device, dtype=dtype)
             self.num_batches_tracked = _tensor.tensor(0, dtype=_tensor.int64, device=device)
-
-    def reset_parameters(self):
-        if not self.has_uninitialized_params() and self.num_features != 0:
-            super().reset_parameters()
 
     def initialize_parameters(self, input):
         if self.has_uninitialized_params():
