@@ -2,10 +2,13 @@
 
 A rule maps a float32 weight and gradient (NumPy or CuPy arrays) and the parameter's state dict to the new
 weight; apply_rule() widens, runs it and rounds the new weight once into the parameter's own format, so a
-float32 master weight keeps every small update and a float16 weight shows the ones float16 swamps.
+float32 master weight keeps every small update and a float16 weight shows the ones float16 swamps. For the torch
+face, a float16 or bfloat16 parameter's state is kept in its format with each op rounded (state_rounding), as
+PyTorch keeps it.
 """
 from __future__ import annotations
 
+import contextvars
 import math
 
 import numpy as np
@@ -44,23 +47,59 @@ def _xp(a):
     return array_module(a)
 
 
+# PyTorch keeps a parameter's state (momentum_buffer, exp_avg, ...) in the parameter's dtype, and each tensor op of
+# its update computes in float32 and rounds its result into that dtype. While a torch rule runs for a float16 or
+# bfloat16 parameter, _STATE_ROUNDING holds (the format, whether an add's alpha or number is rounded into it first:
+# PyTorch's CPU kernels do, its CUDA ones keep them in float32), and _op rounds each op's result; None (float32 state): the
+# rule's float32 arithmetic as it is.
+_STATE_ROUNDING = contextvars.ContextVar("minifp_state_rounding", default=None)
+
+
+def _op(x):
+    """x, one op's float32 result, rounded into the half-precision state's format (as values) where there is one."""
+    rounding = _STATE_ROUNDING.get()
+    return x if rounding is None else widen(round_to(x, rounding[0]), rounding[0])
+
+
+def _scalar(x):
+    """An add's alpha or Python-number operand as float32, rounded into the state's format where the kernels round
+    it (PyTorch's CPU kernels take it in the tensor's dtype)."""
+    rounding = _STATE_ROUNDING.get()
+    return _f32(x) if rounding is None or not rounding[1] else _op(np.asarray(x, np.float32))[()]
+
+
+def _plus(x, number):
+    """x.add(number)."""
+    return _op(x + _scalar(number))
+
+
 def _lerp(start, end, weight):
     """start.lerp(end, weight) as ATen computes it: the small-weight branch from start, else from end, each one
     FMA."""
     w, d = _f32(weight), end - start
     if abs(w) < 0.5:
-        return SEAMS.fma(_xp(d), w, d, start)
-    return SEAMS.fma(_xp(d), -d, _f32(1) - w, end)
+        return _op(SEAMS.fma(_xp(d), w, d, start))
+    return _op(SEAMS.fma(_xp(d), -d, _f32(1) - w, end))
 
 
 def _add(x, y, alpha):
     """x.add(y, alpha=alpha): one FMA, alpha in float32."""
-    return SEAMS.fma(_xp(y), _f32(alpha), y, x)
+    return _op(SEAMS.fma(_xp(y), _scalar(alpha), y, x))
 
 
 def _addcmul(x, a, b, value):
-    """x.addcmul(a, b, value=value): value * a, then one FMA."""
-    return SEAMS.fma(_xp(a), _f32(value) * a, b, x)
+    """x.addcmul(a, b, value=value): value * a, then one FMA (on half-precision state three float32 roundings,
+    (value * a) * b + x, as PyTorch's reduced-precision kernel computes it)."""
+    if _STATE_ROUNDING.get() is None:
+        return SEAMS.fma(_xp(a), _f32(value) * a, b, x)
+    return _op(x + _f32(value) * a * b)
+
+
+def _maximum(a, b):
+    """torch.maximum as PyTorch's vectorised CPU kernel computes it: a NaN comes out with every bit set."""
+    xp = _xp(a)
+    top = xp.maximum(a, b)
+    return xp.where(top != top, np.uint32(0xFFFFFFFF).view(np.float32), top)
 
 
 def _step(state):
@@ -78,7 +117,8 @@ def sgd_update(w, g, state, *, lr, momentum=0.0, dampening=0.0, nesterov=False, 
         g = _add(g, w, weight_decay)
     if momentum:
         if "momentum_buffer" in state:
-            w, state["momentum_buffer"] = SEAMS.sgd_momentum(w, g, state["momentum_buffer"], _f32(lr),
+            step = SEAMS.sgd_momentum if _STATE_ROUNDING.get() is None else sgd_momentum   # (the kernel: float32)
+            w, state["momentum_buffer"] = step(w, g, state["momentum_buffer"], _f32(lr),
                                                              _f32(momentum), _f32(1 - dampening), nesterov)
             return w
         buf = state["momentum_buffer"] = g.copy()
@@ -89,7 +129,7 @@ def sgd_update(w, g, state, *, lr, momentum=0.0, dampening=0.0, nesterov=False, 
 @seam
 def sgd_momentum(w, g, buf, lr, momentum, damped, nesterov):
     """(the new weight, the new momentum buffer) of an SGD step from an existing buffer; damped = 1 - dampening."""
-    buf = _add(buf * momentum, g, damped)
+    buf = _add(_op(buf * momentum), g, damped)
     step = _add(g, buf, momentum) if nesterov else buf
     return _add(w, step, -lr), buf
 
@@ -109,18 +149,18 @@ def adam_update(w, g, state, *, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0
             state["max_exp_avg_sq"] = xp.zeros_like(w)
     step = _step(state)
     if decoupled:
-        w = w * _f32(1 - lr * weight_decay)
+        w = _op(w * _f32(1 - lr * weight_decay))
     elif weight_decay:
         g = _add(g, w, weight_decay)
     state["exp_avg"] = _lerp(state["exp_avg"], g, 1 - beta1)
-    state["exp_avg_sq"] = _addcmul(state["exp_avg_sq"] * _f32(beta2), g, g, 1 - beta2)
+    state["exp_avg_sq"] = _addcmul(_op(state["exp_avg_sq"] * _f32(beta2)), g, g, 1 - beta2)
     step_size = lr / (1 - beta1**step)
     bc2_sqrt = math.sqrt(1 - beta2**step)
     second = state["exp_avg_sq"]
     if amsgrad:
-        second = state["max_exp_avg_sq"] = xp.maximum(state["max_exp_avg_sq"], second)
-    denom = xp.sqrt(second) / _f32(bc2_sqrt) + _f32(eps)
-    return w + _f32(-step_size) * state["exp_avg"] / denom
+        second = state["max_exp_avg_sq"] = _maximum(state["max_exp_avg_sq"], second)
+    denom = _plus(_op(_op(xp.sqrt(second)) / _f32(bc2_sqrt)), eps)
+    return _op(w + _f32(-step_size) * state["exp_avg"] / denom)
 
 
 def rmsprop_update(w, g, state, *, lr, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False,
@@ -139,17 +179,17 @@ def rmsprop_update(w, g, state, *, lr, alpha=0.99, eps=1e-8, weight_decay=0.0, m
     _step(state)
     if weight_decay:
         g = _add(g, w, weight_decay)
-    square_avg = state["square_avg"] = _addcmul(state["square_avg"] * _f32(alpha), g, g, 1 - alpha)
+    square_avg = state["square_avg"] = _addcmul(_op(state["square_avg"] * _f32(alpha)), g, g, 1 - alpha)
     if centered:
         grad_avg = state["grad_avg"] = _lerp(state["grad_avg"], g, 1 - alpha)
-        avg = xp.sqrt(_addcmul(square_avg, grad_avg, grad_avg, -1))
+        avg = _op(xp.sqrt(_addcmul(square_avg, grad_avg, grad_avg, -1)))
     else:
-        avg = xp.sqrt(square_avg)
-    avg = avg + _f32(eps)
+        avg = _op(xp.sqrt(square_avg))
+    avg = _plus(avg, eps)
     if momentum > 0:
-        buf = state["momentum_buffer"] = state["momentum_buffer"] * _f32(momentum) + _f32(1) * g / avg
+        buf = state["momentum_buffer"] = _op(_op(state["momentum_buffer"] * _f32(momentum)) + _f32(1) * g / avg)
         return _add(w, buf, -lr)
-    return w + _f32(-lr) * g / avg
+    return _op(w + _f32(-lr) * g / avg)
 
 
 def adagrad_state(w, initial_accumulator_value=0.0):
@@ -170,8 +210,8 @@ def adagrad_update(w, g, state, *, lr, lr_decay=0.0, weight_decay=0.0, eps=1e-10
         g = _add(g, w, weight_decay)
     clr = lr / (1 + (step - 1) * lr_decay)
     state["sum"] = _addcmul(state["sum"], g, g, 1)
-    std = _xp(w).sqrt(state["sum"]) + _f32(eps)
-    return w + _f32(-clr) * g / std
+    std = _plus(_op(_xp(w).sqrt(state["sum"])), eps)
+    return _op(w + _f32(-clr) * g / std)
 
 
 def adadelta_update(w, g, state, *, lr, rho=0.9, eps=1e-6, weight_decay=0.0, maximize=False):
@@ -186,10 +226,10 @@ def adadelta_update(w, g, state, *, lr, rho=0.9, eps=1e-6, weight_decay=0.0, max
         g = -g
     if weight_decay:
         g = _add(g, w, weight_decay)
-    square_avg = state["square_avg"] = _addcmul(state["square_avg"] * _f32(rho), g, g, 1 - rho)
-    std = xp.sqrt(square_avg + _f32(eps))
-    delta = xp.sqrt(state["acc_delta"] + _f32(eps)) / std * g
-    state["acc_delta"] = _addcmul(state["acc_delta"] * _f32(rho), delta, delta, 1 - rho)
+    square_avg = state["square_avg"] = _addcmul(_op(state["square_avg"] * _f32(rho)), g, g, 1 - rho)
+    std = _op(xp.sqrt(_plus(square_avg, eps)))
+    delta = _op(_op(_op(xp.sqrt(_plus(state["acc_delta"], eps))) / std) * g)
+    state["acc_delta"] = _addcmul(_op(state["acc_delta"] * _f32(rho)), delta, delta, 1 - rho)
     return _add(w, delta, -lr)
 
 
@@ -207,9 +247,9 @@ def adamax_update(w, g, state, *, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay
     if weight_decay:
         g = _add(g, w, weight_decay)
     state["exp_avg"] = _lerp(state["exp_avg"], g, 1 - beta1)
-    state["exp_inf"] = xp.maximum(state["exp_inf"] * _f32(beta2), xp.abs(g) + _f32(eps))
+    state["exp_inf"] = _maximum(_op(state["exp_inf"] * _f32(beta2)), _plus(xp.abs(g), eps))
     clr = lr / (1 - beta1**step)
-    return w + _f32(-clr) * state["exp_avg"] / state["exp_inf"]
+    return _op(w + _f32(-clr) * state["exp_avg"] / state["exp_inf"])
 
 
 def nadam_update(w, g, state, *, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, momentum_decay=4e-3,
@@ -229,18 +269,18 @@ def nadam_update(w, g, state, *, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=
     bias_correction2 = 1 - beta2**step
     if weight_decay:
         if decoupled_weight_decay:
-            w = w * _f32(1 - lr * weight_decay)
+            w = _op(w * _f32(1 - lr * weight_decay))
         else:
             g = _add(g, w, weight_decay)
     mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
     mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
     mu_product = state["mu_product"] = np.asarray(state["mu_product"] * _f32(mu), np.float32)
     state["exp_avg"] = _lerp(state["exp_avg"], g, 1 - beta1)
-    state["exp_avg_sq"] = _addcmul(state["exp_avg_sq"] * _f32(beta2), g, g, 1 - beta2)
-    denom = xp.sqrt(state["exp_avg_sq"] / _f32(bias_correction2)) + _f32(eps)
+    state["exp_avg_sq"] = _addcmul(_op(state["exp_avg_sq"] * _f32(beta2)), g, g, 1 - beta2)
+    denom = _plus(_op(xp.sqrt(_op(state["exp_avg_sq"] / _f32(bias_correction2)))), eps)
     mu_product_next = float(mu_product) * mu_next
-    w = w + _f32(-lr * (1.0 - mu) / (1.0 - float(mu_product))) * g / denom
-    return w + _f32((-lr * mu_next) / (1.0 - mu_product_next)) * state["exp_avg"] / denom
+    w = _op(w + _f32(-lr * (1.0 - mu) / (1.0 - float(mu_product))) * g / denom)
+    return _op(w + _f32((-lr * mu_next) / (1.0 - mu_product_next)) * state["exp_avg"] / denom)
 
 
 def radam_update(w, g, state, *, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, decoupled_weight_decay=False,
@@ -258,21 +298,21 @@ def radam_update(w, g, state, *, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=
     step = _step(state)
     if weight_decay:
         if decoupled_weight_decay:
-            w = w * _f32(1 - lr * weight_decay)
+            w = _op(w * _f32(1 - lr * weight_decay))
         else:
             g = _add(g, w, weight_decay)
     state["exp_avg"] = _lerp(state["exp_avg"], g, 1 - beta1)
-    state["exp_avg_sq"] = _addcmul(state["exp_avg_sq"] * _f32(beta2), g, g, 1 - beta2)
+    state["exp_avg_sq"] = _addcmul(_op(state["exp_avg_sq"] * _f32(beta2)), g, g, 1 - beta2)
     bias_correction1, bias_correction2 = 1 - beta1**step, 1 - beta2**step
-    corrected = state["exp_avg"] / _f32(bias_correction1)
+    corrected = _op(state["exp_avg"] / _f32(bias_correction1))
     rho_inf = 2 / (1 - beta2) - 1
     rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
     if rho_t <= 5.0:
-        return w - corrected * _f32(lr)
+        return _op(w - _op(corrected * _f32(lr)))
     rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
     # PyTorch's `scalar / tensor` is tensor.reciprocal() * scalar.
-    adaptive = (_f32(1) / (xp.sqrt(state["exp_avg_sq"]) + _f32(eps))) * _f32(bias_correction2**0.5)
-    return w - corrected * _f32(lr) * adaptive * _f32(rect)
+    adaptive = _op(_op(_f32(1) / _plus(_op(xp.sqrt(state["exp_avg_sq"])), eps)) * _f32(bias_correction2**0.5))
+    return _op(w - _op(_op(_op(corrected * _f32(lr)) * adaptive) * _f32(rect)))
 
 
 def rprop_update(w, g, state, *, lr, etas=(0.5, 1.2), step_sizes=(1e-6, 50), maximize=False):
@@ -284,20 +324,21 @@ def rprop_update(w, g, state, *, lr, etas=(0.5, 1.2), step_sizes=(1e-6, 50), max
     if "prev" not in state:
         state["step"] = np.zeros((), np.float32)
         state["prev"] = xp.zeros_like(w)
-        state["step_size"] = xp.full(w.shape, _f32(lr), np.float32)
+        state["step_size"] = _op(xp.full(w.shape, _f32(lr), np.float32))
     _step(state)
-    etaminus, etaplus = _f32(etas[0]), _f32(etas[1])
-    sign = xp.sign(g * state["prev"])
+    etaminus, etaplus = (_op(np.asarray(eta, np.float32))[()] for eta in etas)    # (held in the sign tensor)
+    sign = xp.sign(_op(g * state["prev"]))
     factor = sign.copy()                    # PyTorch overwrites the signs in place: a NaN stays NaN
     factor[sign > 0] = etaplus
     factor[sign < 0] = etaminus
     factor[sign == 0] = _f32(1)
-    step_size = xp.minimum(xp.maximum(state["step_size"] * factor, _f32(step_sizes[0])), _f32(step_sizes[1]))
+    step_size = _op(xp.minimum(xp.maximum(_op(state["step_size"] * factor), _f32(step_sizes[0])),
+                               _f32(step_sizes[1])))
     state["step_size"] = step_size
     g = g.copy()
     g[factor == etaminus] = 0
     state["prev"] = g
-    return w - xp.sign(g) * step_size
+    return _op(w - xp.sign(g) * step_size)
 
 
 def asgd_update(w, g, state, *, lr, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0.0, maximize=False):
@@ -315,10 +356,10 @@ def asgd_update(w, g, state, *, lr, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay
     if weight_decay:
         g = _add(g, w, weight_decay)
     eta = float(state["eta"])
-    w = w * _f32(1 - lambd * eta)
+    w = _op(w * _f32(1 - lambd * eta))
     w = _add(w, g, -eta)
     mu = state["mu"]
-    state["ax"] = state["ax"] + (w - state["ax"]) * _f32(mu) if float(mu) != 1 else w.copy()
+    state["ax"] = _op(state["ax"] + _op(_op(w - state["ax"]) * _f32(mu))) if float(mu) != 1 else w.copy()
     state["eta"] = np.asarray(lr / ((1 + lambd * lr * step) ** alpha), np.float32)
     state["mu"] = np.asarray(1 / max(1, step - t0), np.float32)
     return w
@@ -584,35 +625,49 @@ def _clip_by_norm(g, clipnorm):
     return (g * clipnorm) / xp.maximum(l2norm, clipnorm)
 
 
-def update(rule, p, grad, slots, update_rounding="nearest", new_slot=None, **hyper):
+def update(rule, p, grad, slots, update_rounding="nearest", new_slot=None, state_rounding=None, **hyper):
     """One optimizer update of parameter p from grad by `rule`, with p's optimizer state `slots` (name -> tensor:
     float32, and the Kahan compensation in p's format) read and written in place: the rule's new arrays are handed
     to the slots' tensors without a copy, and a slot the rule adds is made by new_slot(name, array, fmt). Every
-    face's optimizer keeps its state this way, so that it lives in one place: the slots' tensors."""
-    arrays = {name: t._data for name, t in slots.items()}
-    apply_rule(rule, p, grad, arrays, update_rounding, **hyper)
+    face's optimizer keeps its state this way, so that it lives in one place: the slots' tensors.
+
+    state_rounding=(fmt, numbers_rounded), for a torch rule: the state's arrays (all but 0-dim counts) are kept in
+    fmt, each op of the rule rounding its result into it, and an add's alpha or number operand first too where
+    numbers_rounded (PyTorch's ops on a float16 or bfloat16 parameter's state: on the CPU; CUDA's keep them in
+    float32). minifp's own update roundings ("stochastic", "kahan") keep float32 state: they round the weight only."""
+    rounding = state_rounding if update_rounding == "nearest" else None
+    arrays = {name: t.float32() if name != KAHAN and not t.fmt.is_float32 else t._data for name, t in slots.items()}
+    apply_rule(rule, p, grad, arrays, update_rounding, rounding, **hyper)
     for name, a in arrays.items():
         t = slots.get(name)
         if t is None:
-            slots[name] = new_slot(name, a, p.fmt if name == KAHAN else float32)
+            fmt = p.fmt if name == KAHAN else rounding[0] if rounding and a.ndim else float32
+            slots[name] = new_slot(name, a if name == KAHAN or fmt is float32 else round_to(a, fmt), fmt)
+        elif name != KAHAN and not t.fmt.is_float32:
+            take(t, a)              # (values of its format: exact)
         elif t._data is not a:      # a rule's new array is its slot's storage (float32; the compensation p's)
             t._data, t._float32 = a, None
             if _memory.WATCHED and t.device in _memory.WATCHED:
                 _memory.note(a, t.device)
 
 
-def apply_rule(rule, p, grad, state, update_rounding="nearest", **hyper):
+def apply_rule(rule, p, grad, state, update_rounding="nearest", state_rounding=None, **hyper):
     """Update parameter p in place by rule from grad: computed in float32, rounded once into p's format.
 
     grad is a tensor or an array; state is the parameter's dict of float32 arrays (filled and replaced by the
     rule). The master copy a face keeps in float32 therefore takes every small update; a float16 weight shows
     the ones float16 swamps, unless update_rounding ("stochastic" or "kahan", see update_weight) rescues them.
+    With state_rounding (see update) each of the rule's ops rounds its result, PyTorch's half-precision state.
     """
     check_update_rounding(update_rounding)
     g32 = grad.float32() if isinstance(grad, Tensor) else np.asarray(grad, np.float32)
     w32 = p.float32()
-    with SEAMS.quiet():
-        new = rule(w32, g32, state, **hyper)
+    token = _STATE_ROUNDING.set(state_rounding)
+    try:
+        with SEAMS.quiet():
+            new = rule(w32, g32, state, **hyper)
+    finally:
+        _STATE_ROUNDING.reset(token)
     # Rules return a new array (they never mutate their inputs or state), except that one may return w or g
     # itself, or a state array: then p gets a copy.
     fresh = not (new is w32 or new is g32 or any(new is v for v in state.values()))

@@ -227,13 +227,17 @@ def test_closure_loss_is_returned():
     assert a.float32().tolist() == [np.float32(-0.1)] * 2
 
 
-def test_float16_parameter_has_float32_state_and_one_rounding():
+def test_float16_parameter_keeps_float16_state_as_pytorch():
+    """(tests/torch/test_optim_half.py checks every optimizer's bits against PyTorch's.)"""
     w = minifp.tensor(np.ones(2, np.float32), dtype="float16", requires_grad=True)
     opt = optim.SGD([w], lr=1e-4, momentum=0.9)
     w.grad = minifp.tensor(np.ones(2, np.float32), dtype="float16")     # a gradient of the weight's dtype, as PyTorch asks
     opt.step()
-    assert w.fmt == minifp.float16 and opt.state[w]["momentum_buffer"].fmt == minifp.float32
+    assert w.fmt == minifp.float16 and opt.state[w]["momentum_buffer"].fmt == minifp.float16
     assert w.float32().tolist() == [1.0, 1.0]      # 1 - 1e-4 rounds back to 1 in float16 (spacing 2**-10 near 1)
+    w.grad = minifp.tensor(np.full(2, 1e-4, np.float32), dtype="float16")
+    opt.step()          # the buffer 0.9 + 1e-4 rounds back to 0.9 in float16: float32 state would hold 0.9001
+    assert opt.state[w]["momentum_buffer"].float32().tolist() == [np.float16(0.9)] * 2
 
 
 def test_load_state_dict_round_trip_continues_identically():

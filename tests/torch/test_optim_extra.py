@@ -141,15 +141,17 @@ def test_trajectory_matches_pytorch_bit_for_bit(name):
     assert got == want
 
 
-def test_rprop_float16_weights_round_the_float32_update_once():
+def test_rprop_float16_weights_keep_float16_step_sizes():
+    """As PyTorch: the step sizes in the weight's dtype (lr rounded into it), each update rounded once."""
     w = torch.tensor([0.1, -0.2, 0.3], dtype=torch.float16, requires_grad=True)
     opt = torch.optim.Rprop([w], lr=0.01)
     w.grad = torch.tensor([1.0, -1.0, 0.0], dtype=torch.float16)
     before = w.float().detach().numpy()
     opt.step()
-    expected = (before - np.sign([1.0, -1.0, 0.0]).astype(np.float32) * np.float32(0.01)).astype(np.float16)
+    lr16 = np.float32(np.float16(0.01))
+    expected = (before - np.sign([1.0, -1.0, 0.0]).astype(np.float32) * lr16).astype(np.float16)
     assert w.detach().numpy().tolist() == expected.tolist()
-    assert opt.state[w]["step_size"].dtype == torch.float32
+    assert opt.state[w]["step_size"].dtype == torch.float16
 
 
 @pytest.mark.parametrize("cls", ["Rprop", "ASGD"])

@@ -145,12 +145,13 @@ def test_load_state_dict_round_trip_continues_identically(cls):
         assert a.float32().tolist() == b.float32().tolist()
 
 
-def test_float16_parameter_rounds_once_and_keeps_float32_state():
+def test_float16_parameter_keeps_float16_moments_and_float32_counts():
     w = minifp.tensor(np.ones(2, np.float32), dtype="float16", requires_grad=True)
     opt = optim.NAdam([w], lr=1e-4)
     w.grad = minifp.tensor(np.ones(2, np.float32), dtype="float16")     # a gradient of the weight's dtype, as PyTorch asks
     opt.step()
-    assert w.fmt == minifp.float16 and opt.state[w]["exp_avg"].fmt == minifp.float32
+    assert w.fmt == minifp.float16 and opt.state[w]["exp_avg"].fmt == minifp.float16
+    assert opt.state[w]["mu_product"].fmt == opt.state[w]["step"].fmt == minifp.float32
     assert opt.state[w]["mu_product"].shape == () and w.float32().tolist() == [1.0, 1.0]   # 1 - 1e-4 is 1 in fp16
 
 

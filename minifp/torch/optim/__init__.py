@@ -2,8 +2,8 @@
 and LBFGS (lbfgs.py) with PyTorch's names, defaults, checks and state_dict; swa_utils for weight averaging.
 
 The update rules themselves are the engine's (minifp.engine: sgd_update, adam_update, ...), computed in float32
-and rounded once into each parameter's format; this module adds PyTorch's param_groups, state keyed by
-parameter, argument checks and error texts. foreach, fused, capturable and differentiable are accepted and
+(a float16 or bfloat16 parameter's state in its own format, each op rounded into it, as PyTorch keeps it); this
+module adds PyTorch's param_groups, state keyed by parameter, argument checks and error texts. foreach, fused, capturable and differentiable are accepted and
 kept in the groups as PyTorch keeps them, and change nothing: minifp has one (single-tensor) implementation.
 minifp adds one keyword to every optimizer: update_rounding="nearest" | "stochastic" | "kahan", for
 low-precision (bfloat16, float16) weights without a float32 master copy (see Optimizer).
@@ -78,18 +78,19 @@ class Optimizer:
     Subclasses name their engine rule in `_rule` and the group keys it reads in `_rule_args`; step() reads them
     from each group at every step, so a scheduler that changes group['lr'] takes effect at the next step.
 
-    State is float32 for every parameter. PyTorch keeps each parameter's state (exp_avg, momentum_buffer, ...)
-    in the parameter's own dtype, so a float16 model (`model.half()`) has float16 moments whose small values
-    flush to zero. minifp computes each update in float32 from float32 state and rounds only the new weight
-    into the parameter's format: the state of a float16 parameter is therefore that of its float32 master
-    copy, and what the run shows is the rounding of the weights, not of the optimizer's bookkeeping.
-    Parameters kept in float32 (the mixed-precision recipe) update exactly as PyTorch's CPU single-tensor
-    implementation does.
+    State is kept as PyTorch keeps it: in each parameter's dtype (the step counts float32), every op of the update
+    computing in float32 and rounding its result into that dtype. So a float16 model (`model.half()`) has
+    float16 moments whose small values flush to zero, and its Adam turns weights into inf and NaN where
+    exp_avg_sq and eps (1e-8) both flush (tests/torch/test_optim_half.py: PyTorch's CPU bits, recorded; on the
+    CPU an add's alpha or number operand is rounded into the dtype first, on CUDA it stays float32, which is
+    not recorded). Parameters kept in float32 (the mixed-precision recipe) update exactly as PyTorch's CPU
+    single-tensor implementation does.
 
     update_rounding (minifp's, not PyTorch's): how the new value of a low-precision weight is rounded into its
     format: "nearest" (PyTorch's), "stochastic" or "kahan" (a compensation buffer per weight, in the weight's
     format: state 'kahan_comp', saved with state_dict); see minifp.engine.update_weight. It changes nothing for
-    float32 weights. It is the optimizer's, not a param group's, so defaults and param_groups stay PyTorch's.
+    float32 weights. With "stochastic" or "kahan" the rest of the state is float32 (a master copy's bookkeeping)
+    and only the new weight is rounded. It is the optimizer's, not a param group's, so defaults and param_groups stay PyTorch's.
     """
 
     _rule = None
@@ -210,7 +211,7 @@ class Optimizer:
         """The engine's update of p by the rule, p's state (its tensors) updated in place."""
         state = self.state.get(p, {})
         engine.update(self._rule, p, p.grad, state, self.update_rounding,
-                      lambda name, array, fmt: _state_tensor(p, array, fmt), **args)
+                      lambda name, array, fmt: _state_tensor(p, array, fmt), _state_rounding(p), **args)
         engine.note_change(p)          # PyTorch's in-place update: a graph made before may no longer read p
         if state and p not in self.state:       # a rule without state (SGD without momentum) adds no entry
             self.state[p] = state
@@ -265,8 +266,14 @@ class Optimizer:
         return state, groups
 
     def _load_value(self, p, name, value, key):
-        """One loaded state value for parameter p (a float32 copy checked against p's shape)."""
-        return _loaded(p, name, value, key)
+        """One loaded state value for parameter p (a copy in the state's format, checked against p's shape)."""
+        return _loaded(p, name, value, key, self._state_format(p))
+
+    def _state_format(self, p):
+        """The format of p's state arrays: p's own where PyTorch keeps it so (a float16 or bfloat16 p, rounded to
+        nearest), else float32 (minifp's stochastic and Kahan roundings keep float32 state)."""
+        rounding = _state_rounding(p)
+        return rounding[0] if rounding and self.update_rounding == "nearest" else _float32
 
     # -- the engine's training-state protocol (minifp.checkpoint) -------------------------------------------
     def _engine_params(self):
@@ -299,6 +306,12 @@ def _from_data(state):
     return state
 
 
+def _state_rounding(p):
+    """The engine's state_rounding for p: PyTorch keeps a float16 or bfloat16 parameter's state in its dtype, each
+    op rounding into it (and, on the CPU, rounding its alpha first)."""
+    return (p.fmt, p.device == "cpu") if p.fmt is not None and p.fmt.name in ("float16", "bfloat16") else None
+
+
 def _state_tensor(p, array, fmt=_float32):
     """A state tensor of p's class (float32, or the Kahan buffer in p's format): on p's device, or on the host
     for the 0-dim step count (as PyTorch)."""
@@ -307,8 +320,9 @@ def _state_tensor(p, array, fmt=_float32):
     return made_like(p, array, fmt=fmt)
 
 
-def _loaded(p, name, value, key):
-    """One loaded state value: tensors and arrays as float32 tensors (a copy), checked against p's shape."""
+def _loaded(p, name, value, key, fmt=_float32):
+    """One loaded state value: tensors and arrays as tensors of fmt (0-dim ones float32; a copy), checked against
+    p's shape."""
     if isinstance(value, Tensor):
         value = value.float32() if value.fmt is not None else storage(value)
     elif type(value).__module__.startswith("torch"):        # a state dict saved by real PyTorch
@@ -323,6 +337,8 @@ def _loaded(p, name, value, key):
                              f"parameter has shape {p.shape}")
         if name == engine.KAHAN and p.fmt is not None:     # the Kahan buffer lives in p's format
             return _state_tensor(p, round_to(np.array(array, np.float32), p.fmt), p.fmt)
+        if array.ndim and not fmt.is_float32:       # (PyTorch casts floating state to the parameter's dtype)
+            return _state_tensor(p, round_to(np.array(array, np.float32), fmt), fmt)
         return _state_tensor(p, np.array(array, np.float32))
     return copy.deepcopy(value)
 
@@ -459,7 +475,7 @@ class Adagrad(Optimizer):
         for group in self.param_groups:
             for p in group["params"]:
                 arrays = engine.adagrad_state(p.float32(), group["initial_accumulator_value"])
-                self.state[p] = {k: _state_tensor(p, a) for k, a in arrays.items()}
+                self.state[p] = {k: _loaded(p, k, a, k, self._state_format(p)) for k, a in arrays.items()}
 
 
 def _check_betas(lr, eps, betas, weight_decay):

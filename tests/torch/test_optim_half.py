@@ -1,0 +1,59 @@
+"""PyTorch's optimizers on float16 and bfloat16 parameters (tests/fixtures/pytorch/optim_half.json, recorded by
+tools/record_torch_half_optim.py from PyTorch's CPU single-tensor kernels): the parameter's bits after every step
+and the state's (kept in the parameter's dtype, each op rounded into it) at the end."""
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minifp.torch as torch
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+import record_torch_half_optim as recorder  # noqa: E402
+
+FIXTURE = json.loads((ROOT / "tests" / "fixtures" / "pytorch" / "optim_half.json").read_text())
+CASES = [(name, dtype) for name in FIXTURE["cases"] for dtype in recorder.DTYPES]
+
+
+@pytest.mark.parametrize("name,dtype", CASES, ids=[f"{n}-{d}" for n, d in CASES])
+def test_steps_and_state_are_pytorchs(name, dtype):
+    want, got = FIXTURE["cases"][name][dtype], recorder.run(torch, name, dtype)
+    for step, (w, g) in enumerate(zip(want["params"], got["params"]), 1):
+        if w != g:
+            a, b = (np.frombuffer(bytes.fromhex(h), "<u2") for h in (w, g))
+            bad = np.flatnonzero(a != b)
+            pytest.fail(f"step {step}: {bad.size} of {a.size} differ, first at {bad[0]}: {a[bad[0]]:#06x} (PyTorch) "
+                        f"against {b[bad[0]]:#06x}")
+    assert got["state"] == want["state"]
+
+
+def test_float16_adam_fails_as_pytorchs_does():
+    """The recorded float16 Adam run goes to inf and NaN (its second moment and eps flush to zero), and minifp's
+    with it; a larger eps keeps it finite."""
+    def final(name):
+        codes = np.frombuffer(bytes.fromhex(recorder.run(torch, name, "float16")["params"][-1]), "<u2")
+        return codes.view(np.float16)
+    assert not np.isfinite(final("adam")).all() and np.isfinite(final("adam_eps")).all()
+
+
+@pytest.mark.parametrize("name", ["adam_wd_amsgrad", "adagrad", "rprop"])
+def test_a_state_dict_carries_the_half_state_on(name):
+    """Three steps, the state dict into a fresh optimizer (its floating state cast to the parameter's dtype, as
+    PyTorch casts it), three more: the recorded run's bits."""
+    cls, kwargs = recorder.CASES[name]
+    want = FIXTURE["cases"][name]["bfloat16"]["params"]
+    p = torch.tensor(recorder.values(name, 0), dtype=torch.bfloat16).requires_grad_(True)
+    opt = getattr(torch.optim, cls)([p], **kwargs)
+    for step in range(1, recorder.STEPS + 1):
+        if step == 4:
+            saved = {"state": {0: {k: v.float() if v.dim() else v for k, v in opt.state[p].items()}},
+                     "param_groups": opt.state_dict()["param_groups"]}
+            opt = getattr(torch.optim, cls)([p], **kwargs)
+            opt.load_state_dict(saved)
+            assert all(v.dtype == (torch.bfloat16 if v.dim() else torch.float32) for v in opt.state[p].values())
+        p.grad = torch.tensor(recorder.values(name, step), dtype=torch.bfloat16)
+        opt.step()
+        assert recorder.codes(torch, p) == want[step - 1]
