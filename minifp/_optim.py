@@ -9,6 +9,7 @@ PyTorch keeps it.
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import math
 
 import numpy as np
@@ -20,7 +21,7 @@ from ._seams import SEAMS, seam
 from ._formats import float32
 from ._tensor import Tensor, take
 
-__all__ = ["sgd_update", "adam_update", "rmsprop_update", "adagrad_update", "adagrad_state", "adadelta_update",
+__all__ = ["StateRounding", "sgd_update", "adam_update", "rmsprop_update", "adagrad_update", "adagrad_state", "adadelta_update",
            "adamax_update", "nadam_update", "radam_update", "rprop_update", "asgd_update", "keras_rmsprop_update",
            "keras_sgd_update", "keras_adam_update", "keras_nadam_update", "keras_nadam_u", "keras_adagrad_update",
            "keras_adamax_update", "keras_adadelta_update", "keras_ftrl_update", "keras_lion_update",
@@ -47,25 +48,35 @@ def _xp(a):
     return array_module(a)
 
 
-# PyTorch keeps a parameter's state (momentum_buffer, exp_avg, ...) in the parameter's dtype, and each tensor op of
-# its update computes in float32 and rounds its result into that dtype. While a torch rule runs for a float16 or
-# bfloat16 parameter, _STATE_ROUNDING holds (the format, whether an add's alpha or number is rounded into it first:
-# PyTorch's CPU kernels do, its CUDA ones keep them in float32), and _op rounds each op's result; None (float32 state): the
-# rule's float32 arithmetic as it is.
+@dataclasses.dataclass(frozen=True)
+class StateRounding:
+    """PyTorch's ops on a float16 or bfloat16 parameter's state: each computes in float32 and rounds its result
+    into fmt; on the CPU (cpu=True) an add's alpha or number operand is rounded into fmt first and addcmul rounds
+    three times, as its reduced-precision kernels do (CUDA's keep them in float32 and fuse)."""
+    fmt: object
+    cpu: bool
+
+
+# While a torch rule runs for such a parameter, _STATE_ROUNDING holds its StateRounding and the op helpers below
+# round each op's result; None (float32 state): the rule's float32 arithmetic as it is.
 _STATE_ROUNDING = contextvars.ContextVar("minifp_state_rounding", default=None)
 
 
 def _op(x):
     """x, one op's float32 result, rounded into the half-precision state's format (as values) where there is one."""
     rounding = _STATE_ROUNDING.get()
-    return x if rounding is None else widen(round_to(x, rounding[0]), rounding[0])
+    return x if rounding is None else widen(round_to(x, rounding.fmt), rounding.fmt)
+
+
+def _on_cpu():
+    rounding = _STATE_ROUNDING.get()
+    return rounding is not None and rounding.cpu
 
 
 def _scalar(x):
     """An add's alpha or Python-number operand as float32, rounded into the state's format where the kernels round
     it (PyTorch's CPU kernels take it in the tensor's dtype)."""
-    rounding = _STATE_ROUNDING.get()
-    return _f32(x) if rounding is None or not rounding[1] else _op(np.asarray(x, np.float32))[()]
+    return _op(np.asarray(x, np.float32))[()] if _on_cpu() else _f32(x)
 
 
 def _plus(x, number):
@@ -88,11 +99,11 @@ def _add(x, y, alpha):
 
 
 def _addcmul(x, a, b, value):
-    """x.addcmul(a, b, value=value): value * a, then one FMA (on half-precision state three float32 roundings,
-    (value * a) * b + x, as PyTorch's reduced-precision kernel computes it)."""
-    if _STATE_ROUNDING.get() is None:
-        return SEAMS.fma(_xp(a), _f32(value) * a, b, x)
-    return _op(x + _f32(value) * a * b)
+    """x.addcmul(a, b, value=value): value * a, then one FMA (on the CPU's half-precision state three float32
+    roundings, (value * a) * b + x, as its reduced-precision kernel computes it)."""
+    if _on_cpu():
+        return _op(x + _f32(value) * a * b)
+    return _op(SEAMS.fma(_xp(a), _f32(value) * a, b, x))
 
 
 def _maximum(a, b):
@@ -631,17 +642,16 @@ def update(rule, p, grad, slots, update_rounding="nearest", new_slot=None, state
     to the slots' tensors without a copy, and a slot the rule adds is made by new_slot(name, array, fmt). Every
     face's optimizer keeps its state this way, so that it lives in one place: the slots' tensors.
 
-    state_rounding=(fmt, numbers_rounded), for a torch rule: the state's arrays (all but 0-dim counts) are kept in
-    fmt, each op of the rule rounding its result into it, and an add's alpha or number operand first too where
-    numbers_rounded (PyTorch's ops on a float16 or bfloat16 parameter's state: on the CPU; CUDA's keep them in
-    float32). minifp's own update roundings ("stochastic", "kahan") keep float32 state: they round the weight only."""
+    state_rounding (a StateRounding), for a torch rule: the state's arrays (all but 0-dim counts) are kept in its
+    format, each op of the rule rounding its result into it, as PyTorch's ops on a float16 or bfloat16 parameter's
+    state do. minifp's own update roundings ("stochastic", "kahan") keep float32 state: they round the weight only."""
     rounding = state_rounding if update_rounding == "nearest" else None
     arrays = {name: t.float32() if name != KAHAN and not t.fmt.is_float32 else t._data for name, t in slots.items()}
     apply_rule(rule, p, grad, arrays, update_rounding, rounding, **hyper)
     for name, a in arrays.items():
         t = slots.get(name)
         if t is None:
-            fmt = p.fmt if name == KAHAN else rounding[0] if rounding and a.ndim else float32
+            fmt = p.fmt if name == KAHAN else rounding.fmt if rounding and a.ndim else float32
             slots[name] = new_slot(name, a if name == KAHAN or fmt is float32 else round_to(a, fmt), fmt)
         elif name != KAHAN and not t.fmt.is_float32:
             take(t, a)              # (values of its format: exact)

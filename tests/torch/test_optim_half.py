@@ -57,3 +57,22 @@ def test_a_state_dict_carries_the_half_state_on(name):
         p.grad = torch.tensor(recorder.values(name, step), dtype=torch.bfloat16)
         opt.step()
         assert recorder.codes(torch, p) == want[step - 1]
+
+
+def test_cuda_state_is_half_with_float32_numbers():
+    """On CUDA (emulated; not recorded, no GPU here) the state is the parameter's dtype too, but an add's number
+    operand stays float32 as CUDA's kernels keep it: RMSprop's eps (1e-8) then moves one bfloat16 element of the
+    recorded case the other way from the CPU's (sqrt(v) + eps just below a tie: 0xbdda, the CPU's 0xbdd9)."""
+    import warnings
+    name = "rmsprop"
+    cls, kwargs = recorder.CASES[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p = torch.tensor(recorder.values(name, 0), dtype=torch.bfloat16, device="cuda").requires_grad_(True)
+        opt = getattr(torch.optim, cls)([p], **kwargs)
+        p.grad = torch.tensor(recorder.values(name, 1), dtype=torch.bfloat16, device="cuda")
+        opt.step()
+    assert opt.state[p]["square_avg"].dtype == torch.bfloat16
+    got = np.frombuffer(bytes.fromhex(recorder.codes(torch, p.cpu())), "<u2")
+    cpu = np.frombuffer(bytes.fromhex(FIXTURE["cases"][name]["bfloat16"]["params"][0]), "<u2")
+    assert np.flatnonzero(got != cpu).tolist() == [31] and (cpu[31], got[31]) == (0xBDD9, 0xBDDA)

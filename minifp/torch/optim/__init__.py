@@ -273,7 +273,7 @@ class Optimizer:
         """The format of p's state arrays: p's own where PyTorch keeps it so (a float16 or bfloat16 p, rounded to
         nearest), else float32 (minifp's stochastic and Kahan roundings keep float32 state)."""
         rounding = _state_rounding(p)
-        return rounding[0] if rounding and self.update_rounding == "nearest" else _float32
+        return rounding.fmt if rounding and self.update_rounding == "nearest" else _float32
 
     # -- the engine's training-state protocol (minifp.checkpoint) -------------------------------------------
     def _engine_params(self):
@@ -307,9 +307,10 @@ def _from_data(state):
 
 
 def _state_rounding(p):
-    """The engine's state_rounding for p: PyTorch keeps a float16 or bfloat16 parameter's state in its dtype, each
-    op rounding into it (and, on the CPU, rounding its alpha first)."""
-    return (p.fmt, p.device == "cpu") if p.fmt is not None and p.fmt.name in ("float16", "bfloat16") else None
+    """The engine's state rounding for p: PyTorch keeps a float16 or bfloat16 parameter's state in its dtype, each
+    op rounding into it (its CPU kernels and its CUDA ones a little differently)."""
+    half = p.fmt is not None and p.fmt.name in ("float16", "bfloat16")
+    return engine.StateRounding(p.fmt, p.device == "cpu") if half else None
 
 
 def _state_tensor(p, array, fmt=_float32):
