@@ -51,8 +51,10 @@ def _xp(a):
 @dataclasses.dataclass(frozen=True)
 class StateRounding:
     """PyTorch's ops on a float16 or bfloat16 parameter's state: each computes in float32 and rounds its result
-    into fmt; on the CPU (cpu=True) an add's alpha or number operand is rounded into fmt first and addcmul rounds
-    three times, as its reduced-precision kernels do (CUDA's keep them in float32 and fuse)."""
+    into fmt. On the CPU (cpu=True) an add's alpha or number operand is rounded into fmt first, and the last
+    n mod 32 of n values go through the kernels' scalar code (AVX2's loops take two vectors of 16 a step), which
+    rounds alpha * y into fmt before the add and gives maximum's NaNs another sign; CUDA's keep the numbers in
+    float32 (not recorded)."""
     fmt: object
     cpu: bool
 
@@ -79,6 +81,13 @@ def _scalar(x):
     return _op(np.asarray(x, np.float32))[()] if _on_cpu() else _f32(x)
 
 
+def _tail(a):
+    """a's last values that the CPU kernels' scalar code computes (a computed in one piece: below PyTorch's
+    32768-element grain, or one thread), as a flat view; None off the CPU or where there are none."""
+    n = a.size % 32 if _on_cpu() else 0
+    return a.reshape(-1)[a.size - n:] if n else None
+
+
 def _plus(x, number):
     """x.add(number)."""
     return _op(x + _scalar(number))
@@ -94,23 +103,32 @@ def _lerp(start, end, weight):
 
 
 def _add(x, y, alpha):
-    """x.add(y, alpha=alpha): one FMA, alpha in float32."""
-    return _op(SEAMS.fma(_xp(y), _scalar(alpha), y, x))
+    """x.add(y, alpha=alpha): one FMA, alpha in float32 (the CPU's half-precision scalar code: alpha * y rounded
+    into the format, then the sum)."""
+    a = _scalar(alpha)
+    out = _op(SEAMS.fma(_xp(y), a, y, x))
+    tail = _tail(out)
+    if tail is not None:
+        n = tail.size
+        tail[:] = _op(x.reshape(-1)[-n:] + _op(a * y.reshape(-1)[-n:]))
+    return out
 
 
 def _addcmul(x, a, b, value):
-    """x.addcmul(a, b, value=value): value * a, then one FMA (on the CPU's half-precision state three float32
-    roundings, (value * a) * b + x, as its reduced-precision kernel computes it)."""
-    if _on_cpu():
-        return _op(x + _f32(value) * a * b)
+    """x.addcmul(a, b, value=value): value * a, then one FMA."""
     return _op(SEAMS.fma(_xp(a), _f32(value) * a, b, x))
 
 
 def _maximum(a, b):
-    """torch.maximum as PyTorch's vectorised CPU kernel computes it: a NaN comes out with every bit set."""
+    """torch.maximum as PyTorch's vectorised CPU kernel computes it: a NaN comes out with every bit set (the CPU's
+    half-precision scalar code: the positive quiet NaN)."""
     xp = _xp(a)
     top = xp.maximum(a, b)
-    return xp.where(top != top, np.uint32(0xFFFFFFFF).view(np.float32), top)
+    top = xp.where(top != top, np.uint32(0xFFFFFFFF).view(np.float32), top)
+    tail = _tail(top)
+    if tail is not None:
+        tail[tail != tail] = np.float32(np.nan)
+    return top
 
 
 def _step(state):

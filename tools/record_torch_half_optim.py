@@ -7,9 +7,10 @@ and compares the bits.
 PyTorch keeps a parameter's optimizer state (momentum_buffer, exp_avg, exp_avg_sq, ...) in the parameter's dtype,
 and every tensor op of the update rounds its result into it. So a float16 model's Adam loses exp_avg_sq to zero
 where the gradient's square is below float16's smallest subnormal, eps (1e-8) to zero beside it, and its weights
-to inf and NaN: the cases' gradients span 1e-7 to 1 so that this shows. Each case runs STEPS steps on one
-parameter of N values (a multiple of every vector width: the kernels' scalar tails round otherwise) and keeps the
-parameter's 16-bit codes after every step and the state's at the end, as hex.
+to inf and NaN: the cases' gradients span 1e-7 to 1 so that this shows. Each case runs STEPS steps on two
+parameters, of SIZES values: 64 (a multiple of every vector width) and 37 (whose last 37 mod 32 = 5 values the CPU
+kernels' scalar tails take under AVX2, rounding a product into the dtype where the vector code fuses it), and keeps
+the parameters' 16-bit codes after every step and the state's at the end, as hex.
 """
 import json
 from pathlib import Path
@@ -17,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 OUT = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "pytorch" / "optim_half.json"
-N, STEPS = 64, 6
+SIZES, STEPS = (64, 37), 6
 
 # name: (optimizer class, keyword arguments)
 CASES = {
@@ -44,12 +45,12 @@ CASES = {
 DTYPES = ("float16", "bfloat16")
 
 
-def values(name, step):
-    """N float32 values (the parameter at step 0, the gradient at steps 1..): signed, magnitudes 10**-7 to 10**0
-    for gradients and 10**-3 to 10 for the parameter, from a generator seeded by the case and the step."""
-    rng = np.random.default_rng([ord(c) for c in name] + [step])
+def values(name, step, n=SIZES[0]):
+    """n float32 values (a parameter at step 0, its gradient at steps 1..): signed, magnitudes 10**-7 to 10**0
+    for gradients and 10**-3 to 10 for the parameter, from a generator seeded by the case, the step and n."""
+    rng = np.random.default_rng([ord(c) for c in name] + [step] + ([n] if n != SIZES[0] else []))
     low, high = (-3, 1) if step == 0 else (-7, 0)
-    return (rng.choice([-1.0, 1.0], N) * 10.0 ** rng.uniform(low, high, N)).astype(np.float32)
+    return (rng.choice([-1.0, 1.0], n) * 10.0 ** rng.uniform(low, high, n)).astype(np.float32)
 
 
 def codes(torch_module, t):
@@ -58,24 +59,26 @@ def codes(torch_module, t):
 
 
 def run(torch_module, name, dtype):
-    """{"params": [codes after each step], "state": {key: [dtype, codes or value]}} of one case in one dtype."""
+    """{"params": [[each parameter's codes] after each step], "state": [{key: [dtype, codes or value]} of each
+    parameter]} of one case in one dtype."""
     cls, kwargs = CASES[name]
     dt = getattr(torch_module, dtype)
-    p = torch_module.tensor(values(name, 0), dtype=dt).requires_grad_(True)
-    opt = getattr(torch_module.optim, cls)([p], **kwargs)
+    ps = [torch_module.tensor(values(name, 0, n), dtype=dt).requires_grad_(True) for n in SIZES]
+    opt = getattr(torch_module.optim, cls)(ps, **kwargs)
     after = []
     for step in range(1, STEPS + 1):
-        p.grad = torch_module.tensor(values(name, step), dtype=dt)
+        for p, n in zip(ps, SIZES):
+            p.grad = torch_module.tensor(values(name, step, n), dtype=dt)
         opt.step()
-        after.append(codes(torch_module, p))
-    state = {k: [str(v.dtype).removeprefix("torch."), codes(torch_module, v) if v.dtype == dt else float(v)]
-             for k, v in opt.state[p].items()}
+        after.append([codes(torch_module, p) for p in ps])
+    state = [{k: [str(v.dtype).removeprefix("torch."), codes(torch_module, v) if v.dtype == dt else float(v)]
+              for k, v in opt.state[p].items()} for p in ps]
     return {"params": after, "state": state}
 
 
 def main():
     import torch
-    out = {"torch": torch.__version__, "n": N, "steps": STEPS, "cases": {
+    out = {"torch": torch.__version__, "sizes": SIZES, "steps": STEPS, "cases": {
         name: {"optimizer": CASES[name][0], "kwargs": CASES[name][1],
                **{dtype: run(torch, name, dtype) for dtype in DTYPES}} for name in CASES}}
     OUT.write_text(json.dumps(out, indent=1) + "\n")

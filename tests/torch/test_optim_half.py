@@ -21,12 +21,13 @@ CASES = [(name, dtype) for name in FIXTURE["cases"] for dtype in recorder.DTYPES
 @pytest.mark.parametrize("name,dtype", CASES, ids=[f"{n}-{d}" for n, d in CASES])
 def test_steps_and_state_are_pytorchs(name, dtype):
     want, got = FIXTURE["cases"][name][dtype], recorder.run(torch, name, dtype)
-    for step, (w, g) in enumerate(zip(want["params"], got["params"]), 1):
-        if w != g:
-            a, b = (np.frombuffer(bytes.fromhex(h), "<u2") for h in (w, g))
-            bad = np.flatnonzero(a != b)
-            pytest.fail(f"step {step}: {bad.size} of {a.size} differ, first at {bad[0]}: {a[bad[0]]:#06x} (PyTorch) "
-                        f"against {b[bad[0]]:#06x}")
+    for step, (ws, gs) in enumerate(zip(want["params"], got["params"]), 1):
+        for i, (w, g) in enumerate(zip(ws, gs)):
+            if w != g:
+                a, b = (np.frombuffer(bytes.fromhex(h), "<u2") for h in (w, g))
+                bad = np.flatnonzero(a != b)
+                pytest.fail(f"step {step}, parameter {i}: {bad.size} of {a.size} differ, first at {bad[0]}: "
+                            f"{a[bad[0]]:#06x} (PyTorch) against {b[bad[0]]:#06x}")
     assert got["state"] == want["state"]
 
 
@@ -34,7 +35,7 @@ def test_float16_adam_fails_as_pytorchs_does():
     """The recorded float16 Adam run goes to inf and NaN (its second moment and eps flush to zero), and minifp's
     with it; a larger eps keeps it finite."""
     def final(name):
-        codes = np.frombuffer(bytes.fromhex(recorder.run(torch, name, "float16")["params"][-1]), "<u2")
+        codes = np.frombuffer(bytes.fromhex(recorder.run(torch, name, "float16")["params"][-1][0]), "<u2")
         return codes.view(np.float16)
     assert not np.isfinite(final("adam")).all() and np.isfinite(final("adam_eps")).all()
 
@@ -56,7 +57,7 @@ def test_a_state_dict_carries_the_half_state_on(name):
             assert all(v.dtype == (torch.bfloat16 if v.dim() else torch.float32) for v in opt.state[p].values())
         p.grad = torch.tensor(recorder.values(name, step), dtype=torch.bfloat16)
         opt.step()
-        assert recorder.codes(torch, p) == want[step - 1]
+        assert recorder.codes(torch, p) == want[step - 1][0]
 
 
 def test_cuda_state_is_half_with_float32_numbers():
@@ -74,5 +75,5 @@ def test_cuda_state_is_half_with_float32_numbers():
         opt.step()
     assert opt.state[p]["square_avg"].dtype == torch.bfloat16
     got = np.frombuffer(bytes.fromhex(recorder.codes(torch, p.cpu())), "<u2")
-    cpu = np.frombuffer(bytes.fromhex(FIXTURE["cases"][name]["bfloat16"]["params"][0]), "<u2")
+    cpu = np.frombuffer(bytes.fromhex(FIXTURE["cases"][name]["bfloat16"]["params"][0][0]), "<u2")
     assert np.flatnonzero(got != cpu).tolist() == [31] and (cpu[31], got[31]) == (0xBDD9, 0xBDDA)

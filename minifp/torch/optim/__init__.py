@@ -81,9 +81,8 @@ class Optimizer:
     State is kept as PyTorch keeps it: in each parameter's dtype (the step counts float32), every op of the update
     computing in float32 and rounding its result into that dtype. So a float16 model (`model.half()`) has
     float16 moments whose small values flush to zero, and its Adam turns weights into inf and NaN where
-    exp_avg_sq and eps (1e-8) both flush (tests/torch/test_optim_half.py: PyTorch's CPU bits, recorded; on the
-    CPU an add's alpha or number operand is rounded into the dtype first, on CUDA it stays float32, which is
-    not recorded). Parameters kept in float32 (the mixed-precision recipe) update exactly as PyTorch's CPU
+    exp_avg_sq and eps (1e-8) both flush (tests/torch/test_optim_half.py: PyTorch's CPU bits, recorded, with the
+    CPU kernels' quirks: see minifp.engine.StateRounding; CUDA's are not recorded). Parameters kept in float32 (the mixed-precision recipe) update exactly as PyTorch's CPU
     single-tensor implementation does.
 
     update_rounding (minifp's, not PyTorch's): how the new value of a low-precision weight is rounded into its
