@@ -429,7 +429,7 @@ def _give(t, g, given):
             _set_grad(t, t._like(total, t.fmt))
         return
     if type(g) is np.ndarray and (g.base is not None or id(g) in given or not g.flags.writeable):
-        g = g.copy()
+        g = g.copy(order="K")       # (in its own memory order: a convolution's weight gradient comes taps first)
     given.add(id(g))
     _set_grad(t, t._like(g, t.fmt))
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._backend import array_module
+from ._rounding import _memory_order
 from ._seams import SEAMS, seam
 from ._tensor import Tensor, take, tensor
 
@@ -161,10 +162,11 @@ def unscale_grads(grads, inv_scale):
     inv_scale = float(inv_scale)
     for i, g in enumerate(grads):
         data = g._data
-        if type(data) is np.ndarray and data.dtype is _F32 and g.fmt.is_float32:
-            flags = data.flags
-            if flags.c_contiguous and flags.writeable:
-                if not SEAMS.times_in_place(data, inv_scale):
+        if type(data) is np.ndarray and data.dtype is _F32 and g.fmt.is_float32 and data.flags.writeable:
+            # (C order, or another order of the axes: a convolution's weight gradient, taps first)
+            base = data if data.flags.c_contiguous else _memory_order(data)[0]
+            if base is not None:
+                if not SEAMS.times_in_place(base, inv_scale):
                     nonfinite.append(i)
                 continue
         values, finite = SEAMS.unscaled(g.float32(), inv_scale)

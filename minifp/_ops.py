@@ -732,31 +732,15 @@ def reshaped(a, shape):
     return a.reshape(shape)
 
 
-@seam
-def swapped(xp, a, shape, block=16):
-    """a (P, Q, R) as a new C-contiguous array of `shape` holding a.transpose(2, 1, 0)'s elements in C order (the
-    weight gradient's taps first, channels last -> OIHW). From 2**16 elements copied in slabs of `block` Q, each
-    read across while it is in the cache, where one copy of the whole transposed view reads every element from
-    another cache line: ResNet18's 512x512x3x3 kernels 10.5 -> 6.2 ms (the forward's OIHW -> taps first gains
-    nothing so: it stays one copy)."""
-    p, q, r = a.shape
-    out = xp.empty(shape, a.dtype)
-    view = out.reshape(r, q, p)
-    if a.size < 1 << 16:                    # (a small kernel: the loop costs more than it saves)
-        view[...] = a.transpose(2, 1, 0)
-        return out
-    for i in range(0, q, block):
-        view[:, i:i + block] = a[:, i:i + block].transpose(2, 1, 0)
-    return out
-
-
 def _kernel_rows(w, layout):
     """The kernel as (O, kh*kw*C): each output channel's taps first and channels last, the order of _cols' columns.
-    PyTorch's (O, C, kh, kw) kernels are copied, a small transpose per row that stays in the cache (a copy into
-    the (kh*kw*C, O) transpose reads each element from another line: 4.2 against 0.9 ns an element at
-    512x512x3x3); TensorFlow's (kh, kw, C, O) ones are viewed."""
-    if layout == "NHWC":
-        return w.reshape(-1, w.shape[3]).T
+    A kernel laid out (kh, kw, C, O) in memory is viewed: TensorFlow's, and PyTorch's once an optimizer has updated
+    it from its gradient, which the weight gradient's GEMM makes so. Other (O, C, kh, kw) kernels are copied, a
+    small transpose per row that stays in the cache (a copy into the (kh*kw*C, O) transpose reads each element
+    from another line: 4.2 against 0.9 ns an element at 512x512x3x3)."""
+    hwio = w if layout == "NHWC" else w.transpose(2, 3, 1, 0)
+    if layout == "NHWC" or hwio.flags.c_contiguous:
+        return hwio.reshape(-1, hwio.shape[3]).T
     return SEAMS.reshaped(w.transpose(0, 2, 3, 1), (w.shape[0], -1))
 
 
@@ -846,9 +830,8 @@ def _conv2d_grad_w(xp, g, ans, x, w, b=None, *, stride=1, padding=0, dilation=1,
     cols, _ = _cols(xp, x, kh, kw, stride, padding, dilation, groups, last)
     g2 = g.reshape(-1, o) if last else g.transpose(0, 2, 3, 1).reshape(-1, o)
     if groups == 1:
-        gw = xp.matmul(cols.T, g2)          # (kh*kw*C, O): _kernel_matrix's layout
-        if not last:                        # OIHW in memory, as the parameter (a view would be copied later)
-            return SEAMS.swapped(xp, gw.reshape(kh * kw, -1, o), (o, gw.shape[0] // (kh * kw), kh, kw))
+        gw = xp.matmul(cols.T, g2)          # (kh*kw*C, O): _kernel_matrix's layout, handed on as it lies (an
+        # optimizer's new weight takes its order: the next forward's kernel rows are then a view)
     else:                                   # (G, kh*kw*C/G, O/G) -> (kh*kw*C/G, O)
         gw = xp.matmul(cols.transpose(0, 2, 1), g2.reshape(-1, groups, o // groups).transpose(1, 0, 2))
         gw = gw.transpose(1, 0, 2).reshape(-1, o)

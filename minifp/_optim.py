@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _memory
 from ._backend import array_module
-from ._rounding import round_to, widen
+from ._rounding import _orders, round_to, widen
 from ._seams import SEAMS, seam
 from ._formats import float32
 from ._tensor import Tensor, take
@@ -150,7 +150,7 @@ def sgd_update(w, g, state, *, lr, momentum=0.0, dampening=0.0, nesterov=False, 
             w, state["momentum_buffer"] = step(w, g, state["momentum_buffer"], _f32(lr),
                                                              _f32(momentum), _f32(1 - dampening), nesterov)
             return w
-        buf = state["momentum_buffer"] = g.copy()
+        buf = state["momentum_buffer"] = g.copy(order="K")
         g = _add(g, buf, momentum) if nesterov else buf
     return _add(w, g, -lr)
 
@@ -689,7 +689,7 @@ def apply_rule(rule, p, grad, state, update_rounding="nearest", state_rounding=N
     """
     check_update_rounding(update_rounding)
     g32 = grad.float32() if isinstance(grad, Tensor) else np.asarray(grad, np.float32)
-    w32 = p.float32()
+    w32 = _in_order_of(p.float32(), g32)
     token = _STATE_ROUNDING.set(state_rounding)
     try:
         with SEAMS.quiet():
@@ -700,6 +700,20 @@ def apply_rule(rule, p, grad, state, update_rounding="nearest", state_rounding=N
     # itself, or a state array: then p gets a copy.
     fresh = not (new is w32 or new is g32 or any(new is v for v in state.values()))
     update_weight(p, new, state, update_rounding, fresh=fresh)
+
+
+def _in_order_of(w, g):
+    """w laid out in memory as g is (a copy where they differ and g is dense in some order of its axes), so that
+    the rule's arrays share one order and the new weight takes the gradient's: a convolution's weight gradient
+    comes taps first, channels last, and the next forward reads a kernel so laid out without a copy."""
+    if w.strides == g.strides or w.shape != g.shape or g.flags.c_contiguous:
+        return w
+    perm, _ = _orders(g.strides)
+    if not g.transpose(perm).flags.c_contiguous:
+        return w
+    out = _xp(g).empty_like(g)
+    out[...] = w
+    return out
 
 
 # -- writing the new weight ----------------------------------------------------------------------------------

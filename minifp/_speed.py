@@ -1787,21 +1787,6 @@ def reshaped(a, shape):
     return PLAIN.reshaped(a, shape)
 
 
-def swapped(xp, a, shape, block=16):
-    """_ops.swapped's slabs in parts from SPLIT_MIN elements."""
-    if xp is not np or type(a) is not np.ndarray or a.size < SPLIT_MIN or THREADS < 2:
-        return PLAIN.swapped(xp, a, shape, block)
-    p, q, r = a.shape
-    out = np.empty(shape, a.dtype)
-    view = out.reshape(r, q, p)
-
-    def part(lo, hi):
-        for i in range(lo * block, min(hi * block, q), block):
-            view[:, i:i + block] = a[:, i:i + block].transpose(2, 1, 0)
-    in_parts(part, -(-q // block), a.size)
-    return out
-
-
 # -- a convolution's bias gradient: _ops.column_sums' folds ------------------------------------------------------
 
 @_njit
@@ -2283,19 +2268,21 @@ SGD_MOMENTUM = _MachineCode(_sgd_momentum_kernel, _F32, _F32, _F32, *[numba.floa
 def sgd_momentum(w, g, buf, lr, momentum, damped, nesterov):
     """_optim.sgd_momentum in one pass (not five over full-size temporaries), for float32 NumPy arrays of one
     shape; a small one through the kernel's machine code (10 elements: 5.0 us a call against NumPy's 6.0)."""
-    if _native(np, w, g, buf) and w.dtype is g.dtype is buf.dtype is _F32 and w.shape == g.shape == buf.shape:
-        w_out, buf_out = np.empty(w.shape, _F32), np.empty(w.shape, _F32)
+    shared = _shared_order(w, g, buf) if all(type(a) is np.ndarray for a in (w, g, buf)) else None
+    if shared and w.dtype is g.dtype is buf.dtype is _F32 and w.shape == g.shape == buf.shape:
+        (w_, g_, b_), back = shared         # (one memory order: C, or a convolution's weight gradient's)
+        w_out, buf_out = np.empty(w_.shape, _F32), np.empty(w_.shape, _F32)
         if w.size < SPLIT_MIN:          # (most parameters: no closure to make)
-            finite = SGD_MOMENTUM[w.ndim](w, g, buf, lr, momentum, damped, nesterov, w_out, buf_out)
+            finite = SGD_MOMENTUM[w.ndim](w_, g_, b_, lr, momentum, damped, nesterov, w_out, buf_out)
         else:
-            w_, g_, b_, wo, bo = (a.reshape(-1) for a in (w, g, buf, w_out, buf_out))
+            w_, g_, b_, wo, bo = (a.reshape(-1) for a in (w_, g_, b_, w_out, buf_out))
             parts = []
             in_parts(lambda lo, hi: parts.append(SGD_MOMENTUM[1](w_[lo:hi], g_[lo:hi], b_[lo:hi], lr, momentum,
                                                                  damped, nesterov, wo[lo:hi], bo[lo:hi])),
                      w.size, 2 * w.size)
             finite = all(parts)
         if finite:
-            return w_out, buf_out
+            return w_out.transpose(back), buf_out.transpose(back)
     return PLAIN.sgd_momentum(w, g, buf, lr, momentum, damped, nesterov)
 
 
@@ -2330,7 +2317,7 @@ SPEED = {"quiet": quiet, **{fn.__name__: fn for fn in (fma, rounded, widened, va
 # a convolution's passes, batch norm in float32, the clamps
 SPEED.update({fn.__name__: fn for fn in (add_bias, relu, batch_norm_train, batch_norm_train_grad_x,
                                          batch_norm_train_grad_w, channel_sums, batch_stats, masked_between, clip,
-                                         column_sums, reshaped, swapped)})
+                                         column_sums, reshaped)})
 
 
 def install():

@@ -246,8 +246,7 @@ def test_column_sums_are_the_plain_paths(rows, cols, kind, threads, split_min, p
 @pytest.mark.parametrize("threads, split_min", [(2, 0), (3, 0), (2, 1 << 40), (1, 0)])
 def test_kernel_copies_are_the_plain_paths(threads, split_min, parts):
     """A convolution's kernel reshaped into the GEMMs' layouts (a copy where NumPy needs one, in parts; a view
-    stays a view) and the weight gradient's slabs swapped back to OIHW: the same bits and layout as the plain path,
-    NaN payloads included."""
+    stays a view): the same bits and layout as the plain path, NaN payloads included."""
     rng = np.random.default_rng(threads)
     w = _awkward(rng, (20, 7, 3, 3))
     views = [(w.transpose(2, 3, 1, 0), (63, 20)), (w.transpose(0, 2, 3, 1), (20, -1)), (w, (20, -1)),
@@ -260,9 +259,3 @@ def test_kernel_copies_are_the_plain_paths(threads, split_min, parts):
         copied = not np.shares_memory(want, a)
         assert np.shares_memory(got, a) != copied
         assert parts.split() == (copied and threads > 1 and split_min == 0)
-    gw = _awkward(rng, (9, 7, 37))
-    for block in (16, 3):
-        parts(threads, split_min)
-        got, want = _speed.swapped(np, gw, (37, 7, 3, 3), block), PLAIN.swapped(np, gw, (37, 7, 3, 3), block)
-        assert got.shape == want.shape and np.array_equal(got.view(np.int32), want.view(np.int32))
-        assert parts.split() == (threads > 1 and split_min == 0 and block == 3)

@@ -1,0 +1,74 @@
+"""A PyTorch conv weight takes its gradient's memory order, (kh, kw, in, out), at its first update, so that later
+forwards and input gradients read it without a copy; values and bits are those of C-order weights."""
+import numpy as np
+import pytest
+
+import minifp.torch as torch
+from minifp import _ops
+from minifp.engine import storage
+
+
+def _net():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(), torch.nn.Conv2d(8, 4, 3))
+
+
+@pytest.mark.parametrize("optimizer", ["SGD", "Adam"])
+def test_an_update_lays_the_weight_out_as_its_gradient(optimizer):
+    net = _net()
+    opt = getattr(torch.optim, optimizer)(net.parameters(), lr=0.01, **({"momentum": 0.9} if optimizer == "SGD" else {}))
+    x = torch.randn(2, 3, 10, 10)
+    w = net[2].weight
+    assert storage(w).flags.c_contiguous
+    net(x).square().mean().backward()
+    assert storage(w.grad).transpose(2, 3, 1, 0).flags.c_contiguous and not w.grad.is_contiguous()
+    opt.step()
+    hwio = storage(w).transpose(2, 3, 1, 0)
+    assert hwio.flags.c_contiguous and w.stride() == (1, 4, 3 * 8 * 4, 8 * 4)     # (out 4, in 8, 3, 3)
+    assert np.shares_memory(_ops._kernel_rows(storage(w), "NCHW"), storage(w))     # the next forward: a view
+    state = opt.state[w]["momentum_buffer" if optimizer == "SGD" else "exp_avg"]
+    assert storage(state).strides == storage(w).strides
+
+
+def test_the_bits_are_those_of_c_order_weights():
+    """Three steps of SGD with momentum, then the same three steps with every weight and buffer copied into C
+    order before each step: the same weights and losses, bit for bit."""
+    runs = []
+    for force_c in (False, True):
+        net, x = _net(), torch.randn(2, 3, 10, 10)
+        opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+        losses = []
+        for _ in range(3):
+            if force_c:
+                with torch.no_grad():
+                    for p in net.parameters():
+                        p.data = torch.tensor(np.ascontiguousarray(p.detach().numpy()))
+                for st in opt.state.values():
+                    st["momentum_buffer"] = torch.tensor(np.ascontiguousarray(st["momentum_buffer"].numpy()))
+            opt.zero_grad()
+            loss = net(x).square().mean()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        runs.append((losses, [np.ascontiguousarray(p.detach().numpy()) for p in net.parameters()]))
+    (l1, w1), (l2, w2) = runs
+    assert l1 == l2 and all(np.array_equal(a.view(np.int32), b.view(np.int32)) for a, b in zip(w1, w2))
+
+
+@pytest.mark.parametrize("bad", [None, np.inf, np.nan])
+def test_unscale_multiplies_a_weight_gradient_in_its_memory_order_in_place(bad):
+    net = _net()
+    opt = torch.optim.SGD(net.parameters(), lr=0.0)
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0**10)
+    scaler.scale(net(torch.randn(2, 3, 10, 10)).square().mean()).backward()
+    g = storage(net[2].weight.grad)
+    assert not g.flags.c_contiguous and g.transpose(2, 3, 1, 0).flags.c_contiguous
+    if bad is not None:
+        g[1, 2, 0, 1] = bad
+    want = g * np.float32(2.0**-10)
+    scaler.unscale_(opt)
+    got = storage(net[2].weight.grad)
+    assert got is g and np.array_equal(got.view(np.int32), want.view(np.int32))
+    scaler.step(opt)
+    scaler.update()
+    assert scaler.get_scale() == 2.0**10 * (1 if bad is None else 0.5)     # (the step skipped, the scale backed off)
