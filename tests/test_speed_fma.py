@@ -28,18 +28,24 @@ def _same_bits(got, want):
 
 @pytest.mark.parametrize("special", [False, True])
 @pytest.mark.parametrize("factor", ["array", "number first", "number second"])
-@pytest.mark.parametrize("parts,shape", [(1, (4099,)), (3, (4099,)), (1, (7, 3))])
+@pytest.mark.parametrize("parts,shape", [(1, (4099,)), (3, (4099,)), (1, (7, 3)), (3, "hwio")])
 def test_one_pass_equals_the_plain_steps(special, factor, parts, shape, monkeypatch):
+    """("hwio": (out 37, in 11, 3, 3) views of (3, 3, in, out) memory, a PyTorch conv weight's after an update.)"""
     monkeypatch.setattr(_speed, "THREADS", parts)
     monkeypatch.setattr(_speed, "SPLIT_MIN", 1 if parts > 1 else _speed.SPLIT_MIN)
     rng = np.random.default_rng(11)
-    a, b, c = (_values(rng, int(np.prod(shape)), special).reshape(shape) for _ in range(3))
+    layout = (lambda v: v.reshape(3, 3, 11, 37).transpose(3, 2, 0, 1)) if shape == "hwio" else \
+        (lambda v: v.reshape(shape))
+    a, b, c = (layout(_values(rng, 3 * 3 * 11 * 37 if shape == "hwio" else int(np.prod(shape)), special))
+               for _ in range(3))
     if factor == "number first":
         a = np.float32(-0.3)
     elif factor == "number second":
         b = np.float32(1.7)
     with np.errstate(all="ignore"):
-        _same_bits(_speed.fma(np, a, b, c), PLAIN.fma(np, a, b, c))
+        got = _speed.fma(np, a, b, c)
+        _same_bits(got, PLAIN.fma(np, a, b, c))
+    assert special or got.strides == c.strides         # (the one-pass kernel keeps the operands' memory order)
 
 
 def test_ties_round_to_even_and_double_rounding_is_avoided():

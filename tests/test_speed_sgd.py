@@ -25,19 +25,25 @@ def _values(rng, n, special):
 
 @pytest.mark.parametrize("special", [False, True])
 @pytest.mark.parametrize("nesterov,dampening", [(False, 0.0), (True, 0.0), (False, 0.25)])
-@pytest.mark.parametrize("parts,shape", [(1, (4099,)), (3, (4099,)), (1, (7, 3))])
+@pytest.mark.parametrize("parts,shape", [(1, (4099,)), (3, (4099,)), (1, (7, 3)), (1, (37, 11, 3, 3)),
+                                         (3, (37, 11, 3, 3))])
 def test_one_pass_equals_the_plain_expressions(special, nesterov, dampening, parts, shape, monkeypatch):
+    """(The 4-D cases: (out, in, 3, 3) views of (3, 3, in, out) memory, a PyTorch conv weight's after an
+    update.)"""
     monkeypatch.setattr(_speed, "THREADS", parts)
     monkeypatch.setattr(_speed, "SPLIT_MIN", 1 if parts > 1 else _speed.SPLIT_MIN)
     rng = np.random.default_rng(7)
-    w, g, buf = (_values(rng, int(np.prod(shape)), special).reshape(shape) for _ in range(3))
+    n = int(np.prod(shape))
+    layout = (lambda v: v.reshape(3, 3, 11, 37).transpose(3, 2, 0, 1)) if len(shape) == 4 else \
+        (lambda v: v.reshape(shape))
+    w, g, buf = (layout(_values(rng, n, special)) for _ in range(3))
     args = (np.float32(0.1), np.float32(0.9), np.float32(1 - dampening), nesterov)
     with np.errstate(all="ignore"):
         want = PLAIN.sgd_momentum(w, g, buf, *args)
         got = _speed.sgd_momentum(w, g, buf, *args)
     both = np.isnan(g) & (np.isnan(buf) | np.isnan(w))      # where two NaNs may meet in an addition
     for a, b in zip(got, want):
-        assert a.dtype == np.float32 and a.shape == shape
+        assert a.dtype == np.float32 and a.shape == shape and (special or a.strides == w.strides)
         differ = a.view(np.uint32) != b.view(np.uint32)
         assert not (differ & ~both).any()
         assert np.isnan(a[differ]).all() and np.isnan(b[differ]).all()

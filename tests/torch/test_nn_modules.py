@@ -271,3 +271,18 @@ def test_modules_train_a_step():
             for p in net.parameters():
                 p.assign(p.float32() - 0.1 * p.grad.float32())
     assert loss.item() < first.item()
+
+
+def test_deepcopy_of_a_model_with_gradients():
+    """copy.deepcopy after a backward (a best-model snapshot): PyTorch copies the gradients too, each its own."""
+    import copy
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+    m(torch.randn(5, 3)).sum().backward()
+    m2 = copy.deepcopy(m)
+    for a, b in zip(m.parameters(), m2.parameters()):
+        assert type(b) is type(a) and b.requires_grad and b.grad is not a.grad
+        assert np.array_equal(a.grad.numpy(), b.grad.numpy()) and np.array_equal(a.detach().numpy(), b.detach().numpy())
+    with torch.no_grad():
+        m2[0].weight.grad.add_(1.0)
+    assert not np.array_equal(m[0].weight.grad.numpy(), m2[0].weight.grad.numpy())

@@ -42,8 +42,8 @@ _GRAD = _EngineTensor.grad              # the engine's slot, under the property 
 
 
 def _set_grad(p, g):
-    if g is not None:
-        check_grad(p, g)
+    if g is not None and hasattr(p, "device"):      # (copy.deepcopy and pickle fill a parameter's slots in their
+        check_grad(p, g)                            # order: grad before device)
     _GRAD.__set__(p, g)
 
 
