@@ -690,12 +690,13 @@ def apply_rule(rule, p, grad, state, update_rounding="nearest", state_rounding=N
     check_update_rounding(update_rounding)
     g32 = grad.float32() if isinstance(grad, Tensor) else np.asarray(grad, np.float32)
     w32 = _in_order_of(p.float32(), g32)
-    token = _STATE_ROUNDING.set(state_rounding)
+    token = None if state_rounding is None else _STATE_ROUNDING.set(state_rounding)
     try:
         with SEAMS.quiet():
             new = rule(w32, g32, state, **hyper)
     finally:
-        _STATE_ROUNDING.reset(token)
+        if token is not None:
+            _STATE_ROUNDING.reset(token)
     # Rules return a new array (they never mutate their inputs or state), except that one may return w or g
     # itself, or a state array: then p gets a copy.
     fresh = not (new is w32 or new is g32 or any(new is v for v in state.values()))

@@ -562,6 +562,17 @@ def _shared_order(*arrays):
     return bases, back
 
 
+def _ordered(*arrays):
+    """(the NumPy arrays as C-contiguous bases, None) where each is C-contiguous, else _shared_order's (bases, the
+    permutation back) where they share another memory order (a PyTorch conv weight's after an update: taps
+    first), else None."""
+    if all(type(a) is np.ndarray for a in arrays):
+        if all(a.flags.c_contiguous for a in arrays):
+            return arrays, None
+        return _shared_order(*arrays)
+    return None
+
+
 @_njit
 def _masked_kernel(keep, g, out):
     """out = g where keep holds, else 0, on flat arrays of g's bits (integer views: inf and NaN pass as they are)."""
@@ -2235,7 +2246,7 @@ def fma(xp, a, b, c):
     scaled = type(a) is _F32.type
     arrays = (b, c) if scaled else (a, b, c)
     if xp is np and all(type(v) is np.ndarray and v.dtype is _F32 and v.shape == c.shape for v in arrays):
-        shared = _shared_order(*arrays)     # (one memory order: C, or a convolution weight's, taps first)
+        shared = _ordered(*arrays)
         if shared is not None:
             bases, back = shared
             out = np.empty(bases[-1].shape, _F32)
@@ -2245,7 +2256,7 @@ def fma(xp, a, b, c):
             in_parts(lambda lo, hi: finite.append(code(*(v if v is a else v[lo:hi] for v in operands))),
                      c.size, 3 * c.size)
             if all(finite):
-                return out.transpose(back)
+                return out if back is None else out.transpose(back)
     return PLAIN.fma(xp, a, b, c)
 
 
@@ -2270,9 +2281,10 @@ SGD_MOMENTUM = _MachineCode(_sgd_momentum_kernel, _F32, _F32, _F32, *[numba.floa
 def sgd_momentum(w, g, buf, lr, momentum, damped, nesterov):
     """_optim.sgd_momentum in one pass (not five over full-size temporaries), for float32 NumPy arrays of one
     shape; a small one through the kernel's machine code (10 elements: 5.0 us a call against NumPy's 6.0)."""
-    shared = _shared_order(w, g, buf) if all(type(a) is np.ndarray for a in (w, g, buf)) else None
-    if shared and w.dtype is g.dtype is buf.dtype is _F32 and w.shape == g.shape == buf.shape:
-        (w_, g_, b_), back = shared         # (one memory order: C, or a convolution's weight gradient's)
+    shared = _ordered(w, g, buf) if w.dtype is g.dtype is buf.dtype is _F32 and w.shape == g.shape == buf.shape \
+        else None
+    if shared:
+        (w_, g_, b_), back = shared
         w_out, buf_out = np.empty(w_.shape, _F32), np.empty(w_.shape, _F32)
         if w.size < SPLIT_MIN:          # (most parameters: no closure to make)
             finite = SGD_MOMENTUM[w.ndim](w_, g_, b_, lr, momentum, damped, nesterov, w_out, buf_out)
@@ -2284,7 +2296,7 @@ def sgd_momentum(w, g, buf, lr, momentum, damped, nesterov):
                      w.size, 2 * w.size)
             finite = all(parts)
         if finite:
-            return w_out.transpose(back), buf_out.transpose(back)
+            return (w_out, buf_out) if back is None else (w_out.transpose(back), buf_out.transpose(back))
     return PLAIN.sgd_momentum(w, g, buf, lr, momentum, damped, nesterov)
 
 
