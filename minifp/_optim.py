@@ -21,9 +21,10 @@ from ._seams import SEAMS, seam
 from ._formats import float32
 from ._tensor import Tensor, take
 
-__all__ = ["StateRounding", "sgd_update", "adam_update", "rmsprop_update", "adagrad_update", "adagrad_state", "adadelta_update",
-           "adamax_update", "nadam_update", "radam_update", "rprop_update", "asgd_update", "keras_rmsprop_update",
-           "keras_sgd_update", "keras_adam_update", "keras_nadam_update", "keras_nadam_u", "keras_adagrad_update",
+__all__ = ["StateRounding", "sgd_update", "adam_update", "rmsprop_update", "adagrad_update", "adagrad_state",
+           "adadelta_update", "adamax_update", "nadam_update", "radam_update", "rprop_update", "asgd_update",
+           "keras_rmsprop_update", "keras_sgd_update", "keras_adam_update", "keras_nadam_update", "keras_nadam_u",
+           "keras_adagrad_update",
            "keras_adamax_update", "keras_adadelta_update", "keras_ftrl_update", "keras_lion_update",
            "keras_lamb_update", "keras_adafactor_update", "keras_schedule_free_adamw_update", "keras_muon_update",
            "keras_clip_gradients",
@@ -82,10 +83,11 @@ def _scalar(x):
 
 
 def _tail(a):
-    """a's last values that the CPU kernels' scalar code computes (a computed in one piece: below PyTorch's
-    32768-element grain, or one thread), as a flat view; None off the CPU or where there are none."""
+    """The index of a's last values in C order (PyTorch's parameter in memory), which the CPU kernels' scalar code
+    computes (a computed in one piece: below PyTorch's 32768-element grain, or one thread); None off the CPU or
+    where there are none."""
     n = a.size % 32 if _on_cpu() else 0
-    return a.reshape(-1)[a.size - n:] if n else None
+    return _xp(a).unravel_index(np.arange(a.size - n, a.size), a.shape) if n else None
 
 
 def _plus(x, number):
@@ -109,8 +111,7 @@ def _add(x, y, alpha):
     out = _op(SEAMS.fma(_xp(y), a, y, x))
     tail = _tail(out)
     if tail is not None:
-        n = tail.size
-        tail[:] = _op(x.reshape(-1)[-n:] + _op(a * y.reshape(-1)[-n:]))
+        out[tail] = _op(x[tail] + _op(a * y[tail]))
     return out
 
 
@@ -127,7 +128,7 @@ def _maximum(a, b):
     top = xp.where(top != top, np.uint32(0xFFFFFFFF).view(np.float32), top)
     tail = _tail(top)
     if tail is not None:
-        tail[tail != tail] = np.float32(np.nan)
+        top[tail] = xp.where(top[tail] != top[tail], np.float32(np.nan), top[tail])
     return top
 
 

@@ -72,3 +72,28 @@ def test_unscale_multiplies_a_weight_gradient_in_its_memory_order_in_place(bad):
     scaler.step(opt)
     scaler.update()
     assert scaler.get_scale() == 2.0**10 * (1 if bad is None else 0.5)     # (the step skipped, the scale backed off)
+
+
+
+@pytest.mark.parametrize("fmt", ["float16", "bfloat16"])
+def test_the_cpu_tail_of_half_state_is_the_c_order_tail_in_either_layout(fmt):
+    """An add with alpha under the CPU's half-precision state rounding: the last 252 mod 32 = 28 values in C order
+    (PyTorch's parameter in memory) take the scalar code's two roundings, whether the arrays lie in C order or in
+    a conv weight's updated order (out, in, kh, kw viewed over kh, kw, in, out)."""
+    import minifp
+    from minifp import _optim
+    f = getattr(minifp, fmt)
+    rng = np.random.default_rng(5)
+    x, y = (_optim.widen(_optim.round_to(rng.standard_normal((7, 4, 3, 3)).astype(np.float32), f), f)
+            for _ in range(2))
+    token = _optim._STATE_ROUNDING.set(_optim.StateRounding(f, True))
+    try:
+        c_order = _optim._add(x, y, 0.3)
+        hwio = [np.ascontiguousarray(a.transpose(2, 3, 1, 0)).transpose(3, 2, 0, 1) for a in (x, y)]
+        other = _optim._add(*hwio, 0.3)
+        fused = _optim._op(_optim.SEAMS.fma(np, _optim._scalar(0.3), y, x))
+    finally:
+        _optim._STATE_ROUNDING.reset(token)
+    assert not other.flags.c_contiguous and np.array_equal(other.view(np.int32), c_order.view(np.int32))
+    differ = np.flatnonzero((c_order != fused).reshape(-1))
+    assert differ.size and differ.min() >= 252 - 28         # the scalar code's values, and only those, differ

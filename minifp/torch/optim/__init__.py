@@ -3,8 +3,9 @@ and LBFGS (lbfgs.py) with PyTorch's names, defaults, checks and state_dict; swa_
 
 The update rules themselves are the engine's (minifp.engine: sgd_update, adam_update, ...), computed in float32
 (a float16 or bfloat16 parameter's state in its own format, each op rounded into it, as PyTorch keeps it); this
-module adds PyTorch's param_groups, state keyed by parameter, argument checks and error texts. foreach, fused, capturable and differentiable are accepted and
-kept in the groups as PyTorch keeps them, and change nothing: minifp has one (single-tensor) implementation.
+module adds PyTorch's param_groups, state keyed by parameter, argument checks and error texts. foreach, fused,
+capturable and differentiable are accepted and kept in the groups as PyTorch keeps them, and change nothing:
+minifp has one (single-tensor) implementation.
 minifp adds one keyword to every optimizer: update_rounding="nearest" | "stochastic" | "kahan", for
 low-precision (bfloat16, float16) weights without a float32 master copy (see Optimizer).
 """
@@ -82,14 +83,15 @@ class Optimizer:
     computing in float32 and rounding its result into that dtype. So a float16 model (`model.half()`) has
     float16 moments whose small values flush to zero, and its Adam turns weights into inf and NaN where
     exp_avg_sq and eps (1e-8) both flush (tests/torch/test_optim_half.py: PyTorch's CPU bits, recorded, with the
-    CPU kernels' quirks: see minifp.engine.StateRounding; CUDA's are not recorded). Parameters kept in float32 (the mixed-precision recipe) update exactly as PyTorch's CPU
-    single-tensor implementation does.
+    CPU kernels' quirks: see minifp.engine.StateRounding; CUDA's are not recorded). Parameters kept in float32 (the
+    mixed-precision recipe) update exactly as PyTorch's CPU single-tensor implementation does.
 
     update_rounding (minifp's, not PyTorch's): how the new value of a low-precision weight is rounded into its
     format: "nearest" (PyTorch's), "stochastic" or "kahan" (a compensation buffer per weight, in the weight's
     format: state 'kahan_comp', saved with state_dict); see minifp.engine.update_weight. It changes nothing for
     float32 weights. With "stochastic" or "kahan" the rest of the state is float32 (a master copy's bookkeeping)
-    and only the new weight is rounded. It is the optimizer's, not a param group's, so defaults and param_groups stay PyTorch's.
+    and only the new weight is rounded. It is the optimizer's, not a param group's, so defaults and param_groups
+    stay PyTorch's.
     """
 
     _rule = None
