@@ -365,7 +365,7 @@ def round_to(x, fmt, mode="nearest", rng=None, counts=None, bits=None):
     _no_tensor(x)
     x, fmt, bits = _check(_asarray(x), fmt, mode, counts, bits)
     if fmt.is_float32 and x.dtype == _F32 and counts is None:
-        return x.copy()
+        return x.copy(order="K")        # (in x's memory order, as the other formats' kernels keep it)
     return _round_to(x, fmt, mode, rng, counts, bits)
 
 

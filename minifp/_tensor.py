@@ -214,7 +214,7 @@ def values_for(t, values):
             raise TypeError(f"assign(): an integer tensor takes integer values, got dtype {arr.dtype}")
         return arr.astype(t._data.dtype, copy=True)
     if arr.dtype == t.fmt.storage and (t.fmt.native or t.fmt.is_float32):
-        return arr.copy()
+        return arr.copy(order="K")      # (in its memory order, as round_to keeps it)
     if not real(arr.dtype):
         raise TypeError(f"assign(): values must be real numbers (float, int or bool), got dtype {arr.dtype}")
     return round_to(arr, t.fmt)         # any real dtype, storage dtypes and either byte order rounded once

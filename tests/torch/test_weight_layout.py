@@ -97,3 +97,18 @@ def test_the_cpu_tail_of_half_state_is_the_c_order_tail_in_either_layout(fmt):
     assert not other.flags.c_contiguous and np.array_equal(other.view(np.int32), c_order.view(np.int32))
     differ = np.flatnonzero((c_order != fused).reshape(-1))
     assert differ.size and differ.min() >= 252 - 28         # the scalar code's values, and only those, differ
+
+
+@pytest.mark.parametrize("zeroing", ["optimizer", "module"])
+def test_gradients_zeroed_in_place_keep_the_order(zeroing):
+    """zero_grad(set_to_none=False) fills each gradient with zeros in its memory order, and the next backward adds
+    into it in that order, so the weight stays laid out as its gradient (no copy back each step)."""
+    net = _net()
+    opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
+    x = torch.randn(2, 3, 10, 10)
+    for _ in range(3):
+        (opt if zeroing == "optimizer" else net).zero_grad(set_to_none=False)
+        net(x).square().mean().backward()
+        opt.step()
+        w, g = storage(net[2].weight), storage(net[2].weight.grad)
+        assert w.transpose(2, 3, 1, 0).flags.c_contiguous and g.strides == w.strides

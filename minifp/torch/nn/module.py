@@ -461,7 +461,7 @@ class Module:
                     p.grad = None
                 else:
                     p.grad = p.grad.detach()
-                    p.grad.assign(np.zeros(p.grad.shape, np.float32))
+                    p.grad.assign(np.zeros_like(storage(p.grad), np.float32))      # (in its memory order)
 
     # -- casting and moving (in place: parameters keep their identity) ---------------------------------------
     def _cast(self, fmt=None, device=None):

@@ -167,7 +167,7 @@ class Optimizer:
                 if set_to_none:
                     p.grad = None
                 else:
-                    p.grad.assign(np.zeros(storage(p.grad).shape, np.float32))
+                    p.grad.assign(np.zeros_like(storage(p.grad), np.float32))      # (in its memory order)
 
     def step(self, closure=None):
         """One update of every parameter that has a gradient; returns closure()'s loss when a closure is given."""
