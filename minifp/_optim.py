@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _memory
 from ._backend import array_module
-from ._rounding import _orders, round_to, widen
+from ._rounding import _memory_order, round_to, widen
 from ._seams import SEAMS, seam
 from ._formats import float32
 from ._tensor import Tensor, take
@@ -708,10 +708,7 @@ def _in_order_of(w, g):
     """w laid out in memory as g is (a copy where they differ and g is dense in some order of its axes), so that
     the rule's arrays share one order and the new weight takes the gradient's: a convolution's weight gradient
     comes taps first, channels last, and the next forward reads a kernel so laid out without a copy."""
-    if w.strides == g.strides or w.shape != g.shape or g.flags.c_contiguous:
-        return w
-    perm, _ = _orders(g.strides)
-    if not g.transpose(perm).flags.c_contiguous:
+    if w.strides == g.strides or w.shape != g.shape or g.flags.c_contiguous or _memory_order(g)[0] is None:
         return w
     out = _xp(g).empty_like(g)
     out[...] = w
