@@ -21,7 +21,7 @@ from ._seams import SEAMS, seam
 from ._formats import float32
 from ._tensor import Tensor, take
 
-__all__ = ["StateRounding", "sgd_update", "adam_update", "rmsprop_update", "adagrad_update", "adagrad_state",
+__all__ = ["StateRounding", "state_format", "sgd_update", "adam_update", "rmsprop_update", "adagrad_update", "adagrad_state",
            "adadelta_update", "adamax_update", "nadam_update", "radam_update", "rprop_update", "asgd_update",
            "keras_rmsprop_update", "keras_sgd_update", "keras_adam_update", "keras_nadam_update", "keras_nadam_u",
            "keras_adagrad_update",
@@ -58,6 +58,13 @@ class StateRounding:
     float32 (not recorded)."""
     fmt: object
     cpu: bool
+
+
+def state_format(rounding, update_rounding="nearest"):
+    """The format of a parameter's state arrays (all but its 0-dim counts) under `rounding`, a StateRounding or
+    None: its format where the weight rounds to nearest, else float32 (minifp's stochastic and Kahan update
+    roundings keep float32 state)."""
+    return rounding.fmt if rounding is not None and update_rounding == "nearest" else float32
 
 
 # While a torch rule runs for such a parameter, _STATE_ROUNDING holds its StateRounding and the op helpers below
@@ -670,7 +677,7 @@ def update(rule, p, grad, slots, update_rounding="nearest", new_slot=None, state
     for name, a in arrays.items():
         t = slots.get(name)
         if t is None:
-            fmt = p.fmt if name == KAHAN else rounding.fmt if rounding and a.ndim else float32
+            fmt = p.fmt if name == KAHAN else state_format(rounding) if a.ndim else float32
             slots[name] = new_slot(name, a if name == KAHAN or fmt is float32 else round_to(a, fmt), fmt)
         elif name != KAHAN and not t.fmt.is_float32:
             take(t, a)              # (values of its format: exact)

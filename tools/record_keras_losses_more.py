@@ -8,23 +8,16 @@ Run by hand with a real Keras 3 (not the project's environment):
 """
 import json
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from record_keras_metrics_more import _softmax_rows as softmax_rows, _wave as wave  # noqa: E402  (the inputs' maker)
+
 os.environ.setdefault("KERAS_BACKEND", "torch")
 OUT = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "keras" / "losses_more.json"
-
-
-def wave(shape, k, scale=1.0, offset=0.0):
-    """Deterministic float32 inputs: offset + scale * sin(0.61 i + k)."""
-    i = np.arange(int(np.prod(shape)), dtype=np.float64)
-    return (offset + scale * np.sin(0.61 * i + k)).astype(np.float32).reshape(shape)
-
-
-def softmax_rows(x):
-    e = np.exp(x.astype(np.float64))
-    return (e / e.sum(-1, keepdims=True)).astype(np.float32)
 
 
 def inputs():

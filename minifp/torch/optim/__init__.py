@@ -271,10 +271,8 @@ class Optimizer:
         return _loaded(p, name, value, key, self._state_format(p))
 
     def _state_format(self, p):
-        """The format of p's state arrays: p's own where PyTorch keeps it so (a float16 or bfloat16 p, rounded to
-        nearest), else float32 (minifp's stochastic and Kahan roundings keep float32 state)."""
-        rounding = _state_rounding(p)
-        return rounding.fmt if rounding and self.update_rounding == "nearest" else _float32
+        """The format of p's state arrays (the engine's state_format)."""
+        return engine.state_format(_state_rounding(p), self.update_rounding)
 
     # -- the engine's training-state protocol (minifp.checkpoint) -------------------------------------------
     def _engine_params(self):
@@ -337,9 +335,9 @@ def _loaded(p, name, value, key, fmt=_float32):
         if array.ndim and array.shape != p.shape:
             raise ValueError(f"optimizer state dict: state {key!r}[{name!r}] has shape {array.shape}; its "
                              f"parameter has shape {p.shape}")
-        if name == engine.KAHAN and p.fmt is not None:     # the Kahan buffer lives in p's format
-            return _state_tensor(p, round_to(np.array(array, np.float32), p.fmt), p.fmt)
-        if array.ndim and not fmt.is_float32:       # (PyTorch casts floating state to the parameter's dtype)
+        # the Kahan buffer lives in p's format; other floating state in fmt (PyTorch casts it to p's dtype)
+        fmt = p.fmt if name == engine.KAHAN and p.fmt is not None else fmt if array.ndim else _float32
+        if not fmt.is_float32:
             return _state_tensor(p, round_to(np.array(array, np.float32), fmt), fmt)
         return _state_tensor(p, np.array(array, np.float32))
     return copy.deepcopy(value)
