@@ -172,3 +172,48 @@ def test_the_monitor_counts_overflow_on_the_gpu():
     assert isinstance(out._data, cupy.ndarray)
     event = report.first_overflow
     assert event.layer.endswith("2") and (event.op, event.direction, event.count) == ("linear", "forward", 15)
+
+
+def _conv_steps(device, force_c=False, scaler=None):
+    """Three SGD-with-momentum steps of a small conv net on device (float16 autocast with a GradScaler where one is
+    given; force_c: every weight and buffer copied into C order before each step): losses and C-order weights."""
+    import minifp.torch as torch
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+                              torch.nn.Conv2d(8, 4, 3, stride=2)).to(device)
+    x = torch.randn(4, 3, 10, 10).to(device)
+    opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+    losses = []
+    for _ in range(3):
+        if force_c:
+            with torch.no_grad():
+                for p in net.parameters():
+                    p.data = p.data.contiguous()
+            for st in opt.state.values():
+                st["momentum_buffer"] = st["momentum_buffer"].contiguous()
+        opt.zero_grad()
+        with torch.autocast(device, dtype=torch.float16, enabled=scaler is not None):
+            loss = net(x).square().mean()
+        if scaler is None:
+            loss.backward()
+            opt.step()
+        else:
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        losses.append(loss.item())
+    return losses, [to_numpy(p.detach().contiguous()._data) for p in net.parameters()]
+
+
+@pytest.mark.parametrize("half", [False, True], ids=["float32", "float16-gradscaler"])
+def test_conv_weights_in_their_gradients_layout_train_on_the_gpu_as_in_c_order(half):
+    """A conv weight on the GPU takes its gradient's memory order at its first update, as on the host: the same
+    bits as C-order weights on the GPU, and the host's values up to cuBLAS's summation order."""
+    import minifp.torch as torch
+    scaler = (lambda device: torch.amp.GradScaler(device, init_scale=2.0**8)) if half else (lambda device: None)
+    (l1, w1), (l2, w2) = (_conv_steps("cuda", force_c, scaler("cuda")) for force_c in (False, True))
+    assert l1 == l2 and all(np.array_equal(bits(a), bits(b)) for a, b in zip(w1, w2))
+    lc, wc = _conv_steps("cpu", False, scaler("cpu"))
+    np.testing.assert_allclose(l1, lc, rtol=1e-2 if half else 1e-4)
+    for a, b in zip(w1, wc):
+        np.testing.assert_allclose(a.astype(np.float32), b.astype(np.float32), rtol=1e-2, atol=1e-3 if half else 1e-5)

@@ -5,8 +5,11 @@ set -u
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD PYTHONDONTWRITEBYTECODE=1
 OUT=${OUT:-/tmp/gpu_out}
 mkdir -p "$OUT"
-step() { local limit=$1 name=$2; shift 2; echo "== $name (limit ${limit}s)"; local t=$SECONDS
-         timeout "$limit" "$@" > "$OUT/$name.txt" 2>&1; echo "   exit $? in $((SECONDS - t)) s"; tail -n 40 "$OUT/$name.txt"; }
+# Each step's output goes to $OUT/NAME.txt, or with LOG=1 into one $OUT/steps.log (the tool returns 8 files at most)
+step() { local limit=$1 name=$2; shift 2; echo "== $name (limit ${limit}s)"; local t=$SECONDS log="$OUT/$name.txt"
+         [ -n "${LOG:-}" ] && log=$(mktemp)
+         timeout "$limit" "$@" > "$log" 2>&1; echo "   exit $? in $((SECONDS - t)) s"; tail -n 40 "$log"
+         [ -n "${LOG:-}" ] && { echo "== $name"; cat "$log"; } >> "$OUT/steps.log"; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 python3 -c "import cupy, torch, numba, numpy, ml_dtypes, sys; print(sys.version.split()[0], 'cupy', cupy.__version__, \
 'torch', torch.__version__, 'numba', numba.__version__, 'numpy', numpy.__version__, 'ml_dtypes', ml_dtypes.__version__); \
@@ -15,7 +18,13 @@ getattr(cublas, 'CUBLAS_COMPUTE_32F', None)); print('bfloat16 in cupy', cupy.zer
 for s in "$@"; do
   case $s in
     tc) step 90 tensorcore python3 benchmarks/gpu_tensorcore.py --record "$OUT/tensorcore.npz" ;;
-    tests) step 70 tests python3 -m pytest -q -rs -p no:cacheprovider tests/test_gpu.py ;;
+    tests) step 150 tests python3 -m pytest -q -rs -p no:cacheprovider tests/test_gpu.py ;;
+    optim) step 90 optim python3 tools/record_torch_half_optim.py --device cuda "$OUT/optim_cuda.json"
+           step 90 optim_minifp python3 tools/record_torch_half_optim.py --device cuda --face minifp \
+                "$OUT/optim_cuda_minifp.json" ;;
+    division) step 30 division python3 tools/record_cuda_division.py "$OUT/cuda_division.json"
+              step 30 division_minifp python3 tools/record_cuda_division.py --face minifp \
+                   "$OUT/cuda_division_minifp.json" ;;
     parity) step 70 parity python3 benchmarks/gpu_parity.py ;;
     train) step 45 training python3 benchmarks/gpu_training.py --rounds 5 --steps 10 ;;
     profile) step 60 profile python3 benchmarks/gpu_profile.py ;;

@@ -3,6 +3,11 @@ tests/fixtures/pytorch/optim_half.json; tests/torch/test_optim_half.py runs the 
 and compares the bits.
 
     ATEN_CPU_CAPABILITY=avx2 /work/torchenv/bin/python tools/record_torch_half_optim.py
+    python3 tools/record_torch_half_optim.py --device cuda OUT.json     # on a GPU machine (tools "device")
+    python3 tools/record_torch_half_optim.py --device cuda --face minifp OUT.json   # minifp.torch's "cuda"
+
+On CUDA it records each case three ways (PyTorch's default there, foreach; foreach=False, the single-tensor code;
+fused=True where the optimizer has a fused kernel) and in float32 too, for tests/torch/test_optim_cuda.py.
 
 PyTorch keeps a parameter's optimizer state (momentum_buffer, exp_avg, exp_avg_sq, ...) in the parameter's dtype,
 and every tensor op of the update rounds its result into it. So a float16 model's Adam loses exp_avg_sq to zero
@@ -53,22 +58,29 @@ def values(name, step, n=SIZES[0]):
     return (rng.choice([-1.0, 1.0], n) * 10.0 ** rng.uniform(low, high, n)).astype(np.float32)
 
 
+IMPLEMENTATIONS = {"foreach": {}, "single": {"foreach": False}, "fused": {"fused": True}}
+FUSED = ("SGD", "Adam", "AdamW", "Adagrad")       # the optimizers with a fused CUDA kernel
+
+
 def codes(torch_module, t):
-    """The 16-bit codes of a float16 or bfloat16 tensor, as hex (four digits each)."""
-    return t.detach().view(torch_module.int16).numpy().astype("<u2").tobytes().hex()
+    """The codes of a float16, bfloat16 (four hex digits each) or float32 tensor (eight), little-endian."""
+    t = t.detach().cpu()
+    wide = t.dtype == torch_module.float32
+    return t.view(torch_module.int32 if wide else torch_module.int16).numpy().astype("<u4" if wide else "<u2") \
+        .tobytes().hex()
 
 
-def run(torch_module, name, dtype):
+def run(torch_module, name, dtype, device="cpu", **extra):
     """{"params": [[each parameter's codes] after each step], "state": [{key: [dtype, codes or value]} of each
-    parameter]} of one case in one dtype."""
+    parameter]} of one case in one dtype on one device (extra: more keyword arguments of the optimizer)."""
     cls, kwargs = CASES[name]
     dt = getattr(torch_module, dtype)
-    ps = [torch_module.tensor(values(name, 0, n), dtype=dt).requires_grad_(True) for n in SIZES]
-    opt = getattr(torch_module.optim, cls)(ps, **kwargs)
+    ps = [torch_module.tensor(values(name, 0, n), dtype=dt, device=device).requires_grad_(True) for n in SIZES]
+    opt = getattr(torch_module.optim, cls)(ps, **kwargs, **extra)
     after = []
     for step in range(1, STEPS + 1):
         for p, n in zip(ps, SIZES):
-            p.grad = torch_module.tensor(values(name, step, n), dtype=dt)
+            p.grad = torch_module.tensor(values(name, step, n), dtype=dt, device=device)
         opt.step()
         after.append([codes(torch_module, p) for p in ps])
     state = [{k: [str(v.dtype).removeprefix("torch."), codes(torch_module, v) if v.dtype == dt else float(v)]
@@ -76,13 +88,38 @@ def run(torch_module, name, dtype):
     return {"params": after, "state": state}
 
 
+def record_cuda(torch_module, device="cuda"):
+    """Every case on CUDA: {implementation: {dtype: run, or {"error": message}}} (fused only where the optimizer
+    has a fused kernel)."""
+    def attempt(name, dtype, extra):
+        try:
+            return run(torch_module, name, dtype, device, **extra)
+        except Exception as e:      # noqa: BLE001 - an implementation PyTorch refuses is recorded as refused
+            return {"error": f"{type(e).__name__}: {e}"}
+    return {name: {"optimizer": CASES[name][0], "kwargs": CASES[name][1], **{
+        impl: {dtype: attempt(name, dtype, extra) for dtype in (*DTYPES, "float32")}
+        for impl, extra in IMPLEMENTATIONS.items() if impl != "fused" or CASES[name][0] in FUSED}} for name in CASES}
+
+
 def main():
-    import torch
-    out = {"torch": torch.__version__, "sizes": SIZES, "steps": STEPS, "cases": {
-        name: {"optimizer": CASES[name][0], "kwargs": CASES[name][1],
-               **{dtype: run(torch, name, dtype) for dtype in DTYPES}} for name in CASES}}
-    OUT.write_text(json.dumps(out, indent=1) + "\n")
-    print(f"{OUT}: {len(CASES)} cases x {len(DTYPES)} dtypes, {OUT.stat().st_size // 1024} KB")
+    import argparse
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument("--face", default="torch", choices=["torch", "minifp"])
+    parser.add_argument("out", nargs="?", type=Path, default=OUT)
+    args = parser.parse_args()
+    if args.face == "minifp":
+        import minifp.torch as torch
+    else:
+        import torch
+    out = {"torch": torch.__version__, "sizes": SIZES, "steps": STEPS}
+    if args.device == "cuda":
+        out |= {"gpu": torch.cuda.get_device_name(), "cases": record_cuda(torch)}
+    else:
+        out["cases"] = {name: {"optimizer": CASES[name][0], "kwargs": CASES[name][1],
+                               **{dtype: run(torch, name, dtype) for dtype in DTYPES}} for name in CASES}
+    args.out.write_text(json.dumps(out, indent=1) + "\n")
+    print(f"{args.out}: {len(CASES)} cases, {args.out.stat().st_size // 1024} KB")
 
 
 if __name__ == "__main__":
