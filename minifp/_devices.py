@@ -33,9 +33,9 @@ class Device:
     format), layer_norm (the weight gradient summed by the kernel, not per element first), embedding_backward (chunks
     of 32 indices, each chunk's sum added in the weight's format), var_backward, bce_backward and norm_backward
     (PyTorch's formulas for var, binary_cross_entropy_with_logits and vector_norm, step by step, in the input's
-    format). number_divisor: "exact" (x / b rounds the quotient once) or "reciprocal" (for a number b or a 0-d CPU
-    tensor b, x times b's float32 reciprocal, as CUDA's div_true_kernel computes a division by a CPU scalar, forward
-    and in DivBackward0)."""
+    format). number_divisor: "exact" (x / b rounds the quotient once) or "reciprocal" (x times b's reciprocal, as CUDA
+    divides by a host scalar, forward and in DivBackward0: a 0-d CPU tensor b's computed in x's opmath type, a
+    Python number's in double, then rounded to it; recorded on an H200, tests/fixtures/pytorch/cuda_division.json)."""
 
     name: str
     conv_bias: str = "fused"

@@ -74,7 +74,9 @@ def apply(name, *args, _out=None, **params):
         tensors = [a for a in args if isinstance(a, Tensor)]
     device, xp = _place(tensors)
     if name == "div" and DEVICES.get(device, IDEAL).number_divisor == "reciprocal" and _host_scalar(args, device):
-        params["reciprocal"] = True     # a tensor over a number, on a device that multiplies by its reciprocal
+        # a tensor over a host scalar, on a device that multiplies by its reciprocal (a number's taken in double)
+        x, y = args
+        args, params["reciprocal"] = ((x, y), True) if isinstance(y, Tensor) else ((x, np.divide(1.0, y)), "inverted")
     fmt, args, tensors = _formats(op, args, tensors, _out, device)
     values = saved = None
     try:

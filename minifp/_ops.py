@@ -151,14 +151,18 @@ defop("sub", _sub, lambda xp, g, ans, x, y, **_: g, lambda xp, g, ans, x, y, *, 
 defop("mul", lambda xp, x, y: x * y, lambda xp, g, ans, x, y: g * y, lambda xp, g, ans, x, y: g * x,
       doc="Elementwise x * y.", operator="mul")
 def _over(x, y, reciprocal):
-    # reciprocal: CUDA's division by a CPU scalar, x times the divisor's float32 reciprocal
-    return x * (1 / y) if reciprocal else x / y
+    # reciprocal: CUDA's division by a host scalar, x times its reciprocal: a 0-d tensor's taken in x's (opmath)
+    # type (True); "inverted": y is already a Python number's reciprocal, taken in double
+    if not reciprocal:
+        return x / y
+    return x * (y if reciprocal == "inverted" else x.dtype.type(1) / x.dtype.type(y))
 
 
 defop("div", lambda xp, x, y, *, reciprocal=False: _over(x, y, reciprocal),
       lambda xp, g, ans, x, y, *, reciprocal=False: _over(g, y, reciprocal),
       lambda xp, g, ans, x, y, *, reciprocal=False: -g * _stage(xp, _over(ans, y, reciprocal)),   # -grad * ((x / y) / y)
-      doc="Elementwise x / y (reciprocal=True: x * (1 / y)).", operator="truediv", staged=True)
+      doc="Elementwise x / y (reciprocal=True: x * (1 / y); \"inverted\": x * y, y a number's reciprocal).",
+      operator="truediv", staged=True)
 defop("neg", lambda xp, x: -x, lambda xp, g, ans, x: -g, doc="Elementwise -x.", operator="neg", saves=False)
 
 

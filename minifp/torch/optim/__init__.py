@@ -18,6 +18,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from .._device import array_on
 from .._methods import check_grad
 from ..nn.module import Parameter
 from ... import engine
@@ -317,7 +318,7 @@ def _state_tensor(p, array, fmt=_float32):
     for the 0-dim step count (as PyTorch)."""
     if array.ndim == 0:
         return make(type(p), np.asarray(array, np.float32), _float32, device="cpu")
-    return made_like(p, array, fmt=fmt)
+    return made_like(p, array_on(array, p.device), fmt=fmt)
 
 
 def _loaded(p, name, value, key, fmt=_float32):
