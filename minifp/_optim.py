@@ -3,8 +3,9 @@
 A rule maps a float32 weight and gradient (NumPy or CuPy arrays) and the parameter's state dict to the new
 weight; apply_rule() widens, runs it and rounds the new weight once into the parameter's own format, so a
 float32 master weight keeps every small update and a float16 weight shows the ones float16 swamps. For the torch
-face, a float16 or bfloat16 parameter's state is kept in its format with each op rounded (state_rounding), as
-PyTorch keeps it.
+face, a float16 or bfloat16 parameter's state is kept in its format with each op rounded (UpdateKernels), as
+PyTorch keeps it. The rules follow PyTorch's CPU kernels, or with `kernels` (UpdateKernels) its CUDA ones, in
+its single-tensor, foreach or fused implementation.
 """
 from __future__ import annotations
 
@@ -16,12 +17,13 @@ import numpy as np
 
 from . import _memory
 from ._backend import array_module
+from ._cudamath import powf
 from ._rounding import _memory_order, round_to, widen
 from ._seams import SEAMS, seam
 from ._formats import float32
 from ._tensor import Tensor, take
 
-__all__ = ["StateRounding", "state_format", "sgd_update", "adam_update", "rmsprop_update", "adagrad_update", "adagrad_state",
+__all__ = ["UpdateKernels", "state_format", "sgd_update", "adam_update", "rmsprop_update", "adagrad_update", "adagrad_state",
            "adadelta_update", "adamax_update", "nadam_update", "radam_update", "rprop_update", "asgd_update",
            "keras_rmsprop_update", "keras_sgd_update", "keras_adam_update", "keras_nadam_update", "keras_nadam_u",
            "keras_adagrad_update",
@@ -38,6 +40,8 @@ __all__ = ["StateRounding", "state_format", "sgd_update", "adam_update", "rmspro
 # addcmul(t1, t2, value=v) one of (v*t1)*t2 + x, lerp PyTorch's two-branch form with one FMA each, addcdiv
 # (v*t1)/t2 + x rounded three times), with every
 # Python-double hyperparameter cast to float32 where the kernel casts it; bias corrections stay in double.
+# Where CUDA's kernels or the foreach implementation compute otherwise, the op helpers below (and a branch where
+# the foreach code orders its ops otherwise) follow them: recorded on an H200, tests/fixtures/pytorch/optim_cuda.json.
 # A face calls them through apply_rule(), which widens, runs the rule and rounds the new weight once.
 
 
@@ -50,50 +54,73 @@ def _xp(a):
 
 
 @dataclasses.dataclass(frozen=True)
-class StateRounding:
-    """PyTorch's ops on a float16 or bfloat16 parameter's state: each computes in float32 and rounds its result
-    into fmt. On the CPU (cpu=True) an add's alpha or number operand is rounded into fmt first, and the last
-    n mod 32 of n values go through the kernels' scalar code (AVX2's loops take two vectors of 16 a step), which
-    rounds alpha * y into fmt before the add and gives maximum's NaNs another sign; CUDA's keep the numbers in
-    float32 (not recorded)."""
-    fmt: object
-    cpu: bool
+class UpdateKernels:
+    """Which of PyTorch's optimizer kernels a torch rule follows: the device's ("cpu" or "cuda"), the
+    implementation ("single": the single-tensor code; "foreach"; "fused") and the state's format.
+
+    A float16 or bfloat16 fmt keeps the state in that format, each op computing in float32 and rounding its result
+    into it, as PyTorch keeps a half parameter's state. On the CPU an add's alpha or number operand is then rounded
+    into fmt first, and the last n mod 32 of n values go through the kernels' scalar code (AVX2's loops take two
+    vectors of 16 a step), which rounds alpha * y into fmt before the add and gives maximum's NaNs another sign.
+    CUDA's kernels keep numbers in float32, contract addcmul and addcdiv otherwise, and divide by a Python number
+    as a product with its reciprocal (the single-tensor code) or truly (foreach)."""
+    fmt: object = float32
+    device: str = "cpu"
+    impl: str = "single"
 
 
-def state_format(rounding, update_rounding="nearest"):
-    """The format of a parameter's state arrays (all but its 0-dim counts) under `rounding`, a StateRounding or
-    None: its format where the weight rounds to nearest, else float32 (minifp's stochastic and Kahan update
+def state_format(kernels, update_rounding="nearest"):
+    """The format of a parameter's state arrays (all but its 0-dim counts) under `kernels`, an UpdateKernels or
+    None: its fmt where the weight rounds to nearest, else float32 (minifp's stochastic and Kahan update
     roundings keep float32 state)."""
-    return rounding.fmt if rounding is not None and update_rounding == "nearest" else float32
+    return kernels.fmt if kernels is not None and update_rounding == "nearest" else float32
 
 
-# While a torch rule runs for such a parameter, _STATE_ROUNDING holds its StateRounding and the op helpers below
-# round each op's result; None (float32 state): the rule's float32 arithmetic as it is.
-_STATE_ROUNDING = contextvars.ContextVar("minifp_state_rounding", default=None)
+# While a torch rule runs under UpdateKernels other than the CPU's single-tensor float32 ones, _KERNELS holds
+# them and the op helpers below follow them; None: the rule's float32 arithmetic as it is.
+_KERNELS = contextvars.ContextVar("minifp_update_kernels", default=None)
+_CPU_SINGLE = UpdateKernels()
 
 
 def _op(x):
     """x, one op's float32 result, rounded into the half-precision state's format (as values) where there is one."""
-    rounding = _STATE_ROUNDING.get()
-    return x if rounding is None else widen(round_to(x, rounding.fmt), rounding.fmt)
+    kernels = _KERNELS.get()
+    return x if kernels is None or kernels.fmt.is_float32 else widen(round_to(x, kernels.fmt), kernels.fmt)
 
 
-def _on_cpu():
-    rounding = _STATE_ROUNDING.get()
-    return rounding is not None and rounding.cpu
+def _half_on_cpu():
+    kernels = _KERNELS.get()
+    return kernels is not None and kernels.device == "cpu" and not kernels.fmt.is_float32
+
+
+def _on_cuda(impl=None):
+    """Whether the rule follows CUDA's kernels (in implementation impl, where given)."""
+    kernels = _KERNELS.get()
+    return kernels is not None and kernels.device == "cuda" and impl in (None, kernels.impl)
+
+
+def _foreach():
+    kernels = _KERNELS.get()
+    return kernels is not None and kernels.impl == "foreach"
 
 
 def _scalar(x):
     """An add's alpha or Python-number operand as float32, rounded into the state's format where the kernels round
-    it (PyTorch's CPU kernels take it in the tensor's dtype)."""
-    return _op(np.asarray(x, np.float32))[()] if _on_cpu() else _f32(x)
+    it (PyTorch's CPU kernels take it in a half tensor's dtype)."""
+    return _op(np.asarray(x, np.float32))[()] if _half_on_cpu() else _f32(x)
+
+
+def _state_number(x):
+    """A 0-dim float32 state tensor's value as an operand of a half tensor's op: CUDA casts the device tensor into
+    the tensor's dtype first; the CPU's kernels take the host scalar in float32."""
+    return _f32(x) if not _on_cuda() else _op(np.asarray(x, np.float32))[()]
 
 
 def _tail(a):
     """The index of a's last values in C order (PyTorch's parameter in memory), which the CPU kernels' scalar code
-    computes (a computed in one piece: below PyTorch's 32768-element grain, or one thread); None off the CPU or
-    where there are none."""
-    n = a.size % 32 if _on_cpu() else 0
+    computes (a computed in one piece: below PyTorch's 32768-element grain, or one thread); None off the CPU's half
+    state or where there are none."""
+    n = a.size % 32 if _half_on_cpu() else 0
     return _xp(a).unravel_index(np.arange(a.size - n, a.size), a.shape) if n else None
 
 
@@ -123,8 +150,25 @@ def _add(x, y, alpha):
 
 
 def _addcmul(x, a, b, value):
-    """x.addcmul(a, b, value=value): value * a, then one FMA."""
-    return _op(SEAMS.fma(_xp(a), _f32(value) * a, b, x))
+    """x.addcmul(a, b, value=value): value * a, then one FMA; CUDA's kernels: one FMA of a * b where value is 1,
+    else of value and the rounded product a * b."""
+    v = _f32(value)
+    if _on_cuda():
+        return _op(SEAMS.fma(_xp(x), a, b, x) if v == 1 else SEAMS.fma(_xp(x), v, a * b, x))
+    return _op(SEAMS.fma(_xp(x), v * a, b, x))
+
+
+def _addcdiv(x, a, b, value):
+    """x.addcdiv(a, b, value=value): value * a over b, added (each rounded); CUDA's kernels: one FMA of value and
+    the quotient."""
+    v = _f32(value)
+    return _op(SEAMS.fma(_xp(x), v, a / b, x) if _on_cuda() else x + v * a / b)
+
+
+def _div(x, number):
+    """x / number: true division, but CUDA's single-tensor code multiplies by the reciprocal of the number (a CPU
+    scalar), taken in double and rounded to float32."""
+    return _op(x * _f32(np.divide(1.0, number)) if _on_cuda("single") else x / _f32(number))
 
 
 def _maximum(a, b):
@@ -146,15 +190,20 @@ def _step(state):
     return float(step)
 
 
-def sgd_update(w, g, state, *, lr, momentum=0.0, dampening=0.0, nesterov=False, weight_decay=0.0, maximize=False):
-    """SGD with momentum (buffer seeded by the first gradient), dampening, Nesterov and L2 weight decay."""
+def sgd_update(w, g, state, *, lr, momentum=0.0, dampening=0.0, nesterov=False, weight_decay=0.0, maximize=False,
+               grad_scale=None):
+    """SGD with momentum (buffer seeded by the first gradient), dampening, Nesterov and L2 weight decay
+    (grad_scale: a fused step's GradScaler scale, which the gradient is divided by first)."""
+    if _on_cuda("fused"):
+        return _fused_sgd(w, g, state, lr, momentum, dampening, nesterov, weight_decay, maximize, grad_scale)
+    g = _unscaled(g, grad_scale)
     if maximize:
         g = -g
     if weight_decay:
         g = _add(g, w, weight_decay)
     if momentum:
         if "momentum_buffer" in state:
-            step = SEAMS.sgd_momentum if _STATE_ROUNDING.get() is None else sgd_momentum   # (the kernel: float32)
+            step = SEAMS.sgd_momentum if _KERNELS.get() is None else sgd_momentum   # (the kernel: float32)
             w, state["momentum_buffer"] = step(w, g, state["momentum_buffer"], _f32(lr),
                                                              _f32(momentum), _f32(1 - dampening), nesterov)
             return w
@@ -172,10 +221,14 @@ def sgd_momentum(w, g, buf, lr, momentum, damped, nesterov):
 
 
 def adam_update(w, g, state, *, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False, maximize=False,
-                decoupled=False):
-    """Adam (L2 weight decay added to the gradient) or, decoupled, AdamW (the weight shrunk by 1 - lr*wd)."""
+                decoupled=False, grad_scale=None):
+    """Adam (L2 weight decay added to the gradient) or, decoupled, AdamW (the weight shrunk by 1 - lr*wd);
+    grad_scale as sgd_update's."""
     xp = _xp(w)
     beta1, beta2 = betas
+    if _on_cuda("fused"):
+        return _fused_adam(w, g, state, lr, betas, eps, weight_decay, amsgrad, maximize, decoupled, grad_scale)
+    g = _unscaled(g, grad_scale)
     if maximize:
         g = -g
     if "exp_avg" not in state:
@@ -196,8 +249,78 @@ def adam_update(w, g, state, *, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0
     second = state["exp_avg_sq"]
     if amsgrad:
         second = state["max_exp_avg_sq"] = _maximum(state["max_exp_avg_sq"], second)
-    denom = _plus(_op(_op(xp.sqrt(second)) / _f32(bc2_sqrt)), eps)
-    return _op(w + _f32(-step_size) * state["exp_avg"] / denom)
+    denom = _plus(_div(_op(xp.sqrt(second)), bc2_sqrt), eps)
+    return _addcdiv(w, state["exp_avg"], denom, -step_size)
+
+
+# CUDA's fused kernels (fused=True) load each value, compute the whole update in float32 with the hyperparameters
+# cast to float32, and store the weight and the state once each, rounded into their dtype; nvcc contracts most
+# a * b + c into one FMA, but not in every lane of the unrolled loops (_lanes).
+
+def _unscaled(g, grad_scale):
+    """g over a fused step's GradScaler scale (a division, as the fused kernels unscale), or g."""
+    return g if grad_scale is None else g / _f32(grad_scale)
+
+
+def _lanes(w):
+    """Each value's lane in CUDA's multi-tensor kernels, which take 4 values a thread: its index (C order, as
+    PyTorch lays a parameter out) mod 4 in the vectorised loop (n a multiple of 4), else which of the four blocks
+    of 512 in 2048 it falls in."""
+    index = _xp(w).arange(w.size).reshape(w.shape)
+    return index % 4 if w.size % 4 == 0 else index % 2048 // 512
+
+
+def _fused_sgd(w, g, state, lr, momentum, dampening, nesterov, weight_decay, maximize, grad_scale):
+    """PyTorch's fused SGD on CUDA: the buffer a copy of the gradient at the first step, without dampening. With a
+    GradScaler's scale, float32's vectorised loop updates lanes 0 to 2 unfused."""
+    xp, fma = _xp(w), SEAMS.fma
+    mom = _f32(momentum)
+    g = _unscaled(g, grad_scale)
+    if maximize:
+        g = -g
+    if weight_decay:
+        g = fma(xp, _f32(weight_decay), w, g)
+    if momentum:
+        buf = state.get("momentum_buffer")
+        buf = g.copy() if buf is None else fma(xp, _f32(1) - _f32(dampening), g, mom * buf)
+        state["momentum_buffer"] = _op(buf)
+        g = fma(xp, mom, buf, g) if nesterov else buf
+    new = fma(xp, -_f32(lr), g, w)
+    if grad_scale is not None and _KERNELS.get().fmt.is_float32 and w.size % 4 == 0:
+        new = xp.where(_lanes(w) < 3, w - _f32(lr) * g, new)
+    return new
+
+
+def _fused_adam(w, g, state, lr, betas, eps, weight_decay, amsgrad, maximize, decoupled, grad_scale):
+    """PyTorch's fused Adam and AdamW on CUDA: the bias corrections from the device's powf, the moments as
+    FMAs, the update a product, a quotient and a difference. Without amsgrad or a GradScaler's scale, nvcc
+    computes Adam's L2 term unfused in lane 0."""
+    xp, fma = _xp(w), SEAMS.fma
+    lr, beta1, beta2, wd, eps = (_f32(v) for v in (lr, *betas, weight_decay, eps))
+    if "exp_avg" not in state:
+        state.update(step=np.zeros((), np.float32), exp_avg=xp.zeros_like(w), exp_avg_sq=xp.zeros_like(w))
+        if amsgrad:
+            state["max_exp_avg_sq"] = xp.zeros_like(w)
+    step = _f32(_step(state))
+    step_size = lr / (_f32(1) - powf(beta1, step))
+    bc2_sqrt = np.sqrt(_f32(1) - powf(beta2, step))
+    g = _unscaled(g, grad_scale)
+    if maximize:
+        g = -g
+    if weight_decay and decoupled:
+        w = fma(xp, -(lr * wd), w, w)
+    elif weight_decay:
+        fused = fma(xp, w, wd, g)
+        g = fused if amsgrad or grad_scale is not None else xp.where(_lanes(w) == 0, g + w * wd, fused)
+    m = fma(xp, beta1, state["exp_avg"], fma(xp, -beta1, g, g))
+    g2 = g * g
+    v = second = fma(xp, beta2, state["exp_avg_sq"], fma(xp, -beta2, g2, g2))
+    if amsgrad:
+        top = state["max_exp_avg_sq"]
+        second = xp.where(top < v, v, top)              # std::max: a NaN maximum stays
+        state["max_exp_avg_sq"] = _op(second)
+    state["exp_avg"], state["exp_avg_sq"] = _op(m), _op(v)
+    return w - (step_size * m) / (xp.sqrt(second) / bc2_sqrt + eps)
 
 
 def rmsprop_update(w, g, state, *, lr, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False,
@@ -224,9 +347,9 @@ def rmsprop_update(w, g, state, *, lr, alpha=0.99, eps=1e-8, weight_decay=0.0, m
         avg = _op(xp.sqrt(square_avg))
     avg = _plus(avg, eps)
     if momentum > 0:
-        buf = state["momentum_buffer"] = _op(_op(state["momentum_buffer"] * _f32(momentum)) + _f32(1) * g / avg)
+        buf = state["momentum_buffer"] = _addcdiv(_op(state["momentum_buffer"] * _f32(momentum)), g, avg, 1)
         return _add(w, buf, -lr)
-    return _op(w + _f32(-lr) * g / avg)
+    return _addcdiv(w, g, avg, -lr)
 
 
 def adagrad_state(w, initial_accumulator_value=0.0):
@@ -236,8 +359,10 @@ def adagrad_state(w, initial_accumulator_value=0.0):
 
 
 def adagrad_update(w, g, state, *, lr, lr_decay=0.0, weight_decay=0.0, eps=1e-10, initial_accumulator_value=0.0,
-                   maximize=False):
-    """Adagrad: the step lr / (1 + (step - 1)*lr_decay) over the root of the summed squared gradients."""
+                   maximize=False, grad_scale=None):
+    """Adagrad: the step lr / (1 + (step - 1)*lr_decay) over the root of the summed squared gradients; grad_scale
+    as sgd_update's."""
+    g = _unscaled(g, grad_scale)
     if "sum" not in state:
         state.update(adagrad_state(w, initial_accumulator_value))
     step = _step(state)
@@ -248,7 +373,9 @@ def adagrad_update(w, g, state, *, lr, lr_decay=0.0, weight_decay=0.0, eps=1e-10
     clr = lr / (1 + (step - 1) * lr_decay)
     state["sum"] = _addcmul(state["sum"], g, g, 1)
     std = _plus(_op(_xp(w).sqrt(state["sum"])), eps)
-    return _op(w + _f32(-clr) * g / std)
+    if _foreach():          # the gradient times -clr first, then an addcdiv of value 1
+        return _addcdiv(w, _op(g * _f32(-clr)), std, 1)
+    return _addcdiv(w, g, std, -clr)
 
 
 def adadelta_update(w, g, state, *, lr, rho=0.9, eps=1e-6, weight_decay=0.0, maximize=False):
@@ -286,7 +413,7 @@ def adamax_update(w, g, state, *, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay
     state["exp_avg"] = _lerp(state["exp_avg"], g, 1 - beta1)
     state["exp_inf"] = _maximum(_op(state["exp_inf"] * _f32(beta2)), _plus(xp.abs(g), eps))
     clr = lr / (1 - beta1**step)
-    return _op(w + _f32(-clr) * state["exp_avg"] / state["exp_inf"])
+    return _addcdiv(w, state["exp_avg"], state["exp_inf"], -clr)
 
 
 def nadam_update(w, g, state, *, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, momentum_decay=4e-3,
@@ -314,10 +441,13 @@ def nadam_update(w, g, state, *, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=
     mu_product = state["mu_product"] = np.asarray(state["mu_product"] * _f32(mu), np.float32)
     state["exp_avg"] = _lerp(state["exp_avg"], g, 1 - beta1)
     state["exp_avg_sq"] = _addcmul(_op(state["exp_avg_sq"] * _f32(beta2)), g, g, 1 - beta2)
-    denom = _plus(_op(xp.sqrt(_op(state["exp_avg_sq"] / _f32(bias_correction2)))), eps)
+    if _foreach():          # the root first, then over the root of the bias correction
+        denom = _plus(_div(_op(xp.sqrt(state["exp_avg_sq"])), bias_correction2**0.5), eps)
+    else:
+        denom = _plus(_op(xp.sqrt(_div(state["exp_avg_sq"], bias_correction2))), eps)
     mu_product_next = float(mu_product) * mu_next
-    w = _op(w + _f32(-lr * (1.0 - mu) / (1.0 - float(mu_product))) * g / denom)
-    return _op(w + _f32((-lr * mu_next) / (1.0 - mu_product_next)) * state["exp_avg"] / denom)
+    w = _addcdiv(w, g, denom, -lr * (1.0 - mu) / (1.0 - float(mu_product)))
+    return _addcdiv(w, state["exp_avg"], denom, (-lr * mu_next) / (1.0 - mu_product_next))
 
 
 def radam_update(w, g, state, *, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, decoupled_weight_decay=False,
@@ -341,12 +471,20 @@ def radam_update(w, g, state, *, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=
     state["exp_avg"] = _lerp(state["exp_avg"], g, 1 - beta1)
     state["exp_avg_sq"] = _addcmul(_op(state["exp_avg_sq"] * _f32(beta2)), g, g, 1 - beta2)
     bias_correction1, bias_correction2 = 1 - beta1**step, 1 - beta2**step
-    corrected = _op(state["exp_avg"] / _f32(bias_correction1))
     rho_inf = 2 / (1 - beta2) - 1
     rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
+    rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5 \
+        if rho_t > 5.0 else 0.0
+    if _foreach():
+        # one buffer for both cases: 1 / ((sqrt(v) + eps) / (sqrt(bc2) * -lr * rect / bc1)) - lr * unrect / bc1
+        # (rect 0: over -0.0, so the first term is -0.0), then one FMA of exp_avg and it
+        unrect = 0.0 if rect > 0 else 1.0
+        buf = _div(_plus(_op(xp.sqrt(state["exp_avg_sq"])), eps), bias_correction2**0.5 * (lr * rect / bias_correction1) * -1)
+        buf = _plus(_op(_f32(1) / buf), (lr * unrect / bias_correction1) * -1)
+        return _addcmul(w, state["exp_avg"], buf, 1)
+    corrected = _div(state["exp_avg"], bias_correction1)
     if rho_t <= 5.0:
         return _op(w - _op(corrected * _f32(lr)))
-    rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
     # PyTorch's `scalar / tensor` is tensor.reciprocal() * scalar.
     adaptive = _op(_op(_f32(1) / _plus(_op(xp.sqrt(state["exp_avg_sq"])), eps)) * _f32(bias_correction2**0.5))
     return _op(w - _op(_op(_op(corrected * _f32(lr)) * adaptive) * _f32(rect)))
@@ -392,12 +530,20 @@ def asgd_update(w, g, state, *, lr, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay
     step = _step(state)
     if weight_decay:
         g = _add(g, w, weight_decay)
-    eta = float(state["eta"])
-    w = _op(w * _f32(1 - lambd * eta))
-    w = _add(w, g, -eta)
-    mu = state["mu"]
-    state["ax"] = _op(state["ax"] + _op(_op(w - state["ax"]) * _f32(mu))) if float(mu) != 1 else w.copy()
-    state["eta"] = np.asarray(lr / ((1 + lambd * lr * step) ** alpha), np.float32)
+    if _foreach():
+        # the decay folded into the gradient, the step times the state's eta, and eta anew in float32 ops
+        g = _add(g, w, lambd)
+        w = _addcmul(w, g, _state_number(state["eta"]), -1)
+        state["ax"] = _addcmul(state["ax"], _op(w - state["ax"]), _state_number(state["mu"]), 1)
+        x = _f32(_f32(1) + state["step"] * _f32(lambd * lr))
+        state["eta"] = np.asarray((_f32(1) / _f32(np.float64(x) ** np.float64(_f32(alpha)))) * _f32(lr), np.float32)
+    else:
+        eta = float(state["eta"])
+        w = _op(w * _f32(1 - lambd * eta))
+        w = _add(w, g, -eta)
+        mu = state["mu"]
+        state["ax"] = _op(state["ax"] + _op(_op(w - state["ax"]) * _state_number(mu))) if float(mu) != 1 else w.copy()
+        state["eta"] = np.asarray(lr / ((1 + lambd * lr * step) ** alpha), np.float32)
     state["mu"] = np.asarray(1 / max(1, step - t0), np.float32)
     return w
 
@@ -662,22 +808,24 @@ def _clip_by_norm(g, clipnorm):
     return (g * clipnorm) / xp.maximum(l2norm, clipnorm)
 
 
-def update(rule, p, grad, slots, update_rounding="nearest", new_slot=None, state_rounding=None, **hyper):
+def update(rule, p, grad, slots, update_rounding="nearest", new_slot=None, kernels=None, **hyper):
     """One optimizer update of parameter p from grad by `rule`, with p's optimizer state `slots` (name -> tensor:
     float32, and the Kahan compensation in p's format) read and written in place: the rule's new arrays are handed
     to the slots' tensors without a copy, and a slot the rule adds is made by new_slot(name, array, fmt). Every
     face's optimizer keeps its state this way, so that it lives in one place: the slots' tensors.
 
-    state_rounding (a StateRounding), for a torch rule: the state's arrays (all but 0-dim counts) are kept in its
-    format, each op of the rule rounding its result into it, as PyTorch's ops on a float16 or bfloat16 parameter's
-    state do. minifp's own update roundings ("stochastic", "kahan") keep float32 state: they round the weight only."""
-    rounding = state_rounding if update_rounding == "nearest" else None
+    kernels (an UpdateKernels), for a torch rule: the PyTorch kernels to follow. A float16 or bfloat16 fmt there
+    keeps the state's arrays (all but 0-dim counts) in it, each op of the rule rounding its result into it, as
+    PyTorch's ops on a half parameter's state do; minifp's own update roundings ("stochastic", "kahan") keep
+    float32 state: they round the weight only."""
+    if kernels is not None and update_rounding != "nearest":
+        kernels = dataclasses.replace(kernels, fmt=float32)
     arrays = {name: t.float32() if name != KAHAN and not t.fmt.is_float32 else t._data for name, t in slots.items()}
-    apply_rule(rule, p, grad, arrays, update_rounding, rounding, **hyper)
+    apply_rule(rule, p, grad, arrays, update_rounding, kernels, **hyper)
     for name, a in arrays.items():
         t = slots.get(name)
         if t is None:
-            fmt = p.fmt if name == KAHAN else state_format(rounding) if a.ndim else float32
+            fmt = p.fmt if name == KAHAN else state_format(kernels) if a.ndim else float32
             slots[name] = new_slot(name, a if name == KAHAN or fmt is float32 else round_to(a, fmt), fmt)
         elif name != KAHAN and not t.fmt.is_float32:
             take(t, a)              # (values of its format: exact)
@@ -687,24 +835,25 @@ def update(rule, p, grad, slots, update_rounding="nearest", new_slot=None, state
                 _memory.note(a, t.device)
 
 
-def apply_rule(rule, p, grad, state, update_rounding="nearest", state_rounding=None, **hyper):
+def apply_rule(rule, p, grad, state, update_rounding="nearest", kernels=None, **hyper):
     """Update parameter p in place by rule from grad: computed in float32, rounded once into p's format.
 
     grad is a tensor or an array; state is the parameter's dict of float32 arrays (filled and replaced by the
     rule). The master copy a face keeps in float32 therefore takes every small update; a float16 weight shows
     the ones float16 swamps, unless update_rounding ("stochastic" or "kahan", see update_weight) rescues them.
-    With state_rounding (see update) each of the rule's ops rounds its result, PyTorch's half-precision state.
+    With kernels (see update) the rule follows those PyTorch kernels, and where they keep half-precision state
+    each of its ops rounds its result.
     """
     check_update_rounding(update_rounding)
     g32 = grad.float32() if isinstance(grad, Tensor) else np.asarray(grad, np.float32)
     w32 = _in_order_of(p.float32(), g32)
-    token = None if state_rounding is None else _STATE_ROUNDING.set(state_rounding)
+    token = None if kernels is None or kernels == _CPU_SINGLE else _KERNELS.set(kernels)
     try:
         with SEAMS.quiet():
             new = rule(w32, g32, state, **hyper)
     finally:
         if token is not None:
-            _STATE_ROUNDING.reset(token)
+            _KERNELS.reset(token)
     # Rules return a new array (they never mutate their inputs or state), except that one may return w or g
     # itself, or a state array: then p gets a copy.
     fresh = not (new is w32 or new is g32 or any(new is v for v in state.values()))

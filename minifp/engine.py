@@ -64,7 +64,7 @@ from ._formats import (FORMATS, Format, as_format, bfloat16, e8m0, finfo, float4
                        tf32, _BY_STORAGE)
 from ._layers import is_layer, update_running_stats, watched_call
 from ._loss_scale import DynamicLossScale, LossScaler, NoOpLossScale, StaticLossScale, all_finite, unscale_grads
-from ._optim import (KAHAN, UPDATE_ROUNDINGS, StateRounding, state_format, adadelta_update, adagrad_state, adagrad_update, adam_update,
+from ._optim import (KAHAN, UPDATE_ROUNDINGS, UpdateKernels, state_format, adadelta_update, adagrad_state, adagrad_update, adam_update,
                      adamax_update, apply_rule, asgd_update, nadam_update, radam_update, rprop_update,
                      check_update_rounding, keras_adagrad_update, keras_adam_update, keras_clip_gradients,
                      keras_nadam_u, keras_nadam_update, keras_rmsprop_update,
@@ -90,7 +90,7 @@ __all__ = ["Tensor", "tensor", "apply", "function_node", "Place", "place", "CPU"
            "keras_adagrad_update", "keras_adamax_update", "keras_adadelta_update", "keras_ftrl_update",
            "keras_lion_update", "keras_lamb_update", "keras_adafactor_update", "keras_schedule_free_adamw_update",
            "keras_muon_update", "keras_clip_gradients", "update", "apply_rule", "update_weight", "check_update_rounding",
-           "UPDATE_ROUNDINGS", "KAHAN", "StateRounding", "state_format", "NoOpLossScale", "StaticLossScale", "DynamicLossScale", "LossScaler", "unscale_grads",
+           "UPDATE_ROUNDINGS", "KAHAN", "UpdateKernels", "state_format", "NoOpLossScale", "StaticLossScale", "DynamicLossScale", "LossScaler", "unscale_grads",
            "unscaled", "all_finite", "generator", "rng", "manual_seed", "get_random_state", "set_random_state",
            "new_stream", "stream_state", "set_stream_state", "STREAM_STATE_BYTES", "atomic_file", "checks", "array_module", "to_numpy", "real", "Format", "as_format", "format_of", "finfo",
            "promote", "FORMATS", "float32", "tf32", "float16", "bfloat16", "float8_e4m3", "float8_e5m2",

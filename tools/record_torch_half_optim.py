@@ -47,6 +47,16 @@ CASES = {
     "asgd": ("ASGD", {"lr": 0.01, "weight_decay": 0.01, "t0": 2}),
     "rprop": ("Rprop", {"lr": 0.01}),
 }
+# Cases recorded on CUDA only: fused Adam's L2 term and its powf bias corrections (0.95**6 is an ulp off the
+# correctly rounded power), and steps through a GradScaler (SCALED: its init_scale, not a power of two, so that
+# unscaling by a division and by the reciprocal's product differ)
+CUDA_CASES = {
+    "adam_l2_beta95": ("Adam", {"lr": 1e-3, "weight_decay": 0.01, "betas": (0.9, 0.95)}),
+    "adam_l2_scaled": ("Adam", {"lr": 1e-3, "weight_decay": 0.01}),
+    "adamw_scaled": ("AdamW", {"lr": 1e-2, "weight_decay": 0.1}),
+    "sgd_momentum_scaled": ("SGD", {"lr": 0.01, "momentum": 0.9, "weight_decay": 1e-3}),
+}
+SCALED = {"adam_l2_scaled": 3072.0, "adamw_scaled": 3072.0, "sgd_momentum_scaled": 3072.0}
 DTYPES = ("float16", "bfloat16")
 
 
@@ -73,15 +83,23 @@ def codes(torch_module, t):
 def run(torch_module, name, dtype, device="cpu", **extra):
     """{"params": [[each parameter's codes] after each step], "state": [{key: [dtype, codes or value]} of each
     parameter]} of one case in one dtype on one device (extra: more keyword arguments of the optimizer)."""
-    cls, kwargs = CASES[name]
+    cls, kwargs = {**CASES, **CUDA_CASES}[name]
     dt = getattr(torch_module, dtype)
     ps = [torch_module.tensor(values(name, 0, n), dtype=dt, device=device).requires_grad_(True) for n in SIZES]
     opt = getattr(torch_module.optim, cls)(ps, **kwargs, **extra)
+    scale = SCALED.get(name)
+    if scale:
+        scaler = torch_module.amp.GradScaler(device, init_scale=scale)
+        scaler.scale(torch_module.zeros((), device=device))     # (makes its scale tensor)
     after = []
     for step in range(1, STEPS + 1):
         for p, n in zip(ps, SIZES):
-            p.grad = torch_module.tensor(values(name, step, n), dtype=dt, device=device)
-        opt.step()
+            p.grad = torch_module.tensor(values(name, step, n) * (scale or 1), dtype=dt, device=device)
+        if scale:
+            scaler.step(opt)
+            scaler.update()
+        else:
+            opt.step()
         after.append([codes(torch_module, p) for p in ps])
     state = [{k: [str(v.dtype).removeprefix("torch."), codes(torch_module, v) if v.dtype == dt else float(v)]
               for k, v in opt.state[p].items()} for p in ps]
@@ -96,9 +114,10 @@ def record_cuda(torch_module, device="cuda"):
             return run(torch_module, name, dtype, device, **extra)
         except Exception as e:      # noqa: BLE001 - an implementation PyTorch refuses is recorded as refused
             return {"error": f"{type(e).__name__}: {e}"}
-    return {name: {"optimizer": CASES[name][0], "kwargs": CASES[name][1], **{
+    cases = {**CASES, **CUDA_CASES}
+    return {name: {"optimizer": cases[name][0], "kwargs": cases[name][1], "scale": SCALED.get(name), **{
         impl: {dtype: attempt(name, dtype, extra) for dtype in (*DTYPES, "float32")}
-        for impl, extra in IMPLEMENTATIONS.items() if impl != "fused" or CASES[name][0] in FUSED}} for name in CASES}
+        for impl, extra in IMPLEMENTATIONS.items() if impl != "fused" or cases[name][0] in FUSED}} for name in cases}
 
 
 def main():
@@ -119,7 +138,7 @@ def main():
         out["cases"] = {name: {"optimizer": CASES[name][0], "kwargs": CASES[name][1],
                                **{dtype: run(torch, name, dtype) for dtype in DTYPES}} for name in CASES}
     args.out.write_text(json.dumps(out, indent=1) + "\n")
-    print(f"{args.out}: {len(CASES)} cases, {args.out.stat().st_size // 1024} KB")
+    print(f"{args.out}: {len(out['cases'])} cases, {args.out.stat().st_size // 1024} KB")
 
 
 if __name__ == "__main__":

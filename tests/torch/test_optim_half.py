@@ -78,9 +78,10 @@ def test_a_state_dict_carries_the_half_state_on(name):
 
 
 def test_cuda_state_is_half_with_float32_numbers():
-    """On CUDA (emulated; not recorded, no GPU here) the state is the parameter's dtype too, but an add's number
-    operand stays float32 as CUDA's kernels keep it: RMSprop's eps (1e-8) then moves one bfloat16 element of the
-    recorded case the other way from the CPU's (sqrt(v) + eps just below a tie: 0xbdda, the CPU's 0xbdd9)."""
+    """On CUDA the state is the parameter's dtype too, but an add's number operand stays float32 as CUDA's kernels
+    keep it: RMSprop's eps (1e-8) then moves one bfloat16 element of the recorded case the other way from the
+    CPU's (sqrt(v) + eps just below a tie: 0xbdda, the CPU's 0xbdd9), as an H200 computes it
+    (tests/torch/test_optim_cuda.py holds the recorded runs)."""
     import warnings
     name = "rmsprop"
     cls, kwargs = recorder.CASES[name]

@@ -86,14 +86,14 @@ def test_the_cpu_tail_of_half_state_is_the_c_order_tail_in_either_layout(fmt):
     rng = np.random.default_rng(5)
     x, y = (_optim.widen(_optim.round_to(rng.standard_normal((7, 4, 3, 3)).astype(np.float32), f), f)
             for _ in range(2))
-    token = _optim._STATE_ROUNDING.set(_optim.StateRounding(f, True))
+    token = _optim._KERNELS.set(_optim.UpdateKernels(f, "cpu"))
     try:
         c_order = _optim._add(x, y, 0.3)
         hwio = [np.ascontiguousarray(a.transpose(2, 3, 1, 0)).transpose(3, 2, 0, 1) for a in (x, y)]
         other = _optim._add(*hwio, 0.3)
         fused = _optim._op(_optim.SEAMS.fma(np, _optim._scalar(0.3), y, x))
     finally:
-        _optim._STATE_ROUNDING.reset(token)
+        _optim._KERNELS.reset(token)
     assert not other.flags.c_contiguous and np.array_equal(other.view(np.int32), c_order.view(np.int32))
     differ = np.flatnonzero((c_order != fused).reshape(-1))
     assert differ.size and differ.min() >= 252 - 28         # the scalar code's values, and only those, differ

@@ -186,13 +186,22 @@ class GradScaler:
         state = self._per_optimizer_states[id(optimizer)]
         if state["stage"] is _STEPPED:
             raise RuntimeError("step() has already been called since the last update().")
-        if state["stage"] is _READY:
+        fused = state["stage"] is _READY and getattr(optimizer, "_step_supports_amp_scaling", False)
+        if fused:       # its kernels divide by the scale: the scaler only looks for inf and NaN (float16 too)
+            state["found_inf_per_device"] = self._unscale_grads_(optimizer, 1.0, allow_fp16=True)
+        elif state["stage"] is _READY:
             self.unscale_(optimizer)
         if len(state["found_inf_per_device"]) == 0:
             raise AssertionError("No inf checks were recorded for this optimizer.")
         skipped = any(state["found_inf_per_device"].values())
         self.last_step_skipped = skipped
-        retval = None if skipped else optimizer.step(*args, **kwargs)
+        retval = None
+        if not skipped:
+            optimizer.grad_scale = float(self._scaler.loss_scale) if fused else None
+            try:
+                retval = optimizer.step(*args, **kwargs)
+            finally:
+                del optimizer.grad_scale
         state["stage"] = _STEPPED
         return retval
 

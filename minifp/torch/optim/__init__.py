@@ -66,12 +66,14 @@ def _number(name, value):
 
 
 def _check_fused(defaults):
-    """PyTorch's checks on fused (which minifp accepts and ignores)."""
+    """PyTorch's checks on fused; whether the optimizer is fused (then a GradScaler leaves the unscaling to its
+    kernels: _step_supports_amp_scaling)."""
     if defaults.get("fused"):
         if defaults.get("differentiable"):
             raise RuntimeError("`fused` does not support `differentiable`")
         if defaults.get("foreach"):
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+    return bool(defaults.get("fused"))
 
 
 class Optimizer:
@@ -84,8 +86,11 @@ class Optimizer:
     computing in float32 and rounding its result into that dtype. So a float16 model (`model.half()`) has
     float16 moments whose small values flush to zero, and its Adam turns weights into inf and NaN where
     exp_avg_sq and eps (1e-8) both flush (tests/torch/test_optim_half.py: PyTorch's CPU bits, recorded, with the
-    CPU kernels' quirks: see minifp.engine.StateRounding; CUDA's are not recorded). Parameters kept in float32 (the
-    mixed-precision recipe) update exactly as PyTorch's CPU single-tensor implementation does.
+    CPU kernels' quirks: see minifp.engine.UpdateKernels).
+
+    The update follows PyTorch's kernels for the parameter's device and the implementation PyTorch picks: on the
+    CPU its single-tensor code; on "cuda" its foreach code unless foreach=False (the single-tensor code) or
+    fused=True (the fused kernels), as an H200 computes them (tests/torch/test_optim_cuda.py, recorded).
 
     update_rounding (minifp's, not PyTorch's): how the new value of a low-precision weight is rounded into its
     format: "nearest" (PyTorch's), "stochastic" or "kahan" (a compensation buffer per weight, in the weight's
@@ -182,9 +187,11 @@ class Optimizer:
             for group in self.param_groups:
                 args = {name: group[name] for name in self._rule_args}
                 args.update(self._extra_args(group))
+                if getattr(self, "grad_scale", None) is not None:     # set by a GradScaler for a fused step
+                    args["grad_scale"] = self.grad_scale
                 for p in group["params"]:
                     if p.grad is not None:
-                        self._update(p, args)
+                        self._update(p, args, group)
         return loss
 
     def _extra_args(self, group):
@@ -209,11 +216,13 @@ class Optimizer:
                 if missing:
                     raise KeyError(missing[0])
 
-    def _update(self, p, args):
+    def _update(self, p, args, group):
         """The engine's update of p by the rule, p's state (its tensors) updated in place."""
         state = self.state.get(p, {})
         engine.update(self._rule, p, p.grad, state, self.update_rounding,
-                      lambda name, array, fmt: _state_tensor(p, array, fmt), _state_rounding(p), **args)
+                      lambda name, array, fmt: _state_tensor(p, array, fmt), _kernels(p, group), **args)
+        if "grad_scale" in args:       # a fused kernel writes the gradient back unscaled
+            p.grad.assign(engine.values(p.grad) / np.float32(args["grad_scale"]))
         engine.note_change(p)          # PyTorch's in-place update: a graph made before may no longer read p
         if state and p not in self.state:       # a rule without state (SGD without momentum) adds no entry
             self.state[p] = state
@@ -273,7 +282,7 @@ class Optimizer:
 
     def _state_format(self, p):
         """The format of p's state arrays (the engine's state_format)."""
-        return engine.state_format(_state_rounding(p), self.update_rounding)
+        return engine.state_format(_kernels(p, self.defaults), self.update_rounding)
 
     # -- the engine's training-state protocol (minifp.checkpoint) -------------------------------------------
     def _engine_params(self):
@@ -306,11 +315,16 @@ def _from_data(state):
     return state
 
 
-def _state_rounding(p):
-    """The engine's state rounding for p: PyTorch keeps a float16 or bfloat16 parameter's state in its dtype, each
-    op rounding into it (its CPU kernels and its CUDA ones a little differently)."""
+def _kernels(p, group):
+    """The engine's UpdateKernels for p in group: its device's, in the implementation PyTorch picks (fused where
+    asked; foreach where asked, and by default on CUDA unless differentiable), with a float16 or bfloat16
+    parameter's state in its dtype (each op rounding into it)."""
+    device = "cpu" if p.device == "cpu" else "cuda"
+    foreach = group.get("foreach")
+    default = foreach is None and device == "cuda" and not group.get("differentiable")
+    impl = "fused" if group.get("fused") else "foreach" if foreach or default else "single"
     half = p.fmt is not None and p.fmt.name in ("float16", "bfloat16")
-    return engine.StateRounding(p.fmt, p.device == "cpu") if half else None
+    return engine.UpdateKernels(p.fmt if half else _float32, device, impl)
 
 
 def _state_tensor(p, array, fmt=_float32):
@@ -367,7 +381,7 @@ class SGD(Optimizer):
                         fused=fused)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        _check_fused(defaults)
+        self._step_supports_amp_scaling = _check_fused(defaults)
         super().__init__(params, defaults, update_rounding=update_rounding)
 
 
@@ -402,7 +416,7 @@ class Adam(Optimizer):
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
                         foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused,
                         decoupled_weight_decay=decoupled_weight_decay)
-        _check_fused(defaults)
+        self._step_supports_amp_scaling = _check_fused(defaults)
         super().__init__(params, defaults, update_rounding=update_rounding)
 
     def _extra_args(self, group):
@@ -456,6 +470,16 @@ class Adagrad(Optimizer):
     def _state_keys(self, group):
         return ("step", "sum")
 
+    def _check_state(self):
+        """Also PyTorch's refusal of fused Adagrad off the CPU (it has no CUDA kernel), at the first step."""
+        super()._check_state()
+        for group in self.param_groups:
+            for p in group["params"]:
+                if group["fused"] and p.grad is not None and p.device != "cpu":
+                    raise RuntimeError("`fused=True` requires all the params to be floating point Tensors of "
+                                       "supported devices: ['mps', 'xpu', 'hpu', 'cpu', 'mtia', 'privateuseone'] "
+                                       f"but {p.dtype} and {p.device}")
+
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None, update_rounding="nearest"):
         if not 0.0 <= _number("lr", lr):
@@ -471,7 +495,7 @@ class Adagrad(Optimizer):
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
                         differentiable=differentiable, fused=fused)
-        _check_fused(defaults)
+        self._step_supports_amp_scaling = _check_fused(defaults)
         super().__init__(params, defaults, update_rounding=update_rounding)
         for group in self.param_groups:
             for p in group["params"]:
