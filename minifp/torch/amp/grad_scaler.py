@@ -150,6 +150,10 @@ class GradScaler:
             if not allow_fp16 and g.fmt is not float32 and g.fmt == float16:
                 raise ValueError("Attempting to unscale FP16 gradients.")
             per_device[g.device] = False
+        if any(g.device == "cuda" and g.fmt is not None and g.fmt.name == "bfloat16" for g in grads):
+            # (CUDA's unscaling kernel has no bfloat16 instance, as an H200 recorded: tests/torch/test_optim_cuda.py)
+            raise NotImplementedError('"_amp_foreach_non_finite_check_and_unscale_cuda" not implemented for '
+                                      "'BFloat16'")
         nonfinite = unscale_grads(grads, inv_scale)
         for i in nonfinite:
             per_device[grads[i].device] = True
