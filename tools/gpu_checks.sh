@@ -22,6 +22,9 @@ for s in "$@"; do
     optim) step 90 optim python3 tools/record_torch_half_optim.py --device cuda "$OUT/optim_cuda.json"
            step 90 optim_minifp python3 tools/record_torch_half_optim.py --device cuda --face minifp \
                 "$OUT/optim_cuda_minifp.json" ;;
+    training_bits) step 60 training_bits python3 tools/record_cuda_training.py "$OUT/cuda_training.json"
+                   step 90 training_bits_minifp python3 tools/record_cuda_training.py --face minifp \
+                        "$OUT/cuda_training_minifp.json" ;;
     powf) step 30 powf python3 tools/record_cuda_powf.py "$OUT/cuda_powf.json" ;;
     cudatests) step 150 cudatests python3 -m pytest -q -p no:cacheprovider tests/torch/test_optim_cuda.py \
                 tests/torch/test_cuda_division.py tests/torch/test_optim_half.py ;;
