@@ -318,14 +318,16 @@ def _from_data(state):
 
 
 def _kernels(p, group):
-    """The engine's UpdateKernels for p in group: its device's, in the implementation PyTorch picks (fused where
-    asked; foreach where asked, and by default on CUDA unless differentiable), with a float16 or bfloat16
-    parameter's state in its dtype (each op rounding into it)."""
-    device = "cpu" if p.device == "cpu" else "cuda"
+    """The engine's UpdateKernels for p in group (None: the CPU's single-tensor float32 ones): its device's, in the
+    implementation PyTorch picks (fused where asked; foreach where asked, and by default on CUDA unless
+    differentiable), with a float16 or bfloat16 parameter's state in its dtype (each op rounding into it)."""
+    half = p.fmt is not None and p.fmt.name in ("float16", "bfloat16")
     foreach = group.get("foreach")
+    if p.device == "cpu" and not half and not foreach:
+        return None             # the CPU's single-tensor float32 kernels: the engine's default, and hot path
+    device = "cpu" if p.device == "cpu" else "cuda"
     default = foreach is None and device == "cuda" and not group.get("differentiable")
     impl = "fused" if group.get("fused") else "foreach" if foreach or default else "single"
-    half = p.fmt is not None and p.fmt.name in ("float16", "bfloat16")
     return engine.UpdateKernels(p.fmt if half else _float32, device, impl)
 
 
