@@ -263,7 +263,7 @@ def route(op, fmt, tensors, xp, device, node=None, params=None):
     if not op.routed and xp is np:      # most ops: NumPy, as they are
         return ON_NUMPY
     acc = STATE.accumulator if node is None else node.acc
-    if acc is None and op.product is not None and xp is np:     # the device's own GEMMs, for half factors
+    if acc is None and op.product == "matmul" and xp is np:     # the device's own (cuBLAS's) GEMMs, half factors
         acc = DEVICES.get(device, IDEAL).gemm          # (numerics(device), inlined: every product asks)
         if acc is not None and _factors(tensors).is_float32:
             acc = None

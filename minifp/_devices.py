@@ -21,9 +21,10 @@ class Device:
     cuDNN's or its im2col GEMM's kernel; its native depthwise kernel fuses it). batch_norm: "exact" (the weight and
     bias gradients are exact sums, rounded once) or "native" (PyTorch's native CUDA kernel, where it runs, rounds
     each summand and every partial sum a warp shuffle passes into the input's format; see docs/h100_batchnorm.md).
-    gemm: how half-precision products (matmul, linear, conv2d) accumulate where no minifp.accumulate block says:
-    None (float32 BLAS, one rounding) or an Accumulator (CUBLAS: the H100's tensor cores with cuBLAS's split-K, bit
-    for bit on the recorded GEMMs but some 50x slower: opt in with H100.with_gemm(CUBLAS)).
+    gemm: how half-precision matrix products (matmul, linear: cuBLAS's; convolutions are cuDNN's) accumulate where
+    no minifp.accumulate block says: None (float32 BLAS, one rounding) or an Accumulator (CUBLAS: the H100's tensor
+    cores with cuBLAS's split-K, bit for bit on the recorded GEMMs and an H200's float16 MLP training steps, but some
+    50x slower: opt in with H100.with_gemm(CUBLAS)).
     attention: "exact" (a fused attention op rounds once) or "cudnn" (cuDNN's flash attention as fit to the H100,
     minifp._flash). cudnn: torch.backends.cudnn.enabled. tf32_conv: where TF32 is allowed for convolutions, "always" (every float32
     conv2d's products) or "cudnn" (where cuDNN picks a TF32 kernel: TF32_MIN_CHANNELS).
