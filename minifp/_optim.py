@@ -479,7 +479,8 @@ def radam_update(w, g, state, *, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=
         # one buffer for both cases: 1 / ((sqrt(v) + eps) / (sqrt(bc2) * -lr * rect / bc1)) - lr * unrect / bc1
         # (rect 0: over -0.0, so the first term is -0.0), then one FMA of exp_avg and it
         unrect = 0.0 if rect > 0 else 1.0
-        buf = _div(_plus(_op(xp.sqrt(state["exp_avg_sq"])), eps), bias_correction2**0.5 * (lr * rect / bias_correction1) * -1)
+        scale = bias_correction2**0.5 * (lr * rect / bias_correction1) * -1
+        buf = _div(_plus(_op(xp.sqrt(state["exp_avg_sq"])), eps), scale)
         buf = _plus(_op(_f32(1) / buf), (lr * unrect / bias_correction1) * -1)
         return _addcmul(w, state["exp_avg"], buf, 1)
     corrected = _div(state["exp_avg"], bias_correction1)
@@ -531,7 +532,7 @@ def asgd_update(w, g, state, *, lr, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay
     if weight_decay:
         g = _add(g, w, weight_decay)
     if _foreach():
-        # the decay folded into the gradient, the step times the state's eta, and eta anew in float32 ops
+        # lambd * w added to the gradient, the step times the state's eta, and eta anew in float32 ops
         g = _add(g, w, lambd)
         w = _addcmul(w, g, _state_number(state["eta"]), -1)
         state["ax"] = _addcmul(state["ax"], _op(w - state["ax"]), _state_number(state["mu"]), 1)

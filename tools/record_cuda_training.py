@@ -33,7 +33,8 @@ def build(torch, kind):
         model = nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 10))
     else:
         model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
-                              nn.Conv2d(8, 16, 3, stride=2, padding=1), nn.ReLU(), nn.Flatten(), nn.Linear(16 * 4 * 4, 10))
+                              nn.Conv2d(8, 16, 3, stride=2, padding=1), nn.ReLU(), nn.Flatten(),
+                              nn.Linear(16 * 4 * 4, 10))
     rng = np.random.default_rng(11)
     with torch.no_grad():
         for p in model.parameters():
@@ -88,7 +89,8 @@ def compare(a, b):
         losses = "".join("=" if x == y else "x" for x, y in zip(ra["losses"], rb["losses"]))
         grads = " ".join(f"{same(x, y):.2f}" for x, y in zip(ra["grads"], rb["grads"]))
         params = " ".join(f"{same(x, y):.2f}" for x, y in zip(ra["params"], rb["params"]))
-        print(f"{name}: logits {same(ra['logits'], rb['logits']):.2f}  losses {losses}  grads {grads}\n   params {params}")
+        print(f"{name}: logits {same(ra['logits'], rb['logits']):.2f}  losses {losses}  grads {grads}\n"
+              f"   params {params}")
 
 
 def main():

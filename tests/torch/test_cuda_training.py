@@ -5,8 +5,9 @@ With cuBLAS's GEMMs (engine.H100.with_gemm(engine.CUBLAS): the tensor cores' cha
 MLP's float16 and bfloat16 autocast runs (Adam and AdamW, PyTorch's foreach code on CUDA) are the GPU's bit for
 bit: logits, loss and gradients at the first step, every loss, the last weights. The CNN's float16 run is in its
 logits, its losses and its last three gradients; its first layers' gradients (conv1's bias, the batch norm's
-weight and bias, a few of conv1's and conv2's weights) are not yet the GPU's sums. In float32 the GEMMs are cuBLAS's SGEMM, whose order of sums
-minifp does not model: those runs agree to float32's last bits only."""
+weight and bias, a few of conv1's and conv2's weights) are not yet the GPU's sums (docs/h100_batchnorm.md). In
+float32 the GEMMs are cuBLAS's SGEMM, whose order of sums minifp does not model: those runs agree to float32's
+last bits only."""
 import json
 import sys
 import warnings
