@@ -302,7 +302,8 @@ def _staged(op, tensors, device, params, fmt, node):
     output, x, weight, bias)."""
     if op.staged == "device":       # the dispatcher asks the device (as for a conv's TF32: _tf32_passes)
         if op.name == "batch_norm":
-            return node is not None and numerics(device).native_batch_norm(fmt, tensors[2])
+            return node is not None and numerics(device).native_batch_norm(fmt, tensors[2], tensors[3],
+                                                                               tensors[1]._data.ndim)
         if op.name in STAGES:
             return numerics(device).stages(op.name)
         return node is None and len(tensors) == 3 and numerics(device).rounds_before_bias(

@@ -97,13 +97,15 @@ class Device:
         field = STAGES.get(op_name)
         return field is not None and getattr(self, field) == "cuda"
 
-    def native_batch_norm(self, fmt, weight):
+    def native_batch_norm(self, fmt, weight, bias, ndim):
         """Whether a half-precision batch norm's backward runs PyTorch's native kernel with rounded partial sums
-        here: PyTorch 2.11 gives cuDNN only float16 input with a float32 weight (cudnn on), so always for
-        bfloat16, and for float16 with cuDNN off or a float16 (or no) weight."""
+        here: PyTorch 2.11 gives cuDNN only float16 input of 3 or more dimensions with a float32 weight and a bias
+        (cudnn on), so always for bfloat16, and for float16 with cuDNN off, a float16 (or no) weight, no bias, or
+        BatchNorm1d's (N, C) input."""
         if self.batch_norm != "native":
             return False
-        return fmt == bfloat16 or not self.cudnn or weight is None or not weight.fmt.is_float32
+        return (fmt == bfloat16 or not self.cudnn or weight is None or not weight.fmt.is_float32 or bias is None
+                or ndim < 3)
 
 
 def _pair(v):

@@ -67,6 +67,16 @@ def test_which_backward_runs_the_native_kernel(cuda_numerics):
     assert _bias_grad("cuda", _dy(2.0 ** -9)) == 1.0
 
 
+def test_cudnn_takes_float16_only_with_a_float32_weight_a_bias_and_3_dimensions():
+    """PyTorch 2.11's _select_batch_norm_backend: BatchNorm1d's (N, C) input, or no bias, leaves float16 with a
+    float32 weight to the native kernel too."""
+    w, b = engine.tensor(np.ones(4, np.float32)), engine.tensor(np.zeros(4, np.float32))
+    f16 = engine.FORMATS["float16"]
+    assert not H100.native_batch_norm(f16, w, b, 4) and not H100.native_batch_norm(f16, w, b, 3)
+    assert H100.native_batch_norm(f16, w, b, 2) and H100.native_batch_norm(f16, w, None, 4)
+    assert not IDEAL.native_batch_norm(f16, w, b, 2)
+
+
 def _replayed(mode):
     return h100_cases.replay_op("batch_norm_train", mode)
 
