@@ -5,6 +5,10 @@ and compares the bits.
     ATEN_CPU_CAPABILITY=avx2 /work/torchenv/bin/python tools/record_torch_half_optim.py
     python3 tools/record_torch_half_optim.py --device cuda OUT.json     # on a GPU machine (tools "device")
     python3 tools/record_torch_half_optim.py --device cuda --face minifp OUT.json   # minifp.torch's "cuda"
+    ATEN_CPU_CAPABILITY=avx2 /work/torchenv/bin/python tools/record_torch_half_optim.py --cpu-foreach
+
+--cpu-foreach writes tests/fixtures/pytorch/optim_cpu_foreach.json: every case in float32 with foreach=True on the
+CPU, PyTorch's float32 sqrt made correctly rounded as tools/record_torch_fma.py makes it.
 
 On CUDA it records each case three ways (PyTorch's default there, foreach; foreach=False, the single-tensor code;
 fused=True where the optimizer has a fused kernel) and in float32 too, for tests/torch/test_optim_cuda.py.
@@ -125,6 +129,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--face", default="torch", choices=["torch", "minifp"])
+    parser.add_argument("--cpu-foreach", action="store_true")
     parser.add_argument("out", nargs="?", type=Path, default=OUT)
     args = parser.parse_args()
     if args.face == "minifp":
@@ -132,7 +137,12 @@ def main():
     else:
         import torch
     out = {"torch": torch.__version__, "sizes": SIZES, "steps": STEPS}
-    if args.device == "cuda":
+    if args.cpu_foreach:
+        from record_torch_fma import correctly_rounded_sqrt
+        correctly_rounded_sqrt(torch)
+        args.out = args.out if args.out != OUT else OUT.with_name("optim_cpu_foreach.json")
+        out["cases"] = {name: run(torch, name, "float32", foreach=True) for name in CASES}
+    elif args.device == "cuda":
         out |= {"gpu": torch.cuda.get_device_name(), "cases": record_cuda(torch)}
     else:
         out["cases"] = {name: {"optimizer": CASES[name][0], "kwargs": CASES[name][1],

@@ -95,3 +95,13 @@ def test_cuda_state_is_half_with_float32_numbers():
     got = np.frombuffer(bytes.fromhex(recorder.codes(torch, p.cpu())), "<u2")
     cpu = np.frombuffer(bytes.fromhex(FIXTURE["cases"][name]["bfloat16"]["params"][0][0]), "<u2")
     assert np.flatnonzero(got != cpu).tolist() == [31] and (cpu[31], got[31]) == (0xBDD9, 0xBDDA)
+
+
+CPU_FOREACH = json.loads((ROOT / "tests" / "fixtures" / "pytorch" / "optim_cpu_foreach.json").read_text())["cases"]
+
+
+@pytest.mark.parametrize("name", sorted(CPU_FOREACH))
+def test_cpu_foreach_float32_steps_are_pytorchs(name):
+    """foreach=True on the CPU: the foreach code's order of ops (NAdam's, RAdam's, ASGD's and Adagrad's differ from
+    the single-tensor code's), float32, recorded with a correctly rounded sqrt (tools/record_torch_fma.py)."""
+    assert recorder.run(torch, name, "float32", foreach=True) == CPU_FOREACH[name]

@@ -6,8 +6,8 @@ The update rules themselves are the engine's (minifp.engine: sgd_update, adam_up
 module adds PyTorch's param_groups, state keyed by parameter, argument checks and error texts. foreach and fused
 choose the kernels the rules follow as PyTorch chooses its implementation (on "cuda": foreach by default, the
 single-tensor code with foreach=False, the fused kernels with fused=True; on the CPU: the single-tensor code, or
-the foreach code's order of ops); capturable and differentiable are accepted and kept in the groups as PyTorch
-keeps them, and change nothing.
+with foreach=True the foreach code's order of ops, recorded in float32, not fitted in half precision);
+capturable and differentiable are accepted and kept in the groups as PyTorch keeps them, and change nothing.
 minifp adds one keyword to every optimizer: update_rounding="nearest" | "stochastic" | "kahan", for
 low-precision (bfloat16, float16) weights without a float32 master copy (see Optimizer).
 """
