@@ -25,6 +25,7 @@ for s in "$@"; do
     training_bits) step 60 training_bits python3 tools/record_cuda_training.py "$OUT/cuda_training.json"
                    step 90 training_bits_minifp python3 tools/record_cuda_training.py --face minifp \
                         "$OUT/cuda_training_minifp.json" ;;
+    pending) step 120 pending python3 tools/record_h200_pending.py "$OUT" ;;
     powf) step 30 powf python3 tools/record_cuda_powf.py "$OUT/cuda_powf.json" ;;
     cudatests) step 150 cudatests python3 -m pytest -q -p no:cacheprovider tests/torch/test_optim_cuda.py \
                 tests/torch/test_cuda_division.py tests/torch/test_optim_half.py ;;
