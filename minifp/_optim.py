@@ -88,6 +88,11 @@ def _op(x):
     return x if kernels is None or kernels.fmt.is_float32 else widen(round_to(x, kernels.fmt), kernels.fmt)
 
 
+def _float32_state():
+    kernels = _KERNELS.get()
+    return kernels is None or kernels.fmt.is_float32
+
+
 def _half_on_cpu():
     kernels = _KERNELS.get()
     return kernels is not None and kernels.device == "cpu" and not kernels.fmt.is_float32
@@ -203,7 +208,8 @@ def sgd_update(w, g, state, *, lr, momentum=0.0, dampening=0.0, nesterov=False, 
         g = _add(g, w, weight_decay)
     if momentum:
         if "momentum_buffer" in state:
-            step = SEAMS.sgd_momentum if _KERNELS.get() is None else sgd_momentum   # (the kernel: float32)
+            # the speed module's kernel computes in float32, which CUDA's unfused SGD kernels do too
+            step = SEAMS.sgd_momentum if _float32_state() else sgd_momentum
             w, state["momentum_buffer"] = step(w, g, state["momentum_buffer"], _f32(lr),
                                                              _f32(momentum), _f32(1 - dampening), nesterov)
             return w
