@@ -79,7 +79,6 @@ def state_format(kernels, update_rounding="nearest"):
 # While a torch rule runs under UpdateKernels other than the CPU's single-tensor float32 ones, _KERNELS holds
 # them and the op helpers below follow them; None: the rule's float32 arithmetic as it is.
 _KERNELS = contextvars.ContextVar("minifp_update_kernels", default=None)
-_CPU_SINGLE = UpdateKernels()
 
 
 def _op(x):
@@ -854,7 +853,8 @@ def apply_rule(rule, p, grad, state, update_rounding="nearest", kernels=None, **
     check_update_rounding(update_rounding)
     g32 = grad.float32() if isinstance(grad, Tensor) else np.asarray(grad, np.float32)
     w32 = _in_order_of(p.float32(), g32)
-    token = None if kernels is None or kernels == _CPU_SINGLE else _KERNELS.set(kernels)
+    cpu_single = kernels is None or kernels.device == "cpu" and kernels.impl == "single" and kernels.fmt.is_float32
+    token = None if cpu_single else _KERNELS.set(kernels)
     try:
         with SEAMS.quiet():
             new = rule(w32, g32, state, **hyper)

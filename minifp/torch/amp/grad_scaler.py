@@ -200,12 +200,14 @@ class GradScaler:
         skipped = any(state["found_inf_per_device"].values())
         self.last_step_skipped = skipped
         retval = None
-        if not skipped:
-            optimizer.grad_scale = float(self._scaler.loss_scale) if fused else None
+        if not skipped and fused:
+            optimizer.grad_scale = float(self._scaler.loss_scale)
             try:
                 retval = optimizer.step(*args, **kwargs)
             finally:
                 del optimizer.grad_scale
+        elif not skipped:
+            retval = optimizer.step(*args, **kwargs)
         state["stage"] = _STEPPED
         return retval
 

@@ -14,6 +14,7 @@ low-precision (bfloat16, float16) weights without a float32 master copy (see Opt
 from __future__ import annotations
 
 import copy
+import functools
 import numbers
 import warnings
 from collections import defaultdict
@@ -328,7 +329,13 @@ def _kernels(p, group):
     device = "cpu" if p.device == "cpu" else "cuda"
     default = foreach is None and device == "cuda" and not group.get("differentiable")
     impl = "fused" if group.get("fused") else "foreach" if foreach or default else "single"
-    return engine.UpdateKernels(p.fmt if half else _float32, device, impl)
+    return _update_kernels(p.fmt if half else _float32, device, impl)
+
+
+@functools.lru_cache(maxsize=None)
+def _update_kernels(fmt, device, impl):
+    """One UpdateKernels value per choice (made once: a step asks for one per parameter)."""
+    return engine.UpdateKernels(fmt, device, impl)
 
 
 def _state_tensor(p, array, fmt=_float32):
