@@ -1,6 +1,8 @@
 #!/bin/bash
-# The device checks of issue 17 in one run (tools "device"): GPU tests, tensor-core recording, parity, training.
-# Logs and the recording land in $OUT. Each step has its own time limit, so one slow step leaves the rest.
+# The device checks in one run (tools "device"): `bash tools/gpu_checks.sh STEP ...` with STEP among tc, tests,
+# parity, train, profile, torchsuite (issue 17's), optim, division, powf, cudatests, training_bits and pending (the
+# recorders of 2026-11-30: PyTorch's CUDA optimizers, division, powf, whole training steps, and the checks the fits
+# left open). Logs and recordings land in $OUT. Each step has its own time limit, so one slow step leaves the rest.
 set -u
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD PYTHONDONTWRITEBYTECODE=1
 OUT=${OUT:-/tmp/gpu_out}
