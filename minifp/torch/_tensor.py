@@ -627,7 +627,10 @@ class Tensor(_EngineTensor, metaclass=_TensorType):
         return self.reshape(self.shape[:s] + (-1,) + self.shape[e + 1:])
 
     def contiguous(self, memory_format=None):
-        return self
+        """self where its storage is in C order (or another memory format is named: minifp's arrays choose their
+        own), else a C-order copy, as PyTorch's (a conv weight takes its gradient's layout at its first update)."""
+        other = getattr(memory_format, "name", "contiguous_format") != "contiguous_format"
+        return self if other or storage(self).flags.c_contiguous else self.clone()
 
     def detach_(self):
         return detach_(self)

@@ -112,3 +112,19 @@ def test_gradients_zeroed_in_place_keep_the_order(zeroing):
         opt.step()
         w, g = storage(net[2].weight), storage(net[2].weight.grad)
         assert w.transpose(2, 3, 1, 0).flags.c_contiguous and g.strides == w.strides
+
+
+def test_contiguous_copies_a_weight_in_its_gradients_layout_into_c_order():
+    """x.contiguous() is x itself where it is C-ordered, else a C-ordered copy of the same values (PyTorch's
+    invariant x.contiguous().is_contiguous()), through which the gradient flows."""
+    net = _net()
+    net(torch.randn(2, 3, 10, 10)).square().mean().backward()
+    torch.optim.SGD(net.parameters(), lr=0.01).step()
+    w = net[2].weight
+    assert not w.is_contiguous()
+    c = w.contiguous()
+    assert c.is_contiguous() and c is not w and np.array_equal(c.detach().numpy(), w.detach().numpy())
+    assert c.contiguous() is c
+    w.grad = None
+    c.sum().backward()
+    assert np.array_equal(w.grad.numpy(), np.ones(w.shape, np.float32))
