@@ -174,35 +174,13 @@ def test_the_monitor_counts_overflow_on_the_gpu():
     assert event.layer.endswith("2") and (event.op, event.direction, event.count) == ("linear", "forward", 15)
 
 
-def _conv_steps(device, force_c=False, scaler=None):
-    """Three SGD-with-momentum steps of a small conv net on device (float16 autocast with a GradScaler where one is
-    given; force_c: every weight and buffer copied into C order before each step): losses and C-order weights."""
-    import minifp.torch as torch
-    torch.manual_seed(0)
-    net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
-                              torch.nn.Conv2d(8, 4, 3, stride=2)).to(device)
-    x = torch.randn(4, 3, 10, 10).to(device)
-    opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
-    losses = []
-    for _ in range(3):
-        if force_c:
-            with torch.no_grad():
-                for p in net.parameters():
-                    p.data = p.data.contiguous()
-            for st in opt.state.values():
-                st["momentum_buffer"] = st["momentum_buffer"].contiguous()
-        opt.zero_grad()
-        with torch.autocast(device, dtype=torch.float16, enabled=scaler is not None):
-            loss = net(x).square().mean()
-        if scaler is None:
-            loss.backward()
-            opt.step()
-        else:
-            scaler.scale(loss).backward()
-            scaler.step(opt)
-            scaler.update()
-        losses.append(loss.item())
-    return losses, [to_numpy(p.detach().contiguous()._data) for p in net.parameters()]
+def _conv_steps(*args):
+    """tests/torch/test_weight_layout.py's conv_steps, loaded from its file."""
+    spec = importlib.util.spec_from_file_location("torch_weight_layout",
+                                                  Path(__file__).parent / "torch" / "test_weight_layout.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.conv_steps(*args)
 
 
 @pytest.mark.parametrize("half", [False, True], ids=["float32", "float16-gradscaler"])

@@ -5,6 +5,7 @@ import pytest
 
 import minifp.torch as torch
 from minifp import _ops
+from minifp._backend import to_numpy
 from minifp.engine import storage
 
 
@@ -30,28 +31,40 @@ def test_an_update_lays_the_weight_out_as_its_gradient(optimizer):
     assert storage(state).strides == storage(w).strides
 
 
+def conv_steps(device, force_c=False, scaler=None):
+    """Three SGD-with-momentum steps of a small conv net on device (float16 autocast with a GradScaler where one is
+    given; force_c: every weight and buffer copied into C order before each step): losses and C-order weights."""
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+                              torch.nn.Conv2d(8, 4, 3, stride=2)).to(device)
+    x = torch.randn(4, 3, 10, 10).to(device)
+    opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+    losses = []
+    for _ in range(3):
+        if force_c:
+            with torch.no_grad():
+                for p in net.parameters():
+                    p.data = p.data.contiguous()
+            for st in opt.state.values():
+                st["momentum_buffer"] = st["momentum_buffer"].contiguous()
+        opt.zero_grad()
+        with torch.autocast(device, dtype=torch.float16, enabled=scaler is not None):
+            loss = net(x).square().mean()
+        if scaler is None:
+            loss.backward()
+            opt.step()
+        else:
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        losses.append(loss.item())
+    return losses, [to_numpy(storage(p.detach().contiguous())) for p in net.parameters()]
+
+
 def test_the_bits_are_those_of_c_order_weights():
     """Three steps of SGD with momentum, then the same three steps with every weight and buffer copied into C
     order before each step: the same weights and losses, bit for bit."""
-    runs = []
-    for force_c in (False, True):
-        net, x = _net(), torch.randn(2, 3, 10, 10)
-        opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
-        losses = []
-        for _ in range(3):
-            if force_c:
-                with torch.no_grad():
-                    for p in net.parameters():
-                        p.data = torch.tensor(np.ascontiguousarray(p.detach().numpy()))
-                for st in opt.state.values():
-                    st["momentum_buffer"] = torch.tensor(np.ascontiguousarray(st["momentum_buffer"].numpy()))
-            opt.zero_grad()
-            loss = net(x).square().mean()
-            loss.backward()
-            opt.step()
-            losses.append(loss.item())
-        runs.append((losses, [np.ascontiguousarray(p.detach().numpy()) for p in net.parameters()]))
-    (l1, w1), (l2, w2) = runs
+    (l1, w1), (l2, w2) = (conv_steps("cpu", force_c) for force_c in (False, True))
     assert l1 == l2 and all(np.array_equal(a.view(np.int32), b.view(np.int32)) for a, b in zip(w1, w2))
 
 
