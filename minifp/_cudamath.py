@@ -22,6 +22,7 @@ def _fma(a, b, c):
 
 # The log polynomial's leading coefficient, which the compiler builds from two float16 halves (HFMA2.MMA)
 _C_LOG = _f(0x3A2C32E4)
+_LOG2E = F32(1.4426950216293334961)
 
 
 def powf(a, b):
@@ -41,15 +42,15 @@ def powf(a, b):
     r = F32(1) / up
     u = r * (down + down)                                               # 2 (m - 1) / (m + 1)
     u2 = u * u
-    hi = _fma(u, F32(1.4426950216293334961), e)
-    t = _fma(down, -u, (down - u) + (down - u))
+    hi = _fma(u, _LOG2E, e)
+    rt = r * _fma(down, -u, (down - u) + (down - u))       # u's correction: r times 2 (m - 1) - u (m + 1)
     poly = _fma(u2, _fma(u2, _fma(u2, _C_LOG, F32(0.0032181653659790754318)), F32(0.018033718690276145935)),
                 F32(0.12022458761930465698))
-    lo = _fma(u, F32(1.4426950216293334961), e - hi)
-    lo = _fma(r * t, F32(1.4426950216293334961), lo)
+    lo = _fma(u, _LOG2E, e - hi)
+    lo = _fma(rt, _LOG2E, lo)
     poly = u2 * poly
     lo = _fma(u, F32(1.9251366722983220825e-08), lo)
-    lo = _fma(u, poly, _fma(r * t, poly * F32(3), lo))
+    lo = _fma(u, poly, _fma(rt, poly * F32(3), lo))
     head = hi + lo                                                      # log2(a): head and tail
     tail = lo - (-hi + head)
     y = b * head

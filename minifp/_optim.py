@@ -291,7 +291,7 @@ def _fused_sgd(w, g, state, lr, momentum, dampening, nesterov, weight_decay, max
         state["momentum_buffer"] = _op(buf)
         g = fma(xp, mom, buf, g) if nesterov else buf
     new = fma(xp, -_f32(lr), g, w)
-    if grad_scale is not None and _KERNELS.get().fmt.is_float32 and w.size % 4 == 0:
+    if grad_scale is not None and _float32_state() and w.size % 4 == 0:
         new = xp.where(_lanes(w) < 3, w - _f32(lr) * g, new)
     return new
 
